@@ -1,0 +1,2 @@
+export { createInferenceService } from "./service.js";
+export { InferenceConfigSchema, type InferenceConfig } from "./config.js";

@@ -1,0 +1,12 @@
+// @lean-grpo/kit: what every service of the mesh shares.
+export { serve, type ServeOptions, type RunningServer, type ServiceRegistration } from "./server/serve.js";
+export { runService, type RunServiceOptions } from "./server/run-service.js";
+export { ServerConfigSchema, type ServerConfig } from "./server/server-config.js";
+export { HealthRegistry } from "./health/health-service.js";
+export { rpcServerTracing, rpcClientTracing } from "./telemetry/rpc-tracing.js";
+export { setupTracing, type TracingSetup } from "./telemetry/setup-tracing.js";
+export { createConcurrencyLimit } from "./limits/concurrency-limit.js";
+export { bearerAuth, bearerToken } from "./auth/bearer-auth.js";
+export * from "./config/index.js";
+export * from "./client/index.js";
+export { createLogger } from "./log.js";

@@ -1,0 +1,198 @@
+// serve(): one HTTP/2 port answering gRPC, gRPC-Web and Connect for a set of
+// services, with reflection, health, tracing, limits, optional auth and a
+// graceful drain. Unary gRPC calls take the kit's fast path; everything else is
+// handled by connect-node. Both run the same implementations and interceptors.
+import * as http2 from "node:http2";
+import { readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import type { DescService } from "@bufbuild/protobuf";
+import { createServiceImplSpec, type Interceptor, type ServiceImpl } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { Logger } from "pino";
+import { HealthRegistry, createHealthService } from "../health/health-service.js";
+import { createReflectionServices } from "../reflection/reflection-service.js";
+import { rpcServerTracing, UNTRACED_SERVICES } from "../telemetry/rpc-tracing.js";
+import { createConcurrencyLimit } from "../limits/concurrency-limit.js";
+import { bearerAuth } from "../auth/bearer-auth.js";
+import { createGrpcUnaryFastPath, type UnaryRoute } from "./grpc-unary-fast-path.js";
+import { ServerConfigSchema, type ServerConfig } from "./server-config.js";
+import { createLogger } from "../log.js";
+
+/** A service and its implementation; missing methods answer UNIMPLEMENTED. */
+export interface ServiceRegistration<T extends DescService = DescService> {
+  service: T;
+  impl: Partial<ServiceImpl<T>>;
+}
+
+export interface ServeOptions {
+  /** Name for logs ("verifier", "learner", ...). */
+  name: string;
+  services: ServiceRegistration[];
+  /** The `server` config section; defaults fill what is missing. */
+  config?: Partial<ServerConfig>;
+  /** Extra interceptors, run inside tracing, auth and limits. */
+  interceptors?: Interceptor[];
+  /** Install SIGTERM/SIGINT handlers that drain and exit (the process's single owner of shutdown). */
+  handleSignals?: boolean;
+  logger?: Logger;
+}
+
+export interface RunningServer {
+  /** Base URL clients use, e.g. "http://127.0.0.1:50051". */
+  url: string;
+  host: string;
+  port: number;
+  health: HealthRegistry;
+  /** HTTP/2 streams (calls) open right now. */
+  inFlight(): number;
+  /** NOT_SERVING, drain delay, stop accepting, wait for in-flight calls up to the grace period, close. */
+  shutdown(): Promise<void>;
+}
+
+/** Services that stay open without a token and are not limited or traced. */
+const INFRASTRUCTURE_SERVICES = UNTRACED_SERVICES;
+
+export async function serve(options: ServeOptions): Promise<RunningServer> {
+  const config = ServerConfigSchema.parse(options.config ?? {});
+  const logger = options.logger ?? createLogger(options.name);
+  const shutdownController = new AbortController();
+
+  const health = new HealthRegistry(options.services.map((s) => s.service.typeName));
+  const infrastructure: ServiceRegistration[] = [
+    createHealthService(health),
+    ...createReflectionServices([...options.services.map((s) => s.service)]),
+  ];
+  const registrations = [...options.services, ...infrastructure];
+
+  const limit = createConcurrencyLimit({
+    maxConcurrentCalls: config.limits.max_concurrent_calls,
+    exemptServices: INFRASTRUCTURE_SERVICES,
+  });
+  const interceptors: Interceptor[] = [
+    rpcServerTracing(),
+    ...(config.auth.token ? [bearerAuth({ token: config.auth.token, openServices: INFRASTRUCTURE_SERVICES })] : []),
+    limit.interceptor,
+    ...(options.interceptors ?? []),
+  ];
+
+  const connectHandler = connectNodeAdapter({
+    routes(router) {
+      for (const { service, impl } of registrations) router.service(service, impl as ServiceImpl<DescService>);
+    },
+    interceptors,
+    readMaxBytes: config.limits.read_max_bytes,
+    writeMaxBytes: config.limits.write_max_bytes,
+    maxTimeoutMs: config.limits.max_timeout_ms,
+    shutdownSignal: shutdownController.signal,
+  });
+  const fastPath = createGrpcUnaryFastPath({
+    routes: unaryRoutes(registrations),
+    interceptors,
+    readMaxBytes: config.limits.read_max_bytes,
+    writeMaxBytes: config.limits.write_max_bytes,
+    maxTimeoutMs: config.limits.max_timeout_ms,
+    shutdownSignal: shutdownController.signal,
+    onInternalError: (error, route) =>
+      logger.error({ err: error, rpc: `${route.service.typeName}/${route.method.name}` }, "handler failed"),
+  });
+
+  const server = config.tls
+    ? http2.createSecureServer({ cert: readFileSync(config.tls.cert_file), key: readFileSync(config.tls.key_file) })
+    : http2.createServer();
+  const sessions = new Set<http2.ServerHttp2Session>();
+  let openStreams = 0;
+  let streamsDrained: (() => void) | undefined;
+
+  server.on("session", (session: http2.ServerHttp2Session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+  const onStream = (
+    stream: http2.ServerHttp2Stream,
+    headers: http2.IncomingHttpHeaders,
+    _flags: number,
+    rawHeaders: string[],
+  ) => {
+    openStreams++;
+    stream.once("close", () => {
+      openStreams--;
+      if (openStreams === 0) streamsDrained?.();
+    });
+    if (fastPath(stream, headers)) return;
+    // Everything else: hand the stream to connect-node through Node's own compat
+    // objects, exactly as http2.createServer(handler) would.
+    connectHandler(
+      new http2.Http2ServerRequest(stream, headers, undefined as never, rawHeaders),
+      new http2.Http2ServerResponse(stream),
+    );
+  };
+  server.on("stream", onStream);
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, config.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const urlHost = config.host.includes(":") ? `[${config.host}]` : config.host;
+  const url = `${config.tls ? "https" : "http"}://${urlHost}:${port}`;
+  logger.info({ url, services: options.services.map((s) => s.service.typeName) }, "serving");
+
+  let shuttingDown: Promise<void> | undefined;
+  const shutdown = () => {
+    shuttingDown ??= (async () => {
+      logger.info({ inFlight: openStreams }, "draining");
+      health.shutdown();
+      if (config.shutdown.drain_delay_ms > 0) await sleep(config.shutdown.drain_delay_ms);
+      server.close();
+      // GOAWAY: open calls finish, no new ones start on these connections.
+      for (const session of sessions) session.close();
+      if (openStreams > 0) {
+        await Promise.race([
+          new Promise<void>((resolve) => (streamsDrained = resolve)),
+          sleep(config.shutdown.grace_period_ms),
+        ]);
+      }
+      if (openStreams > 0) logger.warn({ inFlight: openStreams }, "grace period over; aborting calls");
+      shutdownController.abort();
+      for (const session of sessions) session.destroy();
+      logger.info("stopped");
+    })();
+    return shuttingDown;
+  };
+
+  if (options.handleSignals) {
+    const onSignal = (signal: NodeJS.Signals) => {
+      logger.info({ signal }, "signal received");
+      void shutdown().then(() => process.exit(0));
+    };
+    process.once("SIGTERM", onSignal);
+    process.once("SIGINT", onSignal);
+  }
+
+  return { url, host: config.host, port, health, inFlight: () => openStreams, shutdown };
+}
+
+function unaryRoutes(registrations: ServiceRegistration[]): Map<string, UnaryRoute> {
+  const routes = new Map<string, UnaryRoute>();
+  for (const { service, impl } of registrations) {
+    // The spec fills unimplemented methods with ones that throw UNIMPLEMENTED, as the router does.
+    const spec = createServiceImplSpec(service, impl as ServiceImpl<DescService>);
+    for (const method of service.methods) {
+      const methodSpec = spec.methods[method.localName];
+      if (methodSpec?.kind !== "unary") continue;
+      routes.set(`/${service.typeName}/${method.name}`, {
+        service,
+        method: method as UnaryRoute["method"],
+        impl: methodSpec.impl as UnaryRoute["impl"],
+      });
+    }
+  }
+  return routes;
+}
+
+function sleep(ms: number) {
+  return new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+}

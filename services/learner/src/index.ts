@@ -1,0 +1,2 @@
+export { createLearnerService } from "./service.js";
+export { LearnerConfigSchema, type LearnerConfig } from "./config.js";

@@ -1,0 +1,2 @@
+export { createOrchestratorService } from "./service.js";
+export { OrchestratorConfigSchema, type OrchestratorConfig } from "./config.js";

@@ -1,0 +1,2 @@
+export { createRewardService } from "./service.js";
+export { RewardConfigSchema, type RewardConfig } from "./config.js";

@@ -1,0 +1,2 @@
+export { createVerifierService } from "./service.js";
+export { VerifierConfigSchema, type VerifierConfig } from "./config.js";
