@@ -1,5 +1,5 @@
 // @lean-grpo/kit: what every service of the mesh shares.
-export { serve, type ServeOptions, type RunningServer, type ServiceRegistration } from "./server/serve.js";
+export { serve, serviceRegistration, type ServeOptions, type RunningServer, type ServiceRegistration } from "./server/serve.js";
 export { runService, type RunServiceOptions } from "./server/run-service.js";
 export { ServerConfigSchema, type ServerConfig } from "./server/server-config.js";
 export { HealthRegistry } from "./health/health-service.js";

@@ -5,7 +5,7 @@ import { Code, ConnectError, createClient, type HandlerContext, type Transport }
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { LeanVerifierService, Verdict, type VerifyRequest } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
-import { serve, type RunningServer } from "../src/server/serve.js";
+import { serve, serviceRegistration, type RunningServer } from "../src/server/serve.js";
 import type { ServerConfig } from "../src/server/server-config.js";
 
 /** A verifier whose behaviour the test steers through the proof text. */
@@ -38,7 +38,7 @@ afterEach(async () => {
 async function start(config: Partial<ServerConfig> = {}, verifier = steerableVerifier()) {
   const server = await serve({
     name: "test",
-    services: [{ service: LeanVerifierService, impl: verifier.impl }],
+    services: [serviceRegistration(LeanVerifierService, verifier.impl)],
     config: { shutdown: { drain_delay_ms: 0, grace_period_ms: 2_000 }, ...config },
   });
   running.push(server);

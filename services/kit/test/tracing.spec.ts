@@ -7,7 +7,7 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { LeanVerifierService, Verdict } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { RewardService } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
-import { serve, type RunningServer } from "../src/server/serve.js";
+import { serve, serviceRegistration, type RunningServer } from "../src/server/serve.js";
 import { setupTracing, type TracingSetup } from "../src/telemetry/setup-tracing.js";
 import { rpcClientTracing } from "../src/telemetry/rpc-tracing.js";
 import { createServiceClient, type ServiceClient } from "../src/client/index.js";
@@ -25,9 +25,7 @@ beforeAll(async () => {
     name: "verifier",
     config: quick,
     services: [
-      {
-        service: LeanVerifierService,
-        impl: {
+      serviceRegistration(LeanVerifierService, {
           verify: (req) => {
             // The handler runs inside its server span.
             expect(trace.getActiveSpan()).toBeDefined();
@@ -39,8 +37,7 @@ beforeAll(async () => {
               yield { index, result: { verdict: item.proof === "by simp" ? Verdict.PROVED : Verdict.ERROR } };
             }
           },
-        },
-      },
+      }),
     ],
   });
   verifierClient = createServiceClient(LeanVerifierService, {
@@ -51,16 +48,13 @@ beforeAll(async () => {
     name: "reward",
     config: quick,
     services: [
-      {
-        service: RewardService,
-        impl: {
+      serviceRegistration(RewardService, {
           async score(req) {
             const verdict = await verifierClient.client.verify({ theorem: req.theorem, proof: req.completion?.text ?? "" });
             const solved = verdict.verdict === Verdict.PROVED;
             return { result: { reward: solved ? 1 : 0, solved } };
           },
-        },
-      },
+      }),
     ],
   });
 });

@@ -48,6 +48,9 @@ export interface GrpcUnaryFastPathOptions {
   onInternalError?: (error: unknown, route: UnaryRoute) => void;
 }
 
+/** How close to its deadline a reset call counts as timed out rather than cancelled. */
+const DEADLINE_SLACK_MS = 25;
+
 const GRPC_CONTENT_TYPES = new Set(["application/grpc", "application/grpc+proto"]);
 
 /**
@@ -109,7 +112,15 @@ async function serveCall(
   let context: ReturnType<typeof createHandlerContext> | undefined;
   let responded = false;
   stream.once("close", () => {
-    if (!responded) cancel.abort(new ConnectError("the client cancelled the call", Code.Canceled));
+    if (responded) return;
+    // Clients start their deadline timer before ours and reset the stream when it
+    // fires, a moment before our own timer would: that is a deadline, not a cancel.
+    const remainingMs = context?.timeoutMs();
+    cancel.abort(
+      remainingMs !== undefined && remainingMs <= DEADLINE_SLACK_MS
+        ? new ConnectError("the operation timed out", Code.DeadlineExceeded)
+        : new ConnectError("the client cancelled the call", Code.Canceled),
+    );
   });
   stream.on("error", () => {
     /* reset by the peer; "close" follows and cancels the call */

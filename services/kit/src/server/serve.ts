@@ -4,6 +4,7 @@
 // handled by connect-node. Both run the same implementations and interceptors.
 import * as http2 from "node:http2";
 import { readFileSync } from "node:fs";
+import { setMaxListeners } from "node:events";
 import type { AddressInfo } from "node:net";
 import type { DescService } from "@bufbuild/protobuf";
 import { createServiceImplSpec, type Interceptor, type ServiceImpl } from "@connectrpc/connect";
@@ -19,9 +20,14 @@ import { ServerConfigSchema, type ServerConfig } from "./server-config.js";
 import { createLogger } from "../log.js";
 
 /** A service and its implementation; missing methods answer UNIMPLEMENTED. */
-export interface ServiceRegistration<T extends DescService = DescService> {
+export interface ServiceRegistration<T extends DescService = any> {
   service: T;
   impl: Partial<ServiceImpl<T>>;
+}
+
+/** Pairs a service with its implementation, keeping the handlers' request types inferred. */
+export function serviceRegistration<T extends DescService>(service: T, impl: Partial<ServiceImpl<T>>): ServiceRegistration<T> {
+  return { service, impl };
 }
 
 export interface ServeOptions {
@@ -56,6 +62,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const config = ServerConfigSchema.parse(options.config ?? {});
   const logger = options.logger ?? createLogger(options.name);
   const shutdownController = new AbortController();
+  // Every call in flight links its own signal to this one.
+  setMaxListeners(0, shutdownController.signal);
 
   const health = new HealthRegistry(options.services.map((s) => s.service.typeName));
   const infrastructure: ServiceRegistration[] = [

@@ -1,0 +1,193 @@
+// A connect Transport that spreads calls over N replicas of one service, from a
+// fixed list of URLs or a DNS name, and retries unary calls that failed with
+// UNAVAILABLE on the next replica, with backoff, within the call's deadline.
+import type { DescMessage, DescMethodStreaming, DescMethodUnary, MessageInitShape } from "@bufbuild/protobuf";
+import type { ContextValues, Interceptor, StreamResponse, Transport, UnaryResponse } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { backoffCeilingMs, fullJitter, retryPolicy, sleep, type RetryOptions } from "./backoff.js";
+import { DnsResolver, systemLookup, type Lookup } from "./dns-resolver.js";
+import { EndpointPool, type Endpoint, type EndpointStats } from "./endpoint-pool.js";
+import { restoreRefusedStream } from "./refused-stream.js";
+
+interface CommonOptions {
+  /** Run on every attempt, so a retried call passes through them once per try. */
+  interceptors?: Interceptor[];
+  /** Deadline of calls that set no timeoutMs; retries all fit inside it. */
+  defaultTimeoutMs?: number;
+  retry?: RetryOptions;
+  readMaxBytes?: number;
+  writeMaxBytes?: number;
+}
+
+export type BalancedTransportOptions = CommonOptions &
+  (
+    | {
+        /** Base URLs of the replicas, e.g. "http://10.0.0.7:50051". */
+        endpoints: string[];
+        target?: never;
+      }
+    | {
+        /** `dns:///host:port`: one endpoint per address the host resolves to. */
+        target: string;
+        endpoints?: never;
+        /** Re-resolve period. Default 30 s. */
+        dnsRefreshMs?: number;
+        /** Replaces dns.lookup, for tests and custom discovery. */
+        lookup?: Lookup;
+      }
+  );
+
+export interface BalancedTransport extends Transport {
+  /** Current endpoint URLs, in round-robin order. */
+  endpoints(): string[];
+  /** Attempts and failed attempts per endpoint URL ever used. */
+  stats(): Record<string, EndpointStats>;
+  /** Drops every connection and stops DNS refreshes; later calls fail with CANCELED. */
+  close(): void;
+}
+
+// HeadersInit is a DOM type, absent from this project's libs; borrow it from Transport.
+type RequestHeader = Parameters<Transport["unary"]>[3];
+
+/** Longest time a replica that answered UNAVAILABLE is skipped before being tried again. */
+const MAX_COOL_OFF_MS = 1000;
+
+export function createBalancedTransport(options: BalancedTransportOptions): BalancedTransport {
+  const policy = retryPolicy(options.retry);
+  const pool = new EndpointPool({
+    interceptors: options.interceptors,
+    readMaxBytes: options.readMaxBytes,
+    writeMaxBytes: options.writeMaxBytes,
+  });
+  let resolver: DnsResolver | undefined;
+  if (options.target !== undefined) {
+    resolver = new DnsResolver({
+      target: options.target,
+      refreshMs: options.dnsRefreshMs ?? 30_000,
+      lookup: options.lookup ?? systemLookup,
+      onUpdate: (urls) => pool.set(urls),
+    });
+  } else {
+    if (options.endpoints.length === 0) throw new Error("createBalancedTransport: endpoints is empty");
+    pool.set(options.endpoints);
+  }
+
+  async function pick(avoid?: Endpoint): Promise<Endpoint> {
+    if (pool.isClosed) throw new ConnectError("balanced transport is closed", Code.Canceled);
+    if (resolver && pool.urls().length === 0) {
+      await resolver.refresh();
+      if (pool.urls().length === 0) {
+        throw new ConnectError(`cannot resolve ${options.target}: ${String(resolver.error)}`, Code.Unavailable);
+      }
+    }
+    return pool.pick(avoid);
+  }
+
+  /**
+   * Records one attempt on `endpoint`. The returned function ends it, once:
+   * pass the error it failed with, if any, and get that error back as a
+   * ConnectError. UNAVAILABLE cools the endpoint off and re-resolves the name.
+   */
+  function begin(endpoint: Endpoint, attempt: number): (reason?: unknown) => ConnectError | undefined {
+    const end = pool.begin(endpoint);
+    let ended = false;
+    return (reason) => {
+      const error = reason === undefined ? undefined : restoreRefusedStream(ConnectError.from(reason));
+      if (ended) return error;
+      ended = true;
+      end(error !== undefined);
+      if (error?.code === Code.Unavailable) {
+        pool.markDown(endpoint, Math.min(backoffCeilingMs(attempt, policy), MAX_COOL_OFF_MS));
+        // The replica may have moved: look the name up again now rather than at the next tick.
+        void resolver?.refresh();
+      }
+      return error;
+    };
+  }
+
+  return {
+    async unary<I extends DescMessage, O extends DescMessage>(
+      method: DescMethodUnary<I, O>,
+      signal: AbortSignal | undefined,
+      timeoutMs: number | undefined,
+      header: RequestHeader,
+      input: MessageInitShape<I>,
+      contextValues?: ContextValues,
+    ): Promise<UnaryResponse<I, O>> {
+      const timeout = timeoutMs ?? options.defaultTimeoutMs;
+      const deadline = timeout === undefined ? undefined : Date.now() + timeout;
+      let failed: Endpoint | undefined;
+      for (let attempt = 1; ; attempt++) {
+        let error: ConnectError;
+        try {
+          const remaining = deadline === undefined ? undefined : deadline - Date.now();
+          // connect reads a timeout <= 0 as "no deadline", so a spent deadline ends here.
+          if (remaining !== undefined && remaining <= 0) {
+            const message = `deadline of ${timeout} ms exceeded after ${attempt - 1} attempts`;
+            throw new ConnectError(message, Code.DeadlineExceeded);
+          }
+          const endpoint = (failed = await pick(failed));
+          const finish = begin(endpoint, attempt);
+          try {
+            const response = await endpoint.transport.unary(method, signal, remaining, header, input, contextValues);
+            finish();
+            return response;
+          } catch (e) {
+            throw finish(e);
+          }
+        } catch (e) {
+          error = ConnectError.from(e);
+        }
+        if (error.code !== Code.Unavailable || attempt >= policy.maxAttempts || signal?.aborted) throw error;
+        const wait = fullJitter(backoffCeilingMs(attempt, policy));
+        // Waiting past the deadline only to fail there helps nobody: report the cause now.
+        if (deadline !== undefined && Date.now() + wait >= deadline) throw error;
+        await sleep(wait, signal);
+      }
+    },
+
+    // Streams are never retried: the request iterable may be partly consumed and
+    // response messages may already have reached the caller, so a second attempt
+    // could neither replay the input nor hide the duplicate output.
+    async stream<I extends DescMessage, O extends DescMessage>(
+      method: DescMethodStreaming<I, O>,
+      signal: AbortSignal | undefined,
+      timeoutMs: number | undefined,
+      header: RequestHeader,
+      input: AsyncIterable<MessageInitShape<I>>,
+      contextValues?: ContextValues,
+    ): Promise<StreamResponse<I, O>> {
+      const endpoint = await pick();
+      const finish = begin(endpoint, 1);
+      let response: StreamResponse<I, O>;
+      try {
+        const timeout = timeoutMs ?? options.defaultTimeoutMs;
+        response = await endpoint.transport.stream(method, signal, timeout, header, input, contextValues);
+      } catch (e) {
+        throw finish(e);
+      }
+      return { ...response, message: tracked(response.message, finish) };
+    },
+
+    endpoints: () => pool.urls(),
+    stats: () => pool.stats(),
+    close() {
+      resolver?.close();
+      pool.close();
+    },
+  };
+}
+
+/**
+ * Passes messages through and ends the attempt with the stream, so it stays in
+ * flight (its connection open) until the caller has read it or stopped reading.
+ */
+async function* tracked<T>(messages: AsyncIterable<T>, finish: (reason?: unknown) => unknown): AsyncGenerator<T> {
+  try {
+    yield* messages;
+  } catch (e) {
+    throw finish(e);
+  } finally {
+    finish();
+  }
+}

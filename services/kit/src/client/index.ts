@@ -1,0 +1,5 @@
+export { createBalancedTransport, type BalancedTransport, type BalancedTransportOptions } from "./balanced-transport.js";
+export { createServiceClient, type ServiceClient } from "./create-service-client.js";
+export type { RetryOptions } from "./backoff.js";
+export type { Lookup } from "./dns-resolver.js";
+export type { EndpointStats } from "./endpoint-pool.js";

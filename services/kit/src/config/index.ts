@@ -1,0 +1,5 @@
+// Config loading for every service of the mesh.
+export { loadConfig, type ConfigSources } from "./load-config.js";
+export { parseOverride } from "./sources.js";
+export { describeConfigKeys } from "./schema-walk.js";
+export { ConfigError, type ConfigIssue } from "./errors.js";
