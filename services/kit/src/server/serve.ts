@@ -66,9 +66,11 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   setMaxListeners(0, shutdownController.signal);
 
   const health = new HealthRegistry(options.services.map((s) => s.service.typeName));
+  const healthService = createHealthService(health);
   const infrastructure: ServiceRegistration[] = [
-    createHealthService(health),
-    ...createReflectionServices([...options.services.map((s) => s.service)]),
+    healthService,
+    // Reflection describes everything served, itself included, so grpcurl can call health too.
+    ...createReflectionServices([...options.services.map((s) => s.service), healthService.service]),
   ];
   const registrations = [...options.services, ...infrastructure];
 
