@@ -1,0 +1,37 @@
+// lean-grpo: the command line of the mesh.
+import { Command } from "commander";
+import { ConfigError } from "@lean-grpo/kit";
+import { serveCommand } from "./serve-command.js";
+import { SERVICE_NAMES } from "./service-catalog.js";
+
+const program = new Command()
+  .name("lean-grpo")
+  .description("GRPO-family reinforcement learning for Lean 4 theorem proving, as a gRPC service mesh");
+
+program
+  .command("serve")
+  .description(`start one service (${SERVICE_NAMES.join(", ")}) or all of them on loopback`)
+  .argument("<service>", `${SERVICE_NAMES.join(" | ")} | all`)
+  .argument("[overrides...]", "dotted config overrides, e.g. server.port=50052 (for all: verifier.server.port=50052)")
+  .option("-c, --config <file>", "YAML config file")
+  .option("--host <host>", "address to bind (default 127.0.0.1)")
+  .option("--port <port>", "port for a single service (0 picks a free one)")
+  .action(async (service: string, overrides: string[], options: { config?: string; host?: string; port?: string }) => {
+    const servers = await serveCommand(service, { ...options, overrides });
+    const width = Math.max(...servers.map((s) => s.url.length));
+    const names = service === "all" ? SERVICE_NAMES : [service];
+    process.stdout.write(
+      servers.map((s, i) => `${names[i]!.padEnd(13)} ${s.url.padEnd(width)}  SERVING`).join("\n") +
+        "\n(Ctrl-C to stop; try: npx buf curl --protocol grpc --http2-prior-knowledge --list-services " +
+        servers[0]!.url +
+        ")\n",
+    );
+  });
+
+try {
+  await program.parseAsync();
+} catch (error) {
+  const message = error instanceof ConfigError || error instanceof Error ? error.message : String(error);
+  process.stderr.write(`lean-grpo: ${message}\n`);
+  process.exit(2);
+}
