@@ -14,7 +14,6 @@ import {
   ConnectError,
   createContextKey,
   createContextValues,
-  createHandlerContext,
   type ContextValues,
   type HandlerContext,
   type Interceptor,
@@ -22,6 +21,7 @@ import {
   type UnaryResponse,
 } from "@connectrpc/connect";
 import { encodeGrpcMessage, frameMessage, parseGrpcTimeout, unframeUnaryRequest } from "./grpc-wire.js";
+import { CallContext, LiveCalls } from "./call-context.js";
 
 type UnaryImpl = (request: unknown, context: HandlerContext) => unknown;
 type AnyFn = (req: UnaryRequest) => Promise<UnaryResponse>;
@@ -48,6 +48,8 @@ export interface GrpcUnaryFastPathOptions {
   onInternalError?: (error: unknown, route: UnaryRoute) => void;
 }
 
+const CALL_COMPLETED = new ConnectError("the call completed", Code.Canceled);
+
 /** How close to its deadline a reset call counts as timed out rather than cancelled. */
 const DEADLINE_SLACK_MS = 25;
 
@@ -58,6 +60,7 @@ const GRPC_CONTENT_TYPES = new Set(["application/grpc", "application/grpc+proto"
  * false without touching the stream when the request is not for the fast path.
  */
 export function createGrpcUnaryFastPath(options: GrpcUnaryFastPathOptions) {
+  const liveCalls = new LiveCalls(options.shutdownSignal);
   const chains = new Map<string, AnyFn>();
   for (const [path, route] of options.routes) {
     chains.set(path, buildChain(route, options.interceptors));
@@ -73,7 +76,7 @@ export function createGrpcUnaryFastPath(options: GrpcUnaryFastPathOptions) {
     const route = options.routes.get(path);
     const chain = chains.get(path);
     if (route === undefined || chain === undefined) return false;
-    void serveCall(stream, headers, route, chain, options);
+    void serveCall(stream, headers, route, chain, options, liveCalls);
     return true;
   };
 }
@@ -82,7 +85,7 @@ function buildChain(route: UnaryRoute, interceptors: Interceptor[]): AnyFn {
   // The terminal call runs the implementation with the context that travels in
   // contextValues (set per call below), so interceptors wrap it as in connect.
   const terminal: AnyFn = async (req) => {
-    const context = req.contextValues.get(kHandlerContext) as HandlerContext;
+    const context = req.contextValues.get(kHandlerContext) as CallContext;
     const output = await route.impl(req.message, context);
     const message = isMessage(output, route.method.output)
       ? output
@@ -91,8 +94,8 @@ function buildChain(route: UnaryRoute, interceptors: Interceptor[]): AnyFn {
       stream: false,
       service: route.service,
       method: route.method as UnaryRequest["method"],
-      header: context.responseHeader,
-      trailer: context.responseTrailer,
+      header: context.setResponseHeader ?? EMPTY_HEADERS,
+      trailer: context.setResponseTrailer ?? EMPTY_HEADERS,
       message,
     };
   };
@@ -100,6 +103,8 @@ function buildChain(route: UnaryRoute, interceptors: Interceptor[]): AnyFn {
 }
 
 const kHandlerContext = createContextKey<HandlerContext | undefined>(undefined, { description: "kit handler context" });
+/** Shared, never written: a response without headers or trailers of its own. */
+const EMPTY_HEADERS = new Headers();
 
 async function serveCall(
   stream: ServerHttp2Stream,
@@ -107,16 +112,16 @@ async function serveCall(
   route: UnaryRoute,
   chain: AnyFn,
   options: GrpcUnaryFastPathOptions,
+  liveCalls: LiveCalls,
 ): Promise<void> {
-  const cancel = new AbortController();
-  let context: ReturnType<typeof createHandlerContext> | undefined;
+  let context: CallContext | undefined;
   let responded = false;
   stream.once("close", () => {
-    if (responded) return;
+    if (responded || context === undefined) return;
     // Clients start their deadline timer before ours and reset the stream when it
     // fires, a moment before our own timer would: that is a deadline, not a cancel.
-    const remainingMs = context?.timeoutMs();
-    cancel.abort(
+    const remainingMs = context.timeoutMs();
+    context.abort(
       remainingMs !== undefined && remainingMs <= DEADLINE_SLACK_MS
         ? new ConnectError("the operation timed out", Code.DeadlineExceeded)
         : new ConnectError("the client cancelled the call", Code.Canceled),
@@ -132,19 +137,17 @@ async function serveCall(
       throw new ConnectError(`timeout ${timeoutMs}ms must be <= ${options.maxTimeoutMs}`, Code.InvalidArgument);
     }
     const values = options.contextValues?.() ?? createContextValues();
-    context = createHandlerContext({
+    context = new CallContext({
       service: route.service,
       method: route.method,
-      protocolName: "grpc",
-      requestMethod: "POST",
       url: headers[":path"]!,
       timeoutMs,
-      shutdownSignal: options.shutdownSignal,
-      requestSignal: cancel.signal,
       requestHeader: toFetchHeaders(headers),
-      contextValues: values,
+      values,
     });
     values.set(kHandlerContext, context);
+    liveCalls.add(context);
+    if (options.shutdownSignal.aborted) throw new ConnectError("the server is shutting down", Code.Unavailable);
 
     const body = await readBody(stream, options.readMaxBytes, context.signal);
     let message;
@@ -188,8 +191,12 @@ async function serveCall(
     respondError(stream, error, route, options);
     responded = true;
   } finally {
-    // Fires the context's signal on completion, as connect-node does, and frees its deadline timer.
-    context?.abort();
+    if (context !== undefined) {
+      liveCalls.delete(context);
+      // Fires the context's signal on completion, as connect-node does, and frees its
+      // deadline timer. A shared reason: abort() without one builds a DOMException per call.
+      context.abort(CALL_COMPLETED);
+    }
   }
 }
 

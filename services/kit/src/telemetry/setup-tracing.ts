@@ -1,13 +1,17 @@
-// Process-wide tracing: W3C trace context propagation always, OTLP export only
-// when OTEL_EXPORTER_OTLP_ENDPOINT (or the traces-specific variable) is set.
+// Process-wide tracing. W3C trace context always propagates; spans are recorded
+// only when something consumes them: an OTLP endpoint from OTEL_EXPORTER_OTLP_ENDPOINT
+// (or the traces-specific variable), or processors passed in (tests).
+import { context, propagation, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
-import { trace } from "@opentelemetry/api";
 
 export interface TracingSetup {
-  provider: NodeTracerProvider;
+  /** Undefined when no span is recorded (no exporter, no processors). */
+  provider: NodeTracerProvider | undefined;
   /** True when spans leave the process through OTLP. */
   exporting: boolean;
   shutdown(): Promise<void>;
@@ -24,8 +28,8 @@ export interface SetupTracingOptions {
 }
 
 /**
- * Registers the global tracer provider once per process. Later calls return the
- * first setup: in embedded mode several services share one process and one provider.
+ * Sets up tracing once per process. Later calls return the first setup: in embedded
+ * mode several services share one process and one provider.
  */
 export function setupTracing(options: SetupTracingOptions): TracingSetup {
   if (active) return active;
@@ -37,19 +41,33 @@ export function setupTracing(options: SetupTracingOptions): TracingSetup {
     Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
   // The exporter reads the endpoint, headers and protocol details from OTEL_* itself.
   if (exporting) processors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
-  const provider = new NodeTracerProvider({
-    resource: defaultResource().merge(
-      resourceFromAttributes({ "service.name": env.OTEL_SERVICE_NAME || options.serviceName, "service.namespace": "lean-grpo" }),
-    ),
-    spanProcessors: processors,
-  });
-  provider.register();
+
+  let provider: NodeTracerProvider | undefined;
+  if (processors.length > 0) {
+    provider = new NodeTracerProvider({
+      resource: defaultResource().merge(
+        resourceFromAttributes({ "service.name": env.OTEL_SERVICE_NAME || options.serviceName, "service.namespace": "lean-grpo" }),
+      ),
+      spanProcessors: processors,
+    });
+    provider.register();
+  } else {
+    // Nothing would read the spans, so leave the no-op tracer in place: its spans
+    // still carry the caller's trace context from the incoming traceparent to the
+    // outgoing one, so a trace recorded upstream stays whole across this process.
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(
+      new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+    );
+  }
   const setup: TracingSetup = {
     provider,
     exporting,
     async shutdown() {
-      await provider.shutdown();
+      await provider?.shutdown();
       trace.disable();
+      context.disable();
+      propagation.disable();
       if (active === setup) active = undefined;
     },
   };
