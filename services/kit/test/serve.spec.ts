@@ -23,6 +23,10 @@ function steerableVerifier() {
         await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
         throw ctx.signal.reason;
       }
+      if (req.proof === "with-metadata") {
+        ctx.responseHeader.set("x-checked-by", "kit-test");
+        ctx.responseTrailer.set("x-lean-ms", "12");
+      }
       if (req.proof === "bad") throw new ConnectError('field "proof": "bad" is not a proof', Code.InvalidArgument);
       return { verdict: Verdict.PROVED, reason: `checked ${req.proof.length} chars` };
     },
@@ -73,6 +77,19 @@ describe.each(Object.keys(transports))("serve() over %s", (protocol) => {
     expect(err).toBeInstanceOf(ConnectError);
     expect((err as ConnectError).code).toBe(Code.InvalidArgument);
     expect((err as ConnectError).rawMessage).toBe('field "proof": "bad" is not a proof');
+  });
+
+  it("sends the handler's response headers and trailers, and only on that call", async () => {
+    const { server } = await start();
+    const client = createClient(LeanVerifierService, transport(server.url));
+    const seen = async (proof: string) => {
+      let header: Headers | undefined;
+      let trailer: Headers | undefined;
+      await client.verify({ proof }, { onHeader: (h) => (header = h), onTrailer: (t) => (trailer = t) });
+      return { header: header?.get("x-checked-by") ?? null, trailer: trailer?.get("x-lean-ms") ?? null };
+    };
+    expect(await seen("with-metadata")).toEqual({ header: "kit-test", trailer: "12" });
+    expect(await seen("plain")).toEqual({ header: null, trailer: null });
   });
 
   it("answers UNIMPLEMENTED for methods without an implementation", async () => {

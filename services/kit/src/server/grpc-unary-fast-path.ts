@@ -81,6 +81,9 @@ export function createGrpcUnaryFastPath(options: GrpcUnaryFastPathOptions) {
   };
 }
 
+/** Carries the call's context to the terminal call of the interceptor chain. */
+const kHandlerContext = createContextKey<HandlerContext | undefined>(undefined, { description: "kit handler context" });
+
 function buildChain(route: UnaryRoute, interceptors: Interceptor[]): AnyFn {
   // The terminal call runs the implementation with the context that travels in
   // contextValues (set per call below), so interceptors wrap it as in connect.
@@ -94,17 +97,20 @@ function buildChain(route: UnaryRoute, interceptors: Interceptor[]): AnyFn {
       stream: false,
       service: route.service,
       method: route.method as UnaryRequest["method"],
-      header: context.setResponseHeader ?? EMPTY_HEADERS,
-      trailer: context.setResponseTrailer ?? EMPTY_HEADERS,
       message,
+      // Created on first touch, by the handler or an interceptor; serveCall writes
+      // whatever the call's context holds.
+      get header() {
+        return context.responseHeader;
+      },
+      get trailer() {
+        return context.responseTrailer;
+      },
     };
   };
   return interceptors.reduceRight<AnyFn>((next, interceptor) => interceptor(next as never) as unknown as AnyFn, terminal);
 }
 
-const kHandlerContext = createContextKey<HandlerContext | undefined>(undefined, { description: "kit handler context" });
-/** Shared, never written: a response without headers or trailers of its own. */
-const EMPTY_HEADERS = new Headers();
 
 async function serveCall(
   stream: ServerHttp2Stream,
@@ -179,11 +185,12 @@ async function serveCall(
     if (stream.destroyed || stream.closed) return;
     responded = true;
     const responseHeaders: Record<string, string> = { ":status": "200", "content-type": "application/grpc+proto" };
-    response.header.forEach((value, key) => (responseHeaders[key] = value));
+    context.setResponseHeader?.forEach((value, key) => (responseHeaders[key] = value));
     stream.respond(responseHeaders, { waitForTrailers: true });
+    const trailerSource = context.setResponseTrailer;
     stream.once("wantTrailers", () => {
       const trailers: Record<string, string> = { "grpc-status": "0" };
-      response.trailer.forEach((value, key) => (trailers[key] = value));
+      trailerSource?.forEach((value, key) => (trailers[key] = value));
       stream.sendTrailers(trailers);
     });
     stream.end(frameMessage(payload));
