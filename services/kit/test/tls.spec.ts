@@ -1,0 +1,48 @@
+// serve() with TLS: the same services, fast path included, over h2 with ALPN.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { LeanVerifierService, Verdict } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
+import { serve, serviceRegistration, type RunningServer } from "../src/server/serve.js";
+
+let server: RunningServer;
+let ca: Buffer;
+
+beforeAll(async () => {
+  const dir = mkdtempSync(join(tmpdir(), "kit-tls-"));
+  const [keyFile, certFile] = [join(dir, "key.pem"), join(dir, "cert.pem")];
+  execFileSync("openssl", [
+    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", keyFile, "-out", certFile,
+  ], { stdio: "ignore" });
+  ca = readFileSync(certFile);
+  server = await serve({
+    name: "tls-test",
+    services: [serviceRegistration(LeanVerifierService, { verify: (req) => ({ verdict: Verdict.PROVED, reason: req.proof }) })],
+    config: { tls: { cert_file: certFile, key_file: keyFile }, shutdown: { drain_delay_ms: 0, grace_period_ms: 1_000 } },
+  });
+});
+afterAll(() => server?.shutdown());
+
+describe("serve() with TLS", () => {
+  it("reports an https URL and answers gRPC (fast path) and Connect over TLS", async () => {
+    expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    const grpc = createClient(LeanVerifierService, createGrpcTransport({ baseUrl: server.url, nodeOptions: { ca } }));
+    expect((await grpc.verify({ proof: "over tls" })).reason).toBe("over tls");
+    const connect = createClient(Health, createConnectTransport({ baseUrl: server.url, httpVersion: "2", nodeOptions: { ca } }));
+    expect((await connect.check({ service: "" })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+  });
+
+  it("refuses a client that does not trust the certificate", async () => {
+    const untrusting = createClient(LeanVerifierService, createGrpcTransport({ baseUrl: server.url }));
+    const error = await untrusting.verify({ proof: "x" }).catch((e) => ConnectError.from(e));
+    expect(error).toBeInstanceOf(ConnectError);
+    // connect-node's client reports the failed handshake as INTERNAL with the TLS reason.
+    expect((error as ConnectError).rawMessage).toMatch(/certificate/i);
+  });
+});
