@@ -1,7 +1,7 @@
 // lean-grpo: the command line of the mesh.
 import { Command } from "commander";
 import { ConfigError } from "@lean-grpo/kit";
-import { serveCommand } from "./serve-command.js";
+import { serveCommand, type ServeCommandOptions } from "./serve-command.js";
 import { SERVICE_NAMES } from "./service-catalog.js";
 
 const program = new Command()
@@ -16,16 +16,9 @@ program
   .option("-c, --config <file>", "YAML config file")
   .option("--host <host>", "address to bind (default 127.0.0.1)")
   .option("--port <port>", "port for a single service (0 picks a free one)")
-  .action(async (service: string, overrides: string[], options: { config?: string; host?: string; port?: string }) => {
-    const servers = await serveCommand(service, { ...options, overrides });
-    const width = Math.max(...servers.map((s) => s.url.length));
-    const names = service === "all" ? SERVICE_NAMES : [service];
-    process.stdout.write(
-      servers.map((s, i) => `${names[i]!.padEnd(13)} ${s.url.padEnd(width)}  SERVING`).join("\n") +
-        "\n(Ctrl-C to stop; try: npx buf curl --protocol grpc --http2-prior-knowledge --list-services " +
-        servers[0]!.url +
-        ")\n",
-    );
+  .option("--topology <file>", "with all: start replicas as separate processes, e.g. configs/mesh/topology-3-verifiers.yaml")
+  .action(async (service: string, overrides: string[], options: ServeCommandOptions) => {
+    await serveCommand(service, { ...options, overrides });
   });
 
 try {

@@ -4,11 +4,14 @@
 import { z } from "zod";
 import { loadConfig, serve, setupTracing, createLogger, type RunningServer } from "@lean-grpo/kit";
 import { SERVICE_CATALOG, SERVICE_NAMES, type CatalogEntry } from "./service-catalog.js";
+import { loadTopology, planTopology } from "./topology.js";
+import { runTopology } from "./topology-runner.js";
 
 export interface ServeCommandOptions {
   config?: string;
   host?: string;
   port?: string;
+  topology?: string;
   overrides: string[];
 }
 
@@ -17,7 +20,11 @@ const MeshConfigSchema = z
   .object(Object.fromEntries(SERVICE_CATALOG.map((s) => [s.name, s.schema.prefault({})])) as Record<string, z.ZodType>)
   .strict();
 
-export async function serveCommand(target: string, options: ServeCommandOptions): Promise<RunningServer[]> {
+export async function serveCommand(target: string, options: ServeCommandOptions): Promise<void> {
+  if (options.topology !== undefined) {
+    if (target !== "all") throw new Error("--topology applies to `serve all`");
+    return serveTopology(options.topology, options.overrides);
+  }
   const entries = target === "all" ? SERVICE_CATALOG : SERVICE_CATALOG.filter((s) => s.name === target);
   if (entries.length === 0) {
     throw new Error(`unknown service "${target}"; accepted: ${[...SERVICE_NAMES, "all"].join(", ")}`);
@@ -37,15 +44,36 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
       }),
     );
   }
-  const stop = async (signal: NodeJS.Signals) => {
-    createLogger("lean-grpo").info({ signal }, "stopping");
+  printTable(entries.map((e, i) => ({ service: e.name, url: servers[i]!.url })));
+  onStopSignal(async () => {
     // Together: each turns NOT_SERVING at once, so the drain delays overlap.
     await Promise.all(servers.map((server) => server.shutdown()));
+  });
+}
+
+/** `serve all --topology FILE`: every replica is its own `lean-grpo serve <service>` process. */
+async function serveTopology(file: string, overrides: string[]): Promise<void> {
+  const running = await runTopology(planTopology(loadTopology(file, overrides)));
+  printTable(running.replicas.map((r) => ({ service: `${r.service}[${r.index}]`, url: r.url, pid: r.pid() })));
+  onStopSignal(() => running.stop());
+}
+
+function printTable(rows: { service: string; url: string; pid?: number }[]) {
+  const width = Math.max(...rows.map((r) => r.url.length));
+  process.stdout.write(
+    rows.map((r) => `${r.service.padEnd(15)} ${r.url.padEnd(width)}  SERVING${r.pid ? `  pid ${r.pid}` : ""}`).join("\n") +
+      `\n(Ctrl-C to stop; try: npx buf curl --protocol grpc --http2-prior-knowledge --list-services ${rows[0]!.url})\n`,
+  );
+}
+
+function onStopSignal(stop: () => Promise<void>) {
+  const handler = async (signal: NodeJS.Signals) => {
+    createLogger("lean-grpo").info({ signal }, "stopping");
+    await stop();
     process.exit(0);
   };
-  process.once("SIGTERM", stop);
-  process.once("SIGINT", stop);
-  return servers;
+  process.once("SIGTERM", handler);
+  process.once("SIGINT", handler);
 }
 
 function loadConfigs(target: string, entries: readonly CatalogEntry[], options: ServeCommandOptions) {

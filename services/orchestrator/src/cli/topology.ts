@@ -1,0 +1,88 @@
+// A topology: how many processes of each service `lean-grpo serve all --topology`
+// starts on this machine, and on which ports. Replicas of one service are separate
+// processes, as they would be separate pods, so balancing and failover are real.
+import { z } from "zod";
+import { loadConfig } from "@lean-grpo/kit";
+import { SERVICE_NAMES } from "./service-catalog.js";
+
+const ServiceTopologySchema = z
+  .object({
+    /** Processes of this service (0 leaves it out). */
+    replicas: z.number().int().min(0).max(64).default(1),
+    /** Config file for every replica (the service's own schema). */
+    config: z.string().min(1).optional(),
+    /**
+     * Dotted overrides for every replica. `${urls.<service>}` becomes the flow list of
+     * that service's replica URLs, e.g. `verifier.urls=${urls.verifier}`.
+     */
+    overrides: z.array(z.string()).default([]),
+    /** Start a replica again when it exits on its own. */
+    restart: z.boolean().default(false),
+  })
+  .strict();
+
+export const TopologySchema = z
+  .object({
+    host: z.string().min(1).default("127.0.0.1"),
+    /** Replicas take consecutive ports from here, in service order. */
+    base_port: z.number().int().min(1024).max(65000).default(50100),
+    services: z
+      .object(Object.fromEntries(SERVICE_NAMES.map((name) => [name, ServiceTopologySchema.prefault({ replicas: 0 })])))
+      .strict(),
+  })
+  .strict();
+
+export type Topology = z.infer<typeof TopologySchema>;
+export type ServiceTopology = z.infer<typeof ServiceTopologySchema>;
+
+export interface PlannedReplica {
+  service: string;
+  index: number;
+  port: number;
+  url: string;
+  args: string[];
+  restart: boolean;
+}
+
+export function loadTopology(file: string, overrides: string[] = []): Topology {
+  return loadConfig(TopologySchema, { file, overrides }) as Topology;
+}
+
+/** Assigns ports and expands `${urls.<service>}` in overrides. */
+export function planTopology(topology: Topology): PlannedReplica[] {
+  const services = topology.services as Record<string, ServiceTopology>;
+  const urls: Record<string, string[]> = {};
+  const ports: Record<string, number[]> = {};
+  let port = topology.base_port;
+  for (const name of SERVICE_NAMES) {
+    const replicas = services[name]!.replicas;
+    ports[name] = Array.from({ length: replicas }, () => port++);
+    urls[name] = ports[name]!.map((p) => `http://${topology.host}:${p}`);
+  }
+  return SERVICE_NAMES.flatMap((name) => {
+    const service = services[name]!;
+    const overrides = service.overrides.map((o) =>
+      o.replace(/\$\{urls\.([a-z]+)\}/g, (_, target: string) => {
+        if (!(target in urls)) throw new Error(`topology: unknown service "${target}" in ${o}; accepted: ${SERVICE_NAMES.join(", ")}`);
+        return `[${urls[target]!.join(", ")}]`;
+      }),
+    );
+    return ports[name]!.map((p, index) => ({
+      service: name,
+      index,
+      port: p,
+      url: urls[name]![index]!,
+      restart: service.restart,
+      args: [
+        "serve",
+        name,
+        "--host",
+        topology.host,
+        "--port",
+        String(p),
+        ...(service.config ? ["--config", service.config] : []),
+        ...overrides,
+      ],
+    }));
+  });
+}
