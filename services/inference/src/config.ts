@@ -1,10 +1,48 @@
 // Config of the inference service: YAML file < LEANGRPO_INFERENCE_* env < flags < dotted overrides.
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { z } from "zod";
 import { ServerConfigSchema } from "@lean-grpo/kit";
 
 export const InferenceConfigSchema = z
   .object({
     server: ServerConfigSchema.prefault({ port: 50051 }),
+    /** "auto": vLLM when vllm.url is set, else the embedded tfjs sampler. */
+    backend: z.enum(["auto", "vllm", "embedded"]).default("auto"),
+    vllm: z
+      .object({
+        /** Root URL of vLLM's OpenAI-compatible server, e.g. http://vllm:8000 (no /v1). */
+        url: z.url().optional(),
+        api_key: z.string().default("EMPTY"),
+        /** Served base model name; default: the model /v1/models lists without a parent. */
+        model: z.string().min(1).optional(),
+        /** Requests in flight to vLLM at once; more wait in line (bounded by their deadline). */
+        max_concurrency: z.number().int().positive().default(64),
+        /** Retries of 408/409/429/5xx and connection errors, with backoff, within the deadline. */
+        max_retries: z.number().int().min(0).max(10).default(3),
+        /** How often health probes vLLM's /health, ms. */
+        health_interval_ms: z.number().int().positive().default(5_000),
+      })
+      .strict()
+      .prefault({}),
+    adapters: z
+      .object({
+        /** Where streamed adapters are written; vLLM must read the same path. */
+        dir: z.string().min(1).default(join(tmpdir(), "lean-grpo-adapters")),
+        /** Adapter versions kept loaded; older ones are unloaded once idle. */
+        keep: z.number().int().min(1).max(64).default(2),
+      })
+      .strict()
+      .prefault({}),
+    limits: z
+      .object({
+        /** Largest `n` of one Generate. */
+        max_n: z.number().int().positive().default(64),
+        /** max_tokens when a request sets none. */
+        default_max_tokens: z.number().int().positive().default(512),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 

@@ -1,12 +1,142 @@
 // InferenceService: the handler, mountable in-process (embedded mode, tests) or served by src/server.ts.
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { ServiceRegistration } from "@lean-grpo/kit";
-import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
+import { InferenceService, type LoadAdapterRequest } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
+import type { FileInfo } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { InferenceConfig } from "./config.js";
+import type { InferenceBackend } from "./backend/inference-backend.js";
+import { createVllmBackend } from "./backend/vllm/vllm-backend.js";
+import { AdapterRegistry, type LoadedAdapter } from "./adapters/adapter-registry.js";
+import { AdapterFileWriter, checkAdapterName } from "./adapters/adapter-files.js";
+import { toGenerateInput } from "./rpc/generate-request.js";
 
 /**
- * Returns the InferenceService registration. Its RPCs land with issue 7; until then
- * every method answers UNIMPLEMENTED (the kit fills in methods left out).
+ * Returns the InferenceService registration on the configured backend: vLLM when
+ * `vllm.url` is set (or backend: vllm). The embedded tfjs sampler is the default
+ * once the learner core provides it; until then Generate answers UNIMPLEMENTED
+ * saying how to point the service at vLLM.
  */
-export function createInferenceService(_config: InferenceConfig): ServiceRegistration<typeof InferenceService> {
-  return { service: InferenceService, impl: {} };
+export function createInferenceService(config: InferenceConfig): ServiceRegistration<typeof InferenceService> {
+  const useVllm = config.backend === "vllm" || (config.backend === "auto" && config.vllm.url !== undefined);
+  if (!useVllm) return { service: InferenceService, impl: {} };
+  if (config.vllm.url === undefined) {
+    throw new ConnectError("backend is vllm but vllm.url is not set (e.g. vllm.url=http://127.0.0.1:8000)", Code.InvalidArgument);
+  }
+  const backend = createVllmBackend({
+    url: config.vllm.url,
+    apiKey: config.vllm.api_key,
+    model: config.vllm.model,
+    maxConcurrency: config.vllm.max_concurrency,
+    maxRetries: config.vllm.max_retries,
+  });
+  return {
+    service: InferenceService,
+    impl: createInferenceImpl(backend, config),
+    readiness: { check: (signal) => backend.healthy(signal), intervalMs: config.vllm.health_interval_ms },
+  };
+}
+
+export function createInferenceImpl(backend: InferenceBackend, config: InferenceConfig): ServiceRegistration<typeof InferenceService>["impl"] {
+  const adapters = new AdapterRegistry(config.adapters.keep, (name) => backend.unloadAdapter(name, AbortSignal.timeout(30_000)));
+  const adapterInfo = (a: LoadedAdapter) => ({ name: a.name, version: a.version, path: a.path, loadedAt: timestampFromDate(a.loadedAt) });
+
+  return {
+    async generate(req, ctx) {
+      const release = adapters.acquire(req.adapter);
+      try {
+        const input = await toGenerateInput(req, ctx, backend, config.limits);
+        const out = await backend.generate(input);
+        const model = (await backend.baseModel(ctx.signal)).id;
+        const completionTokens = out.completions.reduce((sum, c) => sum + c.tokenIds.length, 0);
+        return {
+          promptTokenIds: out.promptTokenIds,
+          completions: out.completions.map((c) => ({ ...c, adapter: req.adapter, policyVersion: versionOf(adapters, req.adapter) })),
+          model,
+          adapter: req.adapter,
+          usage: { promptTokens: out.promptTokenIds.length, completionTokens },
+        };
+      } finally {
+        release();
+      }
+    },
+
+    async *generateStream(req, ctx) {
+      const release = adapters.acquire(req.adapter);
+      try {
+        const input = await toGenerateInput(req, ctx, backend, config.limits);
+        for await (const delta of backend.generateStream(input)) yield delta;
+      } finally {
+        release();
+      }
+    },
+
+    async loadAdapter(requests, ctx) {
+      const iterator = requests[Symbol.asyncIterator]();
+      const first = await iterator.next();
+      if (first.done || first.value.part.case !== "source") {
+        throw new ConnectError("the first LoadAdapter message must be `source` (name, version, path or files)", Code.InvalidArgument);
+      }
+      const source = first.value.part.value;
+      const name = checkAdapterName(source.name);
+      if (adapters.has(name)) throw new ConnectError(`adapter "${name}" is already loaded; use a new name per version`, Code.AlreadyExists);
+      let path = source.path;
+      if (path === "") {
+        path = join(config.adapters.dir, name);
+        await mkdir(config.adapters.dir, { recursive: true });
+        await receiveFiles(path, source.files, { [Symbol.asyncIterator]: () => iterator });
+      } else if (source.files.length > 0) {
+        throw new ConnectError("set either source.path or source.files, not both", Code.InvalidArgument);
+      }
+      await backend.loadAdapter(name, path, ctx.signal);
+      const loaded = { name, version: source.version, path, loadedAt: new Date() };
+      const unloaded = adapters.add(loaded);
+      return { adapter: adapterInfo(loaded), unloaded };
+    },
+
+    async unloadAdapter(req) {
+      return { adapter: adapterInfo(await adapters.retire(req.name)) };
+    },
+
+    async listModels(_req, ctx) {
+      const base = await backend.baseModel(ctx.signal);
+      return {
+        baseModel: { id: base.id, maxModelLen: base.maxModelLen, vocabSize: base.vocabSize },
+        adapters: adapters.list().map(adapterInfo),
+        backend: backend.name,
+      };
+    },
+
+    async tokenize(req, ctx) {
+      if (!req.prompt || req.prompt.kind.case === undefined) {
+        throw new ConnectError("prompt is required: set prompt.text, prompt.chat or prompt.token_ids", Code.InvalidArgument);
+      }
+      const out = await backend.tokenize(req.prompt, ctx.signal);
+      // For chat prompts, show the text the chat template produced.
+      const templatedText = req.prompt.kind.case === "chat" ? await backend.detokenize(out.ids, ctx.signal) : out.text;
+      return { tokenIds: out.ids, templatedText };
+    },
+  };
+}
+
+async function receiveFiles(dir: string, files: FileInfo[], rest: AsyncIterable<LoadAdapterRequest>) {
+  const writer = await AdapterFileWriter.create(dir, files);
+  try {
+    for await (const message of rest) {
+      if (message.part.case !== "chunk") {
+        throw new ConnectError("after `source`, every LoadAdapter message must be a `chunk`", Code.InvalidArgument);
+      }
+      await writer.write(message.part.value);
+    }
+    await writer.finish();
+  } catch (error) {
+    await writer.discard();
+    throw error;
+  }
+}
+
+function versionOf(adapters: AdapterRegistry, name: string): bigint {
+  return adapters.list().find((a) => a.name === name)?.version ?? 0n;
 }

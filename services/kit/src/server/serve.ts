@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import type { DescService } from "@bufbuild/protobuf";
 import { createServiceImplSpec, type Interceptor, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
 import type { Logger } from "pino";
 import { HealthRegistry, createHealthService } from "../health/health-service.js";
 import { createReflectionServices } from "../reflection/reflection-service.js";
@@ -23,6 +24,11 @@ import { createLogger } from "../log.js";
 export interface ServiceRegistration<T extends DescService = any> {
   service: T;
   impl: Partial<ServiceImpl<T>>;
+  /**
+   * A dependency the service cannot work without (a model server, say): polled, and
+   * the service's health is NOT_SERVING while it answers false.
+   */
+  readiness?: { check(signal: AbortSignal): Promise<boolean>; intervalMs: number };
 }
 
 /** Pairs a service with its implementation, keeping the handlers' request types inferred. */
@@ -150,10 +156,13 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const url = `${config.tls ? "https" : "http"}://${urlHost}:${port}`;
   logger.info({ url, services: options.services.map((s) => s.service.typeName) }, "serving");
 
+  const stopReadiness = options.services.map((registration) => watchReadiness(registration, health, logger));
+
   let shuttingDown: Promise<void> | undefined;
   const shutdown = () => {
     shuttingDown ??= (async () => {
       logger.info({ inFlight: openStreams }, "draining");
+      for (const stop of stopReadiness) stop();
       health.shutdown();
       if (config.shutdown.drain_delay_ms > 0) await sleep(config.shutdown.drain_delay_ms);
       server.close();
@@ -183,6 +192,29 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   }
 
   return { url, host: config.host, port, health, inFlight: () => openStreams, shutdown };
+}
+
+/** Polls a registration's readiness check into its health status; returns the stop. */
+function watchReadiness(registration: ServiceRegistration, health: HealthRegistry, logger: Logger): () => void {
+  const readiness = registration.readiness;
+  if (!readiness) return () => {};
+  const name = registration.service.typeName;
+  const controller = new AbortController();
+  let last: boolean | undefined;
+  const poll = async () => {
+    const ok = await readiness.check(controller.signal).catch(() => false);
+    if (controller.signal.aborted) return;
+    if (ok !== last) logger[ok ? "info" : "warn"]({ service: name }, ok ? "dependency ready" : "dependency not ready: NOT_SERVING");
+    last = ok;
+    health.set(name, ok ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING);
+  };
+  void poll();
+  const timer = setInterval(poll, readiness.intervalMs);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    controller.abort();
+  };
 }
 
 function unaryRoutes(registrations: ServiceRegistration[]): Map<string, UnaryRoute> {

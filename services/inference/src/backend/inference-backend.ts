@@ -1,0 +1,68 @@
+// What the inference service needs from a model server, whichever it is: vLLM
+// over its OpenAI-compatible API, or the embedded tfjs sampler. Token ids are the
+// currency: prompts are resolved to ids first, completions come back as ids with
+// the sampler's logprob of each.
+import type { FinishReason, Prompt, SamplingParams } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+
+export interface GenerateInput {
+  promptIds: number[];
+  n: number;
+  sampling: SamplingParams;
+  maxTokens: number;
+  /** Adapter name, "" for the base model. */
+  adapter: string;
+  signal: AbortSignal;
+  /** Remaining deadline, ms. */
+  timeoutMs: number | undefined;
+}
+
+export interface GeneratedCompletion {
+  index: number;
+  text: string;
+  tokenIds: number[];
+  logprobs: number[];
+  finishReason: FinishReason;
+  stopReason: string;
+}
+
+export interface GenerateOutput {
+  promptTokenIds: number[];
+  completions: GeneratedCompletion[];
+}
+
+/** A piece of one completion, as produced. */
+export interface StreamDelta {
+  index: number;
+  tokenIds: number[];
+  logprobs: number[];
+  text: string;
+  finishReason: FinishReason;
+  /** Set on the first delta of the stream. */
+  promptTokenIds: number[];
+}
+
+export interface BaseModel {
+  id: string;
+  maxModelLen: number;
+  vocabSize: number;
+}
+
+export interface TokenizedPrompt {
+  ids: number[];
+  /** The text that was tokenized (after the chat template); "" for id prompts. */
+  text: string;
+}
+
+export interface InferenceBackend {
+  readonly name: "vllm" | "embedded";
+  baseModel(signal: AbortSignal): Promise<BaseModel>;
+  tokenize(prompt: Prompt, signal: AbortSignal): Promise<TokenizedPrompt>;
+  detokenize(ids: number[], signal: AbortSignal): Promise<string>;
+  generate(input: GenerateInput): Promise<GenerateOutput>;
+  generateStream(input: GenerateInput): AsyncIterable<StreamDelta>;
+  /** Loads the PEFT adapter in `dir` under `name`. */
+  loadAdapter(name: string, dir: string, signal: AbortSignal): Promise<void>;
+  unloadAdapter(name: string, signal: AbortSignal): Promise<void>;
+  /** True when the model server answers. */
+  healthy(signal: AbortSignal): Promise<boolean>;
+}

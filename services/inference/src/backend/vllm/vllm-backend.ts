@@ -1,0 +1,185 @@
+// The vLLM backend: the openai SDK against vLLM's OpenAI-compatible server.
+//
+// Prompts go to vLLM as token ids. Text and chat prompts are tokenized by vLLM's
+// own /tokenize first (with the served model's chat template), so the ids the
+// learner trains on are exactly the ids vLLM conditioned on.
+import OpenAI from "openai";
+import type { Prompt } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { BaseModel, GenerateInput, GenerateOutput, InferenceBackend, StreamDelta, TokenizedPrompt } from "../inference-backend.js";
+import { ConcurrencyGate } from "../concurrency-gate.js";
+import { choiceLogprobs, choiceTokenIds, finishReason, stopReason, type VllmChoice } from "./completion-choice.js";
+import { vllmError } from "./vllm-errors.js";
+
+export interface VllmBackendOptions {
+  /** Root URL, e.g. http://127.0.0.1:8000 (the SDK talks to <url>/v1). */
+  url: string;
+  apiKey: string;
+  /** Served base model name; looked up from /v1/models when unset. */
+  model?: string;
+  maxConcurrency: number;
+  maxRetries: number;
+}
+
+interface VllmModel {
+  id: string;
+  parent?: string | null;
+  max_model_len?: number | null;
+}
+
+export function createVllmBackend(options: VllmBackendOptions): InferenceBackend {
+  const root = options.url.replace(/\/+$/, "");
+  const client = new OpenAI({ baseURL: `${root}/v1`, apiKey: options.apiKey, maxRetries: options.maxRetries });
+  const gate = new ConcurrencyGate(options.maxConcurrency);
+  let base: Promise<BaseModel> | undefined;
+
+  const call = <T>(signal: AbortSignal, work: () => Promise<T>) =>
+    gate.run(signal, work).catch((e) => {
+      throw vllmError(e, root, signal);
+    });
+
+  async function lookUpBase(signal: AbortSignal): Promise<BaseModel> {
+    const list = await call(signal, () => client.models.list({ signal }));
+    const models = list.data as unknown as VllmModel[];
+    const model = options.model ? models.find((m) => m.id === options.model) : models.find((m) => !m.parent);
+    if (!model) {
+      const served = models.map((m) => m.id).join(", ");
+      throw new ConnectError(`vLLM at ${root} serves no model "${options.model ?? "(base)"}"; it serves: ${served}`, Code.FailedPrecondition);
+    }
+    // vLLM does not report the vocabulary size; 0 means unknown.
+    return { id: model.id, maxModelLen: model.max_model_len ?? 0, vocabSize: 0 };
+  }
+
+  function baseModel(signal: AbortSignal): Promise<BaseModel> {
+    base ??= lookUpBase(signal).catch((e) => {
+      base = undefined; // look again next time: vLLM may not be up yet
+      throw e;
+    });
+    return base;
+  }
+
+  async function tokenize(prompt: Prompt, signal: AbortSignal): Promise<TokenizedPrompt> {
+    const kind = prompt.kind;
+    if (kind.case === "tokenIds") return { ids: kind.value.ids, text: "" };
+    const model = (await baseModel(signal)).id;
+    const body =
+      kind.case === "chat"
+        ? { model, messages: kind.value.messages.map((m) => ({ role: m.role, content: m.content })), add_generation_prompt: true, add_special_tokens: false }
+        : { model, prompt: kind.value ?? "", add_special_tokens: true };
+    // /tokenize lives at the server root, beside /v1.
+    const res = await call(signal, () =>
+      client.post<{ tokens: number[] }>(`${root}/tokenize`, { body, signal }),
+    );
+    return { ids: res.tokens, text: kind.case === "text" ? kind.value : "" };
+  }
+
+  function completionBody(input: GenerateInput, model: string, stream: boolean) {
+    const s = input.sampling;
+    return {
+      model: input.adapter || model,
+      prompt: input.promptIds,
+      n: input.n,
+      max_tokens: input.maxTokens,
+      temperature: s.temperature ?? 1,
+      top_p: s.topP ?? 1,
+      stop: s.stop.length > 0 ? s.stop : undefined,
+      seed: s.seed === undefined ? undefined : Number(s.seed),
+      stream,
+      ...(stream ? { stream_options: { include_usage: true } } : {}),
+      // logprobs: 0 returns the sampled token's logprob only.
+      logprobs: 0,
+      // vLLM extensions (sent as extra body fields).
+      top_k: s.topK ?? -1,
+      min_tokens: s.minTokens,
+      repetition_penalty: s.repetitionPenalty,
+      stop_token_ids: s.stopTokenIds.length > 0 ? s.stopTokenIds : undefined,
+      return_token_ids: true,
+      return_tokens_as_token_ids: true,
+    };
+  }
+
+  async function detokenize(ids: number[], signal: AbortSignal): Promise<string> {
+    const model = (await baseModel(signal)).id;
+    const res = await call(signal, () => client.post<{ prompt: string }>(`${root}/detokenize`, { body: { model, tokens: ids }, signal }));
+    return res.prompt;
+  }
+
+  return {
+    name: "vllm",
+    baseModel,
+    tokenize,
+    detokenize,
+
+    async generate(input: GenerateInput): Promise<GenerateOutput> {
+      const model = (await baseModel(input.signal)).id;
+      const res = await call(input.signal, () =>
+        client.completions.create(completionBody(input, model, false) as unknown as OpenAI.CompletionCreateParamsNonStreaming, {
+          signal: input.signal,
+          ...(input.timeoutMs !== undefined ? { timeout: Math.max(1, input.timeoutMs) } : {}),
+        }),
+      );
+      const choices = res.choices as unknown as VllmChoice[];
+      const completions = choices
+        .map((choice) => {
+          const tokenIds = choiceTokenIds(choice);
+          return {
+            index: choice.index,
+            text: choice.text,
+            tokenIds,
+            logprobs: choiceLogprobs(choice, tokenIds.length),
+            finishReason: finishReason(choice.finish_reason),
+            stopReason: stopReason(choice.stop_reason),
+          };
+        })
+        .sort((a, b) => a.index - b.index);
+      return { promptTokenIds: choices[0]?.prompt_token_ids ?? input.promptIds, completions };
+    },
+
+    async *generateStream(input: GenerateInput): AsyncIterable<StreamDelta> {
+      const model = (await baseModel(input.signal)).id;
+      const stream = await call(input.signal, () =>
+        client.completions.create(completionBody(input, model, true) as unknown as OpenAI.CompletionCreateParamsStreaming, {
+          signal: input.signal,
+          ...(input.timeoutMs !== undefined ? { timeout: Math.max(1, input.timeoutMs) } : {}),
+        }),
+      );
+      let first = true;
+      try {
+        for await (const chunk of stream) {
+          for (const choice of chunk.choices as unknown as VllmChoice[]) {
+            const tokenIds = choiceTokenIds(choice);
+            yield {
+              index: choice.index,
+              tokenIds,
+              logprobs: choiceLogprobs(choice, tokenIds.length),
+              text: choice.text,
+              finishReason: finishReason(choice.finish_reason),
+              promptTokenIds: first ? (choice.prompt_token_ids ?? input.promptIds) : [],
+            };
+            first = false;
+          }
+        }
+      } catch (e) {
+        throw vllmError(e, root, input.signal);
+      }
+    },
+
+    async loadAdapter(name: string, dir: string, signal: AbortSignal) {
+      // A fresh name per policy version: requests in flight keep their version.
+      await call(signal, () => client.post(`${root}/v1/load_lora_adapter`, { body: { lora_name: name, lora_path: dir }, signal }));
+    },
+
+    async unloadAdapter(name: string, signal: AbortSignal) {
+      await call(signal, () => client.post(`${root}/v1/unload_lora_adapter`, { body: { lora_name: name }, signal }));
+    },
+
+    async healthy(signal: AbortSignal) {
+      try {
+        const res = await fetch(`${root}/health`, { signal });
+        return res.ok;
+      } catch {
+        return false;
+      }
+    },
+  };
+}
