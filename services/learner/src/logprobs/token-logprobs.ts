@@ -1,0 +1,109 @@
+// Log-probability of given target tokens, and the entropy of each position's distribution,
+// at a temperature: logits = h·headᵀ / T. One differentiable op whose forward and backward
+// both walk the rows in chunks, so the [rows × vocab] logits never exist at once (the
+// backward recomputes each chunk's logits rather than keeping them: the memory of one
+// chunk for the cost of one more head product).
+//
+// The gradient is written out rather than derived by tfjs: a gather's gradient needs
+// UnsortedSegmentSum, which the wasm backend lacks. With z = logits/T, p = softmax(z):
+//   ∂ log p[t] / ∂z = onehot(t) − p
+//   ∂ H / ∂z        = −p · (log p + H)         where H = −Σ p log p
+// and ∂/∂h = (∂/∂z)·head / T. The head is frozen, so the op has no gradient for it.
+import * as tf from "@tensorflow/tfjs-core";
+import { customGradient } from "../backend/custom-gradient.js";
+import type { MatMulOps } from "../backend/matmul-ops.js";
+import { ModelInputError } from "../errors.js";
+
+export interface TokenLogprobsOptions {
+  /** Logits are divided by this (> 0). */
+  temperature: number;
+  /** Rows per chunk; a chunk's logits take rows × vocab floats. */
+  chunkRows: number;
+  ops: MatMulOps;
+}
+
+/**
+ * Rows [start, end) of a matrix. A gather rather than a slice: the wasm slice kernel
+ * copies the whole source out of the heap each time, which per chunk adds up to
+ * rows²·hidden. (Inside the op no gradient of the gather is needed.)
+ */
+function rowsOf(x: tf.Tensor2D, start: number, end: number): tf.Tensor2D {
+  if (start === 0 && end === x.shape[0]) return x;
+  return tf.tidy(() => tf.gather(x, tf.range(start, end, 1, "int32")));
+}
+
+/** Rows per chunk so that one chunk's logits stay near 4M floats (16 MiB). */
+export function defaultChunkRows(vocabSize: number): number {
+  return Math.max(1, Math.floor(4_194_304 / vocabSize));
+}
+
+/**
+ * For hidden states [rows, hidden] and one target id per row, returns [rows, 2]: column 0
+ * the target's log-probability, column 1 the entropy. Differentiable in `hidden`.
+ */
+export function tokenLogprobsAndEntropy(
+  hidden: tf.Tensor2D,
+  head: tf.Tensor2D,
+  targets: Int32Array,
+  options: TokenLogprobsOptions,
+): tf.Tensor2D {
+  const { temperature, chunkRows, ops } = options;
+  if (!(temperature > 0) || !Number.isFinite(temperature)) throw new Error(`temperature ${temperature} must be a positive number`);
+  if (targets.length !== hidden.shape[0]) throw new Error(`${targets.length} targets for ${hidden.shape[0]} rows`);
+  if (!Number.isSafeInteger(chunkRows) || chunkRows < 1) throw new ModelInputError(`chunk rows ${chunkRows} must be a positive integer`);
+  const rows = hidden.shape[0];
+  const vocab = head.shape[0];
+  const chunks: Array<[number, number]> = [];
+  for (let start = 0; start < rows; start += chunkRows) chunks.push([start, Math.min(rows, start + chunkRows)]);
+
+  // Scaled logits z, log-softmax and softmax of rows [start, end). `headT` is headᵀ where
+  // the backend wants transposes materialised (once per pass, not once per chunk).
+  const chunkDistribution = (h: tf.Tensor2D, headT: tf.Tensor2D | null, start: number, end: number) => {
+    const rowsOfChunk = rowsOf(h, start, end);
+    const logits = headT ? ops.product(rowsOfChunk, headT) : ops.product(rowsOfChunk, head, false, true);
+    const z = tf.div(logits, temperature) as tf.Tensor2D;
+    const logp = tf.logSoftmax(z);
+    const onehot = tf.oneHot(tf.tensor1d(targets.subarray(start, end), "int32"), vocab);
+    return { logp, p: tf.exp(logp), onehot };
+  };
+
+  const transposedHead = () => (ops.kind === "xnnpack" ? tf.transpose(head) : null);
+
+  const op = customGradient((h: tf.Tensor2D, save: tf.GradSaveFunc) => {
+    save([h]);
+    const headT = transposedHead();
+    const pieces = chunks.map(([start, end]) =>
+      tf.tidy(() => {
+        const { logp, p, onehot } = chunkDistribution(h, headT, start, end);
+        const target = tf.sum(tf.mul(logp, onehot), -1);
+        const entropy = tf.neg(tf.sum(tf.mul(p, logp), -1));
+        return tf.stack([target, entropy], 1) as tf.Tensor2D;
+      }),
+    );
+    headT?.dispose();
+    const value: tf.Tensor2D = pieces.length === 1 ? pieces[0]! : tf.concat(pieces, 0);
+    if (pieces.length > 1) tf.dispose(pieces);
+    return {
+      value,
+      gradFunc: (dy: tf.Tensor2D, saved: tf.Tensor[]) => {
+        const savedHidden = saved[0] as tf.Tensor2D;
+        const headT = transposedHead();
+        const grads = chunks.map(([start, end]) =>
+          tf.tidy(() => {
+            const { logp, p, onehot } = chunkDistribution(savedHidden, headT, start, end);
+            const [dTarget, dEntropy] = tf.split(rowsOf(dy, start, end), 2, 1);
+            const entropy = tf.neg(tf.sum(tf.mul(p, logp), -1, true));
+            const dz = tf.sub(
+              tf.mul(dTarget!, tf.sub(onehot, p)),
+              tf.mul(dEntropy!, tf.mul(p, tf.add(logp, entropy))),
+            ) as tf.Tensor2D;
+            return tf.div(ops.product(dz, head), temperature) as tf.Tensor2D;
+          }),
+        );
+        headT?.dispose();
+        return grads.length === 1 ? grads[0]! : tf.concat(grads, 0);
+      },
+    };
+  });
+  return op(hidden);
+}
