@@ -14,6 +14,11 @@ export const InferenceConfigSchema = z
         /** Root URL of vLLM's OpenAI-compatible server, e.g. http://vllm:8000 (no /v1). */
         url: z.url().optional(),
         api_key: z.string().default("EMPTY"),
+        /**
+         * The served model's tokenizer.json + tokenizer_config.json: text and chat prompts
+         * are then tokenized here with its chat template; without it, by vLLM's /tokenize.
+         */
+        tokenizer_dir: z.string().min(1).optional(),
         /** Served base model name; default: the model /v1/models lists without a parent. */
         model: z.string().min(1).optional(),
         /** Requests in flight to vLLM at once; more wait in line (bounded by their deadline). */
@@ -22,6 +27,15 @@ export const InferenceConfigSchema = z
         max_retries: z.number().int().min(0).max(10).default(3),
         /** How often health probes vLLM's /health, ms. */
         health_interval_ms: z.number().int().positive().default(5_000),
+      })
+      .strict()
+      .prefault({}),
+    embedded: z
+      .object({
+        /** Hugging Face model directory (config.json, model.safetensors, tokenizer.json). */
+        model_dir: z.string().min(1).optional(),
+        /** tfjs backend: auto picks tensorflow (tfjs-node) when installed, else wasm. */
+        tensor_backend: z.enum(["auto", "cpu", "wasm", "tensorflow"]).default("auto"),
       })
       .strict()
       .prefault({}),

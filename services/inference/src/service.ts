@@ -9,19 +9,26 @@ import type { FileInfo } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { InferenceConfig } from "./config.js";
 import type { InferenceBackend } from "./backend/inference-backend.js";
 import { createVllmBackend } from "./backend/vllm/vllm-backend.js";
+import { createEmbeddedBackend } from "./backend/embedded/embedded-backend.js";
+import { unconfiguredBackend } from "./backend/unconfigured-backend.js";
 import { AdapterRegistry, type LoadedAdapter } from "./adapters/adapter-registry.js";
 import { AdapterFileWriter, checkAdapterName } from "./adapters/adapter-files.js";
 import { toGenerateInput } from "./rpc/generate-request.js";
 
 /**
  * Returns the InferenceService registration on the configured backend: vLLM when
- * `vllm.url` is set (or backend: vllm). The embedded tfjs sampler is the default
- * once the learner core provides it; until then Generate answers UNIMPLEMENTED
- * saying how to point the service at vLLM.
+ * `vllm.url` is set (or backend: vllm), else the embedded tfjs sampler on
+ * `embedded.model_dir`.
  */
 export function createInferenceService(config: InferenceConfig): ServiceRegistration<typeof InferenceService> {
   const useVllm = config.backend === "vllm" || (config.backend === "auto" && config.vllm.url !== undefined);
-  if (!useVllm) return { service: InferenceService, impl: {} };
+  if (!useVllm) {
+    const modelDir = config.embedded.model_dir;
+    const backend = modelDir
+      ? createEmbeddedBackend({ modelDir, tensorBackend: config.embedded.tensor_backend })
+      : unconfiguredBackend();
+    return { service: InferenceService, impl: createInferenceImpl(backend, config) };
+  }
   if (config.vllm.url === undefined) {
     throw new ConnectError("backend is vllm but vllm.url is not set (e.g. vllm.url=http://127.0.0.1:8000)", Code.InvalidArgument);
   }
@@ -29,6 +36,7 @@ export function createInferenceService(config: InferenceConfig): ServiceRegistra
     url: config.vllm.url,
     apiKey: config.vllm.api_key,
     model: config.vllm.model,
+    ...(config.vllm.tokenizer_dir ? { tokenizerDir: config.vllm.tokenizer_dir } : {}),
     maxConcurrency: config.vllm.max_concurrency,
     maxRetries: config.vllm.max_retries,
   });
@@ -114,8 +122,8 @@ export function createInferenceImpl(backend: InferenceBackend, config: Inference
         throw new ConnectError("prompt is required: set prompt.text, prompt.chat or prompt.token_ids", Code.InvalidArgument);
       }
       const out = await backend.tokenize(req.prompt, ctx.signal);
-      // For chat prompts, show the text the chat template produced.
-      const templatedText = req.prompt.kind.case === "chat" ? await backend.detokenize(out.ids, ctx.signal) : out.text;
+      // For chat prompts, show the text the chat template produced (vLLM only returns ids).
+      const templatedText = out.text || (req.prompt.kind.case === "chat" ? await backend.detokenize(out.ids, ctx.signal) : "");
       return { tokenIds: out.ids, templatedText };
     },
   };

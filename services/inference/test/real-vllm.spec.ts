@@ -14,7 +14,7 @@ if (!url) console.warn("skipping the real-vLLM suite: set VLLM_URL=http://host:8
 describe.skipIf(!url)("InferenceService on a real vLLM", () => {
   let server: RunningServer;
   beforeAll(async () => {
-    const config = loadConfig(InferenceConfigSchema, { overrides: [`vllm.url=${url}`, "server.shutdown.drain_delay_ms=0"] });
+    const config = loadConfig(InferenceConfigSchema, { overrides: [`vllm.url=${url}`, "server.port=0", "server.shutdown.drain_delay_ms=0"] });
     server = await serve({ name: "inference", services: [createInferenceService(config)], config: config.server });
   });
   afterAll(() => server?.shutdown());

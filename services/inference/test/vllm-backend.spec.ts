@@ -37,7 +37,7 @@ async function start(options: { overrides?: string[]; standIn?: Parameters<typeo
       `vllm.url=${options.url ?? vllm.url}`,
       `adapters.dir=${adapterDir}`,
       "vllm.health_interval_ms=100",
-      "server.shutdown.drain_delay_ms=0",
+      "server.port=0", "server.shutdown.drain_delay_ms=0",
       ...(options.overrides ?? []),
     ],
   });
@@ -280,5 +280,21 @@ describe("adapters", () => {
       .then(() => undefined, (e) => ConnectError.from(e));
     expect(error?.code).toBe(Code.InvalidArgument);
     expect(error?.rawMessage).toContain("must be relative and stay inside the adapter directory");
+  });
+});
+
+describe("local tokenization (vllm.tokenizer_dir)", () => {
+  it("templates chat prompts with the model's own tokenizer and sends vLLM only ids", async () => {
+    const tokenizerDir = new URL("../../learner/test/fixtures/tokenizer", import.meta.url).pathname;
+    const { client, vllm } = await start({ overrides: [`vllm.tokenizer_dir=${tokenizerDir}`] });
+    const { ModelTokenizer } = await import("@lean-grpo/learner");
+    const tokenizer = await ModelTokenizer.load(tokenizerDir);
+    const messages = [{ role: "user", content: "Prove that 2 + 2 = 4" }];
+    const res = await client.generate({ prompt: { kind: { case: "chat", value: { messages } } }, sampling: { maxTokens: 2, stop: [] } });
+    expect(res.promptTokenIds).toEqual(tokenizer.encodeChat(messages, { addGenerationPrompt: true }));
+    expect(vllm.requests.some((r) => r.path === "/tokenize")).toBe(false);
+    expect(completionRequests(vllm)[0]!.body.prompt).toEqual(res.promptTokenIds);
+    const tokenized = await client.tokenize({ prompt: { kind: { case: "chat", value: { messages } } } });
+    expect(tokenized.templatedText).toBe(tokenizer.applyChatTemplate(messages, { addGenerationPrompt: true }));
   });
 });

@@ -282,7 +282,8 @@ export type SamplingParams = Message<"leangrpo.v1.SamplingParams"> & {
   stopTokenIds: number[];
 
   /**
-   * Seed for reproducible sampling. Completion i of a request uses seed + i.
+   * Seed for reproducible sampling: the same request with the same seed on the same
+   * backend and model gives the same completions.
    *
    * @generated from field: optional uint64 seed = 7;
    */

@@ -1,8 +1,9 @@
 // The vLLM backend: the openai SDK against vLLM's OpenAI-compatible server.
 //
-// Prompts go to vLLM as token ids. Text and chat prompts are tokenized by vLLM's
-// own /tokenize first (with the served model's chat template), so the ids the
-// learner trains on are exactly the ids vLLM conditioned on.
+// Prompts go to vLLM as token ids, so the ids the learner trains on are exactly the
+// ids vLLM conditioned on. Text and chat prompts are tokenized here with the model's
+// tokenizer and chat template when `tokenizerDir` is given, else by vLLM's /tokenize
+// (which applies the served model's own template).
 import OpenAI from "openai";
 import type { Prompt } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -10,6 +11,8 @@ import type { BaseModel, GenerateInput, GenerateOutput, InferenceBackend, Stream
 import { ConcurrencyGate } from "../concurrency-gate.js";
 import { choiceLogprobs, choiceTokenIds, finishReason, stopReason, type VllmChoice } from "./completion-choice.js";
 import { vllmError } from "./vllm-errors.js";
+import { ModelTokenizer } from "@lean-grpo/learner";
+import { tokenizeLocally } from "../tokenize-locally.js";
 
 export interface VllmBackendOptions {
   /** Root URL, e.g. http://127.0.0.1:8000 (the SDK talks to <url>/v1). */
@@ -17,6 +20,8 @@ export interface VllmBackendOptions {
   apiKey: string;
   /** Served base model name; looked up from /v1/models when unset. */
   model?: string;
+  /** Directory of the model's tokenizer, for tokenizing prompts locally. */
+  tokenizerDir?: string;
   maxConcurrency: number;
   maxRetries: number;
 }
@@ -32,6 +37,15 @@ export function createVllmBackend(options: VllmBackendOptions): InferenceBackend
   const client = new OpenAI({ baseURL: `${root}/v1`, apiKey: options.apiKey, maxRetries: options.maxRetries });
   const gate = new ConcurrencyGate(options.maxConcurrency);
   let base: Promise<BaseModel> | undefined;
+  let localTokenizer: Promise<ModelTokenizer> | undefined;
+  const tokenizerDir = options.tokenizerDir;
+  const tokenizer = tokenizerDir
+    ? () =>
+        (localTokenizer ??= ModelTokenizer.load(tokenizerDir).catch((error) => {
+          localTokenizer = undefined;
+          throw new ConnectError(`cannot load the tokenizer in ${tokenizerDir} (vllm.tokenizer_dir): ${(error as Error).message}`, Code.FailedPrecondition);
+        }))
+    : undefined;
 
   const call = <T>(signal: AbortSignal, work: () => Promise<T>) =>
     gate.run(signal, work).catch((e) => {
@@ -61,6 +75,7 @@ export function createVllmBackend(options: VllmBackendOptions): InferenceBackend
   async function tokenize(prompt: Prompt, signal: AbortSignal): Promise<TokenizedPrompt> {
     const kind = prompt.kind;
     if (kind.case === "tokenIds") return { ids: kind.value.ids, text: "" };
+    if (tokenizer) return tokenizeLocally(await tokenizer(), prompt);
     const model = (await baseModel(signal)).id;
     const body =
       kind.case === "chat"
@@ -99,6 +114,7 @@ export function createVllmBackend(options: VllmBackendOptions): InferenceBackend
   }
 
   async function detokenize(ids: number[], signal: AbortSignal): Promise<string> {
+    if (tokenizer) return (await tokenizer()).decode(ids);
     const model = (await baseModel(signal)).id;
     const res = await call(signal, () => client.post<{ prompt: string }>(`${root}/detokenize`, { body: { model, tokens: ids }, signal }));
     return res.prompt;

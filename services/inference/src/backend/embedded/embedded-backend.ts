@@ -1,0 +1,159 @@
+// The embedded backend: the learner core's tfjs model sampling in this process, so
+// the mesh runs with no GPU and no vLLM. Same RPCs as on vLLM: token-id prompts,
+// ids and sampler logprobs back, PEFT adapters loaded by name.
+import { existsSync } from "node:fs";
+import { basename, join } from "node:path";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { FinishReason, type Prompt } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { CausalLM, LearnerCoreError, ModelTokenizer, generate, loadPeftAdapter, useBackend, type LoraAdapter } from "@lean-grpo/learner";
+import type { BaseModel, GenerateInput, GenerateOutput, InferenceBackend, StreamDelta, TokenizedPrompt } from "../inference-backend.js";
+import { ConcurrencyGate } from "../concurrency-gate.js";
+import { truncateAtStop } from "./stop-strings.js";
+import { tokenizeLocally } from "../tokenize-locally.js";
+
+export interface EmbeddedBackendOptions {
+  /** A Hugging Face model directory (config.json, model.safetensors, tokenizer.json). */
+  modelDir: string;
+  tensorBackend: "auto" | "cpu" | "wasm" | "tensorflow";
+}
+
+interface Loaded {
+  model: CausalLM;
+  tokenizer: ModelTokenizer | undefined;
+}
+
+export function createEmbeddedBackend(options: EmbeddedBackendOptions): InferenceBackend {
+  // One model, one tensor engine: requests take turns (each is batched over its n).
+  const gate = new ConcurrencyGate(1);
+  const adapters = new Map<string, LoraAdapter>();
+  let loading: Promise<Loaded> | undefined;
+
+  function loaded(): Promise<Loaded> {
+    loading ??= (async () => {
+      await useBackend(options.tensorBackend);
+      const model = await CausalLM.load(options.modelDir);
+      const tokenizer = existsSync(join(options.modelDir, "tokenizer.json")) ? await ModelTokenizer.load(options.modelDir) : undefined;
+      return { model, tokenizer };
+    })().catch((error) => {
+      loading = undefined;
+      throw asConnectError(error, `cannot load the embedded model from ${options.modelDir} (embedded.model_dir)`);
+    });
+    return loading;
+  }
+
+  async function needTokenizer(): Promise<ModelTokenizer> {
+    const { tokenizer } = await loaded();
+    if (!tokenizer) {
+      throw new ConnectError(`${options.modelDir} has no tokenizer.json: send prompt.token_ids`, Code.FailedPrecondition);
+    }
+    return tokenizer;
+  }
+
+  async function run(input: GenerateInput): Promise<GenerateOutput> {
+    const { model, tokenizer } = await loaded();
+    const adapter = input.adapter === "" ? null : adapters.get(input.adapter);
+    if (adapter === undefined) throw new ConnectError(`adapter "${input.adapter}" is not loaded`, Code.NotFound);
+    const s = input.sampling;
+    const stopTokenIds = [...new Set([...model.config.eosTokenIds, ...s.stopTokenIds])];
+    const sequences = await gate.run(input.signal, () =>
+      generate(model, Array.from({ length: input.n }, () => input.promptIds), {
+        maxNewTokens: input.maxTokens,
+        temperature: s.temperature ?? 1,
+        topK: s.topK ?? 0,
+        topP: s.topP ?? 1,
+        // Each row draws from its own stream of the seed, so the request is reproducible.
+        ...(s.seed !== undefined ? { seed: Number(s.seed) } : {}),
+        stopTokenIds,
+        adapter,
+        signal: input.signal,
+      }).catch((error) => {
+        throw asConnectError(error, "embedded generation failed");
+      }),
+    );
+    const decode = (ids: number[]) => tokenizer?.decode(ids, { skipSpecialTokens: true }) ?? "";
+    return {
+      promptTokenIds: input.promptIds,
+      completions: sequences.map((sequence, index) => {
+        const cut = truncateAtStop(sequence.tokenIds, s.stop, decode);
+        const stoppedByToken = cut === undefined && sequence.finishReason === "stop";
+        const tokenIds = cut ? sequence.tokenIds.slice(0, cut.keep) : sequence.tokenIds;
+        return {
+          index,
+          text: decode(tokenIds),
+          tokenIds,
+          logprobs: sequence.logprobs.slice(0, tokenIds.length),
+          finishReason: cut || sequence.finishReason === "stop" ? FinishReason.STOP : FinishReason.LENGTH,
+          stopReason: cut ? cut.stop : stoppedByToken ? String(sequence.tokenIds.at(-1)) : "",
+        };
+      }),
+    };
+  }
+
+  return {
+    name: "embedded",
+
+    async baseModel(): Promise<BaseModel> {
+      const { model } = await loaded();
+      return { id: basename(options.modelDir), maxModelLen: model.config.maxPositionEmbeddings, vocabSize: model.config.vocabSize };
+    },
+
+    async tokenize(prompt: Prompt): Promise<TokenizedPrompt> {
+      if (prompt.kind.case === "tokenIds") return { ids: prompt.kind.value.ids, text: "" };
+      return tokenizeLocally(await needTokenizer(), prompt);
+    },
+
+    async detokenize(ids: number[]): Promise<string> {
+      return (await needTokenizer()).decode(ids);
+    },
+
+    generate: run,
+
+    // The core decodes a whole batch at once, so each completion arrives as one piece.
+    async *generateStream(input: GenerateInput): AsyncIterable<StreamDelta> {
+      const out = await run(input);
+      for (const c of out.completions) {
+        yield {
+          index: c.index,
+          tokenIds: c.tokenIds,
+          logprobs: c.logprobs,
+          text: c.text,
+          finishReason: c.finishReason,
+          promptTokenIds: c.index === 0 ? out.promptTokenIds : [],
+        };
+      }
+    },
+
+    async loadAdapter(name: string, dir: string) {
+      const { model } = await loaded();
+      const adapter = await loadPeftAdapter(dir, model.config).catch((error) => {
+        throw asConnectError(error, `cannot load the adapter in ${dir}`);
+      });
+      adapters.get(name)?.dispose();
+      adapters.set(name, adapter);
+    },
+
+    async unloadAdapter(name: string) {
+      adapters.get(name)?.dispose();
+      adapters.delete(name);
+    },
+
+    async healthy() {
+      try {
+        await loaded();
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}
+
+/** The core's input errors are the caller's fault; everything else is ours. */
+function asConnectError(error: unknown, context: string): ConnectError {
+  if (error instanceof ConnectError) return error;
+  if (error instanceof LearnerCoreError) {
+    const code = error.name === "ModelInputError" ? Code.InvalidArgument : Code.FailedPrecondition;
+    return new ConnectError(`${context}: ${error.message}`, code);
+  }
+  return ConnectError.from(error);
+}
