@@ -53,7 +53,7 @@ describe("buf curl against a running verifier process", () => {
   });
 
   it("resolves a leangrpo request schema by reflection and reports the status code", async () => {
-    // Verify has not landed yet (issue 3), so the call is UNIMPLEMENTED: buf exits with code × 8.
+    // No REPL is configured, so Verify answers UNAVAILABLE: buf exits with code × 8.
     const out = await bufCurl([
       "--protocol",
       "grpc",
@@ -61,8 +61,8 @@ describe("buf curl against a running verifier process", () => {
       '{"theorem":{"name":"t","statement":"theorem t : 1 + 1 = 2"},"proof":"by norm_num"}',
       `${verifier.url}/leangrpo.v1.LeanVerifierService/Verify`,
     ]);
-    expect(out.code).toBe(12 * 8);
-    expect(out.stderr).toContain("unimplemented");
+    expect(out.code).toBe(14 * 8);
+    expect(out.stderr).toContain("unavailable");
   });
 
   it("rejects a field the schema does not have, before sending", async () => {

@@ -202,3 +202,39 @@ async function waitFor(condition: () => boolean, timeoutMs = 5_000) {
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+describe("service lifecycle", () => {
+  it("closes what a service owns after the drain, not before", async () => {
+    const events: string[] = [];
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const server = await serve({
+      name: "lifecycle",
+      services: [
+        {
+          ...serviceRegistration(LeanVerifierService, {
+            async verify() {
+              await held;
+              events.push("call finished");
+              return { verdict: Verdict.PROVED };
+            },
+          }),
+          close: async () => {
+            events.push("closed");
+          },
+        },
+      ],
+      config: { shutdown: { drain_delay_ms: 0, grace_period_ms: 5_000 } },
+    });
+    const client = createClient(LeanVerifierService, createGrpcTransport({ baseUrl: server.url }));
+    const call = client.verify({ proof: "x" });
+    await new Promise((r) => setTimeout(r, 50));
+    const stopped = server.shutdown();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(events).toEqual([]);
+    release();
+    await call;
+    await stopped;
+    expect(events).toEqual(["call finished", "closed"]);
+  });
+});

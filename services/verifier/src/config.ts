@@ -1,11 +1,88 @@
 // Config of the verifier service: YAML file < LEANGRPO_VERIFIER_* env < flags < dotted overrides.
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { ServerConfigSchema } from "@lean-grpo/kit";
+
+const MiB = 1024 * 1024;
+
+const SandboxSchema = z
+  .object({
+    /** "isolate": no network for workers (a network namespace; a warning where the host forbids one). */
+    network: z.enum(["isolate", "allow"]).default("isolate"),
+    limits: z
+      .object({
+        /** RLIMIT_AS per worker, MiB; 0 = none. It counts mmapped .olean files: Mathlib needs 9-12 GiB. */
+        address_space_mb: z.number().int().min(0).default(0),
+        /** RLIMIT_FSIZE per worker, MiB; 0 = none. */
+        file_size_mb: z.number().int().min(0).default(1024),
+        /** RLIMIT_NPROC, counted per user (set it when workers run as their own user); 0 = none. */
+        processes: z.number().int().min(0).default(0),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+const ReplSchema = z
+  .object({
+    /**
+     * argv of a leanprover-community/repl process, e.g. [lake, env, /opt/repl/.lake/build/bin/repl],
+     * or one string split like a shell would. Empty: the LEAN_REPL_CMD environment variable, else no REPL.
+     */
+    command: z.union([z.array(z.string().min(1)), z.string()]).default([]),
+    /** Working directory of the REPL (the Mathlib project for `lake env`); default LEAN_REPL_CWD, else the service's. */
+    cwd: z.string().min(1).optional(),
+    /** Extra environment variables for workers (they get only PATH, HOME, locale and Lean's own variables otherwise). */
+    env: z.record(z.string(), z.string()).default({}),
+    /** Worker processes; default: CPU cores - 1. */
+    pool_size: z.number().int().min(1).default(Math.max(1, availableParallelism() - 1)),
+    /** Requests that may wait for a worker; beyond it RESOURCE_EXHAUSTED. */
+    queue_capacity: z.number().int().min(0).default(256),
+    /** Default time limit of one check (proof + #print axioms, or one tactic), ms. */
+    timeout_ms: z.number().int().positive().default(60_000),
+    /** Largest `timeout_ms` a request may ask for, ms. */
+    max_timeout_ms: z.number().int().positive().default(600_000),
+    /** Time limit for elaborating a header (`import Mathlib` takes seconds to minutes on a cold disk), ms. */
+    header_timeout_ms: z.number().int().positive().default(300_000),
+    /** Resident memory cap per worker (the process group), MiB; over it the worker is recycled. 0 = none. */
+    memory_limit_mb: z.number().int().min(0).default(8192),
+    /** How often busy workers' memory is sampled, ms. */
+    memory_sample_ms: z.number().int().positive().default(1000),
+    /** Recycle a worker after this many requests (the REPL never frees its snapshots); 0 = never. */
+    max_requests_per_worker: z.number().int().min(0).default(1000),
+    /** Headers each worker keeps elaborated (LRU). */
+    header_cache_size: z.number().int().min(1).default(4),
+    /** Headers every worker elaborates as soon as it starts, e.g. ["import Mathlib"]. */
+    warm_headers: z.array(z.string()).default([]),
+    /** Header for theorems that have neither `header` nor `imports`; "" = Lean core only. */
+    default_header: z.string().default(""),
+    /** Tactic-mode sessions idle this long are forgotten, ms. */
+    session_idle_ms: z.number().int().positive().default(600_000),
+    /** Ask the REPL for every tactic (`allTactics`), for the partial-progress signals. */
+    all_tactics: z.boolean().default(true),
+    /** Largest proof (or tactic) accepted, bytes; beyond it RESOURCE_EXHAUSTED. */
+    max_proof_bytes: z.number().int().positive().default(64 * 1024),
+    /** Largest REPL response read, bytes; a worker that answers more is killed (output floods). */
+    max_response_bytes: z.number().int().positive().default(64 * MiB),
+    sandbox: SandboxSchema.prefault({}),
+  })
+  .strict();
 
 export const VerifierConfigSchema = z
   .object({
     server: ServerConfigSchema.prefault({ port: 50052 }),
+    repl: ReplSchema.prefault({}),
+    metrics: z
+      .object({
+        /** Address of the Prometheus endpoint (plain HTTP/1.1, GET /metrics). */
+        host: z.string().min(1).default("127.0.0.1"),
+        /** Its port; unset = no endpoint, 0 = a free port. */
+        port: z.number().int().min(0).max(65535).optional(),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 
 export type VerifierConfig = z.infer<typeof VerifierConfigSchema>;
+export type ReplConfig = VerifierConfig["repl"];

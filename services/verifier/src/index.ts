@@ -1,2 +1,2 @@
-export { createVerifierService } from "./service.js";
+export { createVerifierService, type VerifierService, type VerifierServiceOptions } from "./service.js";
 export { VerifierConfigSchema, type VerifierConfig } from "./config.js";

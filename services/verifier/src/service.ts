@@ -1,12 +1,137 @@
 // LeanVerifierService: the handler, mountable in-process (embedded mode, tests) or served by src/server.ts.
-import type { ServiceRegistration } from "@lean-grpo/kit";
+import { createLogger, type ServiceRegistration } from "@lean-grpo/kit";
 import { LeanVerifierService } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import type { Logger } from "./logger.js";
 import type { VerifierConfig } from "./config.js";
+import { startMetricsServer, type MetricsServer } from "./metrics/metrics-server.js";
+import { VerifierMetrics } from "./metrics/verifier-metrics.js";
+import { ReplPool } from "./pool/repl-pool.js";
+import { resolveReplCommand } from "./repl/repl-command.js";
+import { inCompletionOrder } from "./rpc/completion-order.js";
+import { toConnectError } from "./rpc/connect-errors.js";
+import { poolStats } from "./rpc/pool-stats.js";
+import { applyTactic, startProof } from "./rpc/tactic-mode.js";
+import { validateVerifyRequest, verifyProof, type VerifyDependencies } from "./rpc/verify.js";
+import { ProofSessions } from "./tactic/proof-sessions.js";
 
-/**
- * Returns the LeanVerifierService registration. Its RPCs land with issue 3; until then
- * every method answers UNIMPLEMENTED (the kit fills in methods left out).
- */
-export function createVerifierService(_config: VerifierConfig): ServiceRegistration<typeof LeanVerifierService> {
-  return { service: LeanVerifierService, impl: {} };
+export interface VerifierService extends ServiceRegistration<typeof LeanVerifierService> {
+  /** The REPL pool; undefined when no REPL is configured (Verify then answers UNAVAILABLE). */
+  readonly pool: ReplPool | undefined;
+  readonly metrics: VerifierMetrics;
+  /** The Prometheus endpoint's URL once it listens; undefined when `metrics.port` is unset. */
+  metricsUrl(): Promise<string | undefined>;
+  /** Stops the workers and the metrics endpoint. */
+  close(): Promise<void>;
+}
+
+export interface VerifierServiceOptions {
+  /** Where LEAN_REPL_CMD / LEAN_REPL_CWD are read when `repl.command` is empty; process.env by default. */
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+}
+
+export function createVerifierService(config: VerifierConfig, options: VerifierServiceOptions = {}): VerifierService {
+  const logger = options.logger ?? createLogger("verifier");
+  const repl = resolveReplCommand(config.repl, options.env ?? process.env);
+  const pool = repl
+    ? new ReplPool({
+        command: repl.argv,
+        cwd: repl.cwd,
+        env: config.repl.env,
+        size: config.repl.pool_size,
+        queueCapacity: config.repl.queue_capacity,
+        headerTimeoutMs: config.repl.header_timeout_ms,
+        headerCacheSize: config.repl.header_cache_size,
+        warmHeaders: config.repl.warm_headers,
+        memoryLimitBytes: config.repl.memory_limit_mb * 1024 * 1024,
+        memorySampleMs: config.repl.memory_sample_ms,
+        maxRequestsPerWorker: config.repl.max_requests_per_worker,
+        maxResponseChars: config.repl.max_response_bytes,
+        sandbox: config.repl.sandbox,
+        logger,
+      })
+    : undefined;
+  if (!pool) logger.warn("no Lean REPL configured (repl.command / LEAN_REPL_CMD): Verify and tactic mode answer UNAVAILABLE");
+
+  const sessions = new ProofSessions(config.repl.session_idle_ms);
+  const sweeper = setInterval(() => sessions.sweep(), Math.min(config.repl.session_idle_ms, 60_000));
+  sweeper.unref();
+  if (pool) {
+    pool.liveSessions = (workerId) => sessions.countOn(workerId);
+    pool.addWorkerEndedListener((workerId, kind) => sessions.workerEnded(workerId, kind));
+    void pool.start();
+  }
+
+  const metrics = new VerifierMetrics({ pool: () => pool?.snapshot(), sessions: () => sessions.size });
+  const metricsServer: Promise<MetricsServer | undefined> =
+    config.metrics.port === undefined
+      ? Promise.resolve(undefined)
+      : startMetricsServer(metrics.registry, config.metrics.host, config.metrics.port).then(
+          (server) => {
+            logger.info({ url: server.url }, "serving Prometheus metrics");
+            return server;
+          },
+          (error: unknown) => {
+            logger.error({ err: error, port: config.metrics.port }, "the metrics endpoint could not listen");
+            return undefined;
+          },
+        );
+
+  const verify: VerifyDependencies = { config: config.repl, pool, metrics };
+  const tacticMode = { config: config.repl, pool, sessions };
+  return {
+    service: LeanVerifierService,
+    pool,
+    metrics,
+    impl: {
+      async verify(request, context) {
+        try {
+          return await verifyProof(validateVerifyRequest(request, config.repl), context.signal, verify);
+        } catch (error) {
+          throw toConnectError(error, context.signal);
+        }
+      },
+      async *verifyBatch(request, context) {
+        try {
+          // Every item is checked before any runs: a bad item fails the call, naming it.
+          const items = request.items.map((item, index) => validateVerifyRequest(item, config.repl, `items[${index}].`));
+          // As many at once as there are workers: a batch keeps the pool busy without filling the queue.
+          const results = inCompletionOrder(items, pool?.size ?? 1, (item, index) =>
+            verifyProof(item, context.signal, verify).then((result) => ({ index, result })),
+          );
+          for await (const result of results) yield result;
+        } catch (error) {
+          throw toConnectError(error, context.signal);
+        }
+      },
+      async startProof(request, context) {
+        try {
+          return await startProof(request, context, tacticMode);
+        } catch (error) {
+          throw toConnectError(error, context.signal);
+        }
+      },
+      async applyTactic(request, context) {
+        try {
+          return await applyTactic(request, context, tacticMode);
+        } catch (error) {
+          throw toConnectError(error, context.signal);
+        }
+      },
+      async endProof(request, context) {
+        try {
+          sessions.end(request.sessionId);
+          return {};
+        } catch (error) {
+          throw toConnectError(error, context.signal);
+        }
+      },
+      poolStats: () => poolStats(pool, sessions, metrics),
+    },
+    metricsUrl: async () => (await metricsServer)?.url,
+    async close() {
+      clearInterval(sweeper);
+      await Promise.all([pool?.close(), metricsServer.then((server) => server?.close())]);
+    },
+  };
 }

@@ -29,6 +29,8 @@ export interface ServiceRegistration<T extends DescService = any> {
    * the service's health is NOT_SERVING while it answers false.
    */
   readiness?: { check(signal: AbortSignal): Promise<boolean>; intervalMs: number };
+  /** Releases what the service owns (worker processes, ports); called once the drain is over. */
+  close?(): Promise<void> | void;
 }
 
 /** Pairs a service with its implementation, keeping the handlers' request types inferred. */
@@ -177,6 +179,15 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       if (openStreams > 0) logger.warn({ inFlight: openStreams }, "grace period over; aborting calls");
       shutdownController.abort();
       for (const session of sessions) session.destroy();
+      await Promise.all(
+        options.services.map(async (registration) => {
+          try {
+            await registration.close?.();
+          } catch (error) {
+            logger.error({ err: error, service: registration.service.typeName }, "close failed");
+          }
+        }),
+      );
       logger.info("stopped");
     })();
     return shuttingDown;

@@ -3,6 +3,7 @@ import { Command } from "commander";
 import { ConfigError } from "@lean-grpo/kit";
 import { serveCommand, type ServeCommandOptions } from "./serve-command.js";
 import { SERVICE_NAMES } from "./service-catalog.js";
+import { registerVerifyCommand } from "./verify-command.js";
 
 const program = new Command()
   .name("lean-grpo")
@@ -20,6 +21,8 @@ program
   .action(async (service: string, overrides: string[], options: ServeCommandOptions) => {
     await serveCommand(service, { ...options, overrides });
   });
+
+registerVerifyCommand(program);
 
 try {
   await program.parseAsync();

@@ -1,0 +1,32 @@
+// The service's failures as gRPC status codes, each with a message that says what
+// was wrong and what to do.
+import { Code, ConnectError } from "@connectrpc/connect";
+import { QueueFull } from "../pool/repl-pool.js";
+import { HeaderRejected } from "../pool/repl-worker.js";
+import { ReplFailure, ReplUnavailable } from "../repl/repl-failure.js";
+import { SessionLost, SessionNotFound } from "../tactic/proof-sessions.js";
+import { InvalidField } from "../verdict/theorem-target.js";
+
+export function toConnectError(error: unknown, signal: AbortSignal): ConnectError {
+  // A cancelled or expired call reports that, whatever its worker did meanwhile.
+  if (signal.aborted) return ConnectError.from(signal.reason);
+  if (error instanceof ConnectError) return error;
+  if (error instanceof InvalidField) return new ConnectError(error.message, Code.InvalidArgument);
+  if (error instanceof HeaderRejected) {
+    return new ConnectError(`theorem.header (or theorem.imports): ${error.message}`, Code.InvalidArgument);
+  }
+  if (error instanceof QueueFull) return new ConnectError(error.message, Code.ResourceExhausted);
+  if (error instanceof ReplUnavailable) return new ConnectError(error.message, Code.Unavailable);
+  if (error instanceof SessionNotFound) return new ConnectError(error.message, Code.NotFound);
+  if (error instanceof SessionLost) return new ConnectError(error.message, Code.FailedPrecondition);
+  if (error instanceof ReplFailure && error.kind === "shutdown") return new ConnectError(error.message, Code.Unavailable);
+  return ConnectError.from(error, Code.Internal);
+}
+
+export function noReplConfigured(): ConnectError {
+  return new ConnectError(
+    "no Lean REPL is configured: set repl.command in the verifier's config (e.g. repl.command=[lake, env, /opt/repl/.lake/build/bin/repl] " +
+      "with repl.cwd=/opt/mathlib4) or the LEAN_REPL_CMD environment variable (and LEAN_REPL_CWD)",
+    Code.Unavailable,
+  );
+}

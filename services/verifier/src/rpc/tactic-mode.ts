@@ -1,0 +1,124 @@
+// StartProof / ApplyTactic / EndProof. A session's requests run on the worker
+// incarnation that holds its proof states; when that worker restarts they answer
+// FAILED_PRECONDITION.
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
+import {
+  Severity,
+  TacticStatus,
+  type ApplyTacticRequest,
+  type ApplyTacticResponseSchema,
+  type StartProofRequest,
+  type StartProofResponseSchema,
+} from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import type { ReplConfig } from "../config.js";
+import type { ReplPool } from "../pool/repl-pool.js";
+import { ReplFailure } from "../repl/repl-failure.js";
+import { WorkerLost } from "../pool/repl-pool.js";
+import { sessionLost, type ProofSessions } from "../tactic/proof-sessions.js";
+import { readProofStart, readTacticOutcome } from "../tactic/tactic-outcome.js";
+import { prepareProofStart, prepareTactic } from "../verdict/proof-source.js";
+import { InvalidField, theoremTarget } from "../verdict/theorem-target.js";
+import { noReplConfigured, toConnectError } from "./connect-errors.js";
+import { checkText, leanTimeoutMs } from "./request-limits.js";
+import { toLeanMessage } from "./to-proto.js";
+
+export interface TacticModeDependencies {
+  config: ReplConfig;
+  pool: ReplPool | undefined;
+  sessions: ProofSessions;
+}
+
+export async function startProof(
+  request: StartProofRequest,
+  context: HandlerContext,
+  deps: TacticModeDependencies,
+): Promise<MessageInitShape<typeof StartProofResponseSchema>> {
+  const target = theoremTarget(request.theorem, deps.config.default_header);
+  const timeoutMs = leanTimeoutMs("timeout_ms", request.timeoutMs, deps.config);
+  const prepared = prepareProofStart(target);
+  if (!prepared.ok) throw new InvalidField("theorem", prepared.reason);
+  const pool = deps.pool ?? raise(noReplConfigured());
+  const { signal } = context;
+  try {
+    const result = await pool.run({
+      header: target.header,
+      signal,
+      run: (lease) => lease.send({ cmd: prepared.value.text, env: lease.headerEnv }, { deadline: Date.now() + timeoutMs, signal }),
+    });
+    const start = readProofStart(result.value, prepared.value.sorryAt);
+    if (!start.ok) throw new InvalidField("theorem.statement", start.reason);
+    const session = deps.sessions.open(result.ranOn, target.name, start.proofState);
+    return { sessionId: session.id, proofState: start.proofState, goals: start.goals, messages: start.messages.map(toLeanMessage) };
+  } catch (error) {
+    throw tacticModeError(error, signal, {
+      timeout: `elaborating the statement ran past ${timeoutMs} ms`,
+      crash: (detail) => new ConnectError(`the REPL worker failed while elaborating the statement (${detail}); retry`, Code.Unavailable),
+    });
+  }
+}
+
+export async function applyTactic(
+  request: ApplyTacticRequest,
+  context: HandlerContext,
+  deps: TacticModeDependencies,
+): Promise<MessageInitShape<typeof ApplyTacticResponseSchema>> {
+  const { signal } = context;
+  const session = deps.sessions.use(request.sessionId);
+  if (!session.states.has(request.proofState)) {
+    throw new InvalidField(
+      "proof_state",
+      `${request.proofState} is not a proof state of session ${request.sessionId}; its states are ${[...session.states].join(", ")}`,
+    );
+  }
+  checkText("tactic", request.tactic, deps.config);
+  const timeoutMs = leanTimeoutMs("timeout_ms", request.timeoutMs, deps.config);
+  const prepared = prepareTactic(request.tactic, session.theoremName);
+  if (!prepared.ok) {
+    // The model's step failed; the orchestrator feeds the reason back like a Lean error.
+    return {
+      status: TacticStatus.ERROR,
+      messages: [{ severity: Severity.ERROR, data: `refused before Lean ran: ${prepared.reason}` }],
+    };
+  }
+  const pool = deps.pool ?? raise(noReplConfigured());
+  try {
+    const result = await pool.run({
+      pin: session.pin,
+      signal,
+      run: (lease) => lease.send({ tactic: prepared.value, proofState: request.proofState }, { deadline: Date.now() + timeoutMs, signal }),
+    });
+    const outcome = readTacticOutcome(result.value);
+    if (outcome.proofState !== undefined) session.states.add(outcome.proofState);
+    return {
+      status: outcome.status,
+      proofState: outcome.proofState,
+      goals: outcome.goals,
+      messages: outcome.messages.map(toLeanMessage),
+    };
+  } catch (error) {
+    if (error instanceof WorkerLost) throw sessionLost(session.id, error.kind);
+    throw tacticModeError(error, signal, {
+      timeout: `the tactic ran past ${timeoutMs} ms; its worker was restarted and session ${session.id} is lost`,
+      crash: (detail) =>
+        new ConnectError(`the REPL worker failed (${detail}); session ${session.id} is lost, start the proof again`, Code.FailedPrecondition),
+    });
+  }
+}
+
+/** A worker that timed out or died mid-request has been restarted: say so with the right code. */
+function tacticModeError(
+  error: unknown,
+  signal: AbortSignal,
+  messages: { timeout: string; crash: (detail: string) => ConnectError },
+): ConnectError {
+  if (!signal.aborted && error instanceof ReplFailure) {
+    if (error.kind === "timeout") return new ConnectError(messages.timeout, Code.DeadlineExceeded);
+    if (error.kind !== "shutdown" && error.kind !== "cancel") return messages.crash(error.message);
+  }
+  return toConnectError(error, signal);
+}
+
+function raise(error: Error): never {
+  throw error;
+}

@@ -1,0 +1,144 @@
+// Every entry of BANNED_CONSTRUCTS, each with a proof that uses it; a new entry
+// without an example here fails the coverage test.
+import { describe, expect, it } from "vitest";
+import { BANNED_CONSTRUCTS, findBannedUse, lastComponent } from "./banned-constructs.js";
+
+const THEOREM = "foo";
+
+/** Entry name → proof bodies that must be refused for that entry (first match). */
+const EXAMPLES: Record<string, string[]> = {
+  sorry: ["by\n  simp\n  sorry", "by exact x.sorry", "by exact «sorry»"],
+  admit: ["by admit"],
+  sorryAx: ["sorryAx _ false"],
+  native_decide: ["by native_decide"],
+  native: ["by decide +native", "by decide (config := { native := true })"],
+  ofReduceBool: ["by exact Lean.ofReduceBool _ _ rfl"],
+  trustCompiler: ["by exact Lean.trustCompiler"],
+  "#eval": ["by simp\n#eval IO.println 1"],
+  "#exit": ["by simp\n#exit"],
+  "#print": ["by simp\n#print foo"],
+  run_cmd: ["by simp\nrun_cmd pure ()"],
+  run_tac: ["by run_tac pure ()"],
+  run_elab: ["by simp\nrun_elab pure ()"],
+  run_meta: ["by simp\nrun_meta pure ()"],
+  by_elab: ["by_elab do pure default"],
+  elab: ['by simp\nelab "x" : tactic => pure ()'],
+  elab_rules: ["by simp\nelab_rules : tactic | `(tactic| x) => pure ()"],
+  macro: ['by simp\nmacro "linarith" : tactic => `(tactic| sorry)'],
+  macro_rules: ["by simp\nmacro_rules | `(tactic| trivial) => `(tactic| rfl)"],
+  syntax: ['by simp\nsyntax "x" : tactic'],
+  notation: ['by simp\nnotation "X" => 1'],
+  infix: ['by simp\ninfix:65 " +* " => HAdd.hAdd'],
+  infixl: ['by simp\ninfixl:65 " +* " => HAdd.hAdd'],
+  infixr: ['by simp\ninfixr:65 " +* " => HAdd.hAdd'],
+  prefix: ['by simp\nprefix:max "√" => Nat.sqrt'],
+  postfix: ['by simp\npostfix:max "!" => Nat.factorial'],
+  axiom: ["by simp\naxiom cheat : False"],
+  implemented_by: ["by simp\n@[implemented_by g] def f := 1"],
+  extern: ['by simp\n@[extern "f"] opaque f : Nat'],
+  csimp: ["by simp\n@[csimp] theorem f_eq : @f = @g := rfl"],
+  unsafe: ["by simp\nunsafe def f := 1"],
+  "set_option debug.*/kernel.*": [
+    "by\n  set_option debug.skipKernelTC true in exact h",
+    "by\n  set_option kernel.x true in exact h",
+    "by\n  set_option «compiler.y» true in exact h",
+  ],
+  "debug.": ["by exact «debug».skipKernelTC"],
+  skipKernelTC: ["by exact Foo.skipKernelTC"],
+  import: ["by simp\nimport Mathlib"],
+  "open private": ["by\n  open private Environment.mk in exact h"],
+  initialize: ["by simp\ninitialize r : Unit ← pure ()"],
+  builtin_initialize: ["by simp\nbuiltin_initialize pure ()"],
+  "IO.": ['by exact (IO.Process.run { cmd := "ls" })'],
+  "Lean.Elab": ["by exact Lean.Elab.Term.elabTerm"],
+  "Lean.Meta": ["by exact Lean.Meta.mkFreshExprMVar"],
+  modifyEnv: ["by exact modifyEnv id"],
+  addDecl: ["by exact addDecl d"],
+  "apply?": ["by apply?"],
+  "exact?": ["by\n  intro x\n  exact?"],
+  "redeclaring the theorem": ["by simp\ntheorem foo : True := trivial", "by simp\nlemma _root_.foo : True := trivial"],
+  theorem: ["by simp\ntheorem other : True := trivial"],
+  lemma: ["by simp\nlemma other : True := trivial"],
+  def: ["by simp\ndef g := 1"],
+  abbrev: ["by simp\nabbrev g := 1"],
+  instance: ["by simp\ninstance : Inhabited Nat := ⟨0⟩"],
+  example: ["by simp\nexample : True := trivial"],
+  structure: ["by simp\nstructure S where x : Nat"],
+  inductive: ["by simp\ninductive T | a"],
+  class: ["by simp\nclass C where x : Nat"],
+  namespace: ["by simp\nnamespace X"],
+  section: ["by simp\nsection"],
+  end: ["by simp\nend X"],
+  mutual: ["by simp\nmutual"],
+  universe: ["by simp\nuniverse u"],
+  variable: ["by simp\nvariable (x : Nat)"],
+  opaque: ["by simp\nopaque o : Nat"],
+  attribute: ["by simp\nattribute [simp] foo"],
+  export: ["by simp\nexport Nat (succ)"],
+  noncomputable: ["by simp\nnoncomputable section"],
+  "#check": ["by simp\n#check Nat"],
+  "#reduce": ["by simp\n#reduce 2 ^ 100000"],
+  "#synth": ["by simp\n#synth Inhabited Nat"],
+};
+
+describe("BANNED_CONSTRUCTS", () => {
+  it("has an example for every entry, and nothing else", () => {
+    expect(Object.keys(EXAMPLES).sort()).toEqual(BANNED_CONSTRUCTS.map((construct) => construct.name).sort());
+  });
+
+  for (const [name, proofs] of Object.entries(EXAMPLES)) {
+    it(`refuses ${name} in a proof`, () => {
+      for (const proof of proofs) {
+        const use = findBannedUse(proof, "proof", THEOREM);
+        expect(use?.construct.name, proof).toBe(name);
+        expect(use?.construct.why.length).toBeGreaterThan(10);
+      }
+    });
+  }
+
+  it("reports where the first banned construct is", () => {
+    const proof = "by\n  simp\n  native_decide\n  sorry";
+    const use = findBannedUse(proof, "proof", THEOREM)!;
+    expect(use.construct.name).toBe("native_decide");
+    expect(proof.slice(use.index, use.index + use.text.length)).toBe("native_decide");
+  });
+
+  it("does not fire inside longer identifiers or on name components after a dot", () => {
+    for (const proof of [
+      "by exact h_sorry",
+      "by exact hsorry",
+      "by rw [native_decide_eq]",
+      "by exact sorry'",
+      "by simp [Nat.add_def, Set.image.def]",
+      "by exact List.prefix_refl",
+      "by exact axioms_ok",
+      "by simp [Finset.sum_range_succ]; ring",
+      "by\n  classical\n  exact (inferInstance : Inhabited Nat).default",
+      "by\n  open Nat in exact succ_ne_zero n",
+      "by\n  set_option maxHeartbeats 400000 in nlinarith [sq_nonneg (a - b)]",
+      "by exact foo_aux",
+      "by simp [foo.eq_1]",
+    ]) {
+      expect(findBannedUse(proof, "proof", THEOREM), proof).toBeUndefined();
+    }
+  });
+
+  it("allows declarations in the dataset's context but never the theorem's own name", () => {
+    const context = "open Real\ndef helper (n : Nat) := n + 1\ntheorem helper_pos (n : Nat) : 0 < helper n := Nat.succ_pos n";
+    expect(findBannedUse(context, "context", THEOREM)).toBeUndefined();
+    expect(findBannedUse("theorem Bar.foo : True := trivial", "context", THEOREM)?.construct.name).toBe("redeclaring the theorem");
+    expect(findBannedUse("def helper := sorry", "context", THEOREM)?.construct.name).toBe("sorry");
+  });
+
+  it("checks the statement for poison but not for its own declaration", () => {
+    expect(findBannedUse("theorem foo (n : Nat) : n + 0 = n", "statement", THEOREM)).toBeUndefined();
+    expect(findBannedUse("theorem foo (h : sorry) : True", "statement", THEOREM)?.construct.name).toBe("sorry");
+  });
+
+  it("takes the last component of a name, «quoted» or not", () => {
+    expect(lastComponent("Nat.foo")).toBe("foo");
+    expect(lastComponent("«my thm»")).toBe("my thm");
+    expect(lastComponent("A.«b.c»")).toBe("b.c");
+    expect(findBannedUse("by simp\ntheorem «my thm» : True := trivial", "proof", "«my thm»")?.construct.name).toBe("redeclaring the theorem");
+  });
+});

@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { prepareProof, prepareProofStart, prepareTactic } from "./proof-source.js";
+import type { TheoremTarget } from "./theorem-target.js";
+
+const target: TheoremTarget = { header: "import Mathlib", name: "t", statement: "theorem t (n : ℕ) : n + 0 = n", context: "" };
+
+describe("prepareProof", () => {
+  it("joins the proof body to the statement with :=", () => {
+    const prepared = prepareProof(target, "by simp");
+    expect(prepared).toEqual({ ok: true, value: { text: "theorem t (n : ℕ) : n + 0 = n := by simp", proofStart: { line: 1, column: 33 } } });
+  });
+
+  it("accepts a leading := and drops comments, keeping the proof's lines", () => {
+    const prepared = prepareProof(target, "  := by -- the easy way\n  simp");
+    expect(prepared.ok && prepared.value.text).toBe("theorem t (n : ℕ) : n + 0 = n := by                \n  simp");
+  });
+
+  it("puts the context first and counts the proof's start after it", () => {
+    const prepared = prepareProof({ ...target, context: "open Nat\nvariable (m : ℕ)" }, "by simp");
+    expect(prepared.ok && prepared.value).toEqual({
+      text: "open Nat\nvariable (m : ℕ)\ntheorem t (n : ℕ) : n + 0 = n := by simp",
+      proofStart: { line: 3, column: 33 },
+    });
+  });
+
+  it("refuses a banned construct, naming it and its line:column in the proof", () => {
+    expect(prepareProof(target, "by\n  -- sorry in a comment is fine\n  exact sorry")).toEqual({
+      ok: false,
+      reason: "banned `sorry` at proof 3:8: it leaves the goal unproved",
+    });
+  });
+
+  it("names the matched text when it differs from the entry's name", () => {
+    const prepared = prepareProof(target, "by\n  set_option debug.skipKernelTC true in simp");
+    expect(prepared.ok === false && prepared.reason).toBe(
+      "banned set_option debug.*/kernel.* (`set_option debug`) at proof 2:2: it switches off kernel checking (debug.skipKernelTC) or compiler guarantees",
+    );
+  });
+
+  it("refuses a banned construct in the context or the statement", () => {
+    const inContext = prepareProof({ ...target, context: "axiom cheat : False" }, "by simp");
+    expect(inContext.ok === false && inContext.reason).toMatch(/^banned `axiom` at context 1:0/);
+    const inStatement = prepareProof({ ...target, statement: "theorem t (h : sorryAx Prop) : True" }, "trivial");
+    expect(inStatement.ok === false && inStatement.reason).toMatch(/^banned `sorryAx` at statement 1:15/);
+  });
+
+  it("refuses a proof that is empty once comments are gone", () => {
+    expect(prepareProof(target, ":= -- nothing\n /- here -/")).toEqual({ ok: false, reason: "the proof is empty (after removing comments)" });
+  });
+});
+
+describe("prepareProofStart", () => {
+  it("closes the statement with by sorry and says where the REPL will report that sorry", () => {
+    const prepared = prepareProofStart({ ...target, context: "open Nat" });
+    expect(prepared.ok && prepared.value).toEqual({
+      text: "open Nat\ntheorem t (n : ℕ) : n + 0 = n := by sorry",
+      proofStart: { line: 2, column: 33 },
+      sorryAt: { line: 2, column: 36 },
+    });
+  });
+});
+
+describe("prepareTactic", () => {
+  it("passes a tactic without comments and refuses banned ones", () => {
+    expect(prepareTactic("  simp -- done\n", "t")).toEqual({ ok: true, value: "simp" });
+    expect(prepareTactic("exact?", "t")).toMatchObject({ ok: false, reason: expect.stringMatching(/^banned `exact\?` at tactic 1:0/) });
+    expect(prepareTactic("-- nothing", "t")).toEqual({ ok: false, reason: "the tactic is empty (after removing comments)" });
+  });
+});

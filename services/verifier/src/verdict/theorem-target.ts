@@ -1,0 +1,86 @@
+// What a proof must prove, taken from the request's Theorem (the dataset's record,
+// never the proof): the header it needs, the statement with its trailing `:= ...`
+// removed, the context placed before it, and the declared name `#print axioms` will
+// ask about.
+import { stripLeanComments } from "./strip-comments.js";
+
+export interface TheoremFields {
+  name: string;
+  statement: string;
+  context: string;
+  imports: readonly string[];
+  header: string;
+}
+
+export interface TheoremTarget {
+  /** The import header, elaborated once per worker and cached. */
+  header: string;
+  /** The declared name, as written in the statement (e.g. `foo`, `Nat.foo`, `«my thm»`). */
+  name: string;
+  /** The statement without comments and without a trailing `:=`, `:= by`, `:= sorry` or `:= by sorry`. */
+  statement: string;
+  /** The context without comments, or "" when there is none. */
+  context: string;
+}
+
+/** A request field that cannot be used; becomes INVALID_ARGUMENT naming `field`. */
+export class InvalidField extends Error {
+  override name = "InvalidField";
+  constructor(
+    readonly field: string,
+    readonly detail: string,
+  ) {
+    super(`${field}: ${detail}`);
+  }
+
+  /** The same problem, for a field nested under `prefix` (e.g. "items[3]."). */
+  under(prefix: string): InvalidField {
+    return new InvalidField(prefix + this.field, this.detail);
+  }
+}
+
+const DECLARATION =
+  /^(?:@\[[^\]]*\]\s*)*(?:(?:private|protected|noncomputable|nonrec)\s+)*(?:theorem|lemma)\s+((?:«[^»]*»|[^\s:(){}[\]⦃⦄«»])+)/u;
+const TRAILING_PROOF = /\s*:=\s*(?:by\s+sorry|sorry|by)?\s*$/u;
+const MODULE_NAME = /^(?:«[^»]+»|[\p{L}_][\p{L}\p{N}_'!?]*)(?:\.(?:«[^»]+»|[\p{L}_][\p{L}\p{N}_'!?]*))*$/u;
+
+export function theoremTarget(theorem: TheoremFields | undefined, defaultHeader: string): TheoremTarget {
+  if (!theorem) throw new InvalidField("theorem", "is required (the statement to prove comes from it, never from the proof)");
+  const statement = stripLeanComments(theorem.statement).trim().replace(TRAILING_PROOF, "");
+  if (statement === "") {
+    throw new InvalidField("theorem.statement", 'is empty; expected a Lean statement such as "theorem add_zero (n : Nat) : n + 0 = n"');
+  }
+  const declared = DECLARATION.exec(statement)?.[1];
+  if (declared === undefined) {
+    throw new InvalidField(
+      "theorem.statement",
+      `must declare a named theorem ("theorem NAME ..." or "lemma NAME ..."), so that #print axioms can check it; got: ${excerpt(statement)}`,
+    );
+  }
+  if (theorem.name !== "" && theorem.name !== declared) {
+    throw new InvalidField("theorem.name", `is "${theorem.name}" but theorem.statement declares "${declared}"; they must agree`);
+  }
+  return {
+    header: headerOf(theorem, defaultHeader),
+    name: declared,
+    statement,
+    context: stripLeanComments(theorem.context).trimEnd(),
+  };
+}
+
+/** `header` verbatim when set, else one `import` line per module of `imports`, else the configured default. */
+function headerOf(theorem: TheoremFields, defaultHeader: string): string {
+  if (theorem.header.trim() !== "") return theorem.header.trim();
+  if (theorem.imports.length === 0) return defaultHeader.trim();
+  theorem.imports.forEach((module, i) => {
+    if (!MODULE_NAME.test(module)) {
+      throw new InvalidField(`theorem.imports[${i}]`, `"${module}" is not a Lean module name (e.g. "Mathlib" or "Mathlib.Tactic")`);
+    }
+  });
+  return theorem.imports.map((module) => `import ${module}`).join("\n");
+}
+
+function excerpt(text: string): string {
+  const line = text.split("\n", 1)[0]!;
+  return line.length > 80 ? `${line.slice(0, 80)}…` : line;
+}

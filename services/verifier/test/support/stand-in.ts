@@ -1,0 +1,46 @@
+// The REPL stand-in (tests/fakes/lean-repl) as a REPL command for the verifier's
+// tests: a rules file written to a temporary directory, and the log of every request
+// the service sent.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { RulesFile } from "../../../../tests/fakes/lean-repl/rules.js";
+
+export type { Rule, RulesFile } from "../../../../tests/fakes/lean-repl/rules.js";
+
+/** The repository root: the stand-in runs there, so that `--import tsx` resolves. */
+export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
+export const STAND_IN = join(REPO_ROOT, "tests/fakes/lean-repl/main.ts");
+export const TRANSCRIPTS = join(REPO_ROOT, "tests/fakes/lean-repl/transcripts/");
+
+export interface LoggedRequest {
+  pid: number;
+  request: { kind: "command"; cmd: string; env?: number } | { kind: "tactic"; tactic: string; proofState: number };
+}
+
+export interface StandIn {
+  /** argv for repl.command. */
+  command: string[];
+  /** Every request the stand-in processes received, in order. */
+  requests(): LoggedRequest[];
+  cleanup(): void;
+}
+
+export function standIn(script: RulesFile): StandIn {
+  const dir = mkdtempSync(join(tmpdir(), "lean-repl-stand-in-"));
+  const rules = join(dir, "rules.json");
+  const log = join(dir, "requests.jsonl");
+  writeFileSync(rules, JSON.stringify(script));
+  return {
+    command: [process.execPath, "--import", "tsx", STAND_IN, "--rules", rules, "--log", log],
+    requests: () =>
+      existsSync(log)
+        ? readFileSync(log, "utf8")
+            .split("\n")
+            .filter((line) => line !== "")
+            .map((line) => JSON.parse(line) as LoggedRequest)
+        : [],
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}

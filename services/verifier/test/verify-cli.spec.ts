@@ -1,0 +1,104 @@
+// `lean-grpo verify FILE.jsonl` as a user runs it: the real bin, a verifier started on
+// loopback with the REPL of --repl-cmd (the stand-in), a verdict table on stdout and
+// one JSON result per record.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { REPO_ROOT, standIn, type StandIn } from "./support/stand-in.js";
+
+const BIN = join(REPO_ROOT, "services/orchestrator/bin/lean-grpo.mjs");
+let dir: string;
+let repl: StandIn;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "verify-cli-"));
+  repl = standIn({
+    rules: [
+      { when: { cmd: { includes: "by norm_num" } }, declares: { axioms: ["propext"] } },
+      { when: { cmd: { includes: "by linarith" } }, reply: { transcript: "dup_msg", response: 2 } },
+    ],
+  });
+});
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+  repl.cleanup();
+});
+
+async function run(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const inherited = { ...process.env };
+  delete inherited.LEAN_REPL_CMD;
+  delete inherited.LEAN_REPL_CWD;
+  delete inherited.LOG_LEVEL;
+  const child = spawn(process.execPath, [BIN, "verify", ...args], {
+    cwd: REPO_ROOT,
+    env: { ...inherited, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
+  const [code] = await once(child, "exit");
+  return { code: code as number, stdout, stderr };
+}
+
+const replCmd = () => repl.command.map((arg) => `'${arg}'`).join(" ");
+
+describe("lean-grpo verify", () => {
+  it("prints a verdict table and writes one JSON result per record, in input order", async () => {
+    const input = join(dir, "proofs.jsonl");
+    const records = [
+      { name: "mathd_1", statement: "theorem mathd_1 : (2 : ℕ) + 2 = 4", proof: "by norm_num", imports: ["Mathlib"] },
+      { id: "x-2", formal_statement: "theorem mathd_2 : (1 : ℕ) < 2 := by\n", proof: "by linarith", header: "import Mathlib" },
+      { name: "mathd_3", statement: "theorem mathd_3 : True", proof: "by sorry", imports: ["Mathlib"] },
+    ];
+    writeFileSync(input, records.map((record) => JSON.stringify(record)).join("\n") + "\n\n");
+    const { code, stdout, stderr } = await run([input, "--repl-cmd", replCmd(), "--repl-cwd", REPO_ROOT, "--pool-size", "2"]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    const lines = stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^\s+#\s+name\s+verdict\s+ms\s+reason$/);
+    const rows = lines.slice(1, 4).sort();
+    expect(rows[0]).toMatch(/^\s+1\s+mathd_1\s+PROVED\s+\d+\s+proved$/);
+    expect(rows[1]).toMatch(/^\s+2\s+x-2\s+ERROR\s+\d+\s+Unknown identifier `g` \(at 1:7\)$/);
+    expect(rows[2]).toMatch(/^\s+3\s+mathd_3\s+REJECTED\s+\d+\s+banned `sorry` at proof 1:3/);
+    expect(lines.at(-2)).toMatch(/^3 proofs: (PROVED 1|ERROR 1|REJECTED 1)(, (PROVED 1|ERROR 1|REJECTED 1)){2}$/);
+    expect(lines.at(-1)).toBe(`results: ${join(dir, "proofs.results.jsonl")}`);
+
+    const results = readFileSync(join(dir, "proofs.results.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    expect(results.map((result) => [result.id, result.verdict])).toEqual([
+      ["mathd_1", "PROVED"],
+      ["x-2", "ERROR"],
+      ["mathd_3", "REJECTED"],
+    ]);
+    expect(results[0]).toMatchObject({ name: "mathd_1", axioms: ["propext"], errors: 0 });
+    expect(results[1]).toMatchObject({ errors: 1 });
+  });
+
+  it("writes where --out says", async () => {
+    const input = join(dir, "one.jsonl");
+    writeFileSync(input, `${JSON.stringify({ statement: "theorem one : 1 = 1", proof: "by norm_num" })}\n`);
+    const out = join(dir, "elsewhere.jsonl");
+    const { code } = await run([input, "--out", out], { LEAN_REPL_CMD: replCmd(), LEAN_REPL_CWD: REPO_ROOT });
+    expect(code).toBe(0);
+    expect(JSON.parse(readFileSync(out, "utf8"))).toMatchObject({ verdict: "PROVED" });
+  });
+
+  it("names the line and the field of a bad record, exiting 2", async () => {
+    const input = join(dir, "bad.jsonl");
+    writeFileSync(input, `${JSON.stringify({ statement: "theorem a : True", proof: "trivial" })}\n${JSON.stringify({ statement: "theorem b : True" })}\n`);
+    const { code, stderr } = await run([input, "--repl-cmd", replCmd()]);
+    expect(code).toBe(2);
+    expect(stderr).toBe(`lean-grpo: ${input}:2: missing "proof": the proof body, e.g. "by simp"\n`);
+  });
+
+  it("says how to name a REPL when there is none", async () => {
+    const input = join(dir, "one.jsonl");
+    const { code, stderr } = await run([input]);
+    expect(code).toBe(2);
+    expect(stderr).toContain("lean-grpo: no Lean REPL: pass --repl-cmd");
+  });
+});
