@@ -1,24 +1,39 @@
-// connect-node maps an HTTP/2 stream reset with REFUSED_STREAM to UNAVAILABLE
-// (connectErrorFromH2ResetCode), but when Node emits the stream's "error" event
-// before its "close" event the same reset surfaces as INTERNAL. This happens
-// to calls sent on the connection of a replica that just died. REFUSED_STREAM
-// guarantees the server processed nothing (RFC 9113 §8.7), so the code is put
-// back to UNAVAILABLE, which makes the call retryable like a refused connection.
+// Transport failures that connect-node reports with other codes than gRPC clients
+// use, put back to UNAVAILABLE (the code gRPC gives a lost or refused connection,
+// and the one the balanced transport retries):
+// - a stream reset with REFUSED_STREAM surfaces as INTERNAL when Node emits the
+//   stream's "error" before its "close" (calls sent to a replica that just died);
+//   REFUSED_STREAM guarantees the server processed nothing (RFC 9113 §8.7);
+// - a connection reset or broken pipe mid-call (the replica's process died) surfaces
+//   as ABORTED; grpc-go and grpc-js report it as UNAVAILABLE. The call may have run
+//   on the dead replica, so retrying it assumes, as gRPC's retry policy does for
+//   UNAVAILABLE, that the method is safe to repeat (every mesh RPC retried this way
+//   is: Verify, Score, Generate and Tokenize have no side effects).
 import { Code, ConnectError } from "@connectrpc/connect";
 
+const LOST_CONNECTION = new Set(["ECONNRESET", "EPIPE", "ERR_HTTP2_SESSION_ERROR", "ERR_HTTP2_GOAWAY_SESSION"]);
+
 export function restoreRefusedStream(error: ConnectError): ConnectError {
-  if (error.code !== Code.Internal || !causedByRefusedStream(error.cause)) return error;
+  const retryable =
+    (error.code === Code.Internal && causedBy(error.cause, isRefusedStream)) ||
+    (error.code === Code.Aborted && causedBy(error.cause, isLostConnection));
+  if (!retryable) return error;
   return new ConnectError(error.rawMessage, Code.Unavailable, error.metadata, undefined, error.cause);
 }
 
-function causedByRefusedStream(reason: unknown): boolean {
+function isRefusedStream(reason: Error): boolean {
+  // Node's message for this code is "Stream closed with error code <name>".
+  return (reason as NodeJS.ErrnoException).code === "ERR_HTTP2_STREAM_ERROR" && reason.message.endsWith("NGHTTP2_REFUSED_STREAM");
+}
+
+function isLostConnection(reason: Error): boolean {
+  return LOST_CONNECTION.has((reason as NodeJS.ErrnoException).code ?? "");
+}
+
+function causedBy(reason: unknown, test: (error: Error) => boolean): boolean {
   const seen = new Set<unknown>();
   while (reason instanceof Error && !seen.has(reason)) {
-    // Node's message for this code is "Stream closed with error code <name>".
-    const code = (reason as NodeJS.ErrnoException).code;
-    if (code === "ERR_HTTP2_STREAM_ERROR" && reason.message.endsWith("NGHTTP2_REFUSED_STREAM")) {
-      return true;
-    }
+    if (test(reason)) return true;
     seen.add(reason);
     reason = reason.cause;
   }
