@@ -112,6 +112,12 @@ describe.skipIf(!kubectl).each(["dev", "gpu"])("Kubernetes overlay %s", (overlay
       const inference = named(objects, "Deployment", "inference")!.spec.template.spec;
       const claim = (pod: any) => pod.volumes.find((v: any) => v.name === "adapters")?.persistentVolumeClaim?.claimName;
       expect(claim(inference)).toBe("adapters");
+      expect(inference.containers[0].env).toEqual(
+        expect.arrayContaining([
+          { name: "LEANGRPO_INFERENCE_VLLM__URL", value: "http://vllm:8000" },
+          { name: "LEANGRPO_INFERENCE_ADAPTERS__DIR", value: "/adapters" },
+        ]),
+      );
       expect(claim(vllm)).toBe("adapters");
       expect(named(objects, "Deployment", "verifier")!.spec.template.spec.containers[0].resources.limits.memory).toBe("12Gi");
     });
