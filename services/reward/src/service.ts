@@ -1,9 +1,10 @@
 // RewardService: the handler, mountable in-process (embedded mode, tests) or served by src/server.ts.
-import { create, type JsonObject } from "@bufbuild/protobuf";
+import { create, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { ServiceRegistration } from "@lean-grpo/kit";
 import { ParameterInfoSchema } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import {
+  type ListScorersResponseSchema,
   RewardPresetSchema,
   RewardService,
   ScorerInfoSchema,
@@ -23,7 +24,7 @@ import { mathAnswerScorer, mathJudgeOptions } from "./scorers/math-answer.js";
 import { connectVerifier, type Verifier } from "./verification/verifier.js";
 
 export interface RewardServiceRegistration extends ServiceRegistration<typeof RewardService> {
-  /** Closes the verifier client; the registration must not serve afterwards. */
+  /** Closes the verifier client; serve() calls it once the drain is over. */
   close(): void;
 }
 
@@ -31,6 +32,7 @@ export function createRewardService(config: RewardConfig): RewardServiceRegistra
   const configured = configuredReward(config.reward);
   const urls = verifierUrls(config);
   const verifier: Verifier | undefined = urls.length > 0 ? connectVerifier(urls) : undefined;
+  const listing = scorerListing(configured);
 
   function evidenceContext(reward: ResolvedReward, ctx: HandlerContext, requestId: string): EvidenceContext {
     return {
@@ -88,30 +90,33 @@ export function createRewardService(config: RewardConfig): RewardServiceRegistra
         return { results, rewardMean: stats.mean, rewardStd: stats.std, passRate: stats.passRate };
       },
 
-      listScorers() {
-        return {
-          scorers: SCORERS.map((scorer) =>
-            create(ScorerInfoSchema, {
-              name: scorer.name,
-              description: scorer.description,
-              groupLevel: scorer.groupLevel,
-              params: Object.entries(scorer.params).map(([name, param]) =>
-                create(ParameterInfoSchema, {
-                  name,
-                  type: param.type,
-                  defaultValue: JSON.stringify(param.default),
-                  description: `${param.description} Accepts ${param.accepts}.`,
-                  allowedValues: [...(param.allowedValues ?? [])],
-                }),
-              ),
-            }),
-          ),
-          presets: PRESETS.map((preset) => presetMessage(presetReward(preset.name, "preset"))),
-          active: presetMessage(configured),
-        };
-      },
+      listScorers: () => listing,
     },
     close: () => verifier?.close(),
+  };
+}
+
+/** ListScorers' answer: it changes only with the config, so it is built once. */
+function scorerListing(configured: ResolvedReward): MessageInitShape<typeof ListScorersResponseSchema> {
+  return {
+    scorers: SCORERS.map((scorer) =>
+      create(ScorerInfoSchema, {
+        name: scorer.name,
+        description: scorer.description,
+        groupLevel: scorer.groupLevel,
+        params: Object.entries(scorer.params).map(([name, param]) =>
+          create(ParameterInfoSchema, {
+            name,
+            type: param.type,
+            defaultValue: JSON.stringify(param.default),
+            description: `${param.description} Accepts ${param.accepts}.`,
+            allowedValues: [...(param.allowedValues ?? [])],
+          }),
+        ),
+      }),
+    ),
+    presets: PRESETS.map((preset) => presetMessage(presetReward(preset.name, "preset"))),
+    active: presetMessage(configured),
   };
 }
 

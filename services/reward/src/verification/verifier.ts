@@ -1,0 +1,25 @@
+// The client side of LeanVerifierService as the reward service uses it: one
+// balanced client over the configured URLs (or a dns:/// target), with trace
+// context passed on.
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { LeanVerifierService, type VerifyRequestSchema, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import { createServiceClient, rpcClientTracing } from "@lean-grpo/kit";
+
+export interface Verifier {
+  /** Where it sends requests, for messages. */
+  readonly target: string;
+  verify(request: MessageInitShape<typeof VerifyRequestSchema>, options: { signal: AbortSignal; timeoutMs: number }): Promise<VerifyResponse>;
+  close(): void;
+}
+
+export function connectVerifier(urls: readonly string[]): Verifier {
+  const [first] = urls;
+  // A dns:/// name comes alone (the config schema sees to it); its addresses are the replicas.
+  const options = first?.startsWith("dns:///") ? { target: first } : { endpoints: [...urls] };
+  const { client, transport } = createServiceClient(LeanVerifierService, { ...options, interceptors: [rpcClientTracing()] });
+  return {
+    target: urls.join(", "),
+    verify: (request, { signal, timeoutMs }) => client.verify(request, { signal, timeoutMs }),
+    close: () => transport.close(),
+  };
+}
