@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
-import { createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { RewardService } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
 import { repoRoot } from "../support/interop-verifier.js";
@@ -39,6 +40,14 @@ describe("lean-grpo serve all", () => {
       const health = createClient(Health, createGrpcTransport({ baseUrl: urls[name]! }));
       expect((await health.check({ service })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
     }
+    // serve all points the reward service at the verifier it started: a Lean proof is
+    // sent on to it (which, with no REPL configured here, says so).
+    const reward = createClient(RewardService, createGrpcTransport({ baseUrl: urls.reward! }));
+    const error = await reward
+      .score({ theorem: { name: "t", statement: "theorem t : True" }, completion: { text: "```lean\ntheorem t : True := by trivial\n```" } })
+      .then(() => undefined, (e) => ConnectError.from(e));
+    expect(error?.code).toBe(Code.Unavailable);
+    expect(error?.rawMessage).toContain("repl.command");
     child.kill("SIGTERM");
     const [code] = await once(child, "exit");
     expect(code).toBe(0);

@@ -33,8 +33,10 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
   setupTracing({ serviceName: target === "all" ? "lean-grpo" : `lean-grpo-${target}` });
 
   const servers: RunningServer[] = [];
+  const urls: Record<string, string> = {};
   for (const service of entries) {
     const config = configs[service.name]!;
+    if (target === "all") service.wire?.(config, urls);
     servers.push(
       await serve({
         name: service.name,
@@ -43,6 +45,7 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
         logger: createLogger(service.name),
       }),
     );
+    urls[service.name] = servers.at(-1)!.url;
   }
   printTable(entries.map((e, i) => ({ service: e.name, url: servers[i]!.url })));
   onStopSignal(async () => {

@@ -14,21 +14,26 @@ export interface CatalogEntry {
   name: string;
   schema: z.ZodType<{ server: ServerConfig }>;
   create(config: { server: ServerConfig }): ServiceRegistration;
+  /** In `serve all`: points the config at the services it calls (by their URLs), unless set. */
+  wire?(config: { server: ServerConfig }, urls: Readonly<Record<string, string>>): void;
 }
 
 function entry<S extends z.ZodType<{ server: ServerConfig }>>(
   name: string,
   schema: S,
   create: (config: z.infer<S>) => ServiceRegistration,
+  wire?: (config: z.infer<S>, urls: Readonly<Record<string, string>>) => void,
 ): CatalogEntry {
-  return { name, schema, create: create as CatalogEntry["create"] };
+  return { name, schema, create: create as CatalogEntry["create"], ...(wire ? { wire: wire as CatalogEntry["wire"] } : {}) };
 }
 
 /** In start-up order: the orchestrator last, since it calls the others. */
 export const SERVICE_CATALOG: readonly CatalogEntry[] = [
   entry("inference", InferenceConfigSchema, createInferenceService),
   entry("verifier", VerifierConfigSchema, createVerifierService),
-  entry("reward", RewardConfigSchema, createRewardService),
+  entry("reward", RewardConfigSchema, createRewardService, (config, urls) => {
+    config.verifier.url ??= urls.verifier;
+  }),
   entry("learner", LearnerConfigSchema, createLearnerService),
   entry("orchestrator", OrchestratorConfigSchema, createOrchestratorService),
 ];
