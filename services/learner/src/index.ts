@@ -33,3 +33,19 @@ export { ChatTemplate, type ChatMessage, type ChatTemplateOptions } from "./toke
 export { generate, type GeneratedSequence, type GenerationOptions } from "./decode/generate.js";
 export { sampleToken, validateSamplingParams, type SampledToken, type SamplingParams } from "./decode/sampler.js";
 export { SeededRandom } from "./decode/seeded-random.js";
+
+// The GRPO family, the optimizer and the training step (issue 6).
+export { ALGORITHMS, ALGORITHM_NAMES, algorithmNamed } from "./algorithms/registry.js";
+export type { Algorithm } from "./algorithms/algorithm.js";
+export { AlgorithmConfigError } from "./algorithms/algorithm-config-error.js";
+export type { KlEstimator, LossAggregation, LossSettings, ScaleRewards } from "./algorithms/loss-settings.js";
+export type { ParameterSpec } from "./algorithms/parameters.js";
+export { groupAdvantages, type GroupAdvantages } from "./algorithms/advantages.js";
+export { AdamW, type AdamWSettings, type AdamWState } from "./optimizer/adamw.js";
+export { learningRateMultiplier, LR_SCHEDULES, type LrSchedule, type LrScheduleName } from "./optimizer/learning-rate-schedule.js";
+export {
+  Learner, StepOrderError, UnknownVersionError, type LearnerOptions, type StepRequest, type StepResult,
+} from "./training/learner.js";
+export { SampleError } from "./training/sample-error.js";
+export { CheckpointError } from "./training/checkpoint-files.js";
+export type { TrainingExample } from "./training/training-example.js";

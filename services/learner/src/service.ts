@@ -2,11 +2,27 @@
 import type { ServiceRegistration } from "@lean-grpo/kit";
 import { LearnerService } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import type { LearnerConfig } from "./config.js";
+import { loadCheckpoint, saveCheckpoint } from "./rpc/checkpoints.js";
+import { computeLogprobs } from "./rpc/compute-logprobs.js";
+import { exportAdapter } from "./rpc/export-adapter.js";
+import { LearnerHost } from "./rpc/learner-host.js";
+import { listAlgorithms } from "./rpc/list-algorithms.js";
+import { getStatus } from "./rpc/status.js";
+import { trainStep } from "./rpc/train-step.js";
 
-/**
- * Returns the LearnerService registration. Its RPCs land with issue 5 and 6; until then
- * every method answers UNIMPLEMENTED (the kit fills in methods left out).
- */
-export function createLearnerService(_config: LearnerConfig): ServiceRegistration<typeof LearnerService> {
-  return { service: LearnerService, impl: {} };
+/** The LearnerService registration. The model loads on the first RPC that needs it. */
+export function createLearnerService(config: LearnerConfig): ServiceRegistration<typeof LearnerService> {
+  const host = new LearnerHost(config);
+  return {
+    service: LearnerService,
+    impl: {
+      trainStep: (requests, ctx) => trainStep(host, requests, ctx),
+      computeLogprobs: (request, ctx) => computeLogprobs(host, request, ctx),
+      exportAdapter: (request, ctx) => exportAdapter(host, request, ctx),
+      saveCheckpoint: (request, ctx) => saveCheckpoint(host, request, ctx),
+      loadCheckpoint: (request, ctx) => loadCheckpoint(host, request, ctx),
+      getStatus: async () => getStatus(host),
+      listAlgorithms: async () => listAlgorithms(),
+    },
+  };
 }

@@ -135,8 +135,9 @@ export class SafetensorsFile {
         `${this.source}: tensor "${name}" has dtype ${info.dtype}; accepted: ${FLOAT_DTYPES.join(", ")}`,
       );
     }
-    // Copy into a fresh buffer: typed-array views need an aligned offset.
-    const raw = (await this.rawBytes(name)).slice();
+    // Copy into a fresh buffer: typed-array views need an aligned offset. Not .slice(): on a
+    // Node Buffer (bytes streamed over gRPC) it is a view into a shared pool, not a copy.
+    const raw = new Uint8Array(await this.rawBytes(name));
     if (info.dtype === "F32") return new Float32Array(raw.buffer, 0, raw.byteLength / 4);
     const halves = new Uint16Array(raw.buffer, 0, raw.byteLength / 2);
     return info.dtype === "BF16" ? bfloat16ToFloat32(halves) : float16ToFloat32(halves);

@@ -4,6 +4,7 @@ import { ConfigError } from "@lean-grpo/kit";
 import { serveCommand, type ServeCommandOptions } from "./serve-command.js";
 import { SERVICE_NAMES } from "./service-catalog.js";
 import { registerVerifyCommand } from "./verify-command.js";
+import { registerAlgorithmsCommand } from "./algorithms-command.js";
 
 const program = new Command()
   .name("lean-grpo")
@@ -23,6 +24,7 @@ program
   });
 
 registerVerifyCommand(program);
+registerAlgorithmsCommand(program);
 
 try {
   await program.parseAsync();

@@ -1,0 +1,54 @@
+// Outcome advantages, one per completion (grpo-math §2.2, §15.2): r − mean of its group,
+// divided by (Bessel std + ε) of the group or of the whole batch, or not at all. A group of
+// one has no std (NaN) and its completion gets 0, as TRL's nan_to_num does.
+import type { ScaleRewards } from "./loss-settings.js";
+
+export interface GroupAdvantages {
+  advantages: number[];
+  /** Groups whose rewards are all equal (including groups of one): no policy-gradient signal. */
+  zeroStdGroups: string[];
+  /** Fraction of completions whose group std is 0 (TRL's frac_reward_zero_std). */
+  fracRewardZeroStd: number;
+}
+
+function mean(values: readonly number[]): number {
+  return values.reduce((s, v) => s + v, 0) / Math.max(1, values.length);
+}
+
+/** Bessel-corrected standard deviation; NaN for fewer than two values. */
+export function besselStd(values: readonly number[]): number {
+  if (values.length < 2) return Number.NaN;
+  const m = mean(values);
+  return Math.sqrt(values.reduce((s, v) => s + (v - m) ** 2, 0) / (values.length - 1));
+}
+
+export function groupAdvantages(
+  rewards: readonly number[],
+  groupIds: readonly string[],
+  scale: ScaleRewards,
+  epsilon: number,
+): GroupAdvantages {
+  const members = new Map<string, number[]>();
+  groupIds.forEach((g, i) => {
+    const list = members.get(g);
+    if (list) list.push(i); else members.set(g, [i]);
+  });
+  const batchStd = besselStd(rewards);
+  const advantages = new Array<number>(rewards.length).fill(0);
+  const zeroStdGroups: string[] = [];
+  let zeroStdSamples = 0;
+  for (const [group, indices] of members) {
+    const values = indices.map((i) => rewards[i]!);
+    const groupMean = mean(values);
+    const groupStd = besselStd(values);
+    if (Math.max(...values) === Math.min(...values)) zeroStdGroups.push(group);
+    if (groupStd === 0) zeroStdSamples += indices.length;
+    for (const i of indices) {
+      let a = rewards[i]! - groupMean;
+      if (scale === "group") a /= groupStd + epsilon;
+      else if (scale === "batch") a /= batchStd + epsilon;
+      advantages[i] = Number.isFinite(a) ? a : 0;
+    }
+  }
+  return { advantages, zeroStdGroups, fracRewardZeroStd: zeroStdSamples / Math.max(1, rewards.length) };
+}

@@ -1,0 +1,45 @@
+// The knobs of a GRPO-family loss, resolved from an algorithm's defaults and the caller's
+// algorithm_config. Every algorithm is a point in this space (grpo-math §13).
+
+export const SCALE_REWARDS = ["group", "batch", "none"] as const;
+export type ScaleRewards = (typeof SCALE_REWARDS)[number];
+
+export const KL_ESTIMATORS = ["k1", "k2", "k3", "abs"] as const;
+export type KlEstimator = (typeof KL_ESTIMATORS)[number];
+
+export const LOSS_AGGREGATIONS = ["seq-mean-token-mean", "token-mean", "seq-mean-token-sum-norm"] as const;
+export type LossAggregation = (typeof LOSS_AGGREGATIONS)[number];
+
+export type RatioLevel = "token" | "sequence";
+
+export interface LossSettings {
+  /** Logits are divided by this, as the sampler did (grpo-math §1). */
+  temperature: number;
+  /** Divide r − group mean by the group's or the batch's Bessel std (+ advantageEpsilon), or not. */
+  scaleRewards: ScaleRewards;
+  advantageEpsilon: number;
+  /** Token ratios (GRPO, DAPO) or the length-normalised sequence ratio (GSPO). */
+  level: RatioLevel;
+  /** Clip range [1 − epsilonLow, 1 + epsilonHigh]. */
+  epsilonLow: number;
+  epsilonHigh: number;
+  /** Two-sided clipping: the ratio is capped at delta before the min (INTELLECT-2); null is off. */
+  delta: number | null;
+  /** KL coefficient β against the reference policy (adapter disabled); 0 skips the reference pass. */
+  beta: number;
+  klEstimator: KlEstimator;
+  aggregation: LossAggregation;
+  /** Dr. GRPO's constant normaliser (the generation budget). */
+  maxCompletionLength: number;
+  /** Truncated completions leave the loss (TRL mask_truncated_completions). */
+  maskTruncatedCompletions: boolean;
+  /** Truncated importance sampling against the sampler: weight min(exp(old − sampler), cap); null is off. */
+  importanceSamplingCap: number | null;
+  /** DAPO dynamic sampling: groups with zero reward spread leave the batch. */
+  dynamicSampling: boolean;
+  /** DGPO's DPO term between the best and worst completion of each group: coefficient (0 is off) and β. */
+  dpoCoef: number;
+  dpoBeta: number;
+  /** μ: optimizer updates on the same batch, ratios taken against the logprobs before the first. */
+  numIterations: number;
+}

@@ -1,0 +1,14 @@
+// Per-token constants (old, reference, sampler logprobs) in the right-aligned [rows, C]
+// layout of completionLogprobs: token i of a row of length n sits at column C − n + i.
+import * as tf from "@tensorflow/tfjs-core";
+
+export function rightAligned(rows: readonly (readonly number[])[], window: number): tf.Tensor2D {
+  const out = new Float32Array(rows.length * window);
+  rows.forEach((row, r) => row.forEach((v, i) => { out[r * window + window - row.length + i] = v; }));
+  return tf.tensor2d(out, [rows.length, window]);
+}
+
+/** One value per row as a [rows, 1] column. */
+export function column(values: readonly number[]): tf.Tensor2D {
+  return tf.tensor2d(Float32Array.from(values), [values.length, 1]);
+}

@@ -1,0 +1,98 @@
+// A learner checkpoint on disk: everything the next step depends on, so a learner restarted
+// from it takes the same next step as one that never stopped.
+//   adapter/                  the PEFT adapter (float32, exact)
+//   optimizer.safetensors     AdamW's first and second moments, named by PEFT key in the learner's
+//                             [in, r] / [r, out] layout (float32, exact)
+//   trainer_state.json        step, adapter version, algorithm, optimizer update count (the
+//                             schedule position and bias corrections), and the dropout seed
+//                             (dropout masks are a function of seed and update count)
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { AdamWState } from "../optimizer/adamw.js";
+import { SafetensorsFile } from "../safetensors/safetensors-reader.js";
+import { serializeSafetensors } from "../safetensors/safetensors-writer.js";
+
+export const ADAPTER_DIR = "adapter";
+export const OPTIMIZER_FILE = "optimizer.safetensors";
+export const STATE_FILE = "trainer_state.json";
+const FORMAT_VERSION = 1;
+
+export interface TrainerState {
+  step: number;
+  adapterVersion: number;
+  algorithm: string;
+  seed: number;
+  baseModel: string;
+}
+
+export class CheckpointError extends Error {
+  override readonly name = "CheckpointError";
+}
+
+export async function writeCheckpointState(directory: string, state: TrainerState, optimizer: AdamWState, shapes: ReadonlyMap<string, number[]>): Promise<void> {
+  await mkdir(directory, { recursive: true });
+  const tensors = [...optimizer.firstMoments].flatMap(([key, m]) => [
+    { name: `${key}.exp_avg`, shape: shapes.get(key)!, data: m },
+    { name: `${key}.exp_avg_sq`, shape: shapes.get(key)!, data: optimizer.secondMoments.get(key)! },
+  ]);
+  await writeFile(path.join(directory, OPTIMIZER_FILE), serializeSafetensors(tensors, { format: "pt" }));
+  const json = {
+    format_version: FORMAT_VERSION,
+    step: state.step,
+    adapter_version: state.adapterVersion,
+    algorithm: state.algorithm,
+    optimizer_updates: optimizer.step,
+    seed: state.seed,
+    base_model: state.baseModel,
+  };
+  await writeFile(path.join(directory, STATE_FILE), JSON.stringify(json, null, 2));
+}
+
+function field(json: Record<string, unknown>, key: string, file: string): number {
+  const value = json[key];
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw new CheckpointError(`${file}: "${key}" is ${JSON.stringify(value)}; expected a non-negative integer`);
+  }
+  return value;
+}
+
+export async function readCheckpointState(directory: string): Promise<{ state: TrainerState; optimizer: AdamWState }> {
+  const file = path.join(directory, STATE_FILE);
+  let json: Record<string, unknown>;
+  try {
+    json = JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
+  } catch (error) {
+    throw new CheckpointError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; is ${directory} a directory written by SaveCheckpoint?`);
+  }
+  if (json.format_version !== FORMAT_VERSION) {
+    throw new CheckpointError(`${file}: format_version ${JSON.stringify(json.format_version)} is not supported; accepted: ${FORMAT_VERSION}`);
+  }
+  const state: TrainerState = {
+    step: field(json, "step", file),
+    adapterVersion: field(json, "adapter_version", file),
+    algorithm: typeof json.algorithm === "string" ? json.algorithm : "",
+    seed: field(json, "seed", file),
+    baseModel: typeof json.base_model === "string" ? json.base_model : "",
+  };
+  const optimizer: AdamWState = { step: field(json, "optimizer_updates", file), firstMoments: new Map(), secondMoments: new Map() };
+  const st = await SafetensorsFile.open(path.join(directory, OPTIMIZER_FILE)).catch((error: Error) => {
+    throw new CheckpointError(`cannot read ${path.join(directory, OPTIMIZER_FILE)}: ${error.message}`);
+  });
+  try {
+    for (const name of st.tensors.keys()) {
+      const match = /^(.*)\.(exp_avg|exp_avg_sq)$/.exec(name);
+      if (!match) throw new CheckpointError(`${OPTIMIZER_FILE}: tensor "${name}" is not an AdamW moment`);
+      (match[2] === "exp_avg" ? optimizer.firstMoments : optimizer.secondMoments).set(match[1]!, await st.float32(name));
+    }
+  } finally {
+    await st.close();
+  }
+  return { state, optimizer };
+}
+
+/** Total bytes of the files directly in a directory and its adapter folder. */
+export async function checkpointSize(directory: string): Promise<number> {
+  const files = [OPTIMIZER_FILE, STATE_FILE, path.join(ADAPTER_DIR, "adapter_config.json"), path.join(ADAPTER_DIR, "adapter_model.safetensors")];
+  const sizes = await Promise.all(files.map(async (f) => (await stat(path.join(directory, f))).size));
+  return sizes.reduce((a, b) => a + b, 0);
+}

@@ -1,0 +1,286 @@
+// The learner's state and its operations: a policy (base model + LoRA adapter), AdamW, the
+// step counter and the adapter versions; one training step, logprobs, exports and
+// checkpoints. Operations run one at a time (a step mutates the weights that everything
+// else reads).
+import * as tf from "@tensorflow/tfjs-core";
+import path from "node:path";
+import type { LossSettings } from "../algorithms/loss-settings.js";
+import { algorithmNamed } from "../algorithms/registry.js";
+import { scoreCompletions, type PromptCompletion } from "../logprobs/completion-logprobs.js";
+import { LoraAdapter } from "../lora/lora-adapter.js";
+import type { LoraConfig } from "../lora/lora-config.js";
+import { exportPeftAdapter, loadPeftAdapter, savePeftAdapter, type PeftFiles } from "../lora/peft-adapter.js";
+import type { CausalLM } from "../model/causal-lm.js";
+import { validateTokenIds } from "../model/token-batch.js";
+import { AdamW, type AdamWSettings } from "../optimizer/adamw.js";
+import { clipByGlobalNorm } from "../optimizer/global-norm-clipping.js";
+import { learningRateMultiplier, type LrSchedule } from "../optimizer/learning-rate-schedule.js";
+import { ADAPTER_DIR, checkpointSize, readCheckpointState, writeCheckpointState } from "./checkpoint-files.js";
+import { prepareBatch, type TrainingModeName } from "./prepared-batch.js";
+import { validateExamples } from "./sample-validation.js";
+import { SampleError } from "./sample-error.js";
+import { stepGradients } from "./step-gradients.js";
+import { stepMetrics, type UpdateRecord } from "./step-metrics.js";
+import type { TrainingExample } from "./training-example.js";
+
+export interface OptimizerOptions extends AdamWSettings {
+  learningRate: number;
+  /** Global-norm clipping; null is off. */
+  maxGradNorm: number | null;
+  schedule: LrSchedule;
+}
+
+export interface LearnerOptions {
+  /** Base model id or path, written into adapter manifests and PEFT configs. */
+  baseModel: string;
+  lora: LoraConfig;
+  optimizer: OptimizerOptions;
+  /** Padded tokens per micro-batch (gradient accumulation beyond). */
+  microBatchTokens: number;
+  /** Seeds the adapter's initialisation and LoRA dropout. */
+  seed: number;
+  /** Adapter versions held for ExportAdapter. */
+  keepVersions: number;
+}
+
+export interface StepRequest {
+  algorithm: string;
+  algorithmConfig: Record<string, unknown>;
+  mode: TrainingModeName;
+  examples: TrainingExample[];
+  /** Caller's step number; 0 skips the check. */
+  step: number;
+  expectedSamples: number;
+  numGenerations: number;
+  signal?: AbortSignal;
+}
+
+export interface StepResult {
+  step: number;
+  adapterVersion: number;
+  adapterName: string;
+  metrics: Record<string, number>;
+  zeroStdGroups: string[];
+}
+
+/** The caller's step does not follow the learner's (FAILED_PRECONDITION). */
+export class StepOrderError extends Error {
+  override readonly name = "StepOrderError";
+}
+
+/** An adapter version that is not (or no longer) held (NOT_FOUND). */
+export class UnknownVersionError extends Error {
+  override readonly name = "UnknownVersionError";
+}
+
+export function adapterName(version: number): string {
+  return `policy-v${version}`;
+}
+
+export class Learner {
+  private adapter: LoraAdapter;
+  private optimizer: AdamW;
+  private stepCount = 0;
+  private version = 0;
+  private lastAlgorithm = "";
+  private seed: number;
+  private readonly versions = new Map<number, PeftFiles>();
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(readonly model: CausalLM, readonly options: LearnerOptions) {
+    this.seed = options.seed;
+    this.adapter = LoraAdapter.create(model.config, options.lora, options.seed);
+    this.optimizer = new AdamW(options.optimizer);
+    this.snapshotVersion();
+  }
+
+  get step(): number { return this.stepCount; }
+  get adapterVersion(): number { return this.version; }
+  get algorithm(): string { return this.lastAlgorithm; }
+  get lora(): LoraConfig { return this.adapter.config; }
+  get optimizerUpdates(): number { return this.optimizer.updates; }
+  get policy(): LoraAdapter { return this.adapter; }
+
+  /** Runs `operation` after every earlier one has finished. */
+  exclusive<T>(operation: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(operation, operation);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Resolves the algorithm and checks the batch; throws before anything is computed. */
+  private checkRequest(request: StepRequest): LossSettings {
+    const settings = algorithmNamed(request.algorithm).resolve(request.algorithmConfig);
+    if (request.step !== 0 && request.step !== this.stepCount + 1) {
+      throw new StepOrderError(`header.step is ${request.step} but the learner is at step ${this.stepCount}; send ${this.stepCount + 1} (or 0 to skip the check)`);
+    }
+    validateExamples(request.examples, this.model.config, request);
+    return settings;
+  }
+
+  async trainStep(request: StepRequest): Promise<StepResult> {
+    const settings = this.checkRequest(request);
+    const started = performance.now();
+    const batch = prepareBatch(request.examples, settings, request.mode);
+    if (batch.rows.length === 0) {
+      throw new SampleError(`every group has zero reward spread and dapo's dynamic_sampling dropped them all (${batch.zeroStdGroups.join(", ")}); resample, or set dynamic_sampling false`);
+    }
+    const sequences = batch.rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds }));
+    const score = async (adapter: LoraAdapter | null) =>
+      (await this.scoreInChunks(sequences, { temperature: settings.temperature, adapter, signal: request.signal })).logprobs;
+    const old = request.mode === "rl" ? await score(this.adapter) : null;
+    const ref = request.mode === "rl" && (settings.beta !== 0 || settings.dpoCoef !== 0) ? await score(null) : null;
+    const iterations = request.mode === "rl" ? settings.numIterations : 1;
+    // With replays, a failure after the first update must not leave a half-applied step.
+    const before = iterations > 1 ? { weights: this.adapter.peftTensors(), optimizer: this.optimizer.state() } : null;
+    const updates: UpdateRecord[] = [];
+    try {
+      for (let iteration = 0; iteration < iterations; iteration++) {
+        const updateIndex = this.optimizer.updates;
+        const gradients = stepGradients({
+          model: this.model,
+          adapter: this.adapter,
+          settings,
+          batch,
+          old,
+          ref,
+          microBatchTokens: this.options.microBatchTokens,
+          dropoutSeed: this.adapter.config.dropout > 0 ? (k) => dropoutSeed(this.seed, updateIndex, k) : undefined,
+          signal: request.signal,
+        });
+        const clipped = clipByGlobalNorm(gradients.grads, this.options.optimizer.maxGradNorm);
+        tf.dispose([...gradients.grads.values()]);
+        const learningRate = this.options.optimizer.learningRate * learningRateMultiplier(this.options.optimizer.schedule, updateIndex);
+        const variables = new Map(this.adapter.variables().map((v) => [this.adapter.peftKeyOfVariable(v.name)!, v]));
+        this.optimizer.apply([...clipped.grads].map(([key, grad]) => ({ key, variable: variables.get(key)!, grad })), learningRate);
+        tf.dispose([...clipped.grads.values()]);
+        updates.push({ gradients, gradNorm: clipped.norm, learningRate });
+      }
+    } catch (error) {
+      if (before && updates.length > 0) {
+        this.assignWeights(before.weights);
+        this.optimizer.restore(before.optimizer, this.tensorShapes());
+      }
+      throw error;
+    }
+    this.stepCount += 1;
+    this.version += 1;
+    this.lastAlgorithm = algorithmNamed(request.algorithm).name;
+    this.snapshotVersion();
+    const metrics = stepMetrics(request.examples, batch, updates, old, (performance.now() - started) / 1000);
+    return { step: this.stepCount, adapterVersion: this.version, adapterName: adapterName(this.version), metrics, zeroStdGroups: batch.zeroStdGroups };
+  }
+
+  /** Logprobs (and entropies) without gradient, in micro-batches within the token budget. */
+  async scoreInChunks(
+    sequences: readonly PromptCompletion[],
+    options: { temperature: number; adapter: LoraAdapter | null; signal?: AbortSignal },
+  ): Promise<{ logprobs: number[][]; entropies: number[][] }> {
+    const out = { logprobs: [] as number[][], entropies: [] as number[][] };
+    let start = 0;
+    while (start < sequences.length) {
+      let end = start + 1;
+      let longest = sequences[start]!.promptIds.length + sequences[start]!.completionIds.length;
+      while (end < sequences.length) {
+        const next = Math.max(longest, sequences[end]!.promptIds.length + sequences[end]!.completionIds.length);
+        if (next * (end - start + 1) > this.options.microBatchTokens) break;
+        longest = next;
+        end += 1;
+      }
+      options.signal?.throwIfAborted();
+      const scores = await scoreCompletions(this.model, sequences.slice(start, end), options);
+      out.logprobs.push(...scores.logprobs);
+      out.entropies.push(...scores.entropies);
+      start = end;
+    }
+    return out;
+  }
+
+  /** ComputeLogprobs: under the current policy, or the reference with `reference`. */
+  async computeLogprobs(sequences: PromptCompletion[], reference: boolean, temperature: number, signal?: AbortSignal) {
+    validateTokenIds(sequences.map((s) => [...s.promptIds, ...s.completionIds]), this.model.config);
+    const scores = await this.scoreInChunks(sequences, { temperature, adapter: reference ? null : this.adapter, signal });
+    return { ...scores, adapterVersion: reference ? 0 : this.version };
+  }
+
+  /** PEFT files of a held version (0: the latest). */
+  exportAdapter(version: number): { version: number; files: PeftFiles } {
+    const wanted = version === 0 ? this.version : version;
+    const files = this.versions.get(wanted);
+    if (!files) {
+      throw new UnknownVersionError(`adapter version ${version} is not held; held versions: ${[...this.versions.keys()].join(", ")} (0 means the latest)`);
+    }
+    return { version: wanted, files };
+  }
+
+  async saveCheckpoint(directory: string): Promise<{ path: string; step: number; adapterVersion: number; sizeBytes: number }> {
+    const target = path.resolve(directory);
+    await savePeftAdapter(this.adapter, path.join(target, ADAPTER_DIR), { baseModel: this.options.baseModel });
+    await writeCheckpointState(target, {
+      step: this.stepCount, adapterVersion: this.version, algorithm: this.lastAlgorithm, seed: this.seed, baseModel: this.options.baseModel,
+    }, this.optimizer.state(), this.tensorShapes());
+    return { path: target, step: this.stepCount, adapterVersion: this.version, sizeBytes: await checkpointSize(target) };
+  }
+
+  /** Replaces adapter, optimizer and counters with a checkpoint's; on any error nothing changes. */
+  async loadCheckpoint(directory: string): Promise<{ step: number; adapterVersion: number; algorithm: string }> {
+    const source = path.resolve(directory);
+    const { state, optimizer: optimizerState } = await readCheckpointState(source);
+    const adapter = await loadPeftAdapter(path.join(source, ADAPTER_DIR), this.model.config);
+    const optimizer = new AdamW(this.options.optimizer);
+    try {
+      optimizer.restore(optimizerState, shapesOf(adapter));
+    } catch (error) {
+      adapter.dispose();
+      optimizer.dispose();
+      throw error;
+    }
+    this.adapter.dispose();
+    this.optimizer.dispose();
+    this.adapter = adapter;
+    this.optimizer = optimizer;
+    this.stepCount = state.step;
+    this.version = state.adapterVersion;
+    this.lastAlgorithm = state.algorithm;
+    this.seed = state.seed;
+    this.versions.clear();
+    this.snapshotVersion();
+    return { step: state.step, adapterVersion: state.adapterVersion, algorithm: state.algorithm };
+  }
+
+  private snapshotVersion(): void {
+    this.versions.set(this.version, exportPeftAdapter(this.adapter, { baseModel: this.options.baseModel }));
+    for (const held of [...this.versions.keys()].sort((a, b) => a - b)) {
+      if (this.versions.size <= this.options.keepVersions) break;
+      this.versions.delete(held);
+    }
+  }
+
+  private tensorShapes(): Map<string, number[]> {
+    return shapesOf(this.adapter);
+  }
+
+  private assignWeights(tensors: ReturnType<LoraAdapter["peftTensors"]>): void {
+    const byKey = new Map(tensors.map((t) => [t.key, t]));
+    for (const variable of this.adapter.variables()) {
+      const saved = byKey.get(this.adapter.peftKeyOfVariable(variable.name)!)!;
+      tf.tidy(() => variable.assign(tf.transpose(tf.tensor2d(saved.data, saved.shape))));
+    }
+  }
+
+  dispose(): void {
+    this.adapter.dispose();
+    this.optimizer.dispose();
+    this.versions.clear();
+  }
+}
+
+/** Shape of each adapter tensor in the learner's layout ([in, r] / [r, out]), by PEFT key. */
+function shapesOf(adapter: LoraAdapter): Map<string, number[]> {
+  return new Map(adapter.variables().map((v) => [adapter.peftKeyOfVariable(v.name)!, v.shape]));
+}
+
+/** LoRA dropout seed of micro-batch k of update u: a function of the saved seed and update count only. */
+export function dropoutSeed(seed: number, update: number, microBatch: number): number {
+  return (seed + Math.imul(update * 4096 + microBatch + 1, 0x9e3779b9)) >>> 0;
+}

@@ -1,0 +1,134 @@
+// The gradient of one step's loss with respect to the LoRA weights, accumulated over
+// micro-batches, and the sums behind the step's metrics. Old and reference logprobs are
+// inputs (computed without gradient beforehand), so the same code serves the first and
+// every replayed iteration (num_iterations) and the parity tests' fixed inputs.
+import * as tf from "@tensorflow/tfjs-core";
+import { dpoPairLoss, preferencePairs } from "../algorithms/dpo-term.js";
+import type { LossSettings } from "../algorithms/loss-settings.js";
+import { policyLoss } from "../algorithms/policy-loss.js";
+import { sftLoss } from "../algorithms/sft-loss.js";
+import { completionLogprobs } from "../logprobs/completion-logprobs.js";
+import type { LoraAdapter } from "../lora/lora-adapter.js";
+import type { CausalLM } from "../model/causal-lm.js";
+import { lossGradients } from "../train/adapter-gradients.js";
+import { column, rightAligned } from "./aligned-tensors.js";
+import { microBatches } from "./micro-batches.js";
+import type { PreparedBatch, PreparedRow } from "./prepared-batch.js";
+
+export interface StepGradientInputs {
+  model: CausalLM;
+  adapter: LoraAdapter;
+  settings: LossSettings;
+  batch: PreparedBatch;
+  /** Logprobs before the update, one array per batch row (RL). */
+  old: readonly (readonly number[])[] | null;
+  /** Reference logprobs per batch row; needed when beta ≠ 0 or the DPO term is on. */
+  ref: readonly (readonly number[])[] | null;
+  microBatchTokens: number;
+  /** Seed of LoRA dropout for micro-batch k; absent means no dropout. */
+  dropoutSeed?: (microBatch: number) => number;
+  signal?: AbortSignal;
+}
+
+export interface StepGradients {
+  loss: number;
+  /** Summed gradient of each LoRA tensor, by PEFT key (the caller disposes). */
+  grads: Map<string, tf.Tensor>;
+  /** Sums over live tokens. */
+  clipLow: number;
+  clipHigh: number;
+  clipRegion: number;
+  kl: number | null;
+  entropy: number;
+  microBatches: number;
+}
+
+export function stepGradients(inputs: StepGradientInputs): StepGradients {
+  const { model, adapter, settings, batch } = inputs;
+  const rowOf = new Map(batch.rows.map((row, i) => [row, i]));
+  const out: StepGradients = { loss: 0, grads: new Map(), clipLow: 0, clipHigh: 0, clipRegion: 0, kl: null, entropy: 0, microBatches: 0 };
+  try {
+    microBatches(batch.rows, inputs.microBatchTokens).forEach((rows, k) => {
+      out.microBatches += 1;
+      const kept: tf.Tensor[] = [];
+      const constants: tf.Tensor[] = [];
+      const { value, grads } = lossGradients(() => {
+        const scores = completionLogprobs(model, rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds })), {
+          temperature: settings.temperature,
+          adapter,
+          dropoutSeed: inputs.dropoutSeed?.(k),
+          signal: inputs.signal,
+        });
+        kept.push(tf.keep(tf.sum(tf.mul(scores.entropies, scores.mask))));
+        if (batch.mode === "sft") return sftLoss(scores.logprobs, scores.mask, batch.totals.tokens);
+        return microBatchRlLoss(inputs, rows, rows.map((r) => rowOf.get(r)!), scores.logprobs, scores.mask, kept, constants);
+      }, adapter.variables());
+      out.loss += value.dataSync()[0]!;
+      value.dispose();
+      for (const [name, grad] of Object.entries(grads)) {
+        const key = adapter.peftKeyOfVariable(name)!;
+        const sum = out.grads.get(key);
+        if (sum) {
+          out.grads.set(key, tf.add(sum, grad));
+          tf.dispose([sum, grad]);
+        } else {
+          out.grads.set(key, grad);
+        }
+      }
+      const [entropy, clipLow, clipHigh, clipRegion, kl] = kept.map((t) => t.dataSync()[0]!);
+      out.entropy += entropy!;
+      if (clipLow !== undefined) {
+        out.clipLow += clipLow;
+        out.clipHigh += clipHigh!;
+        out.clipRegion += clipRegion!;
+      }
+      if (kl !== undefined) out.kl = (out.kl ?? 0) + kl;
+      tf.dispose([...kept, ...constants]);
+    });
+  } catch (error) {
+    tf.dispose([...out.grads.values()]);
+    throw error;
+  }
+  return out;
+}
+
+function microBatchRlLoss(
+  inputs: StepGradientInputs,
+  rows: readonly PreparedRow[],
+  batchRows: readonly number[],
+  logp: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  kept: tf.Tensor[],
+  constants: tf.Tensor[],
+): tf.Scalar {
+  const { settings, batch } = inputs;
+  if (!inputs.old) throw new Error("stepGradients: RL needs old logprobs");
+  const window = logp.shape[1];
+  // Constants need the pass's window C, so they are made here and kept until the pass ends.
+  const constant = <T extends tf.Tensor>(t: T): T => { constants.push(tf.keep(t)); return t; };
+  const ref = inputs.ref ? constant(rightAligned(batchRows.map((i) => inputs.ref![i]!), window)) : null;
+  const known = rows.map((r) => (r.example.samplerLogprobs ? 1 : 0));
+  const sampler = settings.importanceSamplingCap !== null && known.some((k) => k === 1)
+    ? {
+      logprobs: constant(rightAligned(rows.map((r) => r.example.samplerLogprobs ?? []), window)),
+      known: constant(column(known)),
+    }
+    : null;
+  const terms = policyLoss(settings, {
+    logp,
+    mask,
+    old: constant(rightAligned(batchRows.map((i) => inputs.old![i]!), window)),
+    ref,
+    sampler,
+    advantages: constant(column(rows.map((r) => r.advantage))),
+    live: constant(column(rows.map((r) => (r.live ? 1 : 0)))),
+    lengths: constant(column(rows.map((r) => r.example.completionIds.length))),
+  }, { sequences: batch.totals.sequences, liveTokens: batch.totals.liveTokens });
+  kept.push(terms.clipLow, terms.clipHigh, terms.clipRegion);
+  if (terms.kl) kept.push(terms.kl);
+  if (settings.dpoCoef === 0) return terms.loss;
+  if (!ref) throw new Error("stepGradients: the DPO term needs reference logprobs");
+  const pairs = preferencePairs(rows.map((r) => r.example.reward), rows.map((r) => r.example.groupId));
+  const dpo = dpoPairLoss(logp, ref, mask, pairs, settings.dpoBeta, Math.max(1, batch.totals.pairs));
+  return tf.add(terms.loss, tf.mul(dpo, settings.dpoCoef)) as tf.Scalar;
+}

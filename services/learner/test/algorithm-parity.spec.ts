@@ -1,0 +1,84 @@
+// Each algorithm's advantages, loss, metrics and LoRA gradients on fixed inputs against the
+// independent PyTorch reference (scripts/reference/grpo_reference.py). Tolerance: 1e-5
+// relative for the loss and, per tensor, max |Δ| ≤ 1e-5 · max |reference| for gradients.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as tf from "@tensorflow/tfjs-core";
+import { algorithmNamed } from "../src/algorithms/registry.js";
+import { useBackend } from "../src/backend/tensor-backend.js";
+import { scoreCompletions } from "../src/logprobs/completion-logprobs.js";
+import type { LoraAdapter } from "../src/lora/lora-adapter.js";
+import { loadPeftAdapter } from "../src/lora/peft-adapter.js";
+import { CausalLM } from "../src/model/causal-lm.js";
+import { prepareBatch } from "../src/training/prepared-batch.js";
+import { stepGradients } from "../src/training/step-gradients.js";
+import { fixtureExamples, readAlgorithmFixture, relativeError, type AlgorithmFixture } from "./support/algorithm-fixtures.js";
+import { fixturePath, readFixtureTensors } from "./support/fixtures.js";
+
+const fixture: AlgorithmFixture = await readAlgorithmFixture();
+
+describe.each(["cpu", "wasm"] as const)("GRPO-family losses on %s match PyTorch", (backend) => {
+  let model: CausalLM;
+  let adapter: LoraAdapter;
+
+  beforeAll(async () => {
+    await useBackend(backend);
+    model = await CausalLM.load(fixturePath(fixture.model));
+    adapter = await loadPeftAdapter(fixturePath(fixture.adapter), model.config);
+  });
+  afterAll(() => {
+    adapter.dispose();
+    model.dispose();
+  });
+
+  async function gradientsOf(name: string, microBatchTokens: number) {
+    const c = fixture.cases.find((x) => x.name === name)!;
+    const settings = algorithmNamed(c.algorithm).resolve(c.config);
+    const batch = prepareBatch(fixtureExamples(fixture), settings, c.mode);
+    const sequences = batch.rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds }));
+    const needsRef = c.mode === "rl" && (settings.beta !== 0 || settings.dpoCoef !== 0);
+    const ref = needsRef ? (await scoreCompletions(model, sequences, { temperature: settings.temperature, adapter: null })).logprobs : null;
+    const old = c.mode === "rl" ? batch.rows.map((r) => fixture.samples[r.index]!.old) : null;
+    return { c, batch, result: stepGradients({ model, adapter, settings, batch, old, ref, microBatchTokens }) };
+  }
+
+  it.each(fixture.cases.map((c) => c.name))("%s: advantages, loss, metrics and every LoRA gradient", async (name) => {
+    const { c, batch, result } = await gradientsOf(name, 1 << 20);
+    try {
+      if (c.advantages) c.advantages.forEach((a, i) => expect(batch.advantages[i]).toBeCloseTo(a, 12));
+      expect(Math.abs(result.loss - c.loss) / Math.abs(c.loss), `loss ${result.loss} vs ${c.loss}`).toBeLessThan(1e-5);
+      const tokens = Math.max(1, batch.totals.liveTokens);
+      if (c.mode === "rl") {
+        expect(result.clipLow / tokens).toBeCloseTo(c.metrics.clip_ratio_low_mean!, 12);
+        expect(result.clipHigh / tokens).toBeCloseTo(c.metrics.clip_ratio_high_mean!, 12);
+        expect(result.clipRegion / tokens).toBeCloseTo(c.metrics.clip_ratio_region_mean!, 12);
+        if (result.kl !== null) expect(Math.abs(result.kl / tokens - c.metrics.kl!) / Math.abs(c.metrics.kl!)).toBeLessThan(1e-5);
+      }
+      const reference = await readFixtureTensors(`algorithms/${c.gradients}`);
+      expect(result.grads.size).toBe(reference.size);
+      for (const [key, grad] of result.grads) {
+        const transposed = tf.transpose(grad); // PEFT layout: A [r, in], B [out, r]
+        const { error, scale } = relativeError((await transposed.data()) as Float32Array, reference.get(key)!);
+        transposed.dispose();
+        expect(scale, `${key} has a zero reference gradient`).toBeGreaterThan(0);
+        expect(error, key).toBeLessThan(1e-5);
+      }
+    } finally {
+      tf.dispose([...result.grads.values()]);
+    }
+  });
+
+  it.each(["grpo", "dapo", "dgpo"])("%s: micro-batches of 24 tokens accumulate the full-batch gradient", async (name) => {
+    const whole = await gradientsOf(name, 1 << 20);
+    const split = await gradientsOf(name, 24);
+    try {
+      expect(split.result.microBatches).toBeGreaterThan(1);
+      expect(Math.abs(split.result.loss - whole.result.loss) / Math.abs(whole.result.loss)).toBeLessThan(1e-5);
+      for (const [key, grad] of whole.result.grads) {
+        const { error } = relativeError(await split.result.grads.get(key)!.data() as Float32Array, await grad.data() as Float32Array);
+        expect(error, key).toBeLessThan(1e-5);
+      }
+    } finally {
+      tf.dispose([...whole.result.grads.values(), ...split.result.grads.values()]);
+    }
+  });
+});

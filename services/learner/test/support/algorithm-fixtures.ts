@@ -1,0 +1,63 @@
+// The GRPO-family fixtures written by scripts/reference/make_algorithm_fixtures.py (an
+// independent PyTorch reference, grpo_reference.py), and helpers to compare against them.
+import { readFile } from "node:fs/promises";
+import * as tf from "@tensorflow/tfjs-core";
+import type { TrainingExample } from "../../src/training/training-example.js";
+import { fixturePath } from "./fixtures.js";
+
+export interface AlgorithmCase {
+  name: string;
+  algorithm: string;
+  config: Record<string, unknown>;
+  mode: "rl" | "sft";
+  advantages: number[] | null;
+  loss: number;
+  metrics: Partial<Record<"clip_ratio_low_mean" | "clip_ratio_high_mean" | "clip_ratio_region_mean" | "kl", number>>;
+  gradients: string;
+}
+
+export interface AlgorithmFixture {
+  model: string;
+  adapter: string;
+  temperature: number;
+  samples: Array<{ group_id: string; prompt: number[]; completion: number[]; reward: number; truncated: boolean; old: number[]; sampler: number[] | null }>;
+  zero_std_groups: string[];
+  cases: AlgorithmCase[];
+  adamw: { lr: number; betas: [number, number]; eps: number; weight_decay: number; max_grad_norm: number; steps: number; grad_norms: number[]; gradients: string; weights: string };
+  schedules: { warmup: number; total: number; multipliers: Record<"constant" | "linear" | "cosine", number[]> };
+}
+
+export async function readAlgorithmFixture(): Promise<AlgorithmFixture> {
+  return JSON.parse(await readFile(fixturePath("algorithms", "algorithms.json"), "utf8")) as AlgorithmFixture;
+}
+
+export function fixtureExamples(fixture: AlgorithmFixture): TrainingExample[] {
+  return fixture.samples.map((s, i) => ({
+    sampleId: `s${i}`,
+    groupId: s.group_id,
+    promptIds: s.prompt,
+    completionIds: s.completion,
+    samplerLogprobs: s.sampler,
+    reward: s.reward,
+    truncated: s.truncated,
+  }));
+}
+
+/** Largest |got − expected| over a tensor, relative to the largest |expected|. */
+export function relativeError(got: Float32Array | number[], expected: Float32Array): { error: number; scale: number } {
+  let scale = 0;
+  let worst = 0;
+  expected.forEach((v, i) => {
+    scale = Math.max(scale, Math.abs(v));
+    worst = Math.max(worst, Math.abs(v - got[i]!));
+  });
+  return { error: worst / scale, scale };
+}
+
+/** A gradient or weight held in the learner's [in, r] / [r, out] layout, in PEFT's transposed layout. */
+export async function peftLayout(tensor: tf.Tensor): Promise<Float32Array> {
+  const transposed = tf.transpose(tensor);
+  const data = (await transposed.data()) as Float32Array;
+  transposed.dispose();
+  return data;
+}
