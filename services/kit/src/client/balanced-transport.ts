@@ -88,11 +88,11 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
    * pass the error it failed with, if any, and get that error back as a
    * ConnectError. UNAVAILABLE cools the endpoint off and re-resolves the name.
    */
-  function begin(endpoint: Endpoint, attempt: number): (reason?: unknown) => ConnectError | undefined {
+  function begin(endpoint: Endpoint, attempt: number, signal: AbortSignal | undefined): (reason?: unknown) => ConnectError | undefined {
     const end = pool.begin(endpoint);
     let ended = false;
     return (reason) => {
-      const error = reason === undefined ? undefined : restoreRefusedStream(ConnectError.from(reason));
+      const error = reason === undefined ? undefined : restoreRefusedStream(ConnectError.from(reason), signal);
       if (ended) return error;
       ended = true;
       end(error !== undefined);
@@ -127,7 +127,7 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
             throw new ConnectError(message, Code.DeadlineExceeded);
           }
           const endpoint = (failed = await pick(failed));
-          const finish = begin(endpoint, attempt);
+          const finish = begin(endpoint, attempt, signal);
           try {
             const response = await endpoint.transport.unary(method, signal, remaining, header, input, contextValues);
             finish();
@@ -158,7 +158,7 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
       contextValues?: ContextValues,
     ): Promise<StreamResponse<I, O>> {
       const endpoint = await pick();
-      const finish = begin(endpoint, 1);
+      const finish = begin(endpoint, 1, signal);
       let response: StreamResponse<I, O>;
       try {
         const timeout = timeoutMs ?? options.defaultTimeoutMs;

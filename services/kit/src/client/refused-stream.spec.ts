@@ -15,6 +15,14 @@ describe("restoreRefusedStream", () => {
     expect(restoreRefusedStream(new ConnectError("x", Code.Internal, undefined, undefined, cause)).code).toBe(Code.Unavailable);
   });
 
+  it("turns a CANCEL reset the caller did not ask for into UNAVAILABLE, but keeps the caller's own cancel", () => {
+    const reset = () => new ConnectError("http/2 stream closed with error code CANCEL (0x8)", Code.Canceled);
+    expect(restoreRefusedStream(reset(), new AbortController().signal).code).toBe(Code.Unavailable);
+    const cancelled = new AbortController();
+    cancelled.abort();
+    expect(restoreRefusedStream(reset(), cancelled.signal).code).toBe(Code.Canceled);
+  });
+
   it("leaves a server's own ABORTED or INTERNAL status alone", () => {
     expect(restoreRefusedStream(new ConnectError("conflict", Code.Aborted)).code).toBe(Code.Aborted);
     expect(restoreRefusedStream(new ConnectError("bug", Code.Internal)).code).toBe(Code.Internal);

@@ -8,15 +8,22 @@
 //   as ABORTED; grpc-go and grpc-js report it as UNAVAILABLE. The call may have run
 //   on the dead replica, so retrying it assumes, as gRPC's retry policy does for
 //   UNAVAILABLE, that the method is safe to repeat (every mesh RPC retried this way
-//   is: Verify, Score, Generate and Tokenize have no side effects).
+//   is: Verify, Score, Generate and Tokenize have no side effects);
+// - when the connection dies, Node may also close its open streams with a CANCEL
+//   reset, which connect-node reports as CANCELED; if the caller did not cancel,
+//   the transport did, and that is a lost connection too.
 import { Code, ConnectError } from "@connectrpc/connect";
+
+/** connect-node's message for a stream reset with CANCEL (connectErrorFromH2ResetCode). */
+const H2_CANCEL_RESET = "http/2 stream closed with error code CANCEL";
 
 const LOST_CONNECTION = new Set(["ECONNRESET", "EPIPE", "ERR_HTTP2_SESSION_ERROR", "ERR_HTTP2_GOAWAY_SESSION"]);
 
-export function restoreRefusedStream(error: ConnectError): ConnectError {
+export function restoreRefusedStream(error: ConnectError, callerSignal?: AbortSignal): ConnectError {
   const retryable =
     (error.code === Code.Internal && causedBy(error.cause, isRefusedStream)) ||
-    (error.code === Code.Aborted && causedBy(error.cause, isLostConnection));
+    (error.code === Code.Aborted && causedBy(error.cause, isLostConnection)) ||
+    (error.code === Code.Canceled && callerSignal?.aborted !== true && error.rawMessage.startsWith(H2_CANCEL_RESET));
   if (!retryable) return error;
   return new ConnectError(error.rawMessage, Code.Unavailable, error.metadata, undefined, error.cause);
 }
