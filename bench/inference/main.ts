@@ -11,14 +11,12 @@ import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { loadConfig, serve } from "@lean-grpo/kit";
 import { InferenceConfigSchema, createInferenceService } from "@lean-grpo/inference";
 import { startVllmStandIn } from "../../tests/fakes/vllm/vllm-stand-in.js";
+import { percentile } from "../support/percentile.js";
 
 process.env.LOG_LEVEL ??= "warn";
 const calls = Number(process.argv[2] ?? 500);
 const prompt = [1, 40, 41, 42, 43, 44, 45, 46];
 
-function percentile(sorted: number[], p: number) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 async function timeEach(n: number, call: () => Promise<unknown>) {
   for (let i = 0; i < 50; i++) await call(); // warm-up
   const times: number[] = [];

@@ -4,6 +4,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { create, toBinary, fromBinary } from "@bufbuild/protobuf";
 import { TokenizeRequestSchema, TokenizeResponseSchema } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
+import { percentile } from "../support/percentile.js";
 
 const [target = "127.0.0.1:50051", concArg = "1", secArg = "5", warmArg = "1"] = process.argv.slice(2);
 const concurrency = Number(concArg);
@@ -50,11 +51,6 @@ async function phase(durationMs: number, record: boolean) {
   return { latencies, errors, elapsedMs: performance.now() - t0 };
 }
 
-function pct(sorted: number[], p: number) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
 await phase(warmup * 1000, false);
 const { latencies, errors, elapsedMs } = await phase(seconds * 1000, true);
 latencies.sort((a, b) => a - b);
@@ -64,8 +60,8 @@ console.log(
     calls: latencies.length,
     errors,
     callsPerSecond: latencies.length / (elapsedMs / 1000),
-    p50Ms: pct(latencies, 50),
-    p99Ms: pct(latencies, 99),
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
   }),
 );
 client.close();

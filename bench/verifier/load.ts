@@ -7,7 +7,7 @@ import * as grpc from "@grpc/grpc-js";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Verdict, VerifyRequestSchema, VerifyResponseSchema, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { BENCH_REQUEST } from "./bench-request.js";
-import { percentile } from "./percentile.js";
+import { percentile } from "../support/percentile.js";
 
 const [url = "http://127.0.0.1:50052", concurrencyArg = "1", secondsArg = "3", warmupArg = "1"] = process.argv.slice(2);
 const concurrency = Number(concurrencyArg);

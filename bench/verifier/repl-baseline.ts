@@ -4,7 +4,7 @@
 // write JSON and read up to the blank line.
 import { spawn } from "node:child_process";
 import { benchAxiomsCommand, benchProofCommand } from "./bench-request.js";
-import { percentile } from "./percentile.js";
+import { percentile } from "../support/percentile.js";
 
 export interface BaselineResult {
   pairs: number;
