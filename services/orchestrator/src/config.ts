@@ -2,9 +2,29 @@
 import { z } from "zod";
 import { ServerConfigSchema } from "@lean-grpo/kit";
 
+const UrlSchema = z.string().refine((url) => /^https?:\/\/\S+$/.test(url), { message: "expected an http(s):// URL" });
+
 export const OrchestratorConfigSchema = z
   .object({
     server: ServerConfigSchema.prefault({ port: 50055 }),
+    /** Where each run writes `<id>/` (config, metrics, checkpoints, adapters, report). */
+    runs_dir: z.string().min(1).default("runs"),
+    /** The services a run drives; `lean-grpo train` fills them with the mesh it starts. */
+    services: z
+      .object({
+        inference: UrlSchema.optional(),
+        reward: UrlSchema.optional(),
+        learner: UrlSchema.optional(),
+        verifier: UrlSchema.optional(),
+      })
+      .strict()
+      .prefault({}),
+    /** A lost service is retried this many times (with backoff) before the run stops at its last checkpoint. */
+    service_retries: z.number().int().min(0).max(20).default(4),
+    /** First retry delay, ms; doubles per retry. */
+    retry_backoff_ms: z.number().int().positive().default(500),
+    /** Deadline of one Generate / ScoreGroup / TrainStep call, ms. */
+    rpc_deadline_ms: z.number().int().positive().default(600_000),
   })
   .strict();
 

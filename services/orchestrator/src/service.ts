@@ -1,12 +1,40 @@
 // OrchestratorService: the handler, mountable in-process (embedded mode, tests) or served by src/server.ts.
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { ServiceRegistration } from "@lean-grpo/kit";
 import { OrchestratorService } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import type { OrchestratorConfig } from "./config.js";
+import { RunManager } from "./run/run-manager.js";
 
-/**
- * Returns the OrchestratorService registration. Its RPCs land with issue 8; until then
- * every method answers UNIMPLEMENTED (the kit fills in methods left out).
- */
-export function createOrchestratorService(_config: OrchestratorConfig): ServiceRegistration<typeof OrchestratorService> {
-  return { service: OrchestratorService, impl: {} };
+const DEFAULT_PAGE = 50;
+
+/** The registration plus its RunManager, so an embedding process can wait for or stop runs. */
+export function createOrchestratorService(config: OrchestratorConfig): ServiceRegistration<typeof OrchestratorService> & { runs: RunManager } {
+  const runs = new RunManager(config);
+  return {
+    service: OrchestratorService,
+    runs,
+    impl: {
+      async startRun(request) {
+        return { run: await runs.start(request) };
+      },
+      watchRun(request, ctx) {
+        if (!request.runId) throw new ConnectError("run_id is required", Code.InvalidArgument);
+        return runs.watch(request.runId, request.fromStart, ctx.signal);
+      },
+      async stopRun(request) {
+        return { run: runs.stop(request.runId) };
+      },
+      async getRun(request) {
+        return { run: await runs.get(request.runId) };
+      },
+      async listRuns(request) {
+        const offset = request.pageToken ? Number(request.pageToken) : 0;
+        if (!Number.isInteger(offset) || offset < 0) throw new ConnectError(`page_token "${request.pageToken}" is not one this server issued`, Code.InvalidArgument);
+        const size = request.pageSize || DEFAULT_PAGE;
+        const all = await runs.list();
+        const page = all.slice(offset, offset + size);
+        return { runs: page, nextPageToken: offset + size < all.length ? String(offset + size) : "" };
+      },
+    },
+  };
 }

@@ -18,7 +18,9 @@ function baseParameters(weights: ModelWeights): number {
 
 export function getStatus(host: LearnerHost): GetStatusResponse {
   const learner = host.current;
-  const memory = tf.memory();
+  // Before the model is loaded the tensor backend may still be initialising (asking
+  // the engine then throws), and no tensors of ours exist yet.
+  const memory = learner ? tf.memory() : { numTensors: 0, numBytes: 0 };
   const common = { tensors: BigInt(memory.numTensors), tensorBytes: BigInt(memory.numBytes), rssBytes: BigInt(process.memoryUsage().rss) };
   if (!learner) return create(GetStatusResponseSchema, { model: host.baseModel, ...common });
   const trainable = learner.policy.variables().reduce((n, v) => n + v.size, 0);

@@ -5,6 +5,7 @@ import { serveCommand, type ServeCommandOptions } from "./serve-command.js";
 import { SERVICE_NAMES } from "./service-catalog.js";
 import { registerVerifyCommand } from "./verify-command.js";
 import { registerAlgorithmsCommand } from "./algorithms-command.js";
+import { registerTrainCommand } from "./train-command.js";
 
 const program = new Command()
   .name("lean-grpo")
@@ -25,6 +26,7 @@ program
 
 registerVerifyCommand(program);
 registerAlgorithmsCommand(program);
+registerTrainCommand(program);
 
 try {
   await program.parseAsync();

@@ -1,0 +1,64 @@
+// Reads a Lean or math JSONL file whole and validates every record before anything is
+// used: a run starts with all of it or not at all.
+import { readFile } from "node:fs/promises";
+import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { DatasetError, type DatasetIssue } from "./dataset-error.js";
+import { theoremFromRecord } from "./theorem-record.js";
+
+export async function loadDataset(file: string): Promise<Theorem[]> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    throw new DatasetError(file, [{ line: 0, field: "", message: `cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` }]);
+  }
+  return parseDataset(text, file);
+}
+
+export function parseDataset(text: string, source: string): Theorem[] {
+  const issues: DatasetIssue[] = [];
+  const theorems: Theorem[] = [];
+  const firstLineOfId = new Map<string, number>();
+  text.split(/\r?\n/).forEach((raw, index) => {
+    const line = index + 1;
+    if (raw.trim() === "") return;
+    let record: unknown;
+    try {
+      record = JSON.parse(raw);
+    } catch (error) {
+      issues.push({ line, field: "", message: `not valid JSON (${(error as Error).message})` });
+      return;
+    }
+    const result = theoremFromRecord(record, `line-${line}`);
+    issues.push(...result.issues.map((issue) => ({ line, ...issue })));
+    if (!result.theorem) return;
+    const seen = firstLineOfId.get(result.theorem.id);
+    if (seen !== undefined) {
+      issues.push({ line, field: "id", message: `"${result.theorem.id}" is already used on line ${seen}; ids must be unique` });
+      return;
+    }
+    firstLineOfId.set(result.theorem.id, line);
+    theorems.push(result.theorem);
+  });
+  if (issues.length === 0 && theorems.length === 0) issues.push({ line: 0, field: "", message: "has no records" });
+  if (issues.length > 0) throw new DatasetError(source, issues);
+  return theorems;
+}
+
+/** Checks an inline dataset (StartRunRequest.theorems) the same way: ids unique, a task in each. */
+export function validateInlineTheorems(theorems: readonly Theorem[]): void {
+  const issues: DatasetIssue[] = [];
+  const seen = new Map<string, number>();
+  theorems.forEach((theorem, index) => {
+    const line = index + 1;
+    if (!theorem.id) issues.push({ line, field: "id", message: "is empty" });
+    if (!theorem.statement && !(theorem.informalStatement && theorem.answer)) {
+      issues.push({ line, field: "statement", message: "a theorem needs a Lean statement, or informal_statement + answer for a math task" });
+    }
+    const first = seen.get(theorem.id);
+    if (first !== undefined) issues.push({ line, field: "id", message: `"${theorem.id}" is already used by theorem ${first}` });
+    seen.set(theorem.id, line);
+  });
+  if (theorems.length === 0) issues.push({ line: 0, field: "", message: "has no theorems" });
+  if (issues.length > 0) throw new DatasetError("inline theorems", issues);
+}

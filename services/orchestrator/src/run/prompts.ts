@@ -1,0 +1,24 @@
+// The prompt a theorem is sampled from: the configured template, sent as a chat turn
+// when the model has a chat template (or the config says so), else as plain text.
+import { create } from "@bufbuild/protobuf";
+import { PromptSchema, TaskKind, type Prompt, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import type { RunConfig } from "./run-config.js";
+
+export function promptText(theorem: Theorem, config: RunConfig["prompt"]): string {
+  if (theorem.kind === TaskKind.MATH_ANSWER || (!theorem.statement && theorem.answer)) {
+    return config.math_template.replaceAll("{problem}", theorem.informalStatement);
+  }
+  const header = theorem.header || theorem.imports.map((m) => `import ${m}`).join("\n");
+  return config.lean_template
+    .replaceAll("{header}", header)
+    .replaceAll("{context}", theorem.context)
+    .replaceAll("{statement}", theorem.statement)
+    .replaceAll("{informal}", theorem.informalStatement);
+}
+
+export function buildPrompt(theorem: Theorem, config: RunConfig["prompt"], chat: boolean): Prompt {
+  const text = promptText(theorem, config);
+  return create(PromptSchema, {
+    kind: chat ? { case: "chat", value: { messages: [{ role: "user", content: text }] } } : { case: "text", value: text },
+  });
+}

@@ -1,0 +1,84 @@
+// One group: Generate `num_generations` completions for a theorem with the current
+// adapter, then ScoreGroup them. Times are kept apart for the step's breakdown.
+import type { Completion, Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import type { MeshClients } from "./mesh-clients.js";
+import { buildPrompt } from "./prompts.js";
+import type { RunConfig } from "./run-config.js";
+import { inSpan, recordedSpan, runAttributes } from "./tracing.js";
+
+export interface RolloutGroup {
+  groupId: string;
+  theorem: Theorem;
+  promptTokenIds: number[];
+  completions: Completion[];
+  rewards: number[];
+  solved: boolean[];
+  rewardStd: number;
+  generateS: number;
+  scoreS: number;
+}
+
+export interface RolloutContext {
+  clients: MeshClients;
+  config: RunConfig;
+  runId: string;
+  step: number;
+  adapter: string;
+  chatPrompts: boolean;
+  signal?: AbortSignal;
+}
+
+export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: string, seed: number): Promise<RolloutGroup> {
+  const attributes = runAttributes(ctx.runId, ctx.step, theorem.id);
+  return inSpan("rollout.group", { ...attributes, "leangrpo.group_id": groupId }, async (span) => {
+    const training = ctx.config.training;
+    const started = performance.now();
+    const startedAt = Date.now();
+    const generated = await inSpan("rollout.generate", attributes, () =>
+      ctx.clients.withRetry("inference", () =>
+        ctx.clients.inference.generate(
+          {
+            prompt: buildPrompt(theorem, ctx.config.prompt, ctx.chatPrompts),
+            n: training.num_generations,
+            adapter: ctx.adapter,
+            requestId: `${ctx.runId}/${groupId}`,
+            sampling: { maxTokens: training.max_tokens, temperature: training.temperature, topP: training.top_p, seed: BigInt(seed) },
+          },
+          { signal: ctx.signal },
+        ),
+      ctx.signal),
+    );
+    const scoring = performance.now();
+    const scored = await inSpan("rollout.score", attributes, () =>
+      ctx.clients.withRetry("reward", () =>
+        ctx.clients.reward.scoreGroup(
+          {
+            theorem,
+            completions: generated.completions,
+            groupId,
+            ...(ctx.config.reward.preset ? { spec: { preset: ctx.config.reward.preset, scorers: [] } } : {}),
+          },
+          { signal: ctx.signal },
+        ),
+      ctx.signal),
+    );
+    const done = performance.now();
+    const rewards = scored.results.map((r) => r.reward);
+    const solved = scored.results.map((r) => r.solved);
+    generated.completions.forEach((completion, i) => {
+      recordedSpan("rollout.completion", { ...attributes, "leangrpo.completion_index": i, "leangrpo.reward": rewards[i] ?? 0, "leangrpo.solved": solved[i] ?? false, "leangrpo.completion_tokens": completion.tokenIds.length }, startedAt, Date.now());
+    });
+    span.setAttributes({ "leangrpo.reward_mean": scored.rewardMean, "leangrpo.pass_rate": scored.passRate });
+    return {
+      groupId,
+      theorem,
+      promptTokenIds: generated.promptTokenIds,
+      completions: generated.completions,
+      rewards,
+      solved,
+      rewardStd: scored.rewardStd,
+      generateS: (scoring - started) / 1000,
+      scoreS: (done - scoring) / 1000,
+    };
+  });
+}

@@ -1,0 +1,315 @@
+// The runs this orchestrator knows: the active one (the learner holds one policy, so one
+// run trains at a time) and the finished ones on disk under runs_dir. Starts, resumes,
+// stops and streams runs for OrchestratorService.
+import { create, toJson, fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { writeFile, readFile } from "node:fs/promises";
+import path from "node:path";
+import { TheoremSchema, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import {
+  RunSchema, RunState, StepEventSchema, StepTimingsSchema, WatchRunResponseSchema, type Run, type StartRunRequest, type WatchRunResponse,
+} from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import { ConfigError, createLogger, loadConfig } from "@lean-grpo/kit";
+import type { OrchestratorConfig } from "../config.js";
+import { DatasetError } from "../data/dataset-error.js";
+import { loadDataset, validateInlineTheorems } from "../data/load-dataset.js";
+import { syncAdapter } from "./adapter-sync.js";
+import { connectMesh, type MeshClients } from "./mesh-clients.js";
+import { RunConfigSchema, type RunConfig } from "./run-config.js";
+import { listRunDirs, RunOutputs, type RunFile, type StepRecord } from "./run-outputs.js";
+import { ServiceLostError } from "./service-lost-error.js";
+import { runLoop } from "./training-loop.js";
+
+const FINAL = new Set([RunState.STOPPED, RunState.COMPLETED, RunState.FAILED]);
+const log = createLogger("orchestrator");
+
+interface ActiveRun {
+  run: Run;
+  events: WatchRunResponse[];
+  listeners: Set<() => void>;
+  stop: boolean;
+  done: Promise<void>;
+}
+
+export class RunManager {
+  private readonly runs = new Map<string, ActiveRun>();
+  private readonly abort = new AbortController();
+
+  constructor(private readonly config: OrchestratorConfig) {}
+
+  async start(request: StartRunRequest): Promise<Run> {
+    const busy = [...this.runs.values()].find((r) => !FINAL.has(r.run.state));
+    if (busy) throw new ConnectError(`run ${busy.run.id} is ${RunState[busy.run.state]}; the learner trains one run at a time (StopRun it first)`, Code.FailedPrecondition);
+    const resumeId = request.resumeRunId;
+    const id = request.runId || resumeId || newRunId();
+    if (!/^[A-Za-z0-9._-]+$/.test(id)) throw new ConnectError(`run_id "${id}" may hold only letters, digits, ".", "_" and "-"`, Code.InvalidArgument);
+    const outputs = RunOutputs.for(this.config.runs_dir, id);
+    if (!resumeId && existsSync(outputs.dir)) throw new ConnectError(`run ${id} already exists in ${outputs.dir}; resume it with resume_run_id`, Code.AlreadyExists);
+
+    let config: RunConfig;
+    let theorems: Theorem[];
+    let dataset: string;
+    let previous: RunFile | undefined;
+    if (resumeId) {
+      const from = RunOutputs.for(this.config.runs_dir, resumeId);
+      if (!existsSync(path.join(from.dir, "run.json"))) throw new ConnectError(`run ${resumeId} not found in ${this.config.runs_dir}`, Code.NotFound);
+      if (request.runId && request.runId !== resumeId) throw new ConnectError("a resumed run keeps its id: leave run_id empty or equal to resume_run_id", Code.InvalidArgument);
+      previous = await from.readRun();
+      if (previous.state === RunState[RunState.COMPLETED]) throw new ConnectError(`run ${resumeId} is already COMPLETED`, Code.FailedPrecondition);
+      const saved = await from.readConfig();
+      config = parseRunConfig(saved.run as Record<string, unknown>, request.overrides);
+      dataset = String(saved.dataset);
+      theorems = await loadTheorems(dataset, [], from);
+    } else {
+      config = parseRunConfig(request.config ?? {}, request.overrides);
+      dataset = request.datasetPath || "inline";
+      theorems = await loadTheorems(request.datasetPath, request.theorems, outputs, true);
+    }
+
+    const clients = connectMesh(this.config);
+    try {
+      await checkAlgorithm(clients, config);
+    } catch (error) {
+      clients.close();
+      throw error;
+    }
+
+    await outputs.create({ run: config, dataset });
+    if (dataset === "inline") await writeFile(path.join(outputs.dir, "dataset.jsonl"), theorems.map((t) => JSON.stringify(toJson(TheoremSchema, t))).join("\n") + "\n");
+    const now = timestampFromDate(new Date());
+    const run = create(RunSchema, {
+      id,
+      state: RunState.PENDING,
+      algorithm: config.algorithm.name,
+      step: BigInt(previous?.last_checkpoint_step ?? 0),
+      totalSteps: BigInt(config.training.steps),
+      dataset,
+      outputDir: outputs.dir,
+      createdAt: previous ? timestampFromDate(new Date(previous.created_at)) : now,
+      updatedAt: now,
+      lastCheckpointStep: BigInt(previous?.last_checkpoint_step ?? 0),
+    });
+    const active: ActiveRun = { run, events: [], listeners: new Set(), stop: false, done: Promise.resolve() };
+    this.runs.set(id, active);
+    active.done = this.execute(active, { config, theorems, outputs, clients, resume: previous !== undefined });
+    return run;
+  }
+
+  private async execute(active: ActiveRun, job: { config: RunConfig; theorems: Theorem[]; outputs: RunOutputs; clients: MeshClients; resume: boolean }): Promise<void> {
+    const { run } = active;
+    const { clients, outputs } = job;
+    const signal = this.abort.signal;
+    let final = RunState.FAILED;
+    const checkpoint = async (step: number) => {
+      await clients.withRetry("learner", () => clients.learner.saveCheckpoint({ path: outputs.checkpoint(step) }, { signal }), signal);
+      run.lastCheckpointStep = BigInt(step);
+      await this.persist(active, outputs);
+    };
+    try {
+      let adapter = "";
+      let adapterVersion = 0;
+      const start = Number(run.lastCheckpointStep);
+      if (job.resume) {
+        await clients.withRetry("learner", () => clients.learner.loadCheckpoint({ path: outputs.checkpoint(start) }, { signal }), signal);
+        await outputs.truncateStepsAfter(start);
+        const restored = await clients.withRetry("learner", () => clients.learner.getStatus({}, { signal }), signal);
+        if (restored.adapterVersion > 0n) {
+          const synced = await clients.withRetry("inference", () => syncAdapter(clients, restored.adapterVersion, outputs.adaptersDir, signal), signal);
+          adapter = synced.name;
+          adapterVersion = Number(synced.version);
+        }
+        this.emitLog(active, `resuming from the checkpoint of step ${start}`);
+      } else {
+        await checkpoint(0);
+      }
+      this.setState(active, RunState.RUNNING);
+      await this.persist(active, outputs);
+      const last = await runLoop(
+        {
+          runId: run.id, config: job.config, theorems: job.theorems, clients, outputs, adapter, adapterVersion, signal,
+          stopRequested: () => active.stop,
+          onStep: async (record) => this.recordStep(active, outputs, record),
+          onCheckpoint: checkpoint,
+        },
+        start,
+      );
+      if (Number(run.lastCheckpointStep) !== last) await checkpoint(last);
+      final = last >= job.config.training.steps ? RunState.COMPLETED : RunState.STOPPED;
+    } catch (error) {
+      const where = `resume with --resume ${run.id} from the checkpoint of step ${run.lastCheckpointStep}`;
+      run.error = `${error instanceof Error ? error.message : String(error)}; ${where}`;
+      log.error({ run: run.id, err: error }, "run ended");
+      final = error instanceof ServiceLostError || signal.aborted ? RunState.STOPPED : RunState.FAILED;
+    } finally {
+      clients.close();
+      // Files first, then the final event: a watcher that sees it can read them.
+      run.state = final;
+      await this.persist(active, outputs).catch(() => {});
+      await outputs.writeReport(`lean-grpo run ${run.id} (${run.algorithm})`).catch(() => {});
+      this.setState(active, final);
+    }
+  }
+
+  private async recordStep(active: ActiveRun, outputs: RunOutputs, record: StepRecord): Promise<void> {
+    active.run.step = BigInt(record.step);
+    active.run.lastMetrics = record.metrics;
+    active.run.updatedAt = timestampFromDate(new Date());
+    await outputs.appendStep(record);
+    await outputs.writeReport(`lean-grpo run ${active.run.id} (${active.run.algorithm})`);
+    await this.persist(active, outputs);
+    this.emit(active, {
+      event: { case: "step", value: create(StepEventSchema, { step: BigInt(record.step), metrics: record.metrics, timings: toTimings(record.timings), adapterVersion: BigInt(record.adapter_version) }) },
+    });
+  }
+
+  stop(id: string): Run {
+    const active = this.runs.get(id);
+    if (!active) throw new ConnectError(`run ${id} is not running here`, Code.NotFound);
+    if (!FINAL.has(active.run.state)) {
+      active.stop = true;
+      this.setState(active, RunState.STOPPING);
+    }
+    return active.run;
+  }
+
+  async get(id: string): Promise<Run> {
+    const active = this.runs.get(id);
+    if (active) return active.run;
+    const outputs = RunOutputs.for(this.config.runs_dir, id);
+    if (!existsSync(path.join(outputs.dir, "run.json"))) throw new ConnectError(`run ${id} not found in ${this.config.runs_dir}`, Code.NotFound);
+    return runFromFile(await outputs.readRun(), outputs.dir);
+  }
+
+  async list(): Promise<Run[]> {
+    const byId = new Map<string, Run>();
+    for (const outputs of await listRunDirs(this.config.runs_dir)) {
+      const file = await outputs.readRun().catch(() => undefined);
+      if (file) byId.set(file.id, runFromFile(file, outputs.dir));
+    }
+    for (const [id, active] of this.runs) byId.set(id, active.run);
+    return [...byId.values()].sort((a, b) => timestampDate(b.createdAt!).getTime() - timestampDate(a.createdAt!).getTime());
+  }
+
+  async *watch(id: string, fromStart: boolean, signal: AbortSignal): AsyncGenerator<WatchRunResponse> {
+    const active = this.runs.get(id);
+    if (!active) {
+      // A run that is not live here: its recorded steps, then its final state.
+      const run = await this.get(id);
+      if (fromStart) for (const record of await RunOutputs.for(this.config.runs_dir, id).readSteps()) yield stepResponse(id, record);
+      yield create(WatchRunResponseSchema, { runId: id, time: timestampFromDate(new Date()), event: { case: "stateChange", value: run } });
+      return;
+    }
+    let next = fromStart ? 0 : active.events.length;
+    while (!signal.aborted) {
+      while (next < active.events.length) {
+        const event = active.events[next++]!;
+        yield event;
+        if (event.event.case === "stateChange" && FINAL.has(event.event.value.state)) return;
+      }
+      if (FINAL.has(active.run.state) && next >= active.events.length) return;
+      await new Promise<void>((resolve) => {
+        const wake = () => { active.listeners.delete(wake); signal.removeEventListener("abort", wake); resolve(); };
+        active.listeners.add(wake);
+        signal.addEventListener("abort", wake);
+      });
+    }
+  }
+
+  /** Waits for the active runs to end (tests, CLI shutdown). */
+  async settle(): Promise<void> {
+    await Promise.all([...this.runs.values()].map((r) => r.done));
+  }
+
+  async shutdown(): Promise<void> {
+    for (const active of this.runs.values()) active.stop = true;
+    await this.settle();
+  }
+
+  private setState(active: ActiveRun, state: RunState): void {
+    active.run.state = state;
+    active.run.updatedAt = timestampFromDate(new Date());
+    this.emit(active, { event: { case: "stateChange", value: create(RunSchema, active.run) } });
+  }
+
+  private emitLog(active: ActiveRun, line: string): void {
+    this.emit(active, { event: { case: "log", value: line } });
+  }
+
+  private emit(active: ActiveRun, init: Pick<WatchRunResponse, "event">): void {
+    active.events.push(create(WatchRunResponseSchema, { runId: active.run.id, time: timestampFromDate(new Date()), ...init }));
+    for (const wake of [...active.listeners]) wake();
+  }
+
+  private async persist(active: ActiveRun, outputs: RunOutputs): Promise<void> {
+    const r = active.run;
+    await outputs.writeRun({
+      id: r.id, state: RunState[r.state], algorithm: r.algorithm, step: Number(r.step), total_steps: Number(r.totalSteps), dataset: r.dataset,
+      created_at: timestampDate(r.createdAt!).toISOString(), updated_at: timestampDate(r.updatedAt!).toISOString(), error: r.error,
+      last_checkpoint_step: Number(r.lastCheckpointStep), last_metrics: r.lastMetrics,
+    });
+  }
+}
+
+function newRunId(): string {
+  return `${new Date().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "").replace("T", "-")}-${randomBytes(2).toString("hex")}`;
+}
+
+function parseRunConfig(json: Record<string, unknown>, overrides: readonly string[]): RunConfig {
+  try {
+    return loadConfig(RunConfigSchema, { flags: json, overrides });
+  } catch (error) {
+    if (error instanceof ConfigError) throw new ConnectError(error.message, Code.InvalidArgument);
+    throw error;
+  }
+}
+
+async function loadTheorems(datasetPath: string, inline: readonly Theorem[], outputs: RunOutputs, fresh = false): Promise<Theorem[]> {
+  try {
+    if (datasetPath === "inline" || (!datasetPath && !fresh)) {
+      const text = await readFile(path.join(outputs.dir, "dataset.jsonl"), "utf8");
+      return text.split("\n").filter(Boolean).map((line) => fromJson(TheoremSchema, JSON.parse(line) as JsonValue));
+    }
+    if (datasetPath && inline.length > 0) throw new ConnectError("set exactly one of dataset_path and theorems", Code.InvalidArgument);
+    if (datasetPath) return await loadDataset(datasetPath);
+    validateInlineTheorems(inline);
+    return [...inline];
+  } catch (error) {
+    if (error instanceof DatasetError) throw new ConnectError(error.message, Code.InvalidArgument);
+    throw error;
+  }
+}
+
+async function checkAlgorithm(clients: MeshClients, config: RunConfig): Promise<void> {
+  const { algorithms } = await clients.withRetry("learner", () => clients.learner.listAlgorithms({}));
+  const algorithm = algorithms.find((a) => a.name === config.algorithm.name);
+  if (!algorithm) throw new ConnectError(`the learner has no algorithm "${config.algorithm.name}"; it has: ${algorithms.map((a) => a.name).join(", ")}`, Code.InvalidArgument);
+  const known = new Set(algorithm.params.map((p) => p.name));
+  const unknown = Object.keys(config.algorithm.config).filter((key) => !known.has(key));
+  if (unknown.length > 0) {
+    throw new ConnectError(`algorithm.config: unknown key${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} for ${algorithm.name}; accepted: ${[...known].join(", ")}`, Code.InvalidArgument);
+  }
+}
+
+function toTimings(t: Record<string, number>) {
+  return create(StepTimingsSchema, { generateS: t.generate_s ?? 0, verifyS: t.verify_s ?? 0, scoreS: t.score_s ?? 0, trainS: t.train_s ?? 0, syncS: t.sync_s ?? 0, otherS: t.other_s ?? 0, totalS: t.total_s ?? 0 });
+}
+
+function stepResponse(runId: string, record: StepRecord): WatchRunResponse {
+  return create(WatchRunResponseSchema, {
+    runId,
+    time: timestampFromDate(new Date(record.time)),
+    event: { case: "step", value: { step: BigInt(record.step), metrics: record.metrics, timings: toTimings(record.timings), adapterVersion: BigInt(record.adapter_version) } },
+  });
+}
+
+function runFromFile(file: RunFile, dir: string): Run {
+  return create(RunSchema, {
+    id: file.id, state: RunState[file.state as keyof typeof RunState] ?? RunState.UNSPECIFIED, algorithm: file.algorithm,
+    step: BigInt(file.step), totalSteps: BigInt(file.total_steps), dataset: file.dataset, outputDir: dir,
+    createdAt: timestampFromDate(new Date(file.created_at)), updatedAt: timestampFromDate(new Date(file.updated_at)),
+    error: file.error, lastMetrics: file.last_metrics, lastCheckpointStep: BigInt(file.last_checkpoint_step),
+  });
+}

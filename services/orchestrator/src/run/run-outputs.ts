@@ -1,0 +1,92 @@
+// runs/<id>/: config.json (resolved run config + dataset), run.json (state, step, last
+// checkpoint), metrics.jsonl (one line per step), checkpoints/step-<N>/, adapters/, report.html.
+import { appendFile, mkdir, readFile, readdir, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { writeReport } from "./report-html.js";
+
+export interface StepRecord {
+  step: number;
+  time: string;
+  adapter_version: number;
+  metrics: Record<string, number>;
+  timings: Record<string, number>;
+}
+
+export interface RunFile {
+  id: string;
+  state: string;
+  algorithm: string;
+  step: number;
+  total_steps: number;
+  dataset: string;
+  created_at: string;
+  updated_at: string;
+  error: string;
+  last_checkpoint_step: number;
+  last_metrics: Record<string, number>;
+}
+
+export class RunOutputs {
+  constructor(readonly dir: string) {}
+
+  static for(runsDir: string, id: string): RunOutputs {
+    return new RunOutputs(path.resolve(runsDir, id));
+  }
+
+  get checkpointsDir(): string {
+    return path.join(this.dir, "checkpoints");
+  }
+  get adaptersDir(): string {
+    return path.join(this.dir, "adapters");
+  }
+  checkpoint(step: number): string {
+    return path.join(this.checkpointsDir, `step-${step}`);
+  }
+
+  async create(config: unknown): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    await writeFile(path.join(this.dir, "config.json"), `${JSON.stringify(config, null, 2)}\n`);
+  }
+
+  async readConfig(): Promise<Record<string, unknown>> {
+    return JSON.parse(await readFile(path.join(this.dir, "config.json"), "utf8")) as Record<string, unknown>;
+  }
+
+  async writeRun(run: RunFile): Promise<void> {
+    await writeFile(path.join(this.dir, "run.json"), `${JSON.stringify(run, null, 2)}\n`);
+  }
+
+  async readRun(): Promise<RunFile> {
+    return JSON.parse(await readFile(path.join(this.dir, "run.json"), "utf8")) as RunFile;
+  }
+
+  async appendStep(record: StepRecord): Promise<void> {
+    await appendFile(path.join(this.dir, "metrics.jsonl"), `${JSON.stringify(record)}\n`);
+  }
+
+  async readSteps(): Promise<StepRecord[]> {
+    const file = path.join(this.dir, "metrics.jsonl");
+    if (!existsSync(file)) return [];
+    return (await readFile(file, "utf8")).split("\n").filter(Boolean).map((line) => JSON.parse(line) as StepRecord);
+  }
+
+  /** On resume: steps after the checkpoint are trained again, so their old lines go. */
+  async truncateStepsAfter(step: number): Promise<void> {
+    const kept = (await this.readSteps()).filter((r) => r.step <= step);
+    await writeFile(path.join(this.dir, "metrics.jsonl"), kept.map((r) => `${JSON.stringify(r)}\n`).join(""));
+  }
+
+  async writeReport(title: string): Promise<string> {
+    const file = path.join(this.dir, "report.html");
+    await writeReport(file, title, await this.readSteps());
+    return file;
+  }
+}
+
+/** Every run directory under `runsDir` that has a run.json. */
+export async function listRunDirs(runsDir: string): Promise<RunOutputs[]> {
+  if (!existsSync(runsDir)) return [];
+  const entries = await readdir(runsDir, { withFileTypes: true });
+  return entries.filter((e) => e.isDirectory() && existsSync(path.join(runsDir, e.name, "run.json"))).map((e) => RunOutputs.for(runsDir, e.name));
+}
