@@ -6,6 +6,8 @@ import { SERVICE_NAMES } from "./service-catalog.js";
 import { registerVerifyCommand } from "./verify-command.js";
 import { registerAlgorithmsCommand } from "./algorithms-command.js";
 import { registerTrainCommand } from "./train-command.js";
+import { registerEvalCommand } from "./eval-command.js";
+import { registerRunsCommand } from "./runs-command.js";
 
 const program = new Command()
   .name("lean-grpo")
@@ -27,6 +29,8 @@ program
 registerVerifyCommand(program);
 registerAlgorithmsCommand(program);
 registerTrainCommand(program);
+registerEvalCommand(program);
+registerRunsCommand(program);
 
 try {
   await program.parseAsync();

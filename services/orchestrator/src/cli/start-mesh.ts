@@ -10,7 +10,11 @@ import { SERVICE_CATALOG } from "./service-catalog.js";
 export interface MeshOptions {
   /** Hugging Face model directory for the embedded sampler and the learner. */
   modelDir: string;
-  /** Per-service config sections (catalog schemas), e.g. { learner: { optimizer: { learning_rate: 1e-3 } } }. */
+  /**
+   * Per-service config sections (catalog schemas), e.g. { learner: { optimizer: { learning_rate: 1e-3 } } }.
+   * A section holding only `url` (e.g. `services.learner.url: 127.0.0.1:50054`) names a remote
+   * service: it is not started here and the run calls it there.
+   */
   services?: Record<string, Record<string, unknown>>;
   /** Orchestrator settings (runs_dir, retries). */
   orchestrator?: Record<string, unknown>;
@@ -31,6 +35,11 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
   const started: RunningServer[] = [];
   try {
     for (const entry of SERVICE_CATALOG.filter((s) => s.name !== "orchestrator")) {
+      const remote = remoteUrl(entry.name, options.services?.[entry.name]);
+      if (remote) {
+        urls[entry.name] = remote;
+        continue;
+      }
       const config = loadConfig(entry.schema, { flags: deepMerge(deepMerge(EPHEMERAL, modelFlags(entry.name, options.modelDir)), options.services?.[entry.name] ?? {}) });
       entry.wire?.(config, urls);
       const server = await serve({ name: entry.name, services: [entry.create(config)], config: config.server });
@@ -59,6 +68,14 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
     await Promise.all(started.map((s) => s.shutdown()));
     throw error;
   }
+}
+
+function remoteUrl(service: string, section: Record<string, unknown> | undefined): string | undefined {
+  if (section?.url === undefined) return undefined;
+  const { url, ...rest } = section;
+  if (typeof url !== "string" || url === "") throw new Error(`services.${service}.url must be host:port or an http(s):// URL, got ${JSON.stringify(url)}`);
+  if (Object.keys(rest).length > 0) throw new Error(`services.${service}.url names a remote ${service}: its other settings (${Object.keys(rest).join(", ")}) belong in that process's config`);
+  return /^https?:\/\//.test(url) ? url : `http://${url}`;
 }
 
 function modelFlags(service: string, modelDir: string): Record<string, unknown> {

@@ -9,7 +9,8 @@ import { z } from "zod";
 import { RunConfigSchema } from "../run/run-config.js";
 import { startMesh } from "./start-mesh.js";
 
-const TrainFileSchema = RunConfigSchema.extend({
+/** A `--config` file of `lean-grpo train` (configs/train/*.yaml, configs/algorithms/*.yaml). */
+export const TrainFileSchema = RunConfigSchema.extend({
   model: z.object({ dir: z.string().min(1).default("models/arith-tiny") }).strict().prefault({}),
   runs_dir: z.string().min(1).default("runs"),
   /** Per-service config sections for the embedded mesh (inference, verifier, reward, learner). */

@@ -1,7 +1,9 @@
 // The prompt a theorem is sampled from: the configured template, sent as a chat turn
 // when the model has a chat template (or the config says so), else as plain text.
 import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { PromptSchema, TaskKind, type Prompt, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import type { MeshClients } from "./mesh-clients.js";
 import type { RunConfig } from "./run-config.js";
 
 export function promptText(theorem: Theorem, config: RunConfig["prompt"]): string {
@@ -21,4 +23,18 @@ export function buildPrompt(theorem: Theorem, config: RunConfig["prompt"], chat:
   return create(PromptSchema, {
     kind: chat ? { case: "chat", value: { messages: [{ role: "user", content: text }] } } : { case: "text", value: text },
   });
+}
+
+/** "auto": chat when the model's tokenizer has a chat template (Tokenize of a chat prompt succeeds). */
+export async function usesChatPrompts(format: RunConfig["prompt"]["format"], clients: Pick<MeshClients, "inference" | "withRetry">): Promise<boolean> {
+  if (format !== "auto") return format === "chat";
+  try {
+    await clients.withRetry("inference", () =>
+      clients.inference.tokenize({ prompt: { kind: { case: "chat", value: { messages: [{ role: "user", content: "1+1" }] } } } }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConnectError && error.code !== Code.Unavailable) return false;
+    throw error;
+  }
 }

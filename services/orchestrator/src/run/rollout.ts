@@ -15,6 +15,9 @@ export interface RolloutGroup {
   solved: boolean[];
   rewardStd: number;
   generateS: number;
+  /** Verification inside ScoreGroup: the longest verification of the group (they run concurrently). */
+  verifyS: number;
+  /** ScoreGroup's wall time less verification. */
   scoreS: number;
 }
 
@@ -63,6 +66,8 @@ export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: str
       ctx.signal),
     );
     const done = performance.now();
+    const scoreGroupS = (done - scoring) / 1000;
+    const verifyS = Math.min(scoreGroupS, Math.max(0, ...scored.results.map((r) => (r.verification?.timings?.totalMs ?? 0) / 1000)));
     const rewards = scored.results.map((r) => r.reward);
     const solved = scored.results.map((r) => r.solved);
     generated.completions.forEach((completion, i) => {
@@ -78,7 +83,8 @@ export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: str
       solved,
       rewardStd: scored.rewardStd,
       generateS: (scoring - started) / 1000,
-      scoreS: (done - scoring) / 1000,
+      verifyS,
+      scoreS: scoreGroupS - verifyS,
     };
   });
 }

@@ -2,7 +2,6 @@
 // batch, roll out each group, (DAPO) drop zero-variance groups and refill, TrainStep
 // on the learner, sync the new adapter to the inference service, record metrics, and
 // checkpoint every N steps. Stops between steps when asked.
-import { Code, ConnectError } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { TrainingMode, type TrainStepRequestSchema } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
@@ -11,6 +10,7 @@ import { DataOrder } from "./data-order.js";
 import type { MeshClients } from "./mesh-clients.js";
 import { usesDynamicSampling, type RunConfig } from "./run-config.js";
 import type { RunOutputs, StepRecord } from "./run-outputs.js";
+import { usesChatPrompts } from "./prompts.js";
 import { rolloutGroup, type RolloutContext, type RolloutGroup } from "./rollout.js";
 import { inSpan, runAttributes } from "./tracing.js";
 
@@ -36,7 +36,7 @@ function groupSeed(seed: number, step: number, slot: number): number {
 
 export async function runLoop(options: LoopOptions, startStep: number): Promise<number> {
   const { config, clients } = options;
-  const chatPrompts = await decidePromptFormat(options);
+  const chatPrompts = await usesChatPrompts(config.prompt.format, clients);
   const order = new DataOrder(options.theorems.length, config.training.seed);
   const refills = new DataOrder(options.theorems.length, config.training.seed + 1);
   let adapter = options.adapter;
@@ -92,20 +92,21 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
       const solved = rolled.flatMap((g) => g.solved);
       const mean = all.reduce((a, b) => a + b, 0) / all.length;
       const generateS = rolled.reduce((a, g) => a + g.generateS, 0) / Math.max(1, rolled.length);
+      const verifyS = rolled.reduce((a, g) => a + g.verifyS, 0) / Math.max(1, rolled.length);
       const scoreS = rolled.reduce((a, g) => a + g.scoreS, 0) / Math.max(1, rolled.length);
       const rolloutS = (trainStart - stepStart) / 1000;
       // Groups run concurrently: split the rollout wall time by each phase's share of it.
-      const share = generateS + scoreS > 0 ? rolloutS / (generateS + scoreS) : 0;
+      const share = generateS + verifyS + scoreS > 0 ? rolloutS / (generateS + verifyS + scoreS) : 0;
       const timings = {
         generate_s: generateS * share,
-        verify_s: 0,
+        verify_s: verifyS * share,
         score_s: scoreS * share,
         train_s: (syncStart - trainStart) / 1000,
         sync_s: (end - syncStart) / 1000,
         other_s: 0,
         total_s: (end - stepStart) / 1000,
       };
-      timings.other_s = Math.max(0, timings.total_s - timings.generate_s - timings.score_s - timings.train_s - timings.sync_s);
+      timings.other_s = Math.max(0, timings.total_s - timings.generate_s - timings.verify_s - timings.score_s - timings.train_s - timings.sync_s);
       const metrics: Record<string, number> = {
         ...trained?.metrics,
         reward_mean: mean,
@@ -157,20 +158,5 @@ async function* trainingStream(options: LoopOptions, groups: readonly RolloutGro
         },
       },
     };
-  }
-}
-
-/** "auto": chat when the model's tokenizer has a chat template (Tokenize of a chat prompt succeeds). */
-async function decidePromptFormat(options: LoopOptions): Promise<boolean> {
-  const format = options.config.prompt.format;
-  if (format !== "auto") return format === "chat";
-  try {
-    await options.clients.withRetry("inference", () =>
-      options.clients.inference.tokenize({ prompt: { kind: { case: "chat", value: { messages: [{ role: "user", content: "1+1" }] } } } }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConnectError && error.code !== Code.Unavailable) return false;
-    throw error;
   }
 }

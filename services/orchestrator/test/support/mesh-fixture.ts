@@ -10,7 +10,10 @@ export interface MeshFixture {
   modelDir: string;
   dataset: string;
   runsDir: string;
-  start(): Promise<RunningMesh>;
+  /** The learner's settings, also as `lean-grpo serve learner` dotted overrides (a learner in its own process). */
+  learnerOverrides: string[];
+  /** Starts the mesh; `learnerUrl` uses a learner running elsewhere instead of starting one. */
+  start(options?: { learnerUrl?: string }): Promise<RunningMesh>;
   cleanup(): Promise<void>;
 }
 
@@ -21,14 +24,18 @@ export async function meshFixture(): Promise<MeshFixture> {
   const problems = [["1+1", "2"], ["2+2", "4"], ["3+1", "4"], ["2*3", "6"], ["5-2", "3"], ["4+4", "8"]];
   await writeFile(dataset, problems.map(([problem, answer]) => JSON.stringify({ problem, answer })).join("\n"));
   const runsDir = path.join(dir, "runs");
+  const learner = { backend: "cpu", "lora.rank": 2, "lora.alpha": 4, "optimizer.learning_rate": 1e-2, checkpoint_dir: path.join(dir, "ckpt"), "model.dir": modelDir };
   return {
     dir, modelDir, dataset, runsDir,
-    start: () =>
+    learnerOverrides: Object.entries(learner).map(([key, value]) => `${key}=${value}`),
+    start: (options = {}) =>
       startMesh({
         modelDir,
         services: {
           inference: { embedded: { tensor_backend: "cpu" }, adapters: { dir: path.join(dir, "adapters") } },
-          learner: { backend: "cpu", lora: { rank: 2, alpha: 4 }, optimizer: { learning_rate: 1e-2 }, checkpoint_dir: path.join(dir, "ckpt") },
+          learner: options.learnerUrl
+            ? { url: options.learnerUrl }
+            : { backend: "cpu", lora: { rank: 2, alpha: 4 }, optimizer: { learning_rate: 1e-2 }, checkpoint_dir: path.join(dir, "ckpt") },
         },
         orchestrator: { runs_dir: runsDir, retry_backoff_ms: 50, service_retries: 1 },
       }),

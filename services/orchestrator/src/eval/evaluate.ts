@@ -1,0 +1,86 @@
+// Held-out evaluation over the mesh: for each problem, Generate n completions with an
+// adapter (greedy when n = 1), ScoreGroup them, count the solved ones, and report the
+// mean of the unbiased pass@1 and pass@k estimates over the problems.
+import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import type { MeshClients } from "../run/mesh-clients.js";
+import { buildPrompt } from "../run/prompts.js";
+import type { RunConfig } from "../run/run-config.js";
+import { passAtK } from "./pass-at-k.js";
+
+export interface EvalOptions {
+  clients: Pick<MeshClients, "inference" | "reward" | "withRetry">;
+  theorems: readonly Theorem[];
+  /** The k of pass@k. */
+  k: number;
+  /** Completions per problem (n ≥ k); 1 samples greedily. */
+  samples: number;
+  temperature: number;
+  maxTokens: number;
+  /** Loaded adapter name; "" for the base model. */
+  adapter: string;
+  prompt: RunConfig["prompt"];
+  chatPrompts: boolean;
+  seed: number;
+  /** Problems in flight at once. */
+  concurrency: number;
+  signal?: AbortSignal;
+}
+
+export interface ProblemResult {
+  id: string;
+  samples: number;
+  solved: number;
+}
+
+export interface EvalReport {
+  problems: number;
+  k: number;
+  samples: number;
+  greedy: boolean;
+  pass_at_1: number;
+  pass_at_k: number;
+  results: ProblemResult[];
+}
+
+export async function evaluate(options: EvalOptions): Promise<EvalReport> {
+  const { k, samples } = options;
+  if (!Number.isInteger(k) || k < 1) throw new RangeError(`--k must be a positive integer, got ${k}`);
+  if (!Number.isInteger(samples) || samples < k) throw new RangeError(`--samples must be an integer ≥ k (${k}), got ${samples}`);
+  const greedy = samples === 1;
+  const results: ProblemResult[] = new Array(options.theorems.length);
+  let next = 0;
+  const worker = async () => {
+    for (let index = next++; index < options.theorems.length; index = next++) {
+      results[index] = await evaluateProblem(options, options.theorems[index]!, index, greedy);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency, options.theorems.length)) }, worker));
+  const mean = (f: (r: ProblemResult) => number) => results.reduce((a, r) => a + f(r), 0) / Math.max(1, results.length);
+  return {
+    problems: results.length,
+    k,
+    samples,
+    greedy,
+    pass_at_1: mean((r) => passAtK(r.samples, r.solved, 1)),
+    pass_at_k: mean((r) => passAtK(r.samples, r.solved, k)),
+    results,
+  };
+}
+
+async function evaluateProblem(options: EvalOptions, theorem: Theorem, index: number, greedy: boolean): Promise<ProblemResult> {
+  const { clients, signal } = options;
+  const generated = await clients.withRetry("inference", () =>
+    clients.inference.generate(
+      {
+        prompt: buildPrompt(theorem, options.prompt, options.chatPrompts),
+        n: options.samples,
+        adapter: options.adapter,
+        requestId: `eval/${index}`,
+        sampling: { maxTokens: options.maxTokens, temperature: greedy ? 0 : options.temperature, seed: BigInt((options.seed * 1_000_003 + index) >>> 0) },
+      },
+      { signal },
+    ),
+  signal);
+  const scored = await clients.withRetry("reward", () => clients.reward.scoreGroup({ theorem, completions: generated.completions, groupId: `eval-${index}` }, { signal }), signal);
+  return { id: theorem.id, samples: generated.completions.length, solved: scored.results.filter((r) => r.solved).length };
+}
