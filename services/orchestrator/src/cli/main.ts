@@ -8,6 +8,7 @@ import { registerAlgorithmsCommand } from "./algorithms-command.js";
 import { registerTrainCommand } from "./train-command.js";
 import { registerEvalCommand } from "./eval-command.js";
 import { registerRunsCommand } from "./runs-command.js";
+import { registerSftCommand } from "./sft-command.js";
 
 const program = new Command()
   .name("lean-grpo")
@@ -31,6 +32,7 @@ registerAlgorithmsCommand(program);
 registerTrainCommand(program);
 registerEvalCommand(program);
 registerRunsCommand(program);
+registerSftCommand(program);
 
 try {
   await program.parseAsync();

@@ -1,0 +1,65 @@
+// The arithmetic data: the example sets are disjoint, their answers are right (checked by
+// evaluating the expression here, not by the generator), and the generator is seeded.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { drawProblems } from "../../scripts/arith/arith-problems.js";
+import { arithDataSets } from "../../scripts/arith/make-data.js";
+import { boxedAnswer, isCorrect } from "../../scripts/arith/greedy-accuracy.js";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+function jsonl(file: string): Record<string, string>[] {
+  return readFileSync(path.join(root, file), "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Record<string, string>);
+}
+
+function evaluate(problem: string): number {
+  const match = /^What is (\d+) ([+\-×]) (\d+)\?$/.exec(problem);
+  if (!match) throw new Error(`unexpected problem text ${problem}`);
+  const [a, b] = [Number(match[1]), Number(match[3])];
+  return match[2] === "+" ? a + b : match[2] === "-" ? a - b : a * b;
+}
+
+describe("arithmetic data", () => {
+  const train = jsonl("examples/arith.jsonl");
+  const heldout = jsonl("examples/arith-heldout.jsonl");
+
+  it("ships a training set and a disjoint held-out set with correct answers", () => {
+    expect(train.length).toBe(800);
+    expect(heldout.length).toBe(200);
+    const trainProblems = new Set(train.map((r) => r.problem));
+    expect(trainProblems.size).toBe(train.length);
+    for (const record of heldout) expect(trainProblems.has(record.problem!), record.problem).toBe(false);
+    for (const record of [...train, ...heldout]) {
+      expect(Object.keys(record).sort()).toEqual(["answer", "problem"]);
+      expect(Number(record.answer), record.problem).toBe(evaluate(record.problem!));
+    }
+  });
+
+  it("is what make-data.ts writes, and the warm-start data avoids both sets", () => {
+    const sets = arithDataSets({ heldout: 200, train: 800, sft: 2000 });
+    expect(sets.train.map(({ problem, answer }) => ({ problem, answer }))).toEqual(train);
+    expect(sets.heldout.map(({ problem, answer }) => ({ problem, answer }))).toEqual(heldout);
+    const used = new Set([...train, ...heldout].map((r) => r.problem));
+    for (const pair of sets.sft) {
+      expect(used.has(pair.problem)).toBe(false);
+      expect(pair.solution.endsWith(`\\boxed{${evaluate(pair.problem)}}`)).toBe(true);
+    }
+  });
+
+  it("draws the same problems for the same seed and refuses an impossible count", () => {
+    expect(drawProblems(20, 7)).toEqual(drawProblems(20, 7));
+    expect(drawProblems(20, 7)).not.toEqual(drawProblems(20, 8));
+    expect(() => drawProblems(20_000, 1)).toThrow(/distinct problems/);
+  });
+
+  it("checks answers by the last \\boxed{...} number", () => {
+    expect(boxedAnswer("2 + 2 = \\boxed{3}, no: \\boxed{4}")).toBe("4");
+    expect(isCorrect("12 × 3 = \\boxed{36}", "36")).toBe(true);
+    expect(isCorrect("\\boxed{36.0}", "36")).toBe(true);
+    expect(isCorrect("\\boxed{37}", "36")).toBe(false);
+    expect(isCorrect("36", "36")).toBe(false);
+    expect(isCorrect("\\boxed{}", "0")).toBe(false);
+  });
+});
