@@ -156,7 +156,6 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const { port } = server.address() as AddressInfo;
   const urlHost = config.host.includes(":") ? `[${config.host}]` : config.host;
   const url = `${config.tls ? "https" : "http"}://${urlHost}:${port}`;
-  logger.info({ url, services: options.services.map((s) => s.service.typeName) }, "serving");
 
   const stopReadiness = options.services.map((registration) => watchReadiness(registration, health, logger));
 
@@ -202,6 +201,9 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     process.once("SIGINT", onSignal);
   }
 
+  // Announced last: whoever reacts to this line (a supervisor, a test) may signal at
+  // once, and until process.once("SIGTERM") has run the OS default would kill us.
+  logger.info({ url, services: options.services.map((s) => s.service.typeName) }, "serving");
   return { url, host: config.host, port, health, inFlight: () => openStreams, shutdown };
 }
 

@@ -47,18 +47,19 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
     );
     urls[service.name] = servers.at(-1)!.url;
   }
-  printTable(entries.map((e, i) => ({ service: e.name, url: servers[i]!.url })));
+  // Handlers first: whoever reads the table may signal at once.
   onStopSignal(async () => {
     // Together: each turns NOT_SERVING at once, so the drain delays overlap.
     await Promise.all(servers.map((server) => server.shutdown()));
   });
+  printTable(entries.map((e, i) => ({ service: e.name, url: servers[i]!.url })));
 }
 
 /** `serve all --topology FILE`: every replica is its own `lean-grpo serve <service>` process. */
 async function serveTopology(file: string, overrides: string[]): Promise<void> {
   const running = await runTopology(planTopology(loadTopology(file, overrides)));
-  printTable(running.replicas.map((r) => ({ service: `${r.service}[${r.index}]`, url: r.url, pid: r.pid() })));
   onStopSignal(() => running.stop());
+  printTable(running.replicas.map((r) => ({ service: `${r.service}[${r.index}]`, url: r.url, pid: r.pid() })));
 }
 
 function printTable(rows: { service: string; url: string; pid?: number }[]) {
