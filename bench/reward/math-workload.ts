@@ -2,6 +2,7 @@
 // completions per problem (the ground truth repeats within a group, the answers
 // do not), each with ~1 kB of reasoning before its box, in the answer forms math
 // datasets use. Each completion knows whether it should be judged correct.
+import { seededRandom } from "../../services/reward/test/support/seeded-random.js";
 
 export interface MathCase {
   completion: string;
@@ -10,16 +11,6 @@ export interface MathCase {
   form: string;
 }
 
-/** mulberry32: the same workload on every run. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** `int` draws an integer; `salt` differs per workload so that no ground truth repeats across workloads. */
 type Form = (int: (lo: number, hi: number) => number, salt: number) => { truth: string; right: string[]; wrong: string[] };
@@ -73,7 +64,7 @@ const FILLER = [
 ];
 
 export function mathWorkload(problems: number, seed = 1): MathCase[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const int = (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1));
   const forms = Object.keys(FORMS);
   const cases: MathCase[] = [];

@@ -8,6 +8,7 @@ import { Verdict, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifie
 import { PRESET_NAMES } from "../src/reward/presets.js";
 import { completion, leanAnswer, leanTheorem, mathProblem, proved, verification } from "./messages.js";
 import { preset, scoreGroup, scoreOne } from "./scoring.js";
+import { seededRandom } from "./support/seeded-random.js";
 
 const theorem = leanTheorem({ domain: "algebra", difficulty: 0.7 });
 const correctProof = completion(leanAnswer("by\n  simp"));
@@ -95,16 +96,6 @@ describe.each(PRESET_NAMES)("preset %s", (name) => {
   });
 });
 
-/** A small seeded generator (mulberry32), so that the search is the same on every run. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function leanVariant(next: () => number, solved: boolean): Attempt {
   const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
@@ -130,7 +121,7 @@ function mathVariant(next: () => number, solved: boolean): Completion {
 
 describe("seeded search for unsolved completions that reach solved rewards", () => {
   it.each(PRESET_NAMES)("%s: Lean", async (name) => {
-    const next = random(7);
+    const next = seededRandom(7);
     const solved = Array.from({ length: 60 }, () => leanVariant(next, true));
     const unsolved = Array.from({ length: 240 }, () => leanVariant(next, false));
     const score = (attempts: Attempt[]) => scoreGroup(preset(name), theorem, attempts.map((a) => a.completion), attempts.map((a) => a.verification));
@@ -140,7 +131,7 @@ describe("seeded search for unsolved completions that reach solved rewards", () 
   });
 
   it.each(PRESET_NAMES)("%s: math", async (name) => {
-    const next = random(11);
+    const next = seededRandom(11);
     const problem = mathProblem("\\frac{3}{4}");
     const solvedRewards = (await scoreGroup(preset(name), problem, Array.from({ length: 60 }, () => mathVariant(next, true)))).map((r) => r.reward);
     const unsolved = await scoreGroup(preset(name), problem, Array.from({ length: 240 }, () => mathVariant(next, false)));
