@@ -10,7 +10,8 @@ scaling, GQA 4/1, BF16 weights with an F16 head, transformers-v5 config keys) it
 writes the HF checkpoint, a PEFT adapter with non-zero A and B, and parity.json:
 completion-token logprobs and entropies (adapter on and off, two temperatures)
 on a left-padded batch, the gradient of a fixed loss with respect to every
-LoRA tensor (gradients.safetensors, PEFT names and shapes), and greedy
+LoRA tensor (gradients.safetensors, PEFT names and shapes), the same with respect
+to every base weight without the adapter (full-gradients.safetensors), and greedy
 continuations computed by full recomputation.
 """
 
@@ -236,6 +237,15 @@ def model_fixture(name, spec):
     safetensors_io.write(os.path.join(OUT, name + "-gradients.safetensors"),
                          {k: p.grad for k, p in params.items()})
 
+    # The same loss's gradient with respect to every base weight, no adapter (full fine-tuning).
+    base_params = {k: v.clone().requires_grad_(True) for k, v in weights.items()}
+    model = ref.CausalLM(cfg, base_params)
+    logprobs, entropies = ref.completion_logprobs(model, PAIRS, temperature, False)
+    full_loss = sum((w * lp).sum() + entropy_coef * e.sum() for w, lp, e in zip(token_weights, logprobs, entropies))
+    full_loss.backward()
+    safetensors_io.write(os.path.join(OUT, name + "-full-gradients.safetensors"),
+                         {k: p.grad for k, p in base_params.items()})
+
     model = ref.CausalLM(cfg, weights)
     greedy = []
     with torch.no_grad():
@@ -256,6 +266,7 @@ def model_fixture(name, spec):
             "loss": float(loss),
             "file": name + "-gradients.safetensors",
         },
+        "full_gradient": {"loss": float(full_loss), "file": name + "-full-gradients.safetensors"},
         "greedy": greedy,
     }
     with open(os.path.join(OUT, name + "-parity.json"), "w") as f:

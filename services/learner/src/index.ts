@@ -14,6 +14,7 @@ export { bfloat16ToFloat32, float16ToFloat32, float32ToBfloat16 } from "./safete
 export { MODEL_TYPES, parseModelConfig, type Llama3RopeScaling, type ModelConfig, type ModelType } from "./model/model-config.js";
 export { loadCheckpoint, type Checkpoint } from "./model/checkpoint.js";
 export { expectedWeights, LINEAR_MODULES, type LinearModule } from "./model/weight-names.js";
+export { checkpointTensors, isTrainable, type ModelWeightOptions, type TrainableWeight } from "./model/model-weights.js";
 export { CausalLM, type ForwardInput, type ForwardOptions, type ForwardOutput } from "./model/causal-lm.js";
 export type { KeyValue } from "./model/attention.js";
 export { leftPaddedBatch, validateTokenIds, type TokenBatch } from "./model/token-batch.js";
@@ -44,8 +45,9 @@ export { groupAdvantages, type GroupAdvantages } from "./algorithms/advantages.j
 export { AdamW, type AdamWSettings, type AdamWState } from "./optimizer/adamw.js";
 export { learningRateMultiplier, LR_SCHEDULES, type LrSchedule, type LrScheduleName } from "./optimizer/learning-rate-schedule.js";
 export {
-  Learner, StepOrderError, UnknownVersionError, type LearnerOptions, type StepRequest, type StepResult,
+  Learner, StepOrderError, UnknownVersionError, type LearnerOptions, type OptimizerOptions, type StepRequest, type StepResult,
 } from "./training/learner.js";
+export { FullFineTuner, type FullStepResult } from "./training/full-fine-tuner.js";
 export { SampleError } from "./training/sample-error.js";
 export { CheckpointError } from "./training/checkpoint-files.js";
 export type { TrainingExample } from "./training/training-example.js";

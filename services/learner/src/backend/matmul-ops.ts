@@ -15,7 +15,7 @@ import { customGradient } from "./custom-gradient.js";
 
 export interface MatMulOps {
   readonly kind: "native" | "xnnpack";
-  /** x·W for a frozen weight W stored [in, out]: differentiable in x only. */
+  /** x·W for a weight W stored [in, out]: differentiable in x, and in W when W is a trainable variable. */
   linear(x: tf.Tensor2D, weight: tf.Tensor2D): tf.Tensor2D;
   /** op(a)·op(b), differentiable in both. */
   matMul(a: tf.Tensor2D, b: tf.Tensor2D, transposeA?: boolean, transposeB?: boolean): tf.Tensor2D;
@@ -114,6 +114,8 @@ function batchedProduct(transposeA: boolean, transposeB: boolean) {
 export const xnnpackMatMulOps: MatMulOps = {
   kind: "xnnpack",
   linear(x, weight) {
+    // Full fine-tuning: the weight is a variable and needs its own gradient.
+    if (weight instanceof tf.Variable && weight.trainable) return differentiableProduct(false, false)(x, weight);
     // The weight is frozen and lives as long as the model, so the gradient may close over
     // it; only dx = dy·Wᵀ is computed (a customGrad input would also get a dW).
     const op = customGradient((input: tf.Tensor2D, _save: tf.GradSaveFunc) => ({

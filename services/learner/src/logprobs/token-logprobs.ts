@@ -8,11 +8,13 @@
 // UnsortedSegmentSum, which the wasm backend lacks. With z = logits/T, p = softmax(z):
 //   ∂ log p[t] / ∂z = onehot(t) − p
 //   ∂ H / ∂z        = −p · (log p + H)         where H = −Σ p log p
-// and ∂/∂h = (∂/∂z)·head / T. The head is frozen, so the op has no gradient for it.
+// and ∂/∂h = (∂/∂z)·head / T. A frozen head gets no gradient; a trainable one (full
+// fine-tuning) gets ∂/∂head = (∂/∂z)ᵀ·h / T, summed over the chunks.
 import * as tf from "@tensorflow/tfjs-core";
 import { customGradient } from "../backend/custom-gradient.js";
 import type { MatMulOps } from "../backend/matmul-ops.js";
 import { ModelInputError } from "../errors.js";
+import { isTrainable } from "../model/model-weights.js";
 
 export interface TokenLogprobsOptions {
   /** Logits are divided by this (> 0). */
@@ -39,7 +41,8 @@ export function defaultChunkRows(vocabSize: number): number {
 
 /**
  * For hidden states [rows, hidden] and one target id per row, returns [rows, 2]: column 0
- * the target's log-probability, column 1 the entropy. Differentiable in `hidden`.
+ * the target's log-probability, column 1 the entropy. Differentiable in `hidden`, and in
+ * `head` when it is a trainable variable.
  */
 export function tokenLogprobsAndEntropy(
   hidden: tf.Tensor2D,
@@ -69,7 +72,7 @@ export function tokenLogprobsAndEntropy(
 
   const transposedHead = () => (ops.kind === "xnnpack" ? tf.transpose(head) : null);
 
-  const op = customGradient((h: tf.Tensor2D, save: tf.GradSaveFunc) => {
+  const forward = (h: tf.Tensor2D, save: tf.GradSaveFunc) => {
     save([h]);
     const headT = transposedHead();
     const pieces = chunks.map(([start, end]) =>
@@ -88,6 +91,7 @@ export function tokenLogprobsAndEntropy(
       gradFunc: (dy: tf.Tensor2D, saved: tf.Tensor[]) => {
         const savedHidden = saved[0] as tf.Tensor2D;
         const headT = transposedHead();
+        const headGradient: { sum: tf.Tensor2D | null } = { sum: null };
         const grads = chunks.map(([start, end]) =>
           tf.tidy(() => {
             const { logp, p, onehot } = chunkDistribution(savedHidden, headT, start, end);
@@ -97,13 +101,26 @@ export function tokenLogprobsAndEntropy(
               tf.mul(dTarget!, tf.sub(onehot, p)),
               tf.mul(dEntropy!, tf.mul(p, tf.add(logp, entropy))),
             ) as tf.Tensor2D;
+            if (trainableHead) {
+              const part = tf.div(ops.product(dz, rowsOf(savedHidden, start, end), true, false), temperature) as tf.Tensor2D;
+              const previous = headGradient.sum;
+              headGradient.sum = tf.keep(previous ? tf.add(previous, part) as tf.Tensor2D : part);
+              previous?.dispose();
+            }
             return tf.div(ops.product(dz, head), temperature) as tf.Tensor2D;
           }),
         );
         headT?.dispose();
-        return grads.length === 1 ? grads[0]! : tf.concat(grads, 0);
+        const hiddenGrad = grads.length === 1 ? grads[0]! : tf.concat(grads, 0);
+        if (grads.length > 1) tf.dispose(grads);
+        return trainableHead ? [hiddenGrad, headGradient.sum!] : hiddenGrad;
       },
     };
-  });
-  return op(hidden);
+  };
+  const trainableHead = isTrainable(head);
+  if (trainableHead) {
+    // The head is an input of the op, so that tfjs routes its gradient to the variable.
+    return customGradient((h: tf.Tensor2D, _head: tf.Tensor2D, save: tf.GradSaveFunc) => forward(h, save))(hidden, head);
+  }
+  return customGradient(forward)(hidden);
 }

@@ -12,7 +12,8 @@ import { loadCheckpoint, type Checkpoint } from "./checkpoint.js";
 import { decoderLayer } from "./decoder-layer.js";
 import type { ForwardContext } from "./forward-context.js";
 import type { ModelConfig } from "./model-config.js";
-import { createModelWeights, disposeModelWeights, type ModelWeights } from "./model-weights.js";
+import { embeddingLookup } from "./embedding-lookup.js";
+import { createModelWeights, disposeModelWeights, type ModelWeightOptions, type ModelWeights } from "./model-weights.js";
 import { rmsNorm } from "./rms-norm.js";
 import { inverseFrequencies, rotaryTables, rotateHalfMatrix } from "./rotary-embedding.js";
 import type { TokenBatch } from "./token-batch.js";
@@ -63,13 +64,13 @@ export class CausalLM {
     this.rotation = rotateHalfMatrix(config.headDim);
   }
 
-  /** Loads a Hugging Face model directory onto the active backend. */
-  static async load(directory: string): Promise<CausalLM> {
-    return CausalLM.fromCheckpoint(await loadCheckpoint(directory));
+  /** Loads a Hugging Face model directory onto the active backend (frozen unless `trainable`). */
+  static async load(directory: string, options: ModelWeightOptions = {}): Promise<CausalLM> {
+    return CausalLM.fromCheckpoint(await loadCheckpoint(directory), options);
   }
 
-  static fromCheckpoint(checkpoint: Checkpoint): CausalLM {
-    return new CausalLM(checkpoint.config, createModelWeights(checkpoint));
+  static fromCheckpoint(checkpoint: Checkpoint, options: ModelWeightOptions = {}): CausalLM {
+    return new CausalLM(checkpoint.config, createModelWeights(checkpoint, options));
   }
 
   /** One pass over new tokens, attending to `past` (the previous pass's `present`) when given. */
@@ -93,7 +94,7 @@ export class CausalLM {
         rotation: this.rotation,
         bias: attentionBias(input.keyMask, batch, queryLength, keyLength),
       };
-      let x = tf.gather(this.weights.embedding, tf.tensor1d(input.ids, "int32")) as tf.Tensor2D;
+      let x = embeddingLookup(this.weights.embedding, input.ids);
       const present: tf.Tensor4D[] = [];
       this.weights.layers.forEach((layerWeights, layer) => {
         options.signal?.throwIfAborted();

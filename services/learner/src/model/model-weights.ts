@@ -1,7 +1,9 @@
 // The checkpoint's tensors as tfjs tensors, laid out for the forward pass: linear weights
 // [in, out] (transposed once at load) so that x·W is an untransposed product, the
-// embedding and the head [vocab, hidden] as stored. These are plain tensors, not
-// variables: the base model is frozen, and variableGrads never differentiates them.
+// embedding and the head [vocab, hidden] as stored. By default these are plain tensors:
+// the base model is frozen (LoRA trains beside it) and variableGrads never differentiates
+// them. With `trainable` every weight is a tf.Variable instead, for full fine-tuning of
+// small models (`lean-grpo sft --full`); `trainable` lists them under their checkpoint names.
 import * as tf from "@tensorflow/tfjs-core";
 import type { Checkpoint } from "./checkpoint.js";
 import type { ModelConfig } from "./model-config.js";
@@ -29,7 +31,31 @@ export interface ModelWeights {
   finalNorm: tf.Tensor1D;
   /** [vocab, hidden]; the embedding itself when the head is tied. */
   head: tf.Tensor2D;
+  /** The variables of a trainable model, one per checkpoint tensor (a tied head is the embedding's); empty when frozen. */
+  trainable: TrainableWeight[];
 }
+
+/** One trainable tensor and the checkpoint tensor it came from. */
+export interface TrainableWeight {
+  /** Checkpoint (Hugging Face) name, e.g. model.layers.0.mlp.up_proj.weight. */
+  name: string;
+  variable: tf.Variable;
+  /** The variable holds the checkpoint matrix transposed (linear weights, [in, out]). */
+  transposed: boolean;
+}
+
+export interface ModelWeightOptions {
+  /** Make every weight a trainable variable (full fine-tuning). */
+  trainable?: boolean;
+}
+
+/** Whether a weight is a variable that gradients are taken for. */
+export function isTrainable(weight: tf.Tensor): weight is tf.Variable {
+  return weight instanceof tf.Variable && weight.trainable;
+}
+
+// tfjs registers variables by a globally unique name; two trainable copies of one model may coexist.
+let trainableModels = 0;
 
 /** Row-major [rows, cols] to [cols, rows]. */
 function transposeMatrix(data: Float32Array, rows: number, cols: number): Float32Array {
@@ -41,21 +67,46 @@ function transposeMatrix(data: Float32Array, rows: number, cols: number): Float3
   return out;
 }
 
-export function createModelWeights({ config, weights }: Checkpoint): ModelWeights {
+/** Builds each tensor from checkpoint data, as a plain tensor or as a registered trainable variable. */
+type TensorMaker = <T extends tf.Tensor>(name: string, tensor: T, transposed?: boolean) => T;
+
+export function createModelWeights({ config, weights }: Checkpoint, options: ModelWeightOptions = {}): ModelWeights {
   const take = (name: string): Float32Array => {
     const data = weights.get(name);
     if (!data) throw new Error(`checkpoint lacks ${name} (loadCheckpoint should have refused it)`);
     return data;
   };
-  const vector = (name: string) => tf.tensor1d(take(name));
-  const embedding = tf.tensor2d(take("model.embed_tokens.weight"), [config.vocabSize, config.hiddenSize]);
-  const layers = Array.from({ length: config.numLayers }, (_, i) => createLayer(config, i, take, vector));
+  const trainable: TrainableWeight[] = [];
+  const prefix = `full-weights-${trainableModels++}/`;
+  const make: TensorMaker = (name, tensor, transposed = false) => {
+    if (!options.trainable) return tensor;
+    const variable = tf.variable(tensor, true, prefix + name);
+    tensor.dispose();
+    trainable.push({ name, variable, transposed });
+    return variable as unknown as typeof tensor;
+  };
+  const vector = (name: string) => make(name, tf.tensor1d(take(name)));
+  const matrix = (name: string) => make(name, tf.tensor2d(take(name), [config.vocabSize, config.hiddenSize]));
+  const embedding = matrix("model.embed_tokens.weight");
+  const layers = Array.from({ length: config.numLayers }, (_, i) => createLayer(config, i, take, vector, make));
   return {
     embedding,
     layers,
     finalNorm: vector("model.norm.weight"),
-    head: config.tieWordEmbeddings ? embedding : tf.tensor2d(take("lm_head.weight"), [config.vocabSize, config.hiddenSize]),
+    head: config.tieWordEmbeddings ? embedding : matrix("lm_head.weight"),
+    trainable,
   };
+}
+
+/** The weights of a trainable model in checkpoint layout (linear weights [out, in]), by checkpoint name. */
+export function checkpointTensors(weights: ModelWeights): Map<string, Float32Array> {
+  const out = new Map<string, Float32Array>();
+  for (const { name, variable, transposed } of weights.trainable) {
+    const data = variable.dataSync() as Float32Array;
+    const [rows, cols] = variable.shape;
+    out.set(name, transposed ? transposeMatrix(data, rows!, cols!) : Float32Array.from(data));
+  }
+  return out;
 }
 
 function createLayer(
@@ -63,13 +114,14 @@ function createLayer(
   layer: number,
   take: (name: string) => Float32Array,
   vector: (name: string) => tf.Tensor1D,
+  make: TensorMaker,
 ): LayerWeights {
   const prefix = `model.layers.${layer}`;
   const linear = (module: LinearModule): LinearWeights => {
     const [fanIn, fanOut] = linearFeatures(config, module);
     const name = linearName(layer, module);
     return {
-      weight: tf.tensor2d(transposeMatrix(take(`${name}.weight`), fanOut, fanIn), [fanIn, fanOut]),
+      weight: make(`${name}.weight`, tf.tensor2d(transposeMatrix(take(`${name}.weight`), fanOut, fanIn), [fanIn, fanOut]), true),
       bias: hasBias(config, module) ? vector(`${name}.bias`) : null,
     };
   };

@@ -22,6 +22,8 @@ export interface Parity {
   pairs: Array<{ prompt: number[]; completion: number[] }>;
   cases: ParityCase[];
   gradient: { temperature: number; entropy_coef: number; token_weights: number[][]; loss: number; file: string };
+  /** The same loss without the adapter, differentiated in every base weight (checkpoint names and layout). */
+  full_gradient: { loss: number; file: string };
   greedy: Array<{ prompt: number[]; tokens: number[] }>;
 }
 
