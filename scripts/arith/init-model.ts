@@ -45,13 +45,8 @@ function normals(random: SeededRandom, count: number, std: number): Float32Array
   return out;
 }
 
-/**
- * Embedding std: the warm start trains LoRA adapters on the linear layers and leaves the
- * (tied) embedding frozen, so the logits' range is |h|·|e| with |h| ≈ √hidden after the
- * final norm. transformers' 0.02 would cap the largest logit near 2.5 (a near-uniform
- * next-token distribution for ever); 0.3 allows about 11.
- */
-const EMBEDDING_STD = 0.3;
+/** Normal std of every matrix, as transformers' initializer_range (the warm start trains every weight, `sft --full`). */
+const INIT_STD = 0.02;
 
 export function writeInitialModel(out: string, seed: number): void {
   const tokenizer = buildArithTokenizer();
@@ -62,7 +57,7 @@ export function writeInitialModel(out: string, seed: number): void {
     const count = shape.reduce((a, b) => a * b, 1);
     const data = name.endsWith("norm.weight") ? new Float32Array(count).fill(1)
       : name.endsWith(".bias") ? new Float32Array(count)
-      : normals(random, count, name === "model.embed_tokens.weight" ? EMBEDDING_STD : 0.02);
+      : normals(random, count, INIT_STD);
     return { name, shape, data };
   });
   mkdirSync(out, { recursive: true });

@@ -2,13 +2,16 @@
 // prompt/completion pairs from a math JSONL, with the learner core in-process (the
 // Learner's SFT mode: a LoRA adapter on every linear layer, AdamW), then the adapter
 // merged into the base weights (W' = W + scaling·B·A) and saved as a Hugging Face model
-// directory that every service loads like any other. Deterministic for a given --seed.
+// directory that every service loads like any other. With --full every weight trains
+// instead (embedding, tied head, norms; for small models started from random weights,
+// which LoRA alone cannot teach). Deterministic for a given --seed.
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
 import {
-  BACKEND_NAMES, CausalLM, expectedWeights, Learner, LINEAR_MODULES, loadCheckpoint, loraScaling, ModelTokenizer, SeededRandom,
-  serializeSafetensors, useBackend, type BackendName, type Checkpoint, type PeftTensor, type TrainingExample,
+  BACKEND_NAMES, CausalLM, expectedWeights, FullFineTuner, Learner, LINEAR_MODULES, loadCheckpoint, loraScaling, ModelTokenizer, SeededRandom,
+  serializeSafetensors, useBackend, type BackendName, type Checkpoint, type LoraConfig, type OptimizerOptions, type PeftTensor,
+  type TrainingExample,
 } from "@lean-grpo/learner";
 
 export interface SftCommandOptions {
@@ -22,6 +25,8 @@ export interface SftCommandOptions {
   backend?: string;
   /** Print the loss every this many steps (0: only at the end). */
   logEvery?: string;
+  /** Train every weight rather than a merged LoRA adapter. */
+  full?: boolean;
 }
 
 /** One warm-start pair: the user's question and the answer the model should write. */
@@ -52,6 +57,7 @@ export function registerSftCommand(program: Command): void {
     .option("--lr <x>", "peak learning rate (linear warm-up over 5% of the steps, then cosine decay)", "2e-3")
     .option("--batch <n>", "examples per step", "32")
     .option("--rank <n>", "LoRA rank of the warm-start adapter (merged into the weights at the end)", "64")
+    .option("--full", "train every weight (embedding, head, norms, linear layers) instead of a LoRA adapter; for small models")
     .option("--seed <n>", "seed of the adapter initialisation and the data order", "0")
     .option("--backend <name>", `tensor backend: auto, ${BACKEND_NAMES.join(", ")}`, "auto")
     .option("--log-every <n>", "print the loss every N steps", "25")
@@ -169,22 +175,17 @@ export async function sftCommand(data: string, options: SftCommandOptions): Prom
   const pairs = readSftPairs(data);
   await useBackend(backend as BackendName | "auto");
   const tokenizer = await ModelTokenizer.load(options.model);
-  const model = await CausalLM.load(options.model);
+  const model = await CausalLM.load(options.model, { trainable: options.full === true });
   const examples: TrainingExample[] = pairs.map((pair, i) => ({
     sampleId: `${data}:${i + 1}`, groupId: `#${i}`, ...tokenizePair(tokenizer, pair), samplerLogprobs: null, reward: 0, truncated: false,
   }));
-  const lora = { rank, alpha: rank, targetModules: [...LINEAR_MODULES], dropout: 0, useRslora: false };
-  const learner = new Learner(model, {
-    baseModel: options.model,
-    lora,
-    optimizer: {
-      learningRate, maxGradNorm: 1, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0,
-      schedule: { name: "cosine", warmupSteps: Math.ceil(steps * 0.05), totalSteps: steps },
-    },
-    microBatchTokens: 8192,
-    seed,
-    keepVersions: 1,
-  });
+  const optimizer = {
+    learningRate, maxGradNorm: 1, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0,
+    schedule: { name: "cosine" as const, warmupSteps: Math.ceil(steps * 0.05), totalSteps: steps },
+  };
+  const trainer = options.full
+    ? fullTrainer(model, optimizer)
+    : loraTrainer(model, options.model, { rank, alpha: rank, targetModules: [...LINEAR_MODULES], dropout: 0, useRslora: false }, optimizer, seed);
   const random = new SeededRandom(seed);
   let order: number[] = [];
   let firstLoss = Number.NaN;
@@ -197,29 +198,60 @@ export async function sftCommand(data: string, options: SftCommandOptions): Prom
         if (order.length === 0) order = shuffled(examples.length, random);
         batch.push(examples[order.pop()!]!);
       }
-      const result = await learner.trainStep({
-        algorithm: "grpo", algorithmConfig: {}, mode: "sft", examples: batch, step, expectedSamples: 0, numGenerations: 0,
-      });
-      lastLoss = result.metrics.loss ?? Number.NaN;
+      lastLoss = await trainer.step(batch, step);
       if (step === 1) firstLoss = lastLoss;
       if ((logEvery > 0 && step % logEvery === 0) || step === steps) {
         process.stdout.write(`${JSON.stringify({ step, loss: Number(lastLoss.toFixed(4)), seconds: Number(((performance.now() - started) / 1000).toFixed(1)) })}\n`);
       }
     }
     const checkpoint = await loadCheckpoint(options.model);
-    mergeLora(checkpoint, learner.policy.peftTensors(), loraScaling(learner.lora));
+    trainer.writeInto(checkpoint);
     writeModelDirectory(options.model, options.out, checkpoint);
   } finally {
-    learner.dispose();
+    trainer.dispose();
     model.dispose();
   }
   const summary = { steps, examples: examples.length, firstLoss, lastLoss, seconds: (performance.now() - started) / 1000 };
   writeFileSync(path.join(options.out, "sft_run.json"), JSON.stringify({
-    data: path.basename(data), base: path.basename(options.model), steps, lr: learningRate, batch: batchSize, rank, seed, backend,
+    data: path.basename(data), base: path.basename(options.model), steps, lr: learningRate, batch: batchSize,
+    ...(options.full ? { full: true } : { rank }), seed, backend,
     first_loss: firstLoss, last_loss: lastLoss,
   }, null, 2) + "\n");
   process.stdout.write(`sft: ${steps} steps on ${examples.length} examples, loss ${firstLoss.toFixed(4)} -> ${lastLoss.toFixed(4)}; model written to ${options.out}\n`);
   return summary;
+}
+
+/** What the warm start trains: one update per step, then its result written into the base checkpoint. */
+interface SftTrainer {
+  /** One update; returns the loss per completion token. */
+  step(batch: TrainingExample[], step: number): Promise<number>;
+  writeInto(checkpoint: Checkpoint): void;
+  dispose(): void;
+}
+
+function loraTrainer(model: CausalLM, baseModel: string, lora: LoraConfig, optimizer: OptimizerOptions, seed: number): SftTrainer {
+  const learner = new Learner(model, { baseModel, lora, optimizer, microBatchTokens: 8192, seed, keepVersions: 1 });
+  return {
+    async step(examples, step) {
+      const result = await learner.trainStep({
+        algorithm: "grpo", algorithmConfig: {}, mode: "sft", examples, step, expectedSamples: 0, numGenerations: 0,
+      });
+      return result.metrics.loss ?? Number.NaN;
+    },
+    writeInto: (checkpoint) => mergeLora(checkpoint, learner.policy.peftTensors(), loraScaling(learner.lora)),
+    dispose: () => learner.dispose(),
+  };
+}
+
+function fullTrainer(model: CausalLM, optimizer: OptimizerOptions): SftTrainer {
+  const tuner = new FullFineTuner(model, { optimizer, microBatchTokens: 8192 });
+  return {
+    step: async (examples) => tuner.step(examples).loss,
+    writeInto(checkpoint) {
+      for (const [name, data] of tuner.weights()) checkpoint.weights.set(name, data);
+    },
+    dispose: () => tuner.dispose(),
+  };
 }
 
 /** config.json and the tokenizer files as they were, the merged weights as float32 safetensors. */
