@@ -69,6 +69,39 @@ describe("a run over the mesh", () => {
     }, 120_000);
   }
 
+  it("evaluates held-out greedy accuracy before the first step, every N steps and after the last", async () => {
+    const mesh = await fixture.start();
+    const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [mesh.urls.orchestrator!] });
+    try {
+      await client.startRun({
+        datasetPath: fixture.dataset,
+        runId: "run-eval",
+        config: { training: tinyTraining(3), eval: { data: fixture.dataset, every: 2, max_problems: 4 } },
+      });
+      const logs: string[] = [];
+      for await (const event of client.watchRun({ runId: "run-eval", fromStart: true })) {
+        if (event.event.case === "log") logs.push(event.event.value);
+      }
+      const done = (await client.getRun({ runId: "run-eval" })).run!;
+      expect(done.state).toBe(RunState.COMPLETED);
+      const evals = (await readFile(path.join(done.outputDir, "eval.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
+      expect(evals.map((e) => e.step)).toEqual([0, 2, 3]);
+      for (const e of evals) {
+        expect(e.problems).toBe(4);
+        expect(e.heldout_accuracy).toBe(e.solved / 4);
+      }
+      const lines = (await readFile(path.join(done.outputDir, "metrics.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
+      expect(lines.map((l) => l.metrics.heldout_accuracy)).toEqual([undefined, evals[1].heldout_accuracy, evals[2].heldout_accuracy]);
+      expect(logs.filter((l) => l.startsWith("held-out greedy accuracy after step"))).toHaveLength(3);
+      const report = await readFile(path.join(done.outputDir, "report.html"), "utf8");
+      expect(report).toContain("held-out greedy accuracy");
+      expect(report.match(/<circle/g)?.length).toBe(9); // reward 3, pass rate 3, held-out 3
+    } finally {
+      transport.close();
+      await mesh.shutdown();
+    }
+  }, 120_000);
+
   it("refuses a bad dataset, an unknown config key and an unknown algorithm knob before starting", async () => {
     const mesh = await fixture.start();
     const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [mesh.urls.orchestrator!] });
@@ -79,6 +112,10 @@ describe("a run over the mesh", () => {
       const dataset = await err(client.startRun({ datasetPath: bad }));
       expect(dataset?.code).toBe(Code.InvalidArgument);
       expect(dataset?.rawMessage).toMatch(/line 2, field "answer": is missing/);
+      const heldout = await err(client.startRun({ datasetPath: fixture.dataset, config: { eval: { data: bad } } }));
+      expect(heldout?.code).toBe(Code.InvalidArgument);
+      expect(heldout?.rawMessage).toMatch(/bad\.jsonl/);
+      expect(heldout?.rawMessage).toMatch(/line 2, field "answer": is missing/);
       const key = await err(client.startRun({ datasetPath: fixture.dataset, config: { training: { stepz: 3 } } }));
       expect(key?.code).toBe(Code.InvalidArgument);
       expect(key?.rawMessage).toMatch(/stepz/);

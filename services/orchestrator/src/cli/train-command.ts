@@ -7,6 +7,7 @@ import { OrchestratorService, RunState, StepTimingsSchema } from "@lean-grpo/gen
 import { createServiceClient, loadConfig } from "@lean-grpo/kit";
 import { z } from "zod";
 import { RunConfigSchema } from "../run/run-config.js";
+import { RunOutputs } from "../run/run-outputs.js";
 import { startMesh } from "./start-mesh.js";
 
 /** A `--config` file of `lean-grpo train` (configs/train/*.yaml, configs/algorithms/*.yaml). */
@@ -50,12 +51,16 @@ export function registerTrainCommand(program: Command): void {
             const s = event.event.value;
             const m = s.metrics;
             process.stdout.write(tty
-              ? `step ${s.step}/${final.totalSteps}  reward ${m.reward_mean?.toFixed(3)}  pass ${(100 * (m.pass_rate ?? 0)).toFixed(1)}%  loss ${m.loss?.toFixed(4) ?? "-"}  ${s.timings?.totalS.toFixed(2)}s\n`
+              ? `step ${s.step}/${final.totalSteps}  reward ${m.reward_mean?.toFixed(3)}  pass ${(100 * (m.pass_rate ?? 0)).toFixed(1)}%  loss ${m.loss?.toFixed(4) ?? "-"}  ${s.timings?.totalS.toFixed(2)}s${m.heldout_accuracy === undefined ? "" : `  held-out ${(100 * m.heldout_accuracy).toFixed(1)}%`}\n`
               : `${JSON.stringify({ run: started, step: Number(s.step), metrics: m, timings: s.timings ? toJson(StepTimingsSchema, s.timings) : {} })}\n`);
           } else if (event.event.case === "stateChange") final = event.event.value;
           else if (event.event.case === "log") process.stderr.write(`${event.event.value}\n`);
         }
-        process.stdout.write(`\nrun       ${final.id}\nstate     ${RunState[final.state]}\nsteps     ${final.step}/${final.totalSteps}\ncheckpoint ${final.lastCheckpointStep}\noutputs   ${final.outputDir}\nreport    ${final.outputDir}/report.html\n${final.error ? `error     ${final.error}\n` : ""}`);
+        const evals = await new RunOutputs(final.outputDir).readEvals().catch(() => []);
+        const heldout = evals.length > 0
+          ? `heldout   ${evals.map((e) => `${(100 * e.heldout_accuracy).toFixed(1)}%@${e.step}`).join(" -> ")} (greedy, ${evals[0]!.problems} problems)\n`
+          : "";
+        process.stdout.write(`\nrun       ${final.id}\nstate     ${RunState[final.state]}\nsteps     ${final.step}/${final.totalSteps}\ncheckpoint ${final.lastCheckpointStep}\noutputs   ${final.outputDir}\nreport    ${final.outputDir}/report.html\n${heldout}${final.error ? `error     ${final.error}\n` : ""}`);
         if (final.state === RunState.FAILED) process.exitCode = 1;
       } finally {
         transport.close();

@@ -1,7 +1,7 @@
-// A self-contained HTML report: reward and pass-rate curves as inline SVG, and the step
-// table. No scripts, no external files, so it opens anywhere and can be attached to an issue.
+// A self-contained HTML report: reward, pass-rate and held-out accuracy curves as inline
+// SVG, and the step table. No scripts, no external files, so it opens anywhere and can be attached to an issue.
 import { writeFile } from "node:fs/promises";
-import type { StepRecord } from "./run-outputs.js";
+import type { EvalRecord, StepRecord } from "./run-outputs.js";
 
 const WIDTH = 640;
 const HEIGHT = 240;
@@ -37,7 +37,7 @@ export function lineChart(title: string, points: ReadonlyArray<[number, number]>
   ].join("\n");
 }
 
-export function reportHtml(title: string, steps: readonly StepRecord[]): string {
+export function reportHtml(title: string, steps: readonly StepRecord[], evals: readonly EvalRecord[] = []): string {
   const series = (key: string) => steps.filter((s) => Number.isFinite(s.metrics[key])).map((s) => [s.step, s.metrics[key]!] as [number, number]);
   const columns = ["reward_mean", "pass_rate", "loss", "kl", "completion_length_mean"];
   const rows = steps
@@ -50,6 +50,8 @@ export function reportHtml(title: string, steps: readonly StepRecord[]): string 
 <h1>${escapeHtml(title)}</h1>
 ${lineChart("reward (mean over the batch)", series("reward_mean"))}
 ${lineChart("pass rate (solved completions)", series("pass_rate"))}
+${evals.length > 0 ? lineChart("held-out greedy accuracy", evals.map((e) => [e.step, e.heldout_accuracy] as [number, number])) : ""}
+${evals.length > 0 ? `<p>held-out greedy accuracy: ${evals.map((e) => `step ${e.step}: ${(100 * e.heldout_accuracy).toFixed(1)}% (${e.solved}/${e.problems})`).join(", ")}</p>` : ""}
 <table><tr><th>step</th>${columns.map((c) => `<th>${c}</th>`).join("")}<th>seconds</th></tr>
 ${rows}
 </table>
@@ -57,6 +59,6 @@ ${rows}
 `;
 }
 
-export async function writeReport(file: string, title: string, steps: readonly StepRecord[]): Promise<void> {
-  await writeFile(file, reportHtml(title, steps));
+export async function writeReport(file: string, title: string, steps: readonly StepRecord[], evals: readonly EvalRecord[] = []): Promise<void> {
+  await writeFile(file, reportHtml(title, steps, evals));
 }

@@ -39,6 +39,17 @@ export const RunConfigSchema = z
       })
       .strict()
       .prefault({}),
+    eval: z
+      .object({
+        /** Held-out JSONL evaluated with greedy decoding while the run trains; empty: no evaluation. */
+        data: z.string().default(""),
+        /** Evaluate before the first step, every N steps, and after the last. */
+        every: z.number().int().positive().default(10),
+        /** Problems of the file to use (its first N); 0: all. */
+        max_problems: z.number().int().min(0).default(0),
+      })
+      .strict()
+      .prefault({}),
     reward: z
       .object({
         /** RewardService preset; empty: the reward service's configured reward. */

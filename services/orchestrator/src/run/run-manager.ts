@@ -51,6 +51,7 @@ export class RunManager {
 
     let config: RunConfig;
     let theorems: Theorem[];
+    let heldout: Theorem[] = [];
     let dataset: string;
     let previous: RunFile | undefined;
     if (resumeId) {
@@ -67,6 +68,12 @@ export class RunManager {
       config = parseRunConfig(request.config ?? {}, request.overrides);
       dataset = request.datasetPath || "inline";
       theorems = await loadTheorems(request.datasetPath, request.theorems, outputs, true);
+    }
+
+    if (config.eval.data) {
+      // Validated whole before the run starts, like the training set.
+      heldout = await loadTheorems(config.eval.data, [], outputs, true);
+      if (config.eval.max_problems > 0) heldout = heldout.slice(0, config.eval.max_problems);
     }
 
     const clients = connectMesh(this.config);
@@ -94,11 +101,14 @@ export class RunManager {
     });
     const active: ActiveRun = { run, events: [], listeners: new Set(), stop: false, done: Promise.resolve() };
     this.runs.set(id, active);
-    active.done = this.execute(active, { config, theorems, outputs, clients, resume: previous !== undefined });
+    active.done = this.execute(active, { config, theorems, heldout, outputs, clients, resume: previous !== undefined });
     return run;
   }
 
-  private async execute(active: ActiveRun, job: { config: RunConfig; theorems: Theorem[]; outputs: RunOutputs; clients: MeshClients; resume: boolean }): Promise<void> {
+  private async execute(
+    active: ActiveRun,
+    job: { config: RunConfig; theorems: Theorem[]; heldout: Theorem[]; outputs: RunOutputs; clients: MeshClients; resume: boolean },
+  ): Promise<void> {
     const { run } = active;
     const { clients, outputs } = job;
     const signal = this.abort.signal;
@@ -129,8 +139,12 @@ export class RunManager {
       await this.persist(active, outputs);
       const last = await runLoop(
         {
-          runId: run.id, config: job.config, theorems: job.theorems, clients, outputs, adapter, adapterVersion, signal,
+          runId: run.id, config: job.config, theorems: job.theorems, heldout: job.heldout, clients, outputs, adapter, adapterVersion, signal,
           stopRequested: () => active.stop,
+          onEval: async (record) => {
+            await outputs.appendEval(record);
+            this.emitLog(active, `held-out greedy accuracy after step ${record.step}: ${(100 * record.heldout_accuracy).toFixed(1)}% (${record.solved}/${record.problems}, ${record.seconds.toFixed(1)} s)`);
+          },
           onStep: async (record) => this.recordStep(active, outputs, record),
           onCheckpoint: checkpoint,
         },

@@ -1,5 +1,6 @@
 // runs/<id>/: config.json (resolved run config + dataset), run.json (state, step, last
-// checkpoint), metrics.jsonl (one line per step), checkpoints/step-<N>/, adapters/, report.html.
+// checkpoint), metrics.jsonl (one line per step), eval.jsonl (held-out accuracy, when the
+// run evaluates), checkpoints/step-<N>/, adapters/, report.html.
 import { appendFile, mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -11,6 +12,15 @@ export interface StepRecord {
   adapter_version: number;
   metrics: Record<string, number>;
   timings: Record<string, number>;
+}
+
+/** One held-out evaluation: greedy accuracy after `step` (0: before training). */
+export interface EvalRecord {
+  step: number;
+  heldout_accuracy: number;
+  solved: number;
+  problems: number;
+  seconds: number;
 }
 
 export interface RunFile {
@@ -71,15 +81,29 @@ export class RunOutputs {
     return (await readFile(file, "utf8")).split("\n").filter(Boolean).map((line) => JSON.parse(line) as StepRecord);
   }
 
-  /** On resume: steps after the checkpoint are trained again, so their old lines go. */
+  async appendEval(record: EvalRecord): Promise<void> {
+    await appendFile(path.join(this.dir, "eval.jsonl"), `${JSON.stringify(record)}\n`);
+  }
+
+  async readEvals(): Promise<EvalRecord[]> {
+    const file = path.join(this.dir, "eval.jsonl");
+    if (!existsSync(file)) return [];
+    return (await readFile(file, "utf8")).split("\n").filter(Boolean).map((line) => JSON.parse(line) as EvalRecord);
+  }
+
+  /** On resume: steps after the checkpoint are trained (and evaluated) again, so their old lines go. */
   async truncateStepsAfter(step: number): Promise<void> {
     const kept = (await this.readSteps()).filter((r) => r.step <= step);
     await writeFile(path.join(this.dir, "metrics.jsonl"), kept.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    const evals = (await this.readEvals()).filter((r) => r.step <= step);
+    if (evals.length > 0 || existsSync(path.join(this.dir, "eval.jsonl"))) {
+      await writeFile(path.join(this.dir, "eval.jsonl"), evals.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    }
   }
 
   async writeReport(title: string): Promise<string> {
     const file = path.join(this.dir, "report.html");
-    await writeReport(file, title, await this.readSteps());
+    await writeReport(file, title, await this.readSteps(), await this.readEvals());
     return file;
   }
 }

@@ -1,7 +1,8 @@
 // The loop of one run, from the step after `startStep` to `training.steps`: sample a
 // batch, roll out each group, (DAPO) drop zero-variance groups and refill, TrainStep
 // on the learner, sync the new adapter to the inference service, record metrics, and
-// checkpoint every N steps. Stops between steps when asked.
+// checkpoint every N steps; with an `eval` section, held-out greedy accuracy before the
+// first step and every N steps. Stops between steps when asked.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { TrainingMode, type TrainStepRequestSchema } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
@@ -9,7 +10,8 @@ import { syncAdapter } from "./adapter-sync.js";
 import { DataOrder } from "./data-order.js";
 import type { MeshClients } from "./mesh-clients.js";
 import { usesDynamicSampling, type RunConfig } from "./run-config.js";
-import type { RunOutputs, StepRecord } from "./run-outputs.js";
+import { evaluatesAt, heldoutAccuracy } from "./heldout-eval.js";
+import type { EvalRecord, RunOutputs, StepRecord } from "./run-outputs.js";
 import { usesChatPrompts } from "./prompts.js";
 import { rolloutGroup, type RolloutContext, type RolloutGroup } from "./rollout.js";
 import { inSpan, runAttributes } from "./tracing.js";
@@ -23,7 +25,10 @@ export interface LoopOptions {
   /** Adapter the first step samples with ("" for the base model). */
   adapter: string;
   adapterVersion: number;
+  /** Held-out problems of the `eval` section (empty: no evaluation). */
+  heldout: readonly Theorem[];
   stopRequested(): boolean;
+  onEval(record: EvalRecord): Promise<void>;
   onStep(record: StepRecord): Promise<void>;
   onCheckpoint(step: number): Promise<void>;
   signal?: AbortSignal;
@@ -42,6 +47,13 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
   let adapter = options.adapter;
   let adapterVersion = options.adapterVersion;
   let step = startStep;
+  const heldout = { clients, config, theorems: options.heldout, chatPrompts, ...(options.signal ? { signal: options.signal } : {}) };
+  const evaluate = async (after: number, with_: string) => {
+    const record = await inSpan("heldout.eval", runAttributes(options.runId, after), () => heldoutAccuracy(heldout, after, with_));
+    await options.onEval(record);
+    return record;
+  };
+  if (step === 0 && options.heldout.length > 0 && evaluatesAt(config, 0)) await evaluate(0, adapter);
   while (step < config.training.steps && !options.stopRequested()) {
     const next = step + 1;
     await inSpan("rollout.step", runAttributes(options.runId, next), async () => {
@@ -116,6 +128,8 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
         trained: trained ? 1 : 0,
         groups_dropped: dropped,
       };
+      // Evaluation time is its own (eval.jsonl), outside the step's timings.
+      if (options.heldout.length > 0 && evaluatesAt(config, next)) metrics.heldout_accuracy = (await evaluate(next, adapter)).heldout_accuracy;
       step = next;
       await options.onStep({ step, time: new Date().toISOString(), adapter_version: adapterVersion, metrics, timings });
       if (step % config.training.checkpoint_every === 0 || step === config.training.steps) await options.onCheckpoint(step);

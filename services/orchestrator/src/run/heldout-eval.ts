@@ -1,0 +1,46 @@
+// Held-out greedy accuracy during a run: the `eval` section's problems, one greedy
+// completion each with the current adapter, scored by the reward service. What the
+// report's accuracy curve plots; the same code as `lean-grpo eval --k 1`.
+import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { evaluate } from "../eval/evaluate.js";
+import type { MeshClients } from "./mesh-clients.js";
+import type { RunConfig } from "./run-config.js";
+import type { EvalRecord } from "./run-outputs.js";
+
+export interface HeldoutContext {
+  clients: MeshClients;
+  config: RunConfig;
+  theorems: readonly Theorem[];
+  chatPrompts: boolean;
+  signal?: AbortSignal;
+}
+
+/** Whether the run evaluates after step `step` (0: before training). */
+export function evaluatesAt(config: RunConfig, step: number): boolean {
+  return config.eval.data !== "" && (step === 0 || step % config.eval.every === 0 || step === config.training.steps);
+}
+
+export async function heldoutAccuracy(ctx: HeldoutContext, step: number, adapter: string): Promise<EvalRecord> {
+  const started = performance.now();
+  const report = await evaluate({
+    clients: ctx.clients,
+    theorems: ctx.theorems,
+    k: 1,
+    samples: 1,
+    temperature: 0,
+    maxTokens: ctx.config.training.max_tokens,
+    adapter,
+    prompt: ctx.config.prompt,
+    chatPrompts: ctx.chatPrompts,
+    seed: ctx.config.training.seed,
+    concurrency: 16,
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  });
+  return {
+    step,
+    heldout_accuracy: report.pass_at_1,
+    solved: report.results.reduce((n, r) => n + r.solved, 0),
+    problems: report.problems,
+    seconds: (performance.now() - started) / 1000,
+  };
+}
