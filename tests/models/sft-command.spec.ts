@@ -46,6 +46,27 @@ describe("lean-grpo sft", () => {
     model.dispose();
   });
 
+  it("--full trains every weight, embedding and norms included, and lowers the loss", async () => {
+    const out = path.join(dir, "full");
+    const summary = await sftCommand(data, { model: base, out, steps: "8", batch: "6", lr: "1e-2", backend: "cpu", logEvery: "0", full: true });
+    expect(summary.lastLoss).toBeLessThan(summary.firstLoss * 0.5);
+    const before = await SafetensorsFile.open(path.join(base, "model.safetensors"));
+    const after = await SafetensorsFile.open(path.join(out, "model.safetensors"));
+    expect([...after.tensors.keys()].sort()).toEqual([...before.tensors.keys()].sort());
+    // LoRA cannot reach these; --full must have moved every one of them.
+    for (const name of after.tensors.keys()) {
+      expect(Array.from(await after.float32(name)), name).not.toEqual(Array.from(await before.float32(name)));
+    }
+    await Promise.all([before.close(), after.close()]);
+    const run = JSON.parse(readFileSync(path.join(out, "sft_run.json"), "utf8"));
+    expect(run).toMatchObject({ steps: 8, full: true });
+    expect(run.rank).toBeUndefined();
+    // The written directory loads as a plain (frozen) model.
+    const model = await CausalLM.load(out);
+    expect(model.weights.trainable).toHaveLength(0);
+    model.dispose();
+  });
+
   it("is deterministic for a seed", async () => {
     const options = { model: base, steps: "2", batch: "4", rank: "4", lr: "1e-2", backend: "cpu", logEvery: "0", seed: "3" };
     await sftCommand(data, { ...options, out: path.join(dir, "a") });
