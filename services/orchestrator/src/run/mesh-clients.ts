@@ -5,6 +5,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { LearnerService } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { RewardService } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
+import { LeanVerifierService } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { createServiceClient, rpcClientTracing, type ServiceClient } from "@lean-grpo/kit";
 import type { OrchestratorConfig } from "../config.js";
 import { ServiceLostError } from "./service-lost-error.js";
@@ -13,23 +14,30 @@ export interface MeshClients {
   inference: ServiceClient<typeof InferenceService>["client"];
   reward: ServiceClient<typeof RewardService>["client"];
   learner: ServiceClient<typeof LearnerService>["client"];
+  /** Tactic mode's StartProof / ApplyTactic / EndProof; undefined when services.verifier is not set. */
+  verifier: ServiceClient<typeof LeanVerifierService>["client"] | undefined;
   /** Runs `call` against `service`, retrying while it is UNAVAILABLE. */
-  withRetry<T>(service: "inference" | "reward" | "learner", call: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  withRetry<T>(service: MeshService, call: () => Promise<T>, signal?: AbortSignal): Promise<T>;
   close(): void;
 }
 
+export type MeshService = "inference" | "reward" | "learner" | "verifier";
+
 export function connectMesh(config: OrchestratorConfig): MeshClients {
-  const urls = {
+  const urls: Record<MeshService, string> = {
     inference: required(config, "inference"),
     reward: required(config, "reward"),
     learner: required(config, "learner"),
+    // Only tactic mode calls the verifier directly (the reward service verifies whole proofs).
+    verifier: config.services.verifier ?? "",
   };
   const options = (url: string) => ({ endpoints: [url], interceptors: [rpcClientTracing()], defaultTimeoutMs: config.rpc_deadline_ms, readMaxBytes: 64 << 20, writeMaxBytes: 64 << 20 });
   const inference = createServiceClient(InferenceService, options(urls.inference));
   const reward = createServiceClient(RewardService, options(urls.reward));
   const learner = createServiceClient(LearnerService, options(urls.learner));
+  const verifier = urls.verifier ? createServiceClient(LeanVerifierService, options(urls.verifier)) : undefined;
 
-  async function withRetry<T>(service: keyof typeof urls, call: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async function withRetry<T>(service: MeshService, call: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await call();
@@ -46,11 +54,13 @@ export function connectMesh(config: OrchestratorConfig): MeshClients {
     inference: inference.client,
     reward: reward.client,
     learner: learner.client,
+    verifier: verifier?.client,
     withRetry,
     close() {
       inference.transport.close();
       reward.transport.close();
       learner.transport.close();
+      verifier?.transport.close();
     },
   };
 }

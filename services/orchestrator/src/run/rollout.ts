@@ -1,21 +1,35 @@
-// One group: Generate `num_generations` completions for a theorem with the current
-// adapter, then ScoreGroup them. Times are kept apart for the step's breakdown.
+// One group in whole-proof mode: Generate `num_generations` completions for a theorem
+// with the current adapter, then ScoreGroup them. Times are kept apart for the step's
+// breakdown. (Tactic mode's groups are tactic-rollout.ts; both give a RolloutGroup.)
 import type { Completion, Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { MeshClients } from "./mesh-clients.js";
 import { buildPrompt } from "./prompts.js";
 import type { RunConfig } from "./run-config.js";
 import { inSpan, recordedSpan, runAttributes } from "./tracing.js";
 
+/** One TrainingSample: the exact prompt ids the sampler saw and the completion it produced after them. */
+export interface RolloutSample {
+  sampleId: string;
+  promptTokenIds: number[];
+  completion: Completion;
+  reward: number;
+}
+
 export interface RolloutGroup {
   groupId: string;
   theorem: Theorem;
-  promptTokenIds: number[];
-  completions: Completion[];
+  /** What the learner trains on: one sample per completion (whole mode) or per tactic turn (tactic mode). */
+  samples: RolloutSample[];
+  /** One reward per completion (whole mode) or trajectory (tactic mode); their spread is the group's signal. */
   rewards: number[];
   solved: boolean[];
   rewardStd: number;
+  /** Tactic mode: tactics each trajectory sent to ApplyTactic. */
+  proofSteps?: number[];
+  /** Tactic mode: trajectories whose StartProof the verifier refused (the statement does not elaborate). */
+  unstarted?: number;
   generateS: number;
-  /** Verification inside ScoreGroup: the longest verification of the group (they run concurrently). */
+  /** Verification: inside ScoreGroup the longest verification of the group (they run concurrently); tactic mode adds its Lean calls. */
   verifyS: number;
   /** ScoreGroup's wall time less verification. */
   scoreS: number;
@@ -77,8 +91,12 @@ export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: str
     return {
       groupId,
       theorem,
-      promptTokenIds: generated.promptTokenIds,
-      completions: generated.completions,
+      samples: generated.completions.map((completion, i) => ({
+        sampleId: `${groupId}/${completion.index}`,
+        promptTokenIds: generated.promptTokenIds,
+        completion,
+        reward: rewards[i] ?? 0,
+      })),
       rewards,
       solved,
       rewardStd: scored.rewardStd,

@@ -3,6 +3,9 @@
 import { z } from "zod";
 
 export const ALGORITHM_NAMES = ["grpo", "drgrpo", "dapo", "gspo", "dgpo"] as const;
+export const RUN_MODES = ["whole", "tactic"] as const;
+/** The importance-weight cap an async run asks the learner for when algorithm.config does not set one (verl's TIS default). */
+export const ASYNC_IMPORTANCE_SAMPLING_CAP = 2;
 
 export const RunConfigSchema = z
   .object({
@@ -36,6 +39,27 @@ export const RunConfigSchema = z
         dynamic_sampling: z.union([z.boolean(), z.literal("auto")]).default("auto"),
         /** Most extra sampling rounds per step for dynamic sampling before training on what there is. */
         max_refill_rounds: z.number().int().min(0).default(3),
+        /**
+         * "whole": one Generate per proof, the completion is the whole proof. "tactic": each
+         * trajectory alternates Generate (one tactic, the current goals in the prompt) and the
+         * verifier's ApplyTactic, then the assembled proof is re-checked in command mode by the
+         * reward service. Tactic mode needs Lean theorems and `services.verifier`; the held-out
+         * evaluation (`eval`) stays whole-proof greedy decoding.
+         */
+        mode: z.enum(RUN_MODES).default("whole"),
+        /** Tactic mode: most tactics one trajectory may apply before it ends unsolved. */
+        max_proof_steps: z.number().int().min(1).default(20),
+        /**
+         * Overlap generation of step k+1 with training (and adapter sync) of step k: step k+1 samples
+         * with the adapter of step k−1, one step off-policy. The sampler logprobs travel with every
+         * sample, and the learner corrects for the lag with truncated importance sampling: unless
+         * algorithm.config sets importance_sampling_cap (or its alias truncated_is; null turns it
+         * off), an async run sends importance_sampling_cap = 2 (ASYNC_IMPORTANCE_SAMPLING_CAP; the learner's
+         * default is off). Needs the inference service to keep ≥ 2 adapters loaded (its default).
+         * Resume redoes the prefetched step with the adapter it was sampled with, so an async run
+         * resumed from a checkpoint ends as an uninterrupted one does.
+         */
+        async: z.boolean().default(false),
       })
       .strict()
       .prefault({}),
@@ -67,6 +91,16 @@ export const RunConfigSchema = z
         lean_template: z
           .string()
           .default("Complete the following Lean 4 proof.\n```lean4\n{header}\n{context}\n{statement} := by\n"),
+        /**
+         * Tactic-mode prompt of each turn; {header}, {context}, {statement} and {informal} as in
+         * lean_template, {proof} the tactics applied so far (one per line, indented), {goals} the
+         * current goals. The completion's first line is the next tactic.
+         */
+        tactic_template: z
+          .string()
+          .default(
+            "Complete the following Lean 4 proof one tactic at a time.\n```lean4\n{header}\n{context}\n{statement} := by\n{proof}```\nCurrent goals:\n{goals}\nNext tactic:",
+          ),
       })
       .strict()
       .prefault({}),

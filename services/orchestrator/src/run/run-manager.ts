@@ -19,6 +19,7 @@ import { loadDataset, validateInlineTheorems } from "../data/load-dataset.js";
 import { syncAdapter } from "./adapter-sync.js";
 import { connectMesh, type MeshClients } from "./mesh-clients.js";
 import { RunConfigSchema, type RunConfig } from "./run-config.js";
+import { checkRunMode } from "./run-mode-check.js";
 import { listRunDirs, RunOutputs, type RunFile, type StepRecord } from "./run-outputs.js";
 import { ServiceLostError } from "./service-lost-error.js";
 import { runLoop } from "./training-loop.js";
@@ -75,6 +76,7 @@ export class RunManager {
       heldout = await loadTheorems(config.eval.data, [], outputs, true);
       if (config.eval.max_problems > 0) heldout = heldout.slice(0, config.eval.max_problems);
     }
+    checkRunMode(config, theorems, this.config.services);
 
     const clients = connectMesh(this.config);
     try {

@@ -12,14 +12,18 @@ export interface MeshFixture {
   runsDir: string;
   /** The learner's settings, also as `lean-grpo serve learner` dotted overrides (a learner in its own process). */
   learnerOverrides: string[];
-  /** Starts the mesh; `learnerUrl` uses a learner running elsewhere instead of starting one. */
-  start(options?: { learnerUrl?: string }): Promise<RunningMesh>;
+  /**
+   * Starts the mesh; `learnerUrl` uses a learner running elsewhere instead of starting one,
+   * `verifier` is the verifier's config section (e.g. a REPL stand-in as repl.command).
+   */
+  start(options?: { learnerUrl?: string; verifier?: Record<string, unknown> }): Promise<RunningMesh>;
   cleanup(): Promise<void>;
 }
 
-export async function meshFixture(): Promise<MeshFixture> {
+/** `extraChars`: characters the tiny model's vocabulary adds (its prompts must tokenise). */
+export async function meshFixture(options: { extraChars?: string } = {}): Promise<MeshFixture> {
   const dir = await mkdtemp(path.join(tmpdir(), "orchestrator-"));
-  const modelDir = await writeTinyModel(path.join(dir, "model"));
+  const modelDir = await writeTinyModel(path.join(dir, "model"), 1, options.extraChars);
   const dataset = path.join(dir, "arith.jsonl");
   const problems = [["1+1", "2"], ["2+2", "4"], ["3+1", "4"], ["2*3", "6"], ["5-2", "3"], ["4+4", "8"]];
   await writeFile(dataset, problems.map(([problem, answer]) => JSON.stringify({ problem, answer })).join("\n"));
@@ -36,6 +40,7 @@ export async function meshFixture(): Promise<MeshFixture> {
           learner: options.learnerUrl
             ? { url: options.learnerUrl }
             : { backend: "cpu", lora: { rank: 2, alpha: 4 }, optimizer: { learning_rate: 1e-2 }, checkpoint_dir: path.join(dir, "ckpt") },
+          ...(options.verifier ? { verifier: options.verifier } : {}),
         },
         orchestrator: { runs_dir: runsDir, retry_backoff_ms: 50, service_retries: 1 },
       }),

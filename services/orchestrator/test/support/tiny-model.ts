@@ -7,9 +7,10 @@ import { expectedWeights, parseModelConfig, SeededRandom, serializeSafetensors }
 const SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"];
 const CHARS = [..."0123456789+-*/=()\\{}boxedPutfinalswrhinaAQ:. \n"];
 
-export async function writeTinyModel(dir: string, seed = 1): Promise<string> {
+/** `extraChars` widen the vocabulary (e.g. for Lean text); a character outside it cannot be tokenised. */
+export async function writeTinyModel(dir: string, seed = 1, extraChars = ""): Promise<string> {
   await mkdir(dir, { recursive: true });
-  const chars = [...new Set(CHARS)];
+  const chars = [...new Set([...CHARS, ...extraChars])];
   const vocab: Record<string, number> = {};
   [...SPECIAL, ...chars].forEach((token, id) => (vocab[token] = id));
   const vocabSize = Object.keys(vocab).length;

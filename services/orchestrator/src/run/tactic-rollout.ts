@@ -1,0 +1,228 @@
+// One group in tactic mode: `num_generations` trajectories of one theorem, run
+// concurrently. A trajectory opens a proof (StartProof), then up to max_proof_steps
+// times Generates one tactic from the current goals and the tactics so far and runs
+// it (ApplyTactic), until the goals are closed, a tactic fails or the steps run out;
+// then EndProof. ApplyTactic's "completed" is not the verdict (tactic mode has had
+// false positives): the tactics are assembled into a `by` block and the group is
+// scored through ScoreGroup exactly as whole-proof completions are, so Verify in
+// command mode and the configured reward decide.
+//
+// Training samples: one per generated turn, with that turn's own prompt ids and the
+// trajectory's reward, all under the group's id. The learner normalises rewards over a
+// group's samples, so every turn of a trajectory shares the trajectory's advantage (a
+// longer trajectory weighs a little more in the group's mean); the header sends
+// num_generations = 0 since groups no longer have a fixed size.
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { CompletionSchema, FinishReason, type Completion, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { TacticStatus } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import { createLogger } from "@lean-grpo/kit";
+import type { RolloutContext, RolloutGroup, RolloutSample } from "./rollout.js";
+import { buildTacticPrompt, proofBlock, tacticOf } from "./tactic-prompt.js";
+import { inSpan, recordedSpan, runAttributes } from "./tracing.js";
+
+const log = createLogger("orchestrator");
+
+/** How a trajectory ended. */
+export type TrajectoryEnd = "completed" | "tactic_error" | "empty_tactic" | "max_steps" | "not_started";
+
+export interface Turn {
+  promptTokenIds: number[];
+  completion: Completion;
+}
+
+export interface Trajectory {
+  index: number;
+  turns: Turn[];
+  /** The tactics ApplyTactic accepted, in order: the proof that is re-checked. */
+  tactics: string[];
+  /** ApplyTactic calls, the failed one included. */
+  proofSteps: number;
+  end: TrajectoryEnd;
+  generateS: number;
+  /** StartProof, ApplyTactic and EndProof. */
+  leanS: number;
+}
+
+/** The sampler seed of one turn: a function of the group's seed, the trajectory and the turn. */
+export function turnSeed(groupSeed: number, trajectory: number, turn: number): number {
+  return (Math.imul(groupSeed ^ 0x9e3779b9, 0x85ebca6b) + trajectory * 1_000_003 + turn * 4_099) >>> 0;
+}
+
+/**
+ * Verifier answers that mean the model's tactic broke its session, not the mesh: it ran past
+ * the time limit or crashed the REPL (the worker restarts and the session is lost), or the
+ * session is gone. (A tactic Lean refuses, or one with a banned token, is a TacticStatus.ERROR answer.)
+ */
+const TACTIC_FAILURES = new Set([Code.DeadlineExceeded, Code.FailedPrecondition, Code.NotFound]);
+/** StartProof answers that mean this theorem cannot be opened (its statement does not elaborate in time). */
+const START_FAILURES = new Set([Code.InvalidArgument, Code.DeadlineExceeded]);
+
+function failedWith(error: unknown, codes: ReadonlySet<Code>, signal: AbortSignal | undefined): boolean {
+  return !signal?.aborted && error instanceof ConnectError && codes.has(error.code);
+}
+
+/** The proof a trajectory assembled, as a completion to score: its tactics under `by`, all its tokens. */
+export function proofCompletion(trajectory: Trajectory, adapter: string): Completion {
+  const completions = trajectory.turns.map((t) => t.completion);
+  return create(CompletionSchema, {
+    index: trajectory.index,
+    text: trajectory.tactics.length > 0 ? `by\n${proofBlock(trajectory.tactics).trimEnd()}` : "",
+    tokenIds: completions.flatMap((c) => c.tokenIds),
+    logprobs: completions.flatMap((c) => c.logprobs),
+    finishReason: FinishReason.STOP,
+    adapter,
+    policyVersion: completions[0]?.policyVersion ?? 0n,
+  });
+}
+
+async function runTrajectory(ctx: RolloutContext, theorem: Theorem, groupId: string, groupSeed: number, index: number): Promise<Trajectory> {
+  const verifier = ctx.clients.verifier;
+  if (!verifier) throw new Error("tactic mode needs the verifier: set services.verifier in the orchestrator's config");
+  const training = ctx.config.training;
+  const attributes = { ...runAttributes(ctx.runId, ctx.step, theorem.id), "leangrpo.group_id": groupId, "leangrpo.trajectory": index };
+  const trajectory: Trajectory = { index, turns: [], tactics: [], proofSteps: 0, end: "max_steps", generateS: 0, leanS: 0 };
+  const timed = async <T>(phase: "generateS" | "leanS", work: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      trajectory[phase] += (performance.now() - started) / 1000;
+    }
+  };
+
+  return inSpan("rollout.trajectory", attributes, async (span) => {
+    const start = await timed("leanS", () =>
+      inSpan("rollout.start_proof", attributes, () =>
+        ctx.clients.withRetry("verifier", () => verifier.startProof({ theorem }, { signal: ctx.signal }), ctx.signal),
+      ),
+    ).catch((error: unknown) => {
+      if (!failedWith(error, START_FAILURES, ctx.signal)) throw error;
+      if (index === 0) log.warn({ run: ctx.runId, theorem: theorem.id, reason: (error as ConnectError).rawMessage }, "StartProof refused the theorem; its trajectories score an empty proof");
+      return undefined;
+    });
+    if (!start) {
+      trajectory.end = "not_started";
+      span.setAttribute("leangrpo.trajectory_end", trajectory.end);
+      return trajectory;
+    }
+    try {
+      let proofState = start.proofState;
+      let goals = start.goals;
+      for (let turn = 0; turn < training.max_proof_steps; turn++) {
+        const turnAttributes = { ...attributes, "leangrpo.turn": turn };
+        const generated = await timed("generateS", () =>
+          inSpan("rollout.generate", turnAttributes, () =>
+            ctx.clients.withRetry("inference", () =>
+              ctx.clients.inference.generate(
+                {
+                  prompt: buildTacticPrompt(theorem, ctx.config.prompt, ctx.chatPrompts, trajectory.tactics, goals),
+                  n: 1,
+                  adapter: ctx.adapter,
+                  requestId: `${ctx.runId}/${groupId}/t${index}/${turn}`,
+                  // One tactic per turn: the line ends it.
+                  sampling: { maxTokens: training.max_tokens, temperature: training.temperature, topP: training.top_p, seed: BigInt(turnSeed(groupSeed, index, turn)), stop: ["\n"] },
+                },
+                { signal: ctx.signal },
+              ),
+            ctx.signal),
+          ),
+        );
+        const completion = generated.completions[0];
+        if (!completion) throw new Error(`Generate returned no completion for ${ctx.runId}/${groupId}/t${index}/${turn}`);
+        trajectory.turns.push({ promptTokenIds: generated.promptTokenIds, completion });
+        const tactic = tacticOf(completion.text);
+        if (tactic === "") {
+          trajectory.end = "empty_tactic";
+          break;
+        }
+        trajectory.proofSteps++;
+        let applied;
+        try {
+          applied = await timed("leanS", () =>
+            inSpan("rollout.apply_tactic", turnAttributes, async (tacticSpan) => {
+              const response = await ctx.clients.withRetry("verifier", () => verifier.applyTactic({ sessionId: start.sessionId, proofState, tactic }, { signal: ctx.signal }), ctx.signal);
+              tacticSpan.setAttribute("leangrpo.tactic_status", TacticStatus[response.status]);
+              return response;
+            }),
+          );
+        } catch (error) {
+          if (!failedWith(error, TACTIC_FAILURES, ctx.signal)) throw error;
+          applied = undefined;
+        }
+        if (!applied || applied.status === TacticStatus.ERROR || applied.proofState === undefined) {
+          trajectory.end = "tactic_error";
+          break;
+        }
+        trajectory.tactics.push(tactic);
+        proofState = applied.proofState;
+        goals = applied.goals;
+        if (applied.status === TacticStatus.COMPLETED) {
+          trajectory.end = "completed";
+          break;
+        }
+      }
+    } finally {
+      // Frees the session's proof states even when the step is being cancelled: not on ctx.signal.
+      await timed("leanS", () => verifier.endProof({ sessionId: start.sessionId }, { timeoutMs: 10_000 })).catch(() => {});
+    }
+    span.setAttributes({ "leangrpo.trajectory_end": trajectory.end, "leangrpo.proof_steps": trajectory.proofSteps });
+    return trajectory;
+  });
+}
+
+export function tacticRolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: string, seed: number): Promise<RolloutGroup> {
+  const attributes = runAttributes(ctx.runId, ctx.step, theorem.id);
+  return inSpan("rollout.group", { ...attributes, "leangrpo.group_id": groupId, "leangrpo.mode": "tactic" }, async (span) => {
+    const startedAt = Date.now();
+    const trajectories = await Promise.all(
+      Array.from({ length: ctx.config.training.num_generations }, (_, i) => runTrajectory(ctx, theorem, groupId, seed, i)),
+    );
+    const scoring = performance.now();
+    const scored = await inSpan("rollout.score", attributes, () =>
+      ctx.clients.withRetry("reward", () =>
+        ctx.clients.reward.scoreGroup(
+          {
+            theorem,
+            completions: trajectories.map((t) => proofCompletion(t, ctx.adapter)),
+            groupId,
+            ...(ctx.config.reward.preset ? { spec: { preset: ctx.config.reward.preset, scorers: [] } } : {}),
+          },
+          { signal: ctx.signal },
+        ),
+      ctx.signal),
+    );
+    const scoreGroupS = (performance.now() - scoring) / 1000;
+    const recheckS = Math.min(scoreGroupS, Math.max(0, ...scored.results.map((r) => (r.verification?.timings?.totalMs ?? 0) / 1000)));
+    const rewards = scored.results.map((r) => r.reward);
+    const solved = scored.results.map((r) => r.solved);
+    trajectories.forEach((t, i) => {
+      recordedSpan("rollout.completion", {
+        ...attributes, "leangrpo.completion_index": i, "leangrpo.reward": rewards[i] ?? 0, "leangrpo.solved": solved[i] ?? false,
+        "leangrpo.proof_steps": t.proofSteps, "leangrpo.trajectory_end": t.end,
+      }, startedAt, Date.now());
+    });
+    span.setAttributes({ "leangrpo.reward_mean": scored.rewardMean, "leangrpo.pass_rate": scored.passRate });
+    // A turn that sampled no token has nothing to train on (the learner refuses empty completions).
+    const samples: RolloutSample[] = trajectories.flatMap((t, i) =>
+      t.turns
+        .map((turn, n) => ({ sampleId: `${groupId}/${t.index}.${n}`, promptTokenIds: turn.promptTokenIds, completion: turn.completion, reward: rewards[i] ?? 0 }))
+        .filter((sample) => sample.completion.tokenIds.length > 0),
+    );
+    const mean = (f: (t: Trajectory) => number) => trajectories.reduce((a, t) => a + f(t), 0) / Math.max(1, trajectories.length);
+    return {
+      groupId,
+      theorem,
+      samples,
+      rewards,
+      solved,
+      rewardStd: scored.rewardStd,
+      proofSteps: trajectories.map((t) => t.proofSteps),
+      unstarted: trajectories.filter((t) => t.end === "not_started").length,
+      // Trajectories run concurrently: each phase's share of one trajectory, on average.
+      generateS: mean((t) => t.generateS),
+      verifyS: mean((t) => t.leanS) + recheckS,
+      scoreS: scoreGroupS - recheckS,
+    };
+  });
+}

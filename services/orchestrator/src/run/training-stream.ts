@@ -1,0 +1,63 @@
+// The TrainStep request stream of one step: a header (algorithm, its knobs, the batch
+// shape), then one TrainingSample per RolloutSample of the groups kept.
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { FinishReason } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { TrainingMode, type TrainStepRequestSchema } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
+import { ASYNC_IMPORTANCE_SAMPLING_CAP, type RunConfig } from "./run-config.js";
+import type { RolloutGroup } from "./rollout.js";
+
+/**
+ * algorithm.config as sent: an async run trains on samples one policy version old, so
+ * unless the config chose (importance_sampling_cap or its alias truncated_is, null
+ * included), it asks the learner for truncated importance sampling against the sampler
+ * logprobs every sample carries.
+ */
+export function stepAlgorithmConfig(config: RunConfig): Record<string, unknown> {
+  const knobs = config.algorithm.config;
+  if (!config.training.async || "importance_sampling_cap" in knobs || "truncated_is" in knobs) return knobs;
+  return { ...knobs, importance_sampling_cap: ASYNC_IMPORTANCE_SAMPLING_CAP };
+}
+
+export function sampleCount(groups: readonly RolloutGroup[]): number {
+  return groups.reduce((n, g) => n + g.samples.length, 0);
+}
+
+export async function* trainingStream(runId: string, config: RunConfig, groups: readonly RolloutGroup[]): AsyncGenerator<MessageInitShape<typeof TrainStepRequestSchema>> {
+  yield {
+    part: {
+      case: "header",
+      value: {
+        algorithm: config.algorithm.name,
+        algorithmConfig: stepAlgorithmConfig(config) as Record<string, never>,
+        mode: TrainingMode.RL,
+        runId,
+        // 0 skips the learner's step-order check: a DAPO step may train nothing, so run
+        // steps and learner steps can differ; resume restores both from the checkpoint.
+        step: 0n,
+        expectedSamples: sampleCount(groups),
+        // Tactic mode sends one sample per turn, so a group's size varies with its
+        // trajectories' lengths: 0 skips the learner's group-size check.
+        numGenerations: config.training.mode === "tactic" ? 0 : config.training.num_generations,
+      },
+    },
+  };
+  for (const group of groups) {
+    for (const { sampleId, promptTokenIds, completion, reward } of group.samples) {
+      yield {
+        part: {
+          case: "sample",
+          value: {
+            groupId: group.groupId,
+            promptTokenIds,
+            completionTokenIds: completion.tokenIds,
+            samplerLogprobs: completion.logprobs,
+            reward,
+            truncated: completion.finishReason === FinishReason.LENGTH,
+            policyVersion: completion.policyVersion,
+            sampleId,
+          },
+        },
+      };
+    }
+  }
+}
