@@ -1,7 +1,10 @@
 // `lean-grpo eval DATA --k K [--run RUN | --adapter DIR]`: pass@1 and pass@k on a held-out
 // file with the current adapter, over the embedded mesh (greedy when one sample per problem).
 import type { Command } from "commander";
+import { loadConfig } from "@lean-grpo/kit";
 import { evaluateWithMesh } from "../eval/evaluate-with-mesh.js";
+import { RunConfigSchema } from "../run/run-config.js";
+import { TrainFileSchema, type TrainFile } from "./train-command.js";
 
 interface EvalCommandOptions {
   k: string;
@@ -11,9 +14,15 @@ interface EvalCommandOptions {
   run?: string;
   adapter?: string;
   runsDir: string;
-  model: string;
+  model?: string;
+  config?: string;
   seed: string;
   json?: boolean;
+}
+
+/** The run sections of a train config (what StartRun's config holds). */
+function runSections({ model: _model, runs_dir: _runsDir, services: _services, ...run }: TrainFile): Record<string, unknown> {
+  return run;
 }
 
 function positiveInteger(flag: string, value: string): number {
@@ -34,13 +43,15 @@ export function registerEvalCommand(program: Command): void {
     .option("--run <id>", "evaluate this run's latest adapter with its prompt settings")
     .option("--adapter <dir>", "evaluate this PEFT adapter directory")
     .option("--runs-dir <dir>", "where runs live", "runs")
-    .option("--model <dir>", "base model directory", "models/arith-tiny")
+    .option("--model <dir>", "base model directory (default: the config's model.dir, else models/arith-tiny)")
+    .option("-c, --config <file>", "train config (configs/train/*.yaml) whose model, prompt, max_tokens and services to use")
     .option("--seed <n>", "sampling seed", "0")
     .option("--json", "print the report as JSON (default when stdout is not a TTY)")
     .action(async (data: string, options: EvalCommandOptions) => {
       const k = positiveInteger("--k", options.k);
       const temperature = Number(options.temperature ?? "1");
       if (!Number.isFinite(temperature) || temperature < 0) throw new Error(`--temperature must be a number ≥ 0, got "${options.temperature}"`);
+      const train = options.config ? loadConfig(TrainFileSchema, { file: options.config }) : undefined;
       const report = await evaluateWithMesh({
         data,
         k,
@@ -50,7 +61,8 @@ export function registerEvalCommand(program: Command): void {
         ...(options.run !== undefined ? { run: options.run } : {}),
         ...(options.adapter !== undefined ? { adapter: options.adapter } : {}),
         runsDir: options.runsDir,
-        modelDir: options.model,
+        modelDir: options.model ?? train?.model.dir ?? "models/arith-tiny",
+        ...(train ? { runConfig: RunConfigSchema.parse(runSections(train)), services: train.services } : {}),
         seed: Number(options.seed),
       });
       if (options.json || !process.stdout.isTTY) {

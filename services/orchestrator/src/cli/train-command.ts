@@ -17,6 +17,7 @@ export const TrainFileSchema = RunConfigSchema.extend({
   /** Per-service config sections for the embedded mesh (inference, verifier, reward, learner). */
   services: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
 }).strict();
+export type TrainFile = z.infer<typeof TrainFileSchema>;
 
 interface TrainOptions { config?: string; algorithm?: string; algoConfig?: string; n?: string; resume?: string }
 

@@ -10,7 +10,7 @@ import { OrchestratorConfigSchema } from "../config.js";
 import { loadDataset } from "../data/load-dataset.js";
 import { connectMesh } from "../run/mesh-clients.js";
 import { usesChatPrompts } from "../run/prompts.js";
-import { RunConfigSchema } from "../run/run-config.js";
+import { RunConfigSchema, type RunConfig } from "../run/run-config.js";
 import { RunOutputs } from "../run/run-outputs.js";
 import { evaluate, type EvalReport } from "./evaluate.js";
 
@@ -25,6 +25,8 @@ export interface EvalWithMeshOptions {
   run?: string;
   /** Evaluate this PEFT adapter directory (adapter_config.json + adapter_model.safetensors). */
   adapter?: string;
+  /** Prompt and length settings of a train config (`--config`); a run's own settings win with `run`. */
+  runConfig?: RunConfig;
   runsDir: string;
   modelDir: string;
   seed?: number;
@@ -40,7 +42,7 @@ export interface EvalResult extends EvalReport {
 export async function evaluateWithMesh(options: EvalWithMeshOptions): Promise<EvalResult> {
   if (options.run && options.adapter) throw new Error("give --run or --adapter, not both");
   const theorems = await loadDataset(options.data);
-  let runConfig = RunConfigSchema.parse({});
+  let runConfig = options.runConfig ?? RunConfigSchema.parse({});
   let adapterDir: string | undefined = options.adapter && path.resolve(options.adapter);
   if (options.run) {
     const outputs = RunOutputs.for(options.runsDir, options.run);
