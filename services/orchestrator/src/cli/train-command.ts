@@ -1,13 +1,14 @@
 // `lean-grpo train DATA`: starts every service in this process on loopback (the embedded
-// default) and drives a run through OrchestratorService over gRPC, printing one line per
-// step (JSON lines when stdout is not a TTY) and a summary table at the end.
+// default) and drives a run through OrchestratorService over gRPC, showing a progress bar
+// (JSON lines when stdout is not a TTY) and a summary table at the end.
 import type { Command } from "commander";
-import { toJson } from "@bufbuild/protobuf";
-import { OrchestratorService, RunState, StepTimingsSchema } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { createServiceClient, loadConfig } from "@lean-grpo/kit";
 import { z } from "zod";
 import { RunConfigSchema } from "../run/run-config.js";
 import { RunOutputs } from "../run/run-outputs.js";
+import { runProgress } from "./run-progress.js";
+import { runSummaryTable } from "./run-summary.js";
 import { startMesh } from "./start-mesh.js";
 
 /** A `--config` file of `lean-grpo train` (configs/train/*.yaml, configs/algorithms/*.yaml). */
@@ -45,23 +46,20 @@ export function registerTrainCommand(program: Command): void {
       try {
         const response = await client.startRun(options.resume ? { resumeRunId: options.resume, datasetPath: data } : { datasetPath: data, config: run as never });
         started = response.run!.id;
-        const tty = process.stdout.isTTY;
         let final = response.run!;
-        for await (const event of client.watchRun({ runId: started, fromStart: true })) {
-          if (event.event.case === "step") {
-            const s = event.event.value;
-            const m = s.metrics;
-            process.stdout.write(tty
-              ? `step ${s.step}/${final.totalSteps}  reward ${m.reward_mean?.toFixed(3)}  pass ${(100 * (m.pass_rate ?? 0)).toFixed(1)}%  loss ${m.loss?.toFixed(4) ?? "-"}  ${s.timings?.totalS.toFixed(2)}s${m.heldout_accuracy === undefined ? "" : `  held-out ${(100 * m.heldout_accuracy).toFixed(1)}%`}\n`
-              : `${JSON.stringify({ run: started, step: Number(s.step), metrics: m, timings: s.timings ? toJson(StepTimingsSchema, s.timings) : {} })}\n`);
-          } else if (event.event.case === "stateChange") final = event.event.value;
-          else if (event.event.case === "log") process.stderr.write(`${event.event.value}\n`);
+        const progress = runProgress(started, Number(final.totalSteps), Number(final.step), process.stdout.isTTY === true);
+        try {
+          for await (const event of client.watchRun({ runId: started, fromStart: true })) {
+            if (event.event.case === "step") progress.step(event.event.value);
+            else if (event.event.case === "stateChange") final = event.event.value;
+            else if (event.event.case === "log") progress.log(event.event.value);
+          }
+        } finally {
+          progress.stop();
         }
-        const evals = await new RunOutputs(final.outputDir).readEvals().catch(() => []);
-        const heldout = evals.length > 0
-          ? `heldout   ${evals.map((e) => `${(100 * e.heldout_accuracy).toFixed(1)}%@${e.step}`).join(" -> ")} (greedy, ${evals[0]!.problems} problems)\n`
-          : "";
-        process.stdout.write(`\nrun       ${final.id}\nstate     ${RunState[final.state]}\nsteps     ${final.step}/${final.totalSteps}\ncheckpoint ${final.lastCheckpointStep}\noutputs   ${final.outputDir}\nreport    ${final.outputDir}/report.html\n${heldout}${final.error ? `error     ${final.error}\n` : ""}`);
+        const outputs = new RunOutputs(final.outputDir);
+        const [steps, evals] = await Promise.all([outputs.readSteps().catch(() => []), outputs.readEvals().catch(() => [])]);
+        process.stdout.write(`${runSummaryTable(final, steps, evals)}\n`);
         if (final.state === RunState.FAILED) process.exitCode = 1;
       } finally {
         transport.close();
