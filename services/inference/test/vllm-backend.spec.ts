@@ -22,6 +22,7 @@ import {
   tokenLogprob,
   type VllmStandIn,
 } from "../../../tests/fakes/vllm/vllm-stand-in.js";
+import { writeCharTokenizer } from "../../learner/test/support/char-tokenizer.js";
 
 const cleanup: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -296,5 +297,29 @@ describe("local tokenization (vllm.tokenizer_dir)", () => {
     expect(completionRequests(vllm)[0]!.body.prompt).toEqual(res.promptTokenIds);
     const tokenized = await client.tokenize({ prompt: { kind: { case: "chat", value: { messages } } } });
     expect(tokenized.templatedText).toBe(tokenizer.applyChatTemplate(messages, { addGenerationPrompt: true }));
+  });
+  it("answers INVALID_ARGUMENT naming a character the model's vocabulary cannot encode, and sends vLLM nothing", async () => {
+    // Character-level, no unk_token, no byte fallback: like models/arith-tiny.
+    const tokenizerDir = await writeCharTokenizer(mkdtempSync(join(tmpdir(), "char-tokenizer-")));
+    const { client, vllm } = await start({ overrides: [`vllm.tokenizer_dir=${tokenizerDir}`] });
+    const sampling = { maxTokens: 2, stop: [] };
+    const text = "theorem foo (n : ℕ) : n = n";
+    for (const call of [
+      () => client.generate({ prompt: { kind: { case: "text", value: text } }, sampling }),
+      () => client.tokenize({ prompt: { kind: { case: "text", value: text } } }),
+    ]) {
+      const error = await call().then(() => undefined, (e) => ConnectError.from(e));
+      expect(error?.code).toBe(Code.InvalidArgument);
+      expect(error?.rawMessage).toContain('prompt.text cannot be tokenized: cannot encode "ℕ" (U+2115) at index 17 of the text');
+      expect(error?.rawMessage).toContain("has no token for it");
+    }
+    const messages = [{ role: "user", content: "Prove ∀ n, n = n" }];
+    const chat = await client.generate({ prompt: { kind: { case: "chat", value: { messages } } }, sampling }).then(() => undefined, (e) => ConnectError.from(e));
+    expect(chat?.code).toBe(Code.InvalidArgument);
+    expect(chat?.rawMessage).toContain('prompt.chat cannot be tokenized: cannot encode "∀" (U+2200)');
+    expect(vllm.requests.filter((r) => r.path === "/v1/completions" || r.path === "/tokenize")).toEqual([]);
+    // Text it can encode still goes through.
+    const ok = await client.generate({ prompt: { kind: { case: "text", value: "theorem foo (n : N) : n = n" } }, sampling });
+    expect(ok.promptTokenIds.length).toBeGreaterThan(0);
   });
 });

@@ -26,7 +26,10 @@ export class ModelInputError extends LearnerCoreError {
   override readonly name = "ModelInputError";
 }
 
-/** A tokenizer.json / tokenizer_config.json / chat template that cannot be used. */
+/**
+ * A tokenizer.json / tokenizer_config.json / chat template that cannot be used, or a text the
+ * tokenizer refuses (a character its vocabulary cannot encode, a template that raises on it).
+ */
 export class TokenizerError extends LearnerCoreError {
   override readonly name = "TokenizerError";
 }

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TokenizerError } from "../src/errors.js";
 import type { ChatMessage } from "../src/tokenizer/chat-template.js";
 import { ModelTokenizer } from "../src/tokenizer/model-tokenizer.js";
+import { writeCharTokenizer } from "./support/char-tokenizer.js";
 import { fixturePath } from "./support/fixtures.js";
 
 interface Expected {
@@ -50,6 +51,77 @@ describe("ModelTokenizer", () => {
       expect(tokenizer.applyChatTemplate(conversation.messages, options)).toBe(conversation.prompt);
       expect(tokenizer.encodeChat(conversation.messages, options)).toEqual(conversation.ids);
     }
+  });
+
+  describe("text holding a character the vocabulary has no token for", () => {
+    let dir: string;
+    beforeAll(async () => {
+      dir = await mkdtemp(path.join(tmpdir(), "char-tokenizer-"));
+    });
+    afterAll(() => rm(dir, { recursive: true, force: true }));
+    const load = async (name: string, options: Parameters<typeof writeCharTokenizer>[1]) => ModelTokenizer.load(await writeCharTokenizer(path.join(dir, name), options));
+    const lean = "theorem foo (n : ℕ) : n = n";
+
+    it("gives the model's unk_token for it, as Hugging Face tokenizers do", async () => {
+      const tokenizer = await load("unk", { unkToken: "<unk>" });
+      const unk = tokenizer.tokenId("<unk>")!;
+      expect(unk).toBeDefined();
+      const ids = tokenizer.encode(lean);
+      expect(ids).toEqual([...tokenizer.encode("theorem foo (n : "), unk, ...tokenizer.encode(") : n = n")]);
+      expect(ids.filter((id) => id === unk)).toHaveLength(1);
+      // One unk per unknown character; fused into one when the model says fuse_unk.
+      expect(tokenizer.encode("∀ℕ").filter((id) => id === unk)).toHaveLength(2);
+      const fused = await load("fused", { unkToken: "<unk>", fuseUnk: true });
+      expect(fused.encode("∀ℕ")).toEqual([fused.tokenId("<unk>")]);
+      // WordLevel (which the library reads through tokenizer_config.json): tokenizer.json's unk_token still counts.
+      const wordLevel = await load("word-level-unk", { type: "WordLevel", unkToken: " " });
+      expect(wordLevel.encode("(ℕ)")).toEqual(["(", " ", ")"].map((t) => wordLevel.tokenId(t)));
+    });
+
+    it("gives the bytes' tokens with BPE byte_fallback", async () => {
+      const tokenizer = await load("bytes", { fallbackBytes: [0xe2, 0x84, 0x95] }); // ℕ is E2 84 95 in UTF-8
+      expect(tokenizer.encode("(ℕ)")).toEqual(["(", "<0xE2>", "<0x84>", "<0x95>", ")"].map((t) => tokenizer.tokenId(t)));
+    });
+
+    it("refuses the text naming the character, its code point and where it is, when the model has no unk_token", async () => {
+      const tokenizer = await load("no-unk", {});
+      const plain = "theorem foo (n : N) : n = n";
+      expect(tokenizer.decode(tokenizer.encode(plain))).toBe(plain);
+      expect(tokenizer.encode(plain).length).toBeLessThan(plain.length); // "the" and "or" merged
+      const refusal = (() => {
+        try {
+          tokenizer.encode(lean);
+        } catch (error) {
+          return error as Error;
+        }
+        return undefined;
+      })();
+      expect(refusal).toBeInstanceOf(TokenizerError);
+      expect(refusal?.message).toContain('cannot encode "ℕ" (U+2115) at index 17 of the text');
+      expect(refusal?.message).toContain("(n : ℕ) : n = n");
+      expect(refusal?.message).toContain(`the vocabulary of the tokenizer in ${path.join(dir, "no-unk")} has no token for it`);
+      expect(refusal?.message).toContain("neither an unk_token nor byte_fallback");
+      // Positions count code points, special tokens written in the text included; the first unknown one is named.
+      expect(() => tokenizer.encode("<|im_start|>user\n1 😀 ∀")).toThrow(/cannot encode "😀" \(U\+1F600\) at index 19 of the text/);
+      expect(() => tokenizer.encode("∀", { addSpecialTokens: false })).toThrow(/"∀" \(U\+2200\) at index 0/);
+      // A chat prompt is refused the same way; the index is in the templated prompt.
+      expect(() => tokenizer.encodeChat([{ role: "user", content: "Prove ∀ n, n = n" }], { addGenerationPrompt: true })).toThrow(
+        /cannot encode "∀" \(U\+2200\) at index 23 of the text/,
+      );
+      // Byte fallback without the byte's token, and no unk_token: refused as well.
+      const partial = await load("partial-bytes", { fallbackBytes: [0xe2, 0x84] });
+      expect(() => partial.encode(lean)).toThrow(/cannot encode "ℕ" \(U\+2115\)/);
+      // WordLevel without unk_token: the library gives no id at all; refused the same way.
+      const wordLevel = await load("word-level", { type: "WordLevel" });
+      expect(wordLevel.decode(wordLevel.encode("(n)"))).toBe("(n)");
+      expect(() => wordLevel.encode(lean)).toThrow(/cannot encode "ℕ" \(U\+2115\) at index 17 .*neither an unk_token nor byte_fallback/);
+    });
+
+    it("refuses the text when the model's unk_token is not in the vocabulary", async () => {
+      const tokenizer = await load("unk-missing", { unkToken: "<unk>", unkInVocab: false });
+      expect(() => tokenizer.encode(lean)).toThrow(TokenizerError);
+      expect(() => tokenizer.encode(lean)).toThrow(/cannot encode "ℕ" \(U\+2115\) at index 17 .*unk_token "<unk>" \(tokenizer\.json model\.unk_token\) is not in the vocabulary/);
+    });
   });
 
   describe("tokenizer files it cannot use", () => {

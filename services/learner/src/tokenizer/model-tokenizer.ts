@@ -10,6 +10,28 @@ import { ChatTemplate, type ChatMessage, type ChatTemplateOptions } from "./chat
 
 const SPECIAL_TOKEN_KEYS = ["bos_token", "eos_token", "pad_token", "unk_token"] as const;
 
+/**
+ * Stands in for a missing unk_token while encoding: the library's BPE drops a piece it has no
+ * token for when the model has no unk_token (as the Rust tokenizers do), which would silently
+ * change the prompt. With this in place the piece comes out as a token without an id instead,
+ * and encode() refuses the text. No vocabulary holds it (it is not well-formed UTF-16).
+ */
+const NO_TOKEN = "\uDFFF<no token in the vocabulary>\uD800";
+
+/** A character as a message names it: "ℕ" (U+2115). */
+function describeCharacter(char: string): string {
+  return `${JSON.stringify(char)} (U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")})`;
+}
+
+/** Up to `width` characters either side of position `index` (in UTF-16 units), for a message. */
+function excerpt(text: string, index: number, length: number, width = 16): string {
+  let start = Math.max(0, index - width);
+  let end = Math.min(text.length, index + length + width);
+  if (/[\uDC00-\uDFFF]/.test(text[start] ?? "")) start--; // keep surrogate pairs whole
+  if (/[\uD800-\uDBFF]/.test(text[end - 1] ?? "")) end++;
+  return `${start > 0 ? "…" : ""}${text.slice(start, end)}${end < text.length ? "…" : ""}`;
+}
+
 async function readJson(file: string): Promise<Record<string, unknown>> {
   let text: string;
   try {
@@ -55,12 +77,30 @@ function templateSource(config: Record<string, unknown>, file: string | null): s
   throw new TokenizerError('tokenizer_config.json "chat_template" must be a string or a list with a {"name": "default"} entry');
 }
 
+/**
+ * The library reads model.unk_token for BPE, WordPiece and Unigram, but models it has no class
+ * for (WordLevel) fall back to one that takes the unk_token of tokenizer_config.json instead.
+ * tokenizer.json's own model.unk_token is the one Hugging Face tokenizers use: make it the unk.
+ */
+function useDeclaredUnkToken(tokenizer: Tokenizer, declared: string | null): void {
+  const model = tokenizer.model;
+  if (declared === null || model == null || model.unk_token_id !== undefined) return;
+  const id = tokenizer.get_vocab(true).get(declared);
+  if (id === undefined) return; // refused when a text needs it (see encode)
+  model.unk_token = declared;
+  model.unk_token_id = id;
+}
+
 export class ModelTokenizer {
   private constructor(
     private readonly tokenizer: Tokenizer,
     /** bos/eos/pad/unk token text, null when the model has none. */
     readonly specialTokens: Record<(typeof SPECIAL_TOKEN_KEYS)[number], string | null>,
     private readonly chatTemplate: ChatTemplate | null,
+    /** Where the tokenizer was loaded from, for messages. */
+    private readonly directory: string,
+    /** The model's unk_token (tokenizer.json model.unk_token), null when it has none. */
+    private readonly unkToken: string | null,
   ) {}
 
   static async load(directory: string): Promise<ModelTokenizer> {
@@ -72,14 +112,76 @@ export class ModelTokenizer {
     } catch (error) {
       throw new TokenizerError(`${path.join(directory, "tokenizer.json")} cannot be used: ${(error as Error).message}`);
     }
+    const declared = (tokenizerJson.model as { unk_token?: unknown } | undefined)?.unk_token;
+    const unkToken = typeof declared === "string" ? declared : (tokenizer.model?.unk_token ?? null);
+    useDeclaredUnkToken(tokenizer, unkToken);
     const specialTokens = Object.fromEntries(SPECIAL_TOKEN_KEYS.map((key) => [key, tokenText(config[key], key)])) as ModelTokenizer["specialTokens"];
     const source = templateSource(config, await readOptional(path.join(directory, "chat_template.jinja")));
-    return new ModelTokenizer(tokenizer, specialTokens, source === null ? null : new ChatTemplate(source, specialTokens));
+    return new ModelTokenizer(tokenizer, specialTokens, source === null ? null : new ChatTemplate(source, specialTokens), directory, unkToken);
   }
 
-  /** Token ids of a text; special tokens written in the text become their ids. */
+  /**
+   * Token ids of a text; special tokens written in the text become their ids. A piece the
+   * vocabulary has no token for becomes the model's unk_token (tokenizer.json model.unk_token),
+   * or its bytes' tokens with BPE byte_fallback, as Hugging Face tokenizers do; a model with
+   * neither cannot encode it, and the text is refused with a TokenizerError naming the character
+   * and where it is (rather than dropping it, which would change the prompt unseen).
+   */
   encode(text: string, options: { addSpecialTokens?: boolean } = {}): number[] {
-    return this.tokenizer.encode(text, { add_special_tokens: options.addSpecialTokens ?? true }).ids;
+    const ids = this.encodeRaw(text, options.addSpecialTokens ?? true);
+    if (ids.some((id) => !Number.isInteger(id))) this.refuseUnencodable(text);
+    return ids as number[];
+  }
+
+  /** The library's ids, an unknown piece without unk_token given as undefined rather than dropped. */
+  private encodeRaw(text: string, addSpecialTokens: boolean): Array<number | undefined> {
+    const model = this.tokenizer.model;
+    const unk = model?.unk_token;
+    if (model == null || unk != null) return this.tokenizer.encode(text, { add_special_tokens: addSpecialTokens }).ids;
+    model.unk_token = NO_TOKEN;
+    try {
+      return this.tokenizer.encode(text, { add_special_tokens: addSpecialTokens }).ids;
+    } finally {
+      model.unk_token = unk; // null or undefined, as the library set it
+    }
+  }
+
+  /** Throws the TokenizerError for a text with a piece this vocabulary cannot encode. */
+  private refuseUnencodable(text: string): never {
+    const unk = this.unkToken;
+    const why =
+      unk === null
+        ? "has no token for it, and the model has neither an unk_token nor byte_fallback to stand in (tokenizer.json model.unk_token is null)"
+        : `has no token for it, and the model's unk_token ${JSON.stringify(unk)} (tokenizer.json model.unk_token) is not in the vocabulary either`;
+    const found = this.firstUnencodable(text);
+    const where = found
+      ? `${describeCharacter(found.char)} at index ${found.position} of the text (code points from 0; near ${JSON.stringify(excerpt(text, found.index, found.char.length))})`
+      : `a piece of ${JSON.stringify(excerpt(text, 0, text.length, 40))}`;
+    throw new TokenizerError(`cannot encode ${where}: the vocabulary of the tokenizer in ${this.directory} ${why}`);
+  }
+
+  /** The first character that, on its own, has no token; added tokens written in the text are skipped. */
+  private firstUnencodable(text: string): { char: string; index: number; position: number } | undefined {
+    const added = [...this.tokenizer.get_added_tokens_decoder().values()].map((t) => t.content).filter((c) => c.length > 0);
+    const known = new Map<string, boolean>();
+    let position = 0;
+    for (let index = 0; index < text.length; position++) {
+      const token = added.filter((c) => text.startsWith(c, index)).sort((a, b) => b.length - a.length)[0];
+      if (token !== undefined) {
+        index += token.length;
+        position += [...token].length - 1;
+        continue;
+      }
+      const char = String.fromCodePoint(text.codePointAt(index)!);
+      let encodable = known.get(char);
+      if (encodable === undefined) {
+        encodable = this.encodeRaw(char, false).every((id) => Number.isInteger(id));
+        known.set(char, encodable);
+      }
+      if (!encodable) return { char, index, position };
+      index += char.length;
+    }
+    return undefined;
   }
 
   decode(ids: readonly number[], options: { skipSpecialTokens?: boolean } = {}): string {
