@@ -7,7 +7,7 @@ import { expectedWeights, parseModelConfig, SeededRandom, serializeSafetensors }
 const SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"];
 const CHARS = [..."0123456789+-*/=()\\{}boxedPutfinalswrhinaAQ:. \n"];
 
-/** `extraChars` widen the vocabulary (e.g. for Lean text); a character outside it cannot be tokenised. */
+/** `extraChars` widen the vocabulary (e.g. for Lean text); a character outside it becomes the unk token " ". */
 export async function writeTinyModel(dir: string, seed = 1, extraChars = ""): Promise<string> {
   await mkdir(dir, { recursive: true });
   const chars = [...new Set([...CHARS, ...extraChars])];
