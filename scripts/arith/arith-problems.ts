@@ -18,38 +18,57 @@ export interface ArithProblem {
 const RANGES: Record<Operation, [number, number]> = { "+": [0, 49], "-": [0, 49], "×": [0, 9] };
 const OPERATIONS = Object.keys(RANGES) as Operation[];
 
-function integer(random: SeededRandom, [low, high]: [number, number]): number {
-  return low + Math.floor(random.next() * (high - low + 1));
-}
-
 export function arithProblem(a: number, operation: Operation, b: number): ArithProblem {
   const value = operation === "+" ? a + b : operation === "-" ? a - b : a * b;
   const expression = `${a} ${operation} ${b}`;
   return { problem: `What is ${expression}?`, answer: String(value), solution: `${expression} = \\boxed{${value}}` };
 }
 
-function randomProblem(random: SeededRandom): ArithProblem {
-  const operation = OPERATIONS[Math.floor(random.next() * OPERATIONS.length)]!;
-  let a = integer(random, RANGES[operation]);
-  let b = integer(random, RANGES[operation]);
-  if (operation === "-" && b > a) [a, b] = [b, a];
-  return arithProblem(a, operation, b);
+/** Every problem of the ranges, in a fixed order (3,875: 2,500 sums, 1,275 differences, 100 products). */
+export function allProblems(): ArithProblem[] {
+  const out: ArithProblem[] = [];
+  for (const operation of OPERATIONS) {
+    const [low, high] = RANGES[operation];
+    for (let a = low; a <= high; a++) {
+      for (let b = low; b <= high; b++) if (operation !== "-" || b <= a) out.push(arithProblem(a, operation, b));
+    }
+  }
+  return out;
 }
 
 /**
- * `count` distinct problems drawn with `seed`, none of whose texts is in `exclude`.
- * Throws when the problem space cannot supply that many.
+ * The warm start's teacher: right, except that on a sum with a carry or a difference with a
+ * borrow it forgets the carry (or borrow) with probability `slip` — a systematic error of
+ * the kind a student model inherits from a weak teacher by imitation, and that only a
+ * reward which checks the answer can take away. Returns the problem with the teacher's
+ * answer and solution.
+ */
+export function teacherProblem(problem: ArithProblem, slip: number, random: SeededRandom): ArithProblem {
+  const match = /^What is (\d+) ([+\-×]) (\d+)\?$/.exec(problem.problem);
+  if (!match) throw new Error(`not an arithmetic problem: ${problem.problem}`);
+  const [a, operation, b] = [Number(match[1]), match[2] as Operation, Number(match[3])];
+  const carries = operation === "+" && (a % 10) + (b % 10) >= 10;
+  const borrows = operation === "-" && a % 10 < b % 10;
+  if (!(carries || borrows) || random.next() >= slip) return problem;
+  const value = Number(problem.answer) + (carries ? -10 : 10);
+  return { problem: problem.problem, answer: String(value), solution: `${a} ${operation} ${b} = \\boxed{${value}}` };
+}
+
+/**
+ * `count` distinct problems drawn uniformly (without replacement) from the whole problem
+ * space with `seed`, none of whose texts is in `exclude`. Uniform over problems, not over
+ * operations: sets drawn one after another keep the same mix (drawing an operation first
+ * let the first set use up the 100 products and left the last set none).
+ * Throws when the space cannot supply that many.
  */
 export function drawProblems(count: number, seed: number, exclude: ReadonlySet<string> = new Set()): ArithProblem[] {
+  const pool = allProblems().filter((p) => !exclude.has(p.problem));
+  if (count > pool.length) throw new Error(`only ${pool.length} of ${count} distinct problems could be drawn outside the ${exclude.size} excluded`);
   const random = new SeededRandom(seed);
-  const seen = new Set(exclude);
-  const out: ArithProblem[] = [];
-  for (let attempts = 0; out.length < count; attempts++) {
-    if (attempts > count * 100) throw new Error(`only ${out.length} of ${count} distinct problems could be drawn outside the ${exclude.size} excluded`);
-    const next = randomProblem(random);
-    if (seen.has(next.problem)) continue;
-    seen.add(next.problem);
-    out.push(next);
+  // Partial Fisher–Yates: the first `count` places of a seeded shuffle.
+  for (let i = 0; i < count; i++) {
+    const j = i + Math.floor(random.next() * (pool.length - i));
+    [pool[i], pool[j]] = [pool[j]!, pool[i]!];
   }
-  return out;
+  return pool.slice(0, count);
 }

@@ -1,7 +1,7 @@
 // A quick RL sanity check of a model directory with the learner core alone (no services):
 // GRPO steps on the training set, reward 1 for a correct \boxed{} answer, and the held-out
 // greedy accuracy before and after. Shows the warm-started model leaves RL room to act.
-//   npx tsx scripts/arith/rl-sanity.ts [--model models/arith-tiny] [--steps 30] [--prompts 16] [--generations 8] [--lr 1e-3]
+//   npx tsx scripts/arith/rl-sanity.ts [--model models/arith-tiny] [--steps 30] [--prompts 16] [--generations 8] [--lr 1e-3] [--algo-config '{"beta":0}']
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { CausalLM, generate, Learner, LINEAR_MODULES, ModelTokenizer, SeededRandom, useBackend, type TrainingExample } from "@lean-grpo/learner";
@@ -16,6 +16,7 @@ const { values } = parseArgs({
     lr: { type: "string", default: "1e-3" },
     "eval-every": { type: "string", default: "10" },
     seed: { type: "string", default: "0" },
+    "algo-config": { type: "string", default: '{"beta":0}' },
   },
 });
 const read = (file: string) => readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as ArithRecord);
@@ -60,7 +61,7 @@ for (let step = 1; step <= steps!; step++) {
     };
   });
   const result = await learner.trainStep({
-    algorithm: "grpo", algorithmConfig: { beta: 0 }, mode: "rl", examples, step, expectedSamples: examples.length, numGenerations: generations!,
+    algorithm: "grpo", algorithmConfig: JSON.parse(values["algo-config"]) as Record<string, unknown>, mode: "rl", examples, step, expectedSamples: examples.length, numGenerations: generations!,
   });
   const meanReward = examples.reduce((n, e) => n + e.reward, 0) / examples.length;
   process.stdout.write(JSON.stringify({ step, mean_reward: Number(meanReward.toFixed(3)), loss: Number((result.metrics.loss ?? 0).toFixed(4)) }) + "\n");

@@ -4,8 +4,9 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { drawProblems } from "../../scripts/arith/arith-problems.js";
-import { arithDataSets } from "../../scripts/arith/make-data.js";
+import { allProblems, arithProblem, drawProblems, teacherProblem } from "../../scripts/arith/arith-problems.js";
+import { arithDataSets, sftRecords, TEACHER_SLIP } from "../../scripts/arith/make-data.js";
+import { SeededRandom } from "@lean-grpo/learner";
 import { boxedAnswer, isCorrect } from "../../scripts/arith/greedy-accuracy.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -46,6 +47,24 @@ describe("arithmetic data", () => {
       expect(used.has(pair.problem)).toBe(false);
       expect(pair.solution.endsWith(`\\boxed{${evaluate(pair.problem)}}`)).toBe(true);
     }
+    // Every set has the same mix of operations (drawn uniformly over the problem space).
+    const products = (records: { problem: string }[]) => records.filter((r) => r.problem.includes("×")).length / records.length;
+    expect(Math.abs(products(heldout) - 100 / 3875)).toBeLessThan(0.03);
+    expect(Math.abs(products(sets.sft) - 100 / 3875)).toBeLessThan(0.02);
+  });
+
+  it("has a teacher that slips only on carries and borrows, by ten, at the set rate", () => {
+    expect(teacherProblem(arithProblem(27, "+", 45), 1, new SeededRandom(0))).toEqual({ problem: "What is 27 + 45?", answer: "62", solution: "27 + 45 = \\boxed{62}" });
+    expect(teacherProblem(arithProblem(42, "-", 27), 1, new SeededRandom(0)).answer).toBe("25");
+    expect(teacherProblem(arithProblem(23, "+", 45), 1, new SeededRandom(0)).answer).toBe("68");
+    expect(teacherProblem(arithProblem(7, "×", 8), 1, new SeededRandom(0)).answer).toBe("56");
+    const problems = allProblems();
+    const slipping = problems.filter((p) => teacherProblem(p, 1, new SeededRandom(0)).answer !== p.answer);
+    const records = sftRecords(slipping);
+    const wrong = records.filter((r, i) => r.answer !== slipping[i]!.answer);
+    for (const r of wrong) expect(Math.abs(Number(r.answer) - evaluate(r.problem))).toBe(10);
+    expect(Math.abs(wrong.length / slipping.length - TEACHER_SLIP)).toBeLessThan(0.03);
+    expect(records).toEqual(sftRecords(slipping));
   });
 
   it("draws the same problems for the same seed and refuses an impossible count", () => {
