@@ -10,14 +10,7 @@ import { loadCheckpoint } from "../src/model/checkpoint.js";
 import { CausalLM } from "../src/model/causal-lm.js";
 import { lossGradients } from "../src/train/adapter-gradients.js";
 import { FullFineTuner } from "../src/training/full-fine-tuner.js";
-import { fixturePath, MODEL_NAMES, readFixtureTensors, readParity, sequencesOf, type Parity } from "./support/fixtures.js";
-
-function alignedWeights(rows: number[][]): tf.Tensor2D {
-  const window = Math.max(...rows.map((r) => r.length));
-  const out = new Float32Array(rows.length * window);
-  rows.forEach((row, b) => row.forEach((w, i) => { out[b * window + window - row.length + i] = w; }));
-  return tf.tensor2d(out, [rows.length, window]);
-}
+import { alignedWeights, fixturePath, MODEL_NAMES, readFixtureTensors, readParity, sequencesOf, type Parity } from "./support/fixtures.js";
 
 /** Row-major [rows, cols] to [cols, rows]. */
 function transposed(data: Float32Array, rows: number, cols: number): Float32Array {

@@ -10,15 +10,7 @@ import type { LoraAdapter } from "../src/lora/lora-adapter.js";
 import { loadPeftAdapter } from "../src/lora/peft-adapter.js";
 import { CausalLM } from "../src/model/causal-lm.js";
 import { lossGradients } from "../src/train/adapter-gradients.js";
-import { fixturePath, MODEL_NAMES, readFixtureTensors, readParity, sequencesOf, type Parity } from "./support/fixtures.js";
-
-/** Right-aligns the per-token weights into the [batch, C] layout completionLogprobs uses. */
-function alignedWeights(rows: number[][]): tf.Tensor2D {
-  const window = Math.max(...rows.map((r) => r.length));
-  const out = new Float32Array(rows.length * window);
-  rows.forEach((row, b) => row.forEach((w, i) => { out[b * window + window - row.length + i] = w; }));
-  return tf.tensor2d(out, [rows.length, window]);
-}
+import { alignedWeights, fixturePath, MODEL_NAMES, readFixtureTensors, readParity, sequencesOf, type Parity } from "./support/fixtures.js";
 
 describe.each(["cpu", "wasm"] as const)("LoRA gradients on %s match PyTorch", (backend) => {
   beforeAll(async () => {

@@ -6,14 +6,13 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OrchestratorService, RunState, type Run } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { createServiceClient } from "@lean-grpo/kit";
+import { RunState, type Run } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { ALGORITHM_NAMES } from "../src/run/run-config.js";
 import type { StepRecord } from "../src/run/run-outputs.js";
 import { freePort, startLearnerProcess, type LearnerProcess } from "./support/learner-process.js";
 import { meshFixture, tinyTraining, type MeshFixture } from "./support/mesh-fixture.js";
+import { watchToEnd, withMesh, type OrchestratorClient } from "./support/orchestrator-client.js";
 
-type OrchestratorClient = ReturnType<typeof createServiceClient<typeof OrchestratorService>>["client"];
 
 let fixture: MeshFixture;
 beforeAll(async () => {
@@ -22,23 +21,7 @@ beforeAll(async () => {
 afterAll(() => fixture?.cleanup());
 
 async function withOrchestrator<T>(body: (client: OrchestratorClient) => Promise<T>, learnerUrl?: string): Promise<T> {
-  const mesh = await fixture.start(learnerUrl ? { learnerUrl } : {});
-  const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [mesh.urls.orchestrator!] });
-  try {
-    return await body(client);
-  } finally {
-    transport.close();
-    await mesh.shutdown();
-  }
-}
-
-async function watchToEnd(client: OrchestratorClient, runId: string, onStep: (step: number) => unknown = () => {}): Promise<Run> {
-  let final: Run | undefined;
-  for await (const event of client.watchRun({ runId, fromStart: false })) {
-    if (event.event.case === "step") await onStep(Number(event.event.value.step));
-    if (event.event.case === "stateChange") final = event.event.value;
-  }
-  return final!;
+  return withMesh(await fixture.start(learnerUrl ? { learnerUrl } : {}), body);
 }
 
 async function stepsOf(run: Run): Promise<StepRecord[]> {

@@ -5,12 +5,11 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OrchestratorService, RunState, type Run } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { createServiceClient } from "@lean-grpo/kit";
+import { RunState, type Run } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import type { StepRecord } from "../src/run/run-outputs.js";
 import { freePort, startLearnerProcess, type LearnerProcess } from "./support/learner-process.js";
 import { meshFixture, tinyTraining, type MeshFixture } from "./support/mesh-fixture.js";
-import type { RunningMesh } from "../src/cli/start-mesh.js";
+import { watchToEnd, withMesh } from "./support/orchestrator-client.js";
 
 const STEPS = 5;
 // "shaped" gives partial credit, so groups have reward variance and every step moves the adapter.
@@ -18,18 +17,6 @@ const CONFIG = { algorithm: { name: "grpo" }, reward: { preset: "shaped" }, trai
 
 let fixture: MeshFixture;
 let baseline: { steps: StepRecord[]; adapter: Buffer };
-
-type OrchestratorClient = ReturnType<typeof createServiceClient<typeof OrchestratorService>>["client"];
-
-/** Watches a run to its final state; `onStep` may act on the run as step events arrive. */
-async function watchToEnd(client: OrchestratorClient, runId: string, onStep: (step: number) => unknown = () => {}): Promise<Run> {
-  let final: Run | undefined;
-  for await (const event of client.watchRun({ runId, fromStart: false })) {
-    if (event.event.case === "step") await onStep(Number(event.event.value.step));
-    if (event.event.case === "stateChange") final = event.event.value;
-  }
-  return final!;
-}
 
 async function outputsOf(run: Run): Promise<{ steps: StepRecord[]; adapter: Buffer }> {
   const steps = (await readFile(path.join(run.outputDir, "metrics.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l) as StepRecord);
@@ -43,16 +30,6 @@ function computed(steps: StepRecord[]) {
     const { tokens_per_second: _throughput, ...rest } = metrics;
     return { step, adapter_version, metrics: rest };
   });
-}
-
-async function withMesh<T>(mesh: RunningMesh, body: (client: OrchestratorClient) => Promise<T>): Promise<T> {
-  const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [mesh.urls.orchestrator!] });
-  try {
-    return await body(client);
-  } finally {
-    transport.close();
-    await mesh.shutdown();
-  }
 }
 
 beforeAll(async () => {

@@ -6,9 +6,9 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { createServiceClient } from "@lean-grpo/kit";
+import { RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import type { StepRecord } from "../src/run/run-outputs.js";
+import { withMesh, type OrchestratorClient } from "./support/orchestrator-client.js";
 import { meshFixture, tinyTraining, type MeshFixture } from "./support/mesh-fixture.js";
 import { replStandIn, type ReplStandIn, type Rule } from "./support/repl-stand-in.js";
 
@@ -45,17 +45,9 @@ afterAll(async () => {
   await fixture?.cleanup();
 });
 
-type OrchestratorClient = ReturnType<typeof createServiceClient<typeof OrchestratorService>>["client"];
 
 async function withOrchestrator<T>(body: (client: OrchestratorClient) => Promise<T>): Promise<T> {
-  const mesh = await fixture.start({ verifier: repl.verifierSection });
-  const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [mesh.urls.orchestrator!] });
-  try {
-    return await body(client);
-  } finally {
-    transport.close();
-    await mesh.shutdown();
-  }
+  return withMesh(await fixture.start({ verifier: repl.verifierSection }), body);
 }
 
 describe("tactic mode", () => {

@@ -1,6 +1,7 @@
 // Paths and readers for the committed fixtures written by scripts/reference/make_fixtures.py
 // (an independent PyTorch implementation); tests compare the learner against them.
 import { readFile } from "node:fs/promises";
+import * as tf from "@tensorflow/tfjs-core";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { SafetensorsFile } from "../../src/safetensors/safetensors-reader.js";
@@ -61,4 +62,12 @@ export function maxAbsDifference(a: number[][], b: number[][]): number {
     row.forEach((v, j) => { worst = Math.max(worst, Math.abs(v - other[j]!)); });
   });
   return worst;
+}
+
+/** Right-aligns per-token weights into the [batch, C] layout completionLogprobs uses. */
+export function alignedWeights(rows: number[][]): tf.Tensor2D {
+  const window = Math.max(...rows.map((r) => r.length));
+  const out = new Float32Array(rows.length * window);
+  rows.forEach((row, b) => row.forEach((w, i) => { out[b * window + window - row.length + i] = w; }));
+  return tf.tensor2d(out, [rows.length, window]);
 }
