@@ -10,8 +10,14 @@ export interface ArithProblem {
   problem: string;
   /** The exact integer answer, as text. */
   answer: string;
-  /** A short worked solution ending in \boxed{answer}: what SFT teaches the model to write. */
+  /** The direct answer, `23 + 45 = \boxed{68}`. */
   solution: string;
+  /**
+   * The answer worked out, `23 + 45: 60 + 8 = \boxed{68}` (tens, then units, then their
+   * sum; a borrow shows as `42 - 27: 10 + 5`). Products of single digits have no worked
+   * form (the same as `solution`).
+   */
+  worked: string;
 }
 
 /** Operand ranges: sums and differences of numbers below 50 (never negative), times tables up to 9. */
@@ -21,7 +27,25 @@ const OPERATIONS = Object.keys(RANGES) as Operation[];
 export function arithProblem(a: number, operation: Operation, b: number): ArithProblem {
   const value = operation === "+" ? a + b : operation === "-" ? a - b : a * b;
   const expression = `${a} ${operation} ${b}`;
-  return { problem: `What is ${expression}?`, answer: String(value), solution: `${expression} = \\boxed{${value}}` };
+  const solution = `${expression} = \\boxed{${value}}`;
+  return { problem: `What is ${expression}?`, answer: String(value), solution, worked: workedSolution(a, operation, b, value) ?? solution };
+}
+
+/** Tens and units worked apart: `a op b: tens + units = \boxed{value}`; null for products. */
+function workedSolution(a: number, operation: Operation, b: number, value: number): string | null {
+  if (operation === "×") return null;
+  const [aTens, aUnits, bTens, bUnits] = [a - (a % 10), a % 10, b - (b % 10), b % 10];
+  let tens: number;
+  let units: number;
+  if (operation === "+") {
+    [tens, units] = [aTens + bTens, aUnits + bUnits];
+  } else if (aUnits >= bUnits) {
+    [tens, units] = [aTens - bTens, aUnits - bUnits];
+  } else {
+    // Borrow ten from the tens (a ≥ b with fewer units means a has more tens).
+    [tens, units] = [aTens - 10 - bTens, aUnits + 10 - bUnits];
+  }
+  return `${a} ${operation} ${b}: ${tens} + ${units} = \\boxed{${value}}`;
 }
 
 /** Every problem of the ranges, in a fixed order (3,875: 2,500 sums, 1,275 differences, 100 products). */
@@ -37,8 +61,8 @@ export function allProblems(): ArithProblem[] {
 }
 
 /**
- * The warm start's teacher: right, except that on a sum with a carry or a difference with a
- * borrow it forgets the carry (or borrow) with probability `slip` — a systematic error of
+ * The warm start's teacher answering directly: right, except that on a sum with a carry or
+ * a difference with a borrow it forgets the carry (or borrow) with probability `slip` — a systematic error of
  * the kind a student model inherits from a weak teacher by imitation, and that only a
  * reward which checks the answer can take away. Returns the problem with the teacher's
  * answer and solution.
@@ -51,7 +75,8 @@ export function teacherProblem(problem: ArithProblem, slip: number, random: Seed
   const borrows = operation === "-" && a % 10 < b % 10;
   if (!(carries || borrows) || random.next() >= slip) return problem;
   const value = Number(problem.answer) + (carries ? -10 : 10);
-  return { problem: problem.problem, answer: String(value), solution: `${a} ${operation} ${b} = \\boxed{${value}}` };
+  const solution = `${a} ${operation} ${b} = \\boxed{${value}}`;
+  return { problem: problem.problem, answer: String(value), solution, worked: solution };
 }
 
 /**

@@ -2,7 +2,8 @@
 //   examples/arith-heldout.jsonl  held-out evaluation problems ({problem, answer})
 //   examples/arith.jsonl          the RL training set ({problem, answer})
 //   --sft FILE                    warm-start data for `lean-grpo sft` ({problem, answer, solution}),
-//                                 answered by a teacher that forgets carries and borrows (TEACHER_SLIP)
+//                                 answered by a teacher that works some out and, answering
+//                                 directly, forgets carries and borrows (WORKED_SHARE, TEACHER_SLIP)
 //   npx tsx scripts/arith/make-data.ts [--sft FILE] [--sft-count N]
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -13,16 +14,13 @@ export const HELDOUT_SEED = 1;
 export const TRAIN_SEED = 2;
 export const SFT_SEED = 3;
 /**
- * How often the warm start's teacher forgets a carry or a borrow (teacherProblem). The
- * warm-started model inherits the slip; GRPO, rewarded by the math verifier, has to unlearn it.
+ * The warm start's teacher works a share of its answers out (tens, then units: always
+ * right) and answers the rest directly, where it forgets a carry or a borrow TEACHER_SLIP
+ * of the time (teacherProblem). The warm-started model inherits the slip; GRPO, rewarded
+ * by the math verifier, has to unlearn it (or learn to work its answers out).
  */
+export const WORKED_SHARE = 0.3;
 export const TEACHER_SLIP = 0.7;
-
-/** The warm-start records: the SFT problems as the slipping teacher answers them (seeded). */
-export function sftRecords(problems: readonly ArithProblem[], slip = TEACHER_SLIP, seed = SFT_SEED): ArithProblem[] {
-  const random = new SeededRandom(seed);
-  return problems.map((p) => teacherProblem(p, slip, random));
-}
 
 export interface ArithDataSets {
   heldout: ArithProblem[];
@@ -35,6 +33,15 @@ export function arithDataSets(sizes: { heldout: number; train: number; sft: numb
   const train = drawProblems(sizes.train, TRAIN_SEED, new Set(heldout.map((p) => p.problem)));
   const sft = drawProblems(sizes.sft, SFT_SEED, new Set([...heldout, ...train].map((p) => p.problem)));
   return { heldout, train, sft };
+}
+
+/** The warm-start records: the SFT problems as the teacher answers them (seeded). */
+export function sftRecords(problems: readonly ArithProblem[], seed = SFT_SEED): Array<{ problem: string; answer: string; solution: string }> {
+  const random = new SeededRandom(seed);
+  return problems.map((p) => {
+    const answered = random.next() < WORKED_SHARE ? { ...p, solution: p.worked } : teacherProblem(p, TEACHER_SLIP, random);
+    return { problem: answered.problem, answer: answered.answer, solution: answered.solution };
+  });
 }
 
 function jsonl(records: object[]): string {

@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { allProblems, arithProblem, drawProblems, teacherProblem } from "../../scripts/arith/arith-problems.js";
-import { arithDataSets, sftRecords, TEACHER_SLIP } from "../../scripts/arith/make-data.js";
+import { arithDataSets, sftRecords, TEACHER_SLIP, WORKED_SHARE } from "../../scripts/arith/make-data.js";
 import { SeededRandom } from "@lean-grpo/learner";
 import { boxedAnswer, isCorrect } from "../../scripts/arith/greedy-accuracy.js";
 
@@ -53,18 +53,38 @@ describe("arithmetic data", () => {
     expect(Math.abs(products(sets.sft) - 100 / 3875)).toBeLessThan(0.02);
   });
 
-  it("has a teacher that slips only on carries and borrows, by ten, at the set rate", () => {
-    expect(teacherProblem(arithProblem(27, "+", 45), 1, new SeededRandom(0))).toEqual({ problem: "What is 27 + 45?", answer: "62", solution: "27 + 45 = \\boxed{62}" });
+  it("has a teacher that slips only on direct answers with a carry or borrow, by ten, at the set rates", () => {
+    expect(teacherProblem(arithProblem(27, "+", 45), 1, new SeededRandom(0))).toMatchObject({ answer: "62", solution: "27 + 45 = \\boxed{62}" });
     expect(teacherProblem(arithProblem(42, "-", 27), 1, new SeededRandom(0)).answer).toBe("25");
     expect(teacherProblem(arithProblem(23, "+", 45), 1, new SeededRandom(0)).answer).toBe("68");
     expect(teacherProblem(arithProblem(7, "×", 8), 1, new SeededRandom(0)).answer).toBe("56");
-    const problems = allProblems();
-    const slipping = problems.filter((p) => teacherProblem(p, 1, new SeededRandom(0)).answer !== p.answer);
+    const slipping = allProblems().filter((p) => teacherProblem(p, 1, new SeededRandom(0)).answer !== p.answer);
     const records = sftRecords(slipping);
-    const wrong = records.filter((r, i) => r.answer !== slipping[i]!.answer);
-    for (const r of wrong) expect(Math.abs(Number(r.answer) - evaluate(r.problem))).toBe(10);
-    expect(Math.abs(wrong.length / slipping.length - TEACHER_SLIP)).toBeLessThan(0.03);
     expect(records).toEqual(sftRecords(slipping));
+    const worked = records.filter((r) => r.solution.includes(":"));
+    const wrong = records.filter((r, i) => r.answer !== slipping[i]!.answer);
+    for (const r of worked) expect(Number(r.answer), r.solution).toBe(evaluate(r.problem));
+    for (const r of wrong) expect(Math.abs(Number(r.answer) - evaluate(r.problem))).toBe(10);
+    expect(Math.abs(worked.length / records.length - WORKED_SHARE)).toBeLessThan(0.03);
+    expect(Math.abs(wrong.length / (records.length - worked.length) - TEACHER_SLIP)).toBeLessThan(0.03);
+  });
+
+  it("works every sum and difference as tens + units that add up to the answer, borrowing when the units fall short", () => {
+    expect(arithProblem(23, "+", 45).worked).toBe("23 + 45: 60 + 8 = \\boxed{68}");
+    expect(arithProblem(27, "+", 45).worked).toBe("27 + 45: 60 + 12 = \\boxed{72}");
+    expect(arithProblem(42, "-", 27).worked).toBe("42 - 27: 10 + 5 = \\boxed{15}");
+    expect(arithProblem(7, "×", 8).worked).toBe("7 × 8 = \\boxed{56}");
+    for (const p of allProblems()) {
+      const match = /^(\d+) ([+\-×]) (\d+)(?:: (\d+) \+ (\d+))? = \\boxed\{(\d+)\}$/.exec(p.worked);
+      expect(match, p.worked).not.toBeNull();
+      const [, , op, , tens, units, boxed] = match!;
+      expect(Number(boxed)).toBe(evaluate(p.problem));
+      if (op !== "×") {
+        expect(Number(tens) + Number(units), p.worked).toBe(Number(boxed));
+        expect(Number(tens) % 10, p.worked).toBe(0);
+        expect(Number(units), p.worked).toBeLessThan(20);
+      }
+    }
   });
 
   it("draws the same problems for the same seed and refuses an impossible count", () => {
