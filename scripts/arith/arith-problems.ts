@@ -60,23 +60,9 @@ export function allProblems(): ArithProblem[] {
   return out;
 }
 
-/**
- * The warm start's teacher answering directly: right, except that on a sum with a carry or
- * a difference with a borrow it forgets the carry (or borrow) with probability `slip` — a systematic error of
- * the kind a student model inherits from a weak teacher by imitation, and that only a
- * reward which checks the answer can take away. Returns the problem with the teacher's
- * answer and solution.
- */
-export function teacherProblem(problem: ArithProblem, slip: number, random: SeededRandom): ArithProblem {
-  const match = /^What is (\d+) ([+\-×]) (\d+)\?$/.exec(problem.problem);
-  if (!match) throw new Error(`not an arithmetic problem: ${problem.problem}`);
-  const [a, operation, b] = [Number(match[1]), match[2] as Operation, Number(match[3])];
-  const carries = operation === "+" && (a % 10) + (b % 10) >= 10;
-  const borrows = operation === "-" && a % 10 < b % 10;
-  if (!(carries || borrows) || random.next() >= slip) return problem;
-  const value = Number(problem.answer) + (carries ? -10 : 10);
-  const solution = `${a} ${operation} ${b} = \\boxed{${value}}`;
-  return { problem: problem.problem, answer: String(value), solution, worked: solution };
+/** The direct answer without the box, `23 + 45 = 68`: right, but not in the form the math verifier accepts. */
+export function plainSolution(problem: ArithProblem): string {
+  return problem.solution.replace(`\\boxed{${problem.answer}}`, problem.answer);
 }
 
 /**

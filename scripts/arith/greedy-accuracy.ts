@@ -27,6 +27,8 @@ export interface GreedyResult {
   total: number;
   /** Completions that wrote a \boxed{...} at all. */
   boxed: number;
+  /** Completions whose last number is the answer, boxed or not: the arithmetic, apart from the form. */
+  rightNumber: number;
   completions: string[];
 }
 
@@ -48,5 +50,9 @@ export async function greedyAccuracy(
   }
   const correct = records.filter((r, i) => isCorrect(completions[i]!, r.answer)).length;
   const boxed = completions.filter((c) => boxedAnswer(c) !== null).length;
-  return { accuracy: correct / records.length, correct, total: records.length, boxed, completions };
+  const rightNumber = records.filter((r, i) => {
+    const numbers = completions[i]!.match(/-?\d+/g);
+    return numbers !== null && Number(numbers[numbers.length - 1]) === Number(r.answer);
+  }).length;
+  return { accuracy: correct / records.length, correct, total: records.length, boxed, rightNumber, completions };
 }

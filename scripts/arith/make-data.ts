@@ -2,25 +2,25 @@
 //   examples/arith-heldout.jsonl  held-out evaluation problems ({problem, answer})
 //   examples/arith.jsonl          the RL training set ({problem, answer})
 //   --sft FILE                    warm-start data for `lean-grpo sft` ({problem, answer, solution}),
-//                                 answered by a teacher that works some out and, answering
-//                                 directly, forgets carries and borrows (WORKED_SHARE, TEACHER_SLIP)
+//                                 written worked out, boxed or plain (WORKED_SHARE, BOXED_SHARE)
 //   npx tsx scripts/arith/make-data.ts [--sft FILE] [--sft-count N]
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { SeededRandom } from "@lean-grpo/learner";
-import { drawProblems, teacherProblem, type ArithProblem } from "./arith-problems.js";
+import { drawProblems, plainSolution, type ArithProblem } from "./arith-problems.js";
 
 export const HELDOUT_SEED = 1;
 export const TRAIN_SEED = 2;
 export const SFT_SEED = 3;
 /**
- * The warm start's teacher works a share of its answers out (tens, then units: always
- * right) and answers the rest directly, where it forgets a carry or a borrow TEACHER_SLIP
- * of the time (teacherProblem). The warm-started model inherits the slip; GRPO, rewarded
- * by the math verifier, has to unlearn it (or learn to work its answers out).
+ * The warm start's teacher is always right but inconsistent in form, like most SFT data:
+ * WORKED_SHARE of its answers are worked out (tens, then units), the rest direct, and of
+ * the direct ones only BOXED_SHARE put the answer in \boxed{}. The math verifier accepts
+ * boxed answers only, so the warm-started model is often right in a form that earns
+ * nothing; GRPO with the verifier's reward has to settle it on the accepted form.
  */
 export const WORKED_SHARE = 0.3;
-export const TEACHER_SLIP = 0.7;
+export const BOXED_SHARE = 0.5;
 
 export interface ArithDataSets {
   heldout: ArithProblem[];
@@ -35,12 +35,13 @@ export function arithDataSets(sizes: { heldout: number; train: number; sft: numb
   return { heldout, train, sft };
 }
 
-/** The warm-start records: the SFT problems as the teacher answers them (seeded). */
+/** The warm-start records: the SFT problems as the teacher writes them (seeded). */
 export function sftRecords(problems: readonly ArithProblem[], seed = SFT_SEED): Array<{ problem: string; answer: string; solution: string }> {
   const random = new SeededRandom(seed);
   return problems.map((p) => {
-    const answered = random.next() < WORKED_SHARE ? { ...p, solution: p.worked } : teacherProblem(p, TEACHER_SLIP, random);
-    return { problem: answered.problem, answer: answered.answer, solution: answered.solution };
+    const worked = random.next() < WORKED_SHARE;
+    const boxed = random.next() < BOXED_SHARE;
+    return { problem: p.problem, answer: p.answer, solution: worked ? p.worked : boxed ? p.solution : plainSolution(p) };
   });
 }
 

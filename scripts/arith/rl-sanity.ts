@@ -41,7 +41,7 @@ const learner = new Learner(model, {
 const started = performance.now();
 const evaluate = async (step: number) => {
   const result = await greedyAccuracy(model, tokenizer, heldout, { adapter: learner.policy });
-  process.stdout.write(JSON.stringify({ step, heldout_greedy_accuracy: result.accuracy, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) }) + "\n");
+  process.stdout.write(JSON.stringify({ step, heldout_greedy_accuracy: result.accuracy, boxed: result.boxed, right_number: result.rightNumber, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) }) + "\n");
   return result.accuracy;
 };
 const random = new SeededRandom(seed!);

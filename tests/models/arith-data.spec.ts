@@ -4,9 +4,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { allProblems, arithProblem, drawProblems, teacherProblem } from "../../scripts/arith/arith-problems.js";
-import { arithDataSets, sftRecords, TEACHER_SLIP, WORKED_SHARE } from "../../scripts/arith/make-data.js";
-import { SeededRandom } from "@lean-grpo/learner";
+import { allProblems, arithProblem, drawProblems, plainSolution } from "../../scripts/arith/arith-problems.js";
+import { arithDataSets, BOXED_SHARE, sftRecords, WORKED_SHARE } from "../../scripts/arith/make-data.js";
 import { boxedAnswer, isCorrect } from "../../scripts/arith/greedy-accuracy.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -53,20 +52,18 @@ describe("arithmetic data", () => {
     expect(Math.abs(products(sets.sft) - 100 / 3875)).toBeLessThan(0.02);
   });
 
-  it("has a teacher that slips only on direct answers with a carry or borrow, by ten, at the set rates", () => {
-    expect(teacherProblem(arithProblem(27, "+", 45), 1, new SeededRandom(0))).toMatchObject({ answer: "62", solution: "27 + 45 = \\boxed{62}" });
-    expect(teacherProblem(arithProblem(42, "-", 27), 1, new SeededRandom(0)).answer).toBe("25");
-    expect(teacherProblem(arithProblem(23, "+", 45), 1, new SeededRandom(0)).answer).toBe("68");
-    expect(teacherProblem(arithProblem(7, "×", 8), 1, new SeededRandom(0)).answer).toBe("56");
-    const slipping = allProblems().filter((p) => teacherProblem(p, 1, new SeededRandom(0)).answer !== p.answer);
-    const records = sftRecords(slipping);
-    expect(records).toEqual(sftRecords(slipping));
-    const worked = records.filter((r) => r.solution.includes(":"));
-    const wrong = records.filter((r, i) => r.answer !== slipping[i]!.answer);
-    for (const r of worked) expect(Number(r.answer), r.solution).toBe(evaluate(r.problem));
-    for (const r of wrong) expect(Math.abs(Number(r.answer) - evaluate(r.problem))).toBe(10);
-    expect(Math.abs(worked.length / records.length - WORKED_SHARE)).toBeLessThan(0.03);
-    expect(Math.abs(wrong.length / (records.length - worked.length) - TEACHER_SLIP)).toBeLessThan(0.03);
+  it("has a teacher that is always right, working out, boxing or not at the set rates", () => {
+    expect(plainSolution(arithProblem(27, "+", 45))).toBe("27 + 45 = 72");
+    const problems = drawProblems(2000, 11);
+    const records = sftRecords(problems);
+    expect(records).toEqual(sftRecords(problems));
+    for (const r of records) expect(r.solution.endsWith(`\\boxed{${evaluate(r.problem)}}`) || r.solution.endsWith(` = ${evaluate(r.problem)}`), r.solution).toBe(true);
+    const workable = records.filter((_, i) => problems[i]!.worked !== problems[i]!.solution);
+    const worked = workable.filter((r) => r.solution.includes(":")).length / workable.length;
+    const direct = records.filter((r) => !r.solution.includes(":"));
+    const boxed = direct.filter((r) => r.solution.includes("\\boxed{")).length / direct.length;
+    expect(Math.abs(worked - WORKED_SHARE)).toBeLessThan(0.04);
+    expect(Math.abs(boxed - BOXED_SHARE)).toBeLessThan(0.04);
   });
 
   it("works every sum and difference as tens + units that add up to the answer, borrowing when the units fall short", () => {

@@ -109,8 +109,11 @@ describe("lean-grpo sft", () => {
     const bad = path.join(dir, "bad.jsonl");
     writeFileSync(bad, '{"problem":"What is 1 + 1?","answer":"2"}\n{"problem":"What is 2 + 2?"}\n');
     await expect(sftCommand(bad, { model: base, out: path.join(dir, "never") })).rejects.toThrow(/bad\.jsonl:2: missing "answer" \(or "ground_truth"\)/);
+    writeFileSync(bad, '{"problem":"What is 1 + 1?","answer":"2","solution":"1 + 1 = 3"}\n');
+    await expect(sftCommand(bad, { model: base, out: path.join(dir, "never") })).rejects.toThrow(/bad\.jsonl:1: "solution" must contain \\boxed\{2\} or end with 2/);
+    // A plain (unboxed) solution ending in the answer is warm-start data like any other.
     writeFileSync(bad, '{"problem":"What is 1 + 1?","answer":"2","solution":"1 + 1 = 2"}\n');
-    await expect(sftCommand(bad, { model: base, out: path.join(dir, "never") })).rejects.toThrow(/bad\.jsonl:1: "solution" must contain \\boxed\{2\}/);
+    expect(readSftPairs(bad)).toEqual([{ problem: "What is 1 + 1?", completion: "1 + 1 = 2" }]);
     writeFileSync(bad, "not json\n");
     await expect(sftCommand(bad, { model: base, out: path.join(dir, "never") })).rejects.toThrow(/bad\.jsonl:1: not JSON/);
   });
