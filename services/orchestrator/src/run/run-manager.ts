@@ -5,6 +5,7 @@ import { create, toJson, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { randomBytes } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { existsSync } from "node:fs";
 import { writeFile, readFile } from "node:fs/promises";
 import path from "node:path";
@@ -39,7 +40,11 @@ export class RunManager {
   private readonly runs = new Map<string, ActiveRun>();
   private readonly abort = new AbortController();
 
-  constructor(private readonly config: OrchestratorConfig) {}
+  constructor(private readonly config: OrchestratorConfig) {
+    // Every call of a run (rollouts, held-out evaluation at concurrency 16) listens to this
+    // one signal; Node warns past 10 listeners, which here is expected, not a leak.
+    setMaxListeners(256, this.abort.signal);
+  }
 
   async start(request: StartRunRequest): Promise<Run> {
     const busy = [...this.runs.values()].find((r) => !FINAL.has(r.run.state));
