@@ -47,7 +47,7 @@ describe("arithmetic data", () => {
       expect(pair.solution.endsWith(`\\boxed{${evaluate(pair.problem)}}`)).toBe(true);
     }
     // Every set has the same mix of operations (drawn uniformly over the problem space).
-    const products = (records: { problem: string }[]) => records.filter((r) => r.problem.includes("×")).length / records.length;
+    const products = (records: ReadonlyArray<{ problem?: string }>) => records.filter((r) => r.problem?.includes("×")).length / records.length;
     expect(Math.abs(products(heldout) - 100 / 3875)).toBeLessThan(0.03);
     expect(Math.abs(products(sets.sft) - 100 / 3875)).toBeLessThan(0.02);
   });
