@@ -72,23 +72,30 @@ export class RunOutputs {
   }
 
   async appendStep(record: StepRecord): Promise<void> {
-    await appendFile(path.join(this.dir, "metrics.jsonl"), `${JSON.stringify(record)}\n`);
+    await this.appendLine("metrics.jsonl", record);
   }
 
   async readSteps(): Promise<StepRecord[]> {
-    const file = path.join(this.dir, "metrics.jsonl");
-    if (!existsSync(file)) return [];
-    return (await readFile(file, "utf8")).split("\n").filter(Boolean).map((line) => JSON.parse(line) as StepRecord);
+    return this.readLines<StepRecord>("metrics.jsonl");
   }
 
   async appendEval(record: EvalRecord): Promise<void> {
-    await appendFile(path.join(this.dir, "eval.jsonl"), `${JSON.stringify(record)}\n`);
+    await this.appendLine("eval.jsonl", record);
   }
 
   async readEvals(): Promise<EvalRecord[]> {
-    const file = path.join(this.dir, "eval.jsonl");
-    if (!existsSync(file)) return [];
-    return (await readFile(file, "utf8")).split("\n").filter(Boolean).map((line) => JSON.parse(line) as EvalRecord);
+    return this.readLines<EvalRecord>("eval.jsonl");
+  }
+
+  private async appendLine(file: string, record: object): Promise<void> {
+    await appendFile(path.join(this.dir, file), `${JSON.stringify(record)}\n`);
+  }
+
+  /** The records of a JSONL file of the run; none when it does not exist yet. */
+  private async readLines<T>(file: string): Promise<T[]> {
+    const full = path.join(this.dir, file);
+    if (!existsSync(full)) return [];
+    return (await readFile(full, "utf8")).split("\n").filter(Boolean).map((line) => JSON.parse(line) as T);
   }
 
   /** On resume: steps after the checkpoint are trained (and evaluated) again, so their old lines go. */
