@@ -26,7 +26,7 @@ describe("lean-grpo train", () => {
       }
       expect(stderr).toMatch(/held-out greedy accuracy after step 0: \d+\.\d% \(\d\/4/);
       expect(stdout).toMatch(/state\s*│\s*COMPLETED/);
-      expect(stdout).toMatch(/held-out\s*│\s*\d+\.\d%@0 \d+\.\d%@1 \d+\.\d%@2 \(greedy, 4 problems\)/);
+      expect(stdout).toMatch(/held-out\s*│\s*\d+\.\d% after step 0 -> \d+\.\d% after step 2 \(greedy, 4 problems, 3 evaluations/);
       const runId = /run\s*│\s*(\S+)/.exec(stdout)![1]!;
       const evals = readFileSync(path.join(runsDir, runId, "eval.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
       expect(evals.map((e) => e.step)).toEqual([0, 1, 2]);

@@ -12,6 +12,16 @@ function trend(steps: readonly StepRecord[], key: string, format: (x: number | u
   return values.length === 0 ? "-" : `${format(values[0])} -> ${format(values[values.length - 1])}`;
 }
 
+/** First → last held-out accuracy, and the best one when it is neither (the report has the whole curve). */
+function heldoutTrend(evals: readonly EvalRecord[]): string {
+  if (evals.length === 0) return "- (no eval section)";
+  const [first, last] = [evals[0]!, evals[evals.length - 1]!];
+  const best = evals.reduce((a, e) => (e.heldout_accuracy > a.heldout_accuracy ? e : a));
+  const bestNote = best !== first && best !== last ? `, best ${percent(best.heldout_accuracy)} after step ${best.step}` : "";
+  return `${percent(first.heldout_accuracy)} after step ${first.step} -> ${percent(last.heldout_accuracy)} after step ${last.step}` +
+    ` (greedy, ${first.problems} problems, ${evals.length} evaluations${bestNote})`;
+}
+
 export function runSummaryTable(run: Run, steps: readonly StepRecord[], evals: readonly EvalRecord[]): string {
   const table = new Table({ style: { head: [], border: [] } });
   const total = (key: string) => steps.reduce((a, s) => a + (s.timings[key] ?? 0), 0);
@@ -23,11 +33,7 @@ export function runSummaryTable(run: Run, steps: readonly StepRecord[], evals: r
     { steps: `${run.step}/${run.totalSteps} (last checkpoint ${run.lastCheckpointStep})` },
     { reward: trend(steps, "reward_mean", (x) => x?.toFixed(3) ?? "-") },
     { "pass rate": trend(steps, "pass_rate", percent) },
-    {
-      "held-out": evals.length === 0
-        ? "- (no eval section)"
-        : `${evals.map((e) => `${percent(e.heldout_accuracy)}@${e.step}`).join(" ")} (greedy, ${evals[0]!.problems} problems)`,
-    },
+    { "held-out": heldoutTrend(evals) },
     { "step time": `${wall.toFixed(1)} s over ${steps.length} steps` },
     { "  generate": share("generate_s") },
     { "  verify + score": `${share("verify_s")} + ${share("score_s")}` },
