@@ -1,6 +1,7 @@
 // `lean-grpo eval DATA --k K [--run RUN | --adapter DIR]`: pass@1 and pass@k on a held-out
 // file with the current adapter, over the embedded mesh (greedy when one sample per problem).
 import type { Command } from "commander";
+import { nonNegativeInteger, nonNegativeNumber, positiveInteger } from "./flag-values.js";
 import { loadConfig } from "@lean-grpo/kit";
 import { evaluateWithMesh } from "../eval/evaluate-with-mesh.js";
 import { RunConfigSchema } from "../run/run-config.js";
@@ -25,12 +26,6 @@ function runSections({ model: _model, runs_dir: _runsDir, services: _services, .
   return run;
 }
 
-function positiveInteger(flag: string, value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} must be a positive integer, got "${value}"`);
-  return n;
-}
-
 export function registerEvalCommand(program: Command): void {
   program
     .command("eval")
@@ -49,8 +44,7 @@ export function registerEvalCommand(program: Command): void {
     .option("--json", "print the report as JSON (default when stdout is not a TTY)")
     .action(async (data: string, options: EvalCommandOptions) => {
       const k = positiveInteger("--k", options.k);
-      const temperature = Number(options.temperature ?? "1");
-      if (!Number.isFinite(temperature) || temperature < 0) throw new Error(`--temperature must be a number ≥ 0, got "${options.temperature}"`);
+      const temperature = nonNegativeNumber("--temperature", options.temperature ?? "1");
       const train = options.config ? loadConfig(TrainFileSchema, { file: options.config }) : undefined;
       const report = await evaluateWithMesh({
         data,
@@ -63,7 +57,7 @@ export function registerEvalCommand(program: Command): void {
         runsDir: options.runsDir,
         modelDir: options.model ?? train?.model.dir ?? "models/arith-tiny",
         ...(train ? { runConfig: RunConfigSchema.parse(runSections(train)), services: train.services } : {}),
-        seed: Number(options.seed),
+        seed: nonNegativeInteger("--seed", options.seed),
       });
       if (options.json || !process.stdout.isTTY) {
         process.stdout.write(`${JSON.stringify(report)}\n`);

@@ -8,6 +8,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
+import { nonNegativeInteger, positiveInteger, positiveNumber } from "./flag-values.js";
 import {
   BACKEND_NAMES, CausalLM, expectedWeights, FullFineTuner, Learner, LINEAR_MODULES, loadCheckpoint, loraScaling, ModelTokenizer, SeededRandom,
   serializeSafetensors, useBackend, type BackendName, type Checkpoint, type LoraConfig, type OptimizerOptions, type PeftTensor,
@@ -64,24 +65,6 @@ export function registerSftCommand(program: Command): void {
     .action(async (data: string, options: SftCommandOptions) => {
       await sftCommand(data, options);
     });
-}
-
-function positiveInteger(flag: string, value: string): number {
-  const number = Number(value);
-  if (!Number.isSafeInteger(number) || number < 1) throw new Error(`${flag} is ${JSON.stringify(value)}; it must be an integer >= 1`);
-  return number;
-}
-
-function nonNegativeInteger(flag: string, value: string): number {
-  const number = Number(value);
-  if (!Number.isSafeInteger(number) || number < 0) throw new Error(`${flag} is ${JSON.stringify(value)}; it must be an integer >= 0`);
-  return number;
-}
-
-function positiveNumber(flag: string, value: string): number {
-  const number = Number(value);
-  if (!(number > 0) || !Number.isFinite(number)) throw new Error(`${flag} is ${JSON.stringify(value)}; it must be a positive number`);
-  return number;
 }
 
 /** Reads the whole file first: a bad line stops the command before any training, naming the line and field. */

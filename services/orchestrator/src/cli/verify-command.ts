@@ -5,6 +5,7 @@
 // gRPC path either way.
 import { readFileSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
+import { positiveInteger } from "./flag-values.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
 import {
@@ -198,12 +199,6 @@ async function connect(options: VerifyCommandOptions): Promise<Verifier> {
       await service.close();
     },
   };
-}
-
-function positiveInteger(flag: string, text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${flag} must be a positive integer, got "${text}"`);
-  return value;
 }
 
 function oneLine(text: string): string {
