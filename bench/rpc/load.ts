@@ -4,7 +4,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { create, toBinary, fromBinary } from "@bufbuild/protobuf";
 import { TokenizeRequestSchema, TokenizeResponseSchema } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
-import { percentile } from "../support/percentile.js";
+import { loadResult } from "../support/load-result.js";
 
 const [target = "127.0.0.1:50051", concArg = "1", secArg = "5", warmArg = "1"] = process.argv.slice(2);
 const concurrency = Number(concArg);
@@ -54,14 +54,5 @@ async function phase(durationMs: number, record: boolean) {
 await phase(warmup * 1000, false);
 const { latencies, errors, elapsedMs } = await phase(seconds * 1000, true);
 latencies.sort((a, b) => a - b);
-console.log(
-  JSON.stringify({
-    concurrency,
-    calls: latencies.length,
-    errors,
-    callsPerSecond: latencies.length / (elapsedMs / 1000),
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-  }),
-);
+console.log(JSON.stringify(loadResult(concurrency, latencies, errors, elapsedMs)));
 client.close();

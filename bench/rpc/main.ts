@@ -4,19 +4,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
+import type { LoadResult } from "../support/load-result.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const seconds = Number(process.argv[2] ?? process.env.BENCH_SECONDS ?? 5);
 const concurrencies = [1, 16, 64];
-
-interface LoadResult {
-  concurrency: number;
-  calls: number;
-  errors: number;
-  callsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-}
 
 function node(script: string, args: string[] = []): ChildProcess {
   return spawn(process.execPath, ["--import", "tsx", `${here}${script}`, ...args], {

@@ -8,6 +8,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Verdict, VerifyRequestSchema, VerifyResponseSchema, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { BENCH_REQUEST } from "./bench-request.js";
 import { percentile } from "../support/percentile.js";
+import { loadResult } from "../support/load-result.js";
 
 const [url = "http://127.0.0.1:50052", concurrencyArg = "1", secondsArg = "3", warmupArg = "1"] = process.argv.slice(2);
 const concurrency = Number(concurrencyArg);
@@ -58,12 +59,7 @@ const { latencies, serviceTotals, serviceOwn, errors, elapsedMs } = await phase(
 for (const list of [latencies, serviceTotals, serviceOwn]) list.sort((a, b) => a - b);
 console.log(
   JSON.stringify({
-    concurrency,
-    calls: latencies.length,
-    errors,
-    callsPerSecond: latencies.length / (elapsedMs / 1000),
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
+    ...loadResult(concurrency, latencies, errors, elapsedMs),
     // Inside the service: the whole request, and the part that is not waiting on the REPL.
     serviceTotalP50Ms: percentile(serviceTotals, 50),
     serviceOwnP50Ms: percentile(serviceOwn, 50),

@@ -20,6 +20,7 @@ import { createServiceClient } from "@lean-grpo/kit";
 import { LeanVerifierService } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { benchRules } from "./bench-request.js";
 import { measureReplBaseline } from "./repl-baseline.js";
+import type { LoadResult } from "../support/load-result.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -28,13 +29,7 @@ const cores = availableParallelism();
 const poolSizes = [1, 2, 4, 8];
 const delayMs = 20;
 
-interface LoadResult {
-  concurrency: number;
-  calls: number;
-  errors: number;
-  callsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
+interface VerifierLoadResult extends LoadResult {
   serviceTotalP50Ms: number;
   serviceOwnP50Ms: number;
 }
@@ -91,20 +86,20 @@ async function startServer(poolSize: number, rules: string): Promise<{ url: stri
   return { url, child };
 }
 
-async function measure(poolSize: number, rules: string, concurrency: number): Promise<LoadResult> {
+async function measure(poolSize: number, rules: string, concurrency: number): Promise<VerifierLoadResult> {
   const server = await startServer(poolSize, rules);
   try {
     const load = node(join(here, "load.ts"), [server.url, String(concurrency), String(seconds), "1"], "pipe-stdout");
     let output = "";
     for await (const chunk of load.stdout!) output += chunk;
-    return JSON.parse(output) as LoadResult;
+    return JSON.parse(output) as VerifierLoadResult;
   } finally {
     server.child.kill("SIGTERM");
     await once(server.child, "exit");
   }
 }
 
-function scaling(rows: LoadResult[], ideal: (poolSize: number, one: number) => number) {
+function scaling(rows: VerifierLoadResult[], ideal: (poolSize: number, one: number) => number) {
   const one = rows[0]!.callsPerSecond;
   return rows.map((row, i) => {
     const poolSize = poolSizes[i]!;
@@ -129,9 +124,9 @@ function round(value: number, digits = 1): number {
 try {
   const baseline = await measureReplBaseline(standIn(immediate), repoRoot, seconds);
   const single = await measure(1, immediate, 1);
-  const immediateRows: LoadResult[] = [];
+  const immediateRows: VerifierLoadResult[] = [];
   for (const poolSize of poolSizes) immediateRows.push(await measure(poolSize, immediate, 2 * poolSize));
-  const delayedRows: LoadResult[] = [];
+  const delayedRows: VerifierLoadResult[] = [];
   for (const poolSize of poolSizes) delayedRows.push(await measure(poolSize, delayed, 2 * poolSize));
   console.log(
     JSON.stringify(
