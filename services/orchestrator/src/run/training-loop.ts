@@ -51,8 +51,8 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
   let current: AdapterRef = { name: options.adapter, version: options.adapterVersion };
   let step = startStep;
   const heldout = { clients, config, theorems: options.heldout, chatPrompts, ...(signal ? { signal } : {}) };
-  const evaluate = async (after: number, with_: string) => {
-    const record = await inSpan("heldout.eval", runAttributes(options.runId, after), () => heldoutAccuracy(heldout, after, with_));
+  const evaluate = async (after: number, adapterName: string) => {
+    const record = await inSpan("heldout.eval", runAttributes(options.runId, after), () => heldoutAccuracy(heldout, after, adapterName));
     await options.onEval(record);
     return record;
   };
