@@ -4,6 +4,6 @@ import { defineConfig } from "vitest/config";
 // `npx vitest run` here runs everything and turbo can run one package at a time.
 export default defineConfig({
   test: {
-    projects: ["services/*", "tests"],
+    projects: ["packages/*", "services/*", "apps/*", "tests"],
   },
 });

@@ -22,8 +22,8 @@ import { parseArgs } from "node:util";
 import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { LearnerService } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { createServiceClient } from "@lean-grpo/kit";
-import { startMesh } from "../../services/orchestrator/src/cli/start-mesh.js";
-import { writeTinyModel } from "../../services/orchestrator/test/support/tiny-model.js";
+import { startMesh } from "@lean-grpo/cli";
+import { writeTinyModel } from "../../tests/support/tiny-model.js";
 import { percentile } from "../support/percentile.js";
 
 const { values: args } = parseArgs({

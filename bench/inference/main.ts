@@ -51,7 +51,7 @@ const viaProxy = await timeEach(calls, () =>
   grpc.generate({ prompt: { kind: { case: "tokenIds", value: { ids: prompt } } }, n: 4, sampling: { maxTokens: 16, temperature: 1, seed: 1n, stop: [] } }),
 );
 
-const modelDir = fileURLToPath(new URL("../../services/learner/test/fixtures/qwen2-tiny", import.meta.url));
+const modelDir = fileURLToPath(new URL("../../packages/lm/test/fixtures/qwen2-tiny", import.meta.url));
 const embeddedConfig = loadConfig(InferenceConfigSchema, {
   overrides: [`embedded.model_dir=${modelDir}`, "embedded.tensor_backend=wasm", "server.port=0", "server.shutdown.drain_delay_ms=0"],
 });

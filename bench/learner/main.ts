@@ -9,10 +9,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import * as tf from "@tensorflow/tfjs-core";
-import {
-  CausalLM, completionLogprobs, expectedWeights, generate, LoraAdapter, lossGradients, parseModelConfig, SeededRandom, useBackend,
-  type BackendName, type LinearModule,
-} from "@lean-grpo/learner";
+import { CausalLM, completionLogprobs, expectedWeights, generate, LoraAdapter, lossGradients, parseModelConfig, SeededRandom, useBackend, type BackendName, type LinearModule } from "@lean-grpo/lm";
 
 const { values: args } = parseArgs({
   options: {

@@ -9,7 +9,7 @@ import { RewardService } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { LeanVerifierService, ProofProgressSchema, Verdict, VerifyResponseSchema } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { CompletionSchema, TaskKind, TheoremSchema } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { createServiceClient } from "@lean-grpo/kit";
-import { REPO_ROOT, startServiceProcess, startVerifierProcess } from "../../services/reward/test/support/service-process.js";
+import { REPO_ROOT, startServiceProcess, startVerifierProcess } from "../../tests/support/verifier-process.js";
 
 export interface LatencyOptions {
   calls: number;

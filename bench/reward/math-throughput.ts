@@ -7,11 +7,7 @@
 import { create } from "@bufbuild/protobuf";
 import { ComputeEngine } from "@cortex-js/compute-engine";
 import { CompletionSchema, TaskKind, TheoremSchema } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import { gatherEvidence } from "../../services/reward/src/reward/evidence.js";
-import { composeReward } from "../../services/reward/src/reward/reward-composer.js";
-import { applyOverrides } from "../../services/reward/src/reward/reward-spec.js";
-import { extractLastBoxed } from "../../services/reward/src/math/extract-boxed.js";
-import { mathJudgeOptions } from "../../services/reward/src/scorers/math-answer.js";
+import { applyOverrides, composeReward, extractLastBoxed, gatherEvidence, mathJudgeOptions } from "@lean-grpo/reward";
 import { mathWorkload, type MathCase } from "./math-workload.js";
 
 const seconds = Number(process.argv[2] ?? 3);

@@ -2,7 +2,7 @@
 // completions per problem (the ground truth repeats within a group, the answers
 // do not), each with ~1 kB of reasoning before its box, in the answer forms math
 // datasets use. Each completion knows whether it should be judged correct.
-import { seededRandom } from "../../services/reward/test/support/seeded-random.js";
+import { SeededRandom } from "@lean-grpo/lm/seeded-random";
 
 export interface MathCase {
   completion: string;
@@ -64,7 +64,8 @@ const FILLER = [
 ];
 
 export function mathWorkload(problems: number, seed = 1): MathCase[] {
-  const next = seededRandom(seed);
+  const random = new SeededRandom(seed);
+  const next = () => random.next();
   const int = (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1));
   const forms = Object.keys(FORMS);
   const cases: MathCase[] = [];

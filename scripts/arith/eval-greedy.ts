@@ -2,7 +2,7 @@
 //   npx tsx scripts/arith/eval-greedy.ts [--model models/arith-tiny] [--data examples/arith-heldout.jsonl] [--show N]
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { CausalLM, ModelTokenizer, useBackend } from "@lean-grpo/learner";
+import { CausalLM, ModelTokenizer, useBackend } from "@lean-grpo/lm";
 import { greedyAccuracy, type ArithRecord } from "./greedy-accuracy.js";
 
 const { values } = parseArgs({

@@ -1,7 +1,7 @@
 // Greedy accuracy of a model on {problem, answer} records: each problem rendered as a
 // one-message user turn with the chat template, decoded greedily, and counted right when
 // the last \boxed{...} of the answer holds the expected number.
-import { CausalLM, ModelTokenizer, generate, type LoraAdapter } from "@lean-grpo/learner";
+import { CausalLM, ModelTokenizer, generate, type LoraAdapter } from "@lean-grpo/lm";
 
 export interface ArithRecord {
   problem: string;

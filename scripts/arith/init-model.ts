@@ -4,7 +4,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { expectedWeights, parseModelConfig, SeededRandom, serializeSafetensors } from "@lean-grpo/learner";
+import { expectedWeights, parseModelConfig, SeededRandom, serializeSafetensors } from "@lean-grpo/lm";
 import { buildArithTokenizer } from "./arith-tokenizer.js";
 
 export function arithModelConfig(vocabSize: number, eosTokenId: number, padTokenId: number): Record<string, unknown> {

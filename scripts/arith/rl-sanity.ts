@@ -4,7 +4,8 @@
 //   npx tsx scripts/arith/rl-sanity.ts [--model models/arith-tiny] [--steps 30] [--prompts 16] [--generations 8] [--lr 1e-3] [--algo-config '{"beta":0}']
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { CausalLM, generate, Learner, LINEAR_MODULES, ModelTokenizer, SeededRandom, useBackend, type TrainingExample } from "@lean-grpo/learner";
+import { CausalLM, generate, LINEAR_MODULES, ModelTokenizer, SeededRandom, useBackend } from "@lean-grpo/lm";
+import { Learner, type TrainingExample } from "@lean-grpo/learner";
 import { greedyAccuracy, isCorrect, type ArithRecord } from "./greedy-accuracy.js";
 
 const { values } = parseArgs({

@@ -21,8 +21,10 @@ import grpo_reference as grpo  # noqa: E402
 import reference_model as ref  # noqa: E402
 import safetensors_io  # noqa: E402
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "services", "learner", "test", "fixtures")
-OUT = os.path.join(ROOT, "algorithms")
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+# The model and adapter come from the model library's fixtures; the outputs are the learner's.
+ROOT = os.path.join(REPO, "packages", "lm", "test", "fixtures")
+OUT = os.path.join(REPO, "services", "learner", "test", "fixtures", "algorithms")
 MODEL = "qwen2-tiny"
 TEMPERATURE = 0.7
 

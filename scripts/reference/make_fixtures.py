@@ -3,7 +3,7 @@
     /usr/bin/python3 scripts/reference/make_fixtures.py [OUT_DIR]
 
 (Debian 12: apt-get install python3-torch.) OUT_DIR defaults to
-services/learner/test/fixtures. Everything is seeded, so a rerun writes the same
+packages/lm/test/fixtures. Everything is seeded, so a rerun writes the same
 numbers. For each tiny model (qwen2: tied head, q/k/v bias, GQA 4/2; qwen3:
 q/k norm, head_dim x heads != hidden, untied, two shards; llama: llama3 RoPE
 scaling, GQA 4/1, BF16 weights with an F16 head, transformers-v5 config keys) it
@@ -27,7 +27,7 @@ import reference_model as ref  # noqa: E402
 import safetensors_io  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "services", "learner", "test", "fixtures")
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "packages", "lm", "test", "fixtures")
 
 MODELS = {
     "qwen2-tiny": {

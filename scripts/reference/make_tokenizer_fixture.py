@@ -3,7 +3,7 @@
     /usr/bin/python3 scripts/reference/make_tokenizer_fixture.py [OUT_DIR]
 
 (Debian 12: apt-get install python3-regex python3-jinja2.) OUT_DIR defaults to
-services/learner/test/fixtures/tokenizer. The real Qwen tokenizer.json is 11 MB;
+packages/lm/test/fixtures/tokenizer. The real Qwen tokenizer.json is 11 MB;
 this one has the same structure (NFC normalizer, Qwen2's split regex, byte-level
 BPE, ChatML added tokens) with 300 merges learned here from a small corpus, so
 the learner's tokenizer can be checked offline. The expected ids come from an
@@ -23,7 +23,7 @@ import jinja2.sandbox
 import regex
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "services", "learner", "test", "fixtures", "tokenizer")
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "packages", "lm", "test", "fixtures", "tokenizer")
 
 # Qwen2/Qwen3's pre-tokenizer pattern (tokenizer.json, pre_tokenizer.pretokenizers[0]).
 SPLIT = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""

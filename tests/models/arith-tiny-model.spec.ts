@@ -5,7 +5,7 @@ import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CausalLM, ModelTokenizer, useBackend } from "@lean-grpo/learner";
+import { CausalLM, ModelTokenizer, useBackend } from "@lean-grpo/lm";
 import { greedyAccuracy, type ArithRecord } from "../../scripts/arith/greedy-accuracy.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");

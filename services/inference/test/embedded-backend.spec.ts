@@ -7,11 +7,11 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { FinishReason } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { loadConfig, serve, type RunningServer } from "@lean-grpo/kit";
-import { CausalLM, generate, loadPeftAdapter, useBackend } from "@lean-grpo/learner";
+import { CausalLM, generate, loadPeftAdapter, useBackend } from "@lean-grpo/lm";
 import { InferenceConfigSchema } from "../src/config.js";
 import { createInferenceService } from "../src/service.js";
 
-const fixtures = fileURLToPath(new URL("../../learner/test/fixtures/", import.meta.url));
+const fixtures = fileURLToPath(new URL("../../../packages/lm/test/fixtures/", import.meta.url));
 const modelDir = `${fixtures}qwen2-tiny`;
 const adapterDir = `${fixtures}qwen2-tiny-lora`;
 const prompts = [

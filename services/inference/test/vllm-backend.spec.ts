@@ -22,7 +22,7 @@ import {
   tokenLogprob,
   type VllmStandIn,
 } from "../../../tests/fakes/vllm/vllm-stand-in.js";
-import { writeCharTokenizer } from "../../learner/test/support/char-tokenizer.js";
+import { writeCharTokenizer } from "../../../packages/lm/test/support/char-tokenizer.js";
 
 const cleanup: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -286,9 +286,9 @@ describe("adapters", () => {
 
 describe("local tokenization (vllm.tokenizer_dir)", () => {
   it("templates chat prompts with the model's own tokenizer and sends vLLM only ids", async () => {
-    const tokenizerDir = new URL("../../learner/test/fixtures/tokenizer", import.meta.url).pathname;
+    const tokenizerDir = new URL("../../../packages/lm/test/fixtures/tokenizer", import.meta.url).pathname;
     const { client, vllm } = await start({ overrides: [`vllm.tokenizer_dir=${tokenizerDir}`] });
-    const { ModelTokenizer } = await import("@lean-grpo/learner");
+    const { ModelTokenizer } = await import("@lean-grpo/lm/tokenizer");
     const tokenizer = await ModelTokenizer.load(tokenizerDir);
     const messages = [{ role: "user", content: "Prove that 2 + 2 = 4" }];
     const res = await client.generate({ prompt: { kind: { case: "chat", value: { messages } } }, sampling: { maxTokens: 2, stop: [] } });

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { ServerConfigSchema } from "@lean-grpo/kit";
 import { LR_SCHEDULES } from "./optimizer/learning-rate-schedule.js";
-import { LINEAR_MODULES } from "./model/weight-names.js";
+import { LINEAR_MODULES } from "@lean-grpo/lm";
 
 export const LearnerConfigSchema = z
   .object({

@@ -5,7 +5,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import { groupAdvantages } from "../src/algorithms/advantages.js";
 import { AlgorithmConfigError } from "../src/algorithms/algorithm-config-error.js";
 import { klEstimate } from "../src/algorithms/kl-estimators.js";
-import { useBackend } from "../src/backend/tensor-backend.js";
+import { useBackend } from "@lean-grpo/lm";
 import { ALGORITHM_NAMES, algorithmNamed } from "../src/algorithms/registry.js";
 
 describe("algorithm registry and algorithm_config", () => {

@@ -4,15 +4,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as tf from "@tensorflow/tfjs-core";
 import { algorithmNamed } from "../src/algorithms/registry.js";
-import { useBackend } from "../src/backend/tensor-backend.js";
-import { scoreCompletions } from "../src/logprobs/completion-logprobs.js";
-import type { LoraAdapter } from "../src/lora/lora-adapter.js";
-import { loadPeftAdapter } from "../src/lora/peft-adapter.js";
-import { CausalLM } from "../src/model/causal-lm.js";
+import { useBackend } from "@lean-grpo/lm";
+import { scoreCompletions } from "@lean-grpo/lm";
+import type { LoraAdapter } from "@lean-grpo/lm";
+import { loadPeftAdapter } from "@lean-grpo/lm";
+import { CausalLM } from "@lean-grpo/lm";
 import { prepareBatch } from "../src/training/prepared-batch.js";
 import { stepGradients } from "../src/training/step-gradients.js";
-import { fixtureExamples, readAlgorithmFixture, relativeError, type AlgorithmFixture } from "./support/algorithm-fixtures.js";
-import { fixturePath, readFixtureTensors } from "./support/fixtures.js";
+import { ALGORITHM_FIXTURES, fixtureExamples, readAlgorithmFixture, relativeError, type AlgorithmFixture } from "./support/algorithm-fixtures.js";
+import { fixturePath, readFixtureTensors } from "../../../packages/lm/test/support/fixtures.js";
 
 const fixture: AlgorithmFixture = await readAlgorithmFixture();
 
@@ -53,7 +53,7 @@ describe.each(["cpu", "wasm"] as const)("GRPO-family losses on %s match PyTorch"
         expect(result.clipRegion / tokens).toBeCloseTo(c.metrics.clip_ratio_region_mean!, 12);
         if (result.kl !== null) expect(Math.abs(result.kl / tokens - c.metrics.kl!) / Math.abs(c.metrics.kl!)).toBeLessThan(1e-5);
       }
-      const reference = await readFixtureTensors(`algorithms/${c.gradients}`);
+      const reference = await readFixtureTensors(`${ALGORITHM_FIXTURES}${c.gradients}`);
       expect(result.grads.size).toBe(reference.size);
       for (const [key, grad] of result.grads) {
         const transposed = tf.transpose(grad); // PEFT layout: A [r, in], B [out, r]

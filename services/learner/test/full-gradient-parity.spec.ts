@@ -4,13 +4,13 @@
 // without the adapter. Tolerance: per tensor, max |Δ| ≤ 1e-4 · max |reference|.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as tf from "@tensorflow/tfjs-core";
-import { useBackend } from "../src/backend/tensor-backend.js";
-import { completionLogprobs } from "../src/logprobs/completion-logprobs.js";
-import { loadCheckpoint } from "../src/model/checkpoint.js";
-import { CausalLM } from "../src/model/causal-lm.js";
-import { lossGradients } from "../src/train/adapter-gradients.js";
+import { useBackend } from "@lean-grpo/lm";
+import { completionLogprobs } from "@lean-grpo/lm";
+import { loadCheckpoint } from "@lean-grpo/lm";
+import { CausalLM } from "@lean-grpo/lm";
+import { lossGradients } from "@lean-grpo/lm";
 import { FullFineTuner } from "../src/training/full-fine-tuner.js";
-import { alignedWeights, fixturePath, MODEL_NAMES, readFixtureTensors, readParity, sequencesOf, type Parity } from "./support/fixtures.js";
+import { alignedWeights, fixturePath, MODEL_NAMES, readFixtureTensors, readParity, sequencesOf, type Parity } from "../../../packages/lm/test/support/fixtures.js";
 
 /** Row-major [rows, cols] to [cols, rows]. */
 function transposed(data: Float32Array, rows: number, cols: number): Float32Array {

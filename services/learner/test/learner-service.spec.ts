@@ -15,11 +15,11 @@ import {
 import { loadConfig, serve, type RunningServer } from "@lean-grpo/kit";
 import { LearnerConfigSchema } from "../src/config.js";
 import { createLearnerService } from "../src/service.js";
-import { scoreCompletions } from "../src/logprobs/completion-logprobs.js";
-import { importPeftAdapter, type PeftFiles } from "../src/lora/peft-adapter.js";
-import { CausalLM } from "../src/model/causal-lm.js";
+import { scoreCompletions } from "@lean-grpo/lm";
+import { importPeftAdapter, type PeftFiles } from "@lean-grpo/lm";
+import { CausalLM } from "@lean-grpo/lm";
 import { fixtureExamples, readAlgorithmFixture } from "./support/algorithm-fixtures.js";
-import { fixturePath } from "./support/fixtures.js";
+import { fixturePath } from "../../../packages/lm/test/support/fixtures.js";
 
 const examples = fixtureExamples(await readAlgorithmFixture());
 

@@ -5,9 +5,9 @@
 // inference service would send them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALGORITHM_NAMES } from "../src/algorithms/registry.js";
-import { useBackend } from "../src/backend/tensor-backend.js";
-import { generate } from "../src/decode/generate.js";
-import type { CausalLM } from "../src/model/causal-lm.js";
+import { useBackend } from "@lean-grpo/lm";
+import { generate } from "@lean-grpo/lm";
+import type { CausalLM } from "@lean-grpo/lm";
 import type { Learner } from "../src/training/learner.js";
 import type { TrainingExample } from "../src/training/training-example.js";
 import { learnerOptions, loadTinyModel, tinyLearner } from "./support/learner-setup.js";

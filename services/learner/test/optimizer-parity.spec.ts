@@ -3,12 +3,12 @@
 // scripts/reference/make_algorithm_fixtures.py).
 import { beforeAll, describe, expect, it } from "vitest";
 import * as tf from "@tensorflow/tfjs-core";
-import { useBackend } from "../src/backend/tensor-backend.js";
+import { useBackend } from "@lean-grpo/lm";
 import { AdamW } from "../src/optimizer/adamw.js";
 import { clipByGlobalNorm } from "../src/optimizer/global-norm-clipping.js";
 import { learningRateMultiplier, LR_SCHEDULES } from "../src/optimizer/learning-rate-schedule.js";
-import { readAlgorithmFixture, relativeError, type AlgorithmFixture } from "./support/algorithm-fixtures.js";
-import { readFixtureTensors } from "./support/fixtures.js";
+import { ALGORITHM_FIXTURES, readAlgorithmFixture, relativeError, type AlgorithmFixture } from "./support/algorithm-fixtures.js";
+import { readFixtureTensors } from "../../../packages/lm/test/support/fixtures.js";
 
 const fixture: AlgorithmFixture = await readAlgorithmFixture();
 
@@ -20,8 +20,8 @@ describe("AdamW and schedules match PyTorch", () => {
   it("two clipped AdamW steps give torch's weights within 1e-5 relative", async () => {
     const { adamw } = fixture;
     const lora = await readFixtureTensors(`${fixture.adapter}/adapter_model.safetensors`);
-    const grads = await readFixtureTensors(`algorithms/${adamw.gradients}`);
-    const expected = await readFixtureTensors(`algorithms/${adamw.weights}`);
+    const grads = await readFixtureTensors(`${ALGORITHM_FIXTURES}${adamw.gradients}`);
+    const expected = await readFixtureTensors(`${ALGORITHM_FIXTURES}${adamw.weights}`);
     const shapeOf = (key: string, size: number): [number, number] => {
       const rank = 4; // the qwen2-tiny adapter's r
       return key.includes("lora_A") ? [rank, size / rank] : [size / rank, rank];

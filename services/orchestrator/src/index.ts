@@ -1,2 +1,12 @@
+// @lean-grpo/orchestrator: the OrchestratorService (runs: rollouts, rewards, training steps,
+// adapter sync, checkpoints) and what a composition root needs to drive or read runs.
 export { createOrchestratorService } from "./service.js";
 export { OrchestratorConfigSchema, type OrchestratorConfig } from "./config.js";
+export type { RunManager } from "./run/run-manager.js";
+export { RunConfigSchema, type RunConfig } from "./run/run-config.js";
+export { RunOutputs, listRunDirs, type EvalRecord, type RunFile, type StepRecord } from "./run/run-outputs.js";
+export { connectMesh, type MeshClients } from "./run/mesh-clients.js";
+export { usesChatPrompts } from "./run/prompts.js";
+export { loadDataset } from "./data/load-dataset.js";
+export { DatasetError } from "./data/dataset-error.js";
+export { evaluate, type EvalReport } from "./eval/evaluate.js";

@@ -8,7 +8,7 @@ import { Verdict, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifie
 import { PRESET_NAMES } from "../src/reward/presets.js";
 import { completion, leanAnswer, leanTheorem, mathProblem, proved, verification } from "./messages.js";
 import { preset, scoreGroup, scoreOne } from "./scoring.js";
-import { seededRandom } from "./support/seeded-random.js";
+import { SeededRandom } from "@lean-grpo/lm/seeded-random";
 
 const theorem = leanTheorem({ domain: "algebra", difficulty: 0.7 });
 const correctProof = completion(leanAnswer("by\n  simp"));
@@ -121,7 +121,8 @@ function mathVariant(next: () => number, solved: boolean): Completion {
 
 describe("seeded search for unsolved completions that reach solved rewards", () => {
   it.each(PRESET_NAMES)("%s: Lean", async (name) => {
-    const next = seededRandom(7);
+    const random = new SeededRandom(7);
+    const next = () => random.next();
     const solved = Array.from({ length: 60 }, () => leanVariant(next, true));
     const unsolved = Array.from({ length: 240 }, () => leanVariant(next, false));
     const score = (attempts: Attempt[]) => scoreGroup(preset(name), theorem, attempts.map((a) => a.completion), attempts.map((a) => a.verification));
@@ -131,7 +132,8 @@ describe("seeded search for unsolved completions that reach solved rewards", () 
   });
 
   it.each(PRESET_NAMES)("%s: math", async (name) => {
-    const next = seededRandom(11);
+    const random = new SeededRandom(11);
+    const next = () => random.next();
     const problem = mathProblem("\\frac{3}{4}");
     const solvedRewards = (await scoreGroup(preset(name), problem, Array.from({ length: 60 }, () => mathVariant(next, true)))).map((r) => r.reward);
     const unsolved = await scoreGroup(preset(name), problem, Array.from({ length: 240 }, () => mathVariant(next, false)));

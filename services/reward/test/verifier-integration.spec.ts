@@ -5,7 +5,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { Verdict } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { completion, leanAnswer, leanTheorem } from "./messages.js";
 import { startRewardServer, type RewardServer } from "./support/server.js";
-import { startVerifierProcess, type ServiceProcess } from "./support/service-process.js";
+import { startVerifierProcess, type ServiceProcess } from "../../../tests/support/verifier-process.js";
 
 const theorem = leanTheorem({ imports: ["Mathlib"], domain: "algebra" });
 

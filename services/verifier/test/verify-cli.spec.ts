@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO_ROOT, standIn, type StandIn } from "./support/stand-in.js";
 
-const BIN = join(REPO_ROOT, "services/orchestrator/bin/lean-grpo.mjs");
+const BIN = join(REPO_ROOT, "apps/lean-grpo/bin/lean-grpo.mjs");
 let dir: string;
 let repl: StandIn;
 

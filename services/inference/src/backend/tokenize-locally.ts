@@ -1,7 +1,7 @@
 // Text and chat prompts to token ids with the model's own tokenizer and chat template.
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Prompt } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import { TokenizerError, type ModelTokenizer } from "@lean-grpo/learner";
+import { TokenizerError, type ModelTokenizer } from "@lean-grpo/lm/tokenizer";
 import type { TokenizedPrompt } from "./inference-backend.js";
 
 export function tokenizeLocally(tokenizer: ModelTokenizer, prompt: Prompt): TokenizedPrompt {

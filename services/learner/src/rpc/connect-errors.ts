@@ -3,7 +3,7 @@
 // a stack trace.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { AlgorithmConfigError } from "../algorithms/algorithm-config-error.js";
-import { LearnerCoreError } from "../errors.js";
+import { ModelLibraryError } from "@lean-grpo/lm";
 import { CheckpointError } from "../training/checkpoint-files.js";
 import { StepOrderError, UnknownVersionError } from "../training/learner.js";
 import { SampleError } from "../training/sample-error.js";
@@ -14,7 +14,7 @@ export function toConnectError(error: unknown, signal?: AbortSignal): ConnectErr
     const reason: unknown = signal.reason;
     return reason instanceof ConnectError ? reason : new ConnectError("the call was cancelled", Code.Canceled);
   }
-  if (error instanceof AlgorithmConfigError || error instanceof SampleError || error instanceof LearnerCoreError || error instanceof CheckpointError) {
+  if (error instanceof AlgorithmConfigError || error instanceof SampleError || error instanceof ModelLibraryError || error instanceof CheckpointError) {
     return new ConnectError(error.message, Code.InvalidArgument);
   }
   if (error instanceof StepOrderError) return new ConnectError(error.message, Code.FailedPrecondition);

@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { ExportAdapterResponseSchema, type ExportAdapterRequest, type ExportAdapterResponse } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
-import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE } from "../lora/peft-adapter.js";
+import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE } from "@lean-grpo/lm";
 import { adapterName } from "../training/learner.js";
 import { toConnectError } from "./connect-errors.js";
 import type { LearnerHost } from "./learner-host.js";

@@ -1,9 +1,9 @@
 // Holds the service's Learner: loaded on first use from model.dir (so the service starts, and
 // answers health and ListAlgorithms, on a machine with no model), and shared by every RPC.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { useBackend } from "../backend/tensor-backend.js";
+import { useBackend } from "@lean-grpo/lm";
 import type { LearnerConfig } from "../config.js";
-import { CausalLM } from "../model/causal-lm.js";
+import { CausalLM } from "@lean-grpo/lm";
 import { Learner } from "../training/learner.js";
 
 export class LearnerHost {

@@ -3,7 +3,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { create } from "@bufbuild/protobuf";
 import { GetStatusResponseSchema, type GetStatusResponse } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
-import type { ModelWeights } from "../model/model-weights.js";
+import type { ModelWeights } from "@lean-grpo/lm";
 import type { LearnerHost } from "./learner-host.js";
 
 function baseParameters(weights: ModelWeights): number {

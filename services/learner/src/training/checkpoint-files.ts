@@ -9,8 +9,8 @@
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { AdamWState } from "../optimizer/adamw.js";
-import { SafetensorsFile } from "../safetensors/safetensors-reader.js";
-import { serializeSafetensors } from "../safetensors/safetensors-writer.js";
+import { SafetensorsFile } from "@lean-grpo/lm";
+import { serializeSafetensors } from "@lean-grpo/lm";
 
 export const ADAPTER_DIR = "adapter";
 export const OPTIMIZER_FILE = "optimizer.safetensors";

@@ -8,13 +8,13 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { algorithmNamed } from "../algorithms/registry.js";
 import { sftLoss } from "../algorithms/sft-loss.js";
-import { completionLogprobs } from "../logprobs/completion-logprobs.js";
-import type { CausalLM } from "../model/causal-lm.js";
-import { checkpointTensors } from "../model/model-weights.js";
+import { completionLogprobs } from "@lean-grpo/lm";
+import type { CausalLM } from "@lean-grpo/lm";
+import { checkpointTensors } from "@lean-grpo/lm";
 import { AdamW } from "../optimizer/adamw.js";
 import { clipByGlobalNorm } from "../optimizer/global-norm-clipping.js";
 import { learningRateMultiplier } from "../optimizer/learning-rate-schedule.js";
-import { lossGradients } from "../train/adapter-gradients.js";
+import { lossGradients } from "@lean-grpo/lm";
 import type { OptimizerOptions } from "./learner.js";
 import { microBatches } from "./micro-batches.js";
 import { prepareBatch } from "./prepared-batch.js";

@@ -1,6 +1,6 @@
 // Checks a whole batch before anything is computed, so a rejected TrainStep changes nothing.
 // Each message names the sample (index and id) and the field, and what is accepted.
-import type { ModelConfig } from "../model/model-config.js";
+import type { ModelConfig } from "@lean-grpo/lm";
 import { SampleError } from "./sample-error.js";
 import type { TrainingExample } from "./training-example.js";
 

@@ -1,9 +1,12 @@
 // The GRPO-family fixtures written by scripts/reference/make_algorithm_fixtures.py (an
 // independent PyTorch reference, grpo_reference.py), and helpers to compare against them.
 import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import * as tf from "@tensorflow/tfjs-core";
 import type { TrainingExample } from "../../src/training/training-example.js";
-import { fixturePath } from "./fixtures.js";
+
+/** The learner's own fixtures; the model and adapter they use are the model library's (packages/lm/test/fixtures). */
+export const ALGORITHM_FIXTURES = fileURLToPath(new URL("../fixtures/algorithms/", import.meta.url));
 
 export interface AlgorithmCase {
   name: string;
@@ -28,7 +31,7 @@ export interface AlgorithmFixture {
 }
 
 export async function readAlgorithmFixture(): Promise<AlgorithmFixture> {
-  return JSON.parse(await readFile(fixturePath("algorithms", "algorithms.json"), "utf8")) as AlgorithmFixture;
+  return JSON.parse(await readFile(`${ALGORITHM_FIXTURES}algorithms.json`, "utf8")) as AlgorithmFixture;
 }
 
 export function fixtureExamples(fixture: AlgorithmFixture): TrainingExample[] {

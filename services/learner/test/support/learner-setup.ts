@@ -1,7 +1,7 @@
 // A Learner on the qwen2-tiny fixture model, for tests of steps, checkpoints and learning.
-import { CausalLM } from "../../src/model/causal-lm.js";
+import { CausalLM } from "@lean-grpo/lm";
 import { Learner, type LearnerOptions } from "../../src/training/learner.js";
-import { fixturePath } from "./fixtures.js";
+import { fixturePath } from "../../../../packages/lm/test/support/fixtures.js";
 
 export function learnerOptions(overrides: Partial<LearnerOptions> = {}): LearnerOptions {
   return {

@@ -2,7 +2,6 @@
 // train config (StartRunRequest.config), validated with the same loader as service configs.
 import { z } from "zod";
 
-export const ALGORITHM_NAMES = ["grpo", "drgrpo", "dapo", "gspo", "dgpo"] as const;
 export const RUN_MODES = ["whole", "tactic"] as const;
 /** The importance-weight cap an async run asks the learner for when algorithm.config does not set one (verl's TIS default). */
 export const ASYNC_IMPORTANCE_SAMPLING_CAP = 2;
@@ -11,7 +10,8 @@ export const RunConfigSchema = z
   .object({
     algorithm: z
       .object({
-        name: z.enum(ALGORITHM_NAMES).default("grpo"),
+        /** One of the learner's algorithms (ListAlgorithms, `lean-grpo algorithms`); checked against it at StartRun. */
+        name: z.string().min(1).default("grpo"),
         /** Knobs sent as TrainStepHeader.algorithm_config; the learner lists the valid keys (`lean-grpo algorithms`). */
         config: z.record(z.string(), z.unknown()).default({}),
       })
@@ -34,7 +34,8 @@ export const RunConfigSchema = z
         checkpoint_every: z.number().int().positive().default(10),
         /**
          * DAPO dynamic sampling: drop groups whose rewards all agree and sample more prompts
-         * until the batch is full. "auto": when the algorithm is dapo.
+         * until the batch is full. "auto": as the algorithm's own `dynamic_sampling` knob says
+         * (on for dapo unless algorithm.config turns it off; see dynamic-sampling.ts).
          */
         dynamic_sampling: z.union([z.boolean(), z.literal("auto")]).default("auto"),
         /** Most extra sampling rounds per step for dynamic sampling before training on what there is. */
@@ -108,9 +109,3 @@ export const RunConfigSchema = z
   .strict();
 
 export type RunConfig = z.infer<typeof RunConfigSchema>;
-
-/** Whether the run drops zero-variance groups and refills the batch. */
-export function usesDynamicSampling(config: RunConfig): boolean {
-  const setting = config.training.dynamic_sampling;
-  return setting === "auto" ? config.algorithm.name === "dapo" : setting;
-}

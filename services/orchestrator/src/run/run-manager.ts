@@ -18,6 +18,7 @@ import type { OrchestratorConfig } from "../config.js";
 import { DatasetError } from "../data/dataset-error.js";
 import { loadDataset, validateInlineTheorems } from "../data/load-dataset.js";
 import { syncAdapter } from "./adapter-sync.js";
+import { describeAlgorithm } from "./learner-algorithm.js";
 import { connectMesh, type MeshClients } from "./mesh-clients.js";
 import { RunConfigSchema, type RunConfig } from "./run-config.js";
 import { checkRunMode } from "./run-mode-check.js";
@@ -85,7 +86,7 @@ export class RunManager {
 
     const clients = connectMesh(this.config);
     try {
-      await checkAlgorithm(clients, config);
+      await describeAlgorithm(clients, config);
     } catch (error) {
       clients.close();
       throw error;
@@ -300,17 +301,6 @@ async function loadTheorems(datasetPath: string, inline: readonly Theorem[], out
   } catch (error) {
     if (error instanceof DatasetError) throw new ConnectError(error.message, Code.InvalidArgument);
     throw error;
-  }
-}
-
-async function checkAlgorithm(clients: MeshClients, config: RunConfig): Promise<void> {
-  const { algorithms } = await clients.withRetry("learner", () => clients.learner.listAlgorithms({}));
-  const algorithm = algorithms.find((a) => a.name === config.algorithm.name);
-  if (!algorithm) throw new ConnectError(`the learner has no algorithm "${config.algorithm.name}"; it has: ${algorithms.map((a) => a.name).join(", ")}`, Code.InvalidArgument);
-  const known = new Set(algorithm.params.map((p) => p.name));
-  const unknown = Object.keys(config.algorithm.config).filter((key) => !known.has(key));
-  if (unknown.length > 0) {
-    throw new ConnectError(`algorithm.config: unknown key${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} for ${algorithm.name}; accepted: ${[...known].join(", ")}`, Code.InvalidArgument);
   }
 }
 

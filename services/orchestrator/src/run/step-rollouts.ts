@@ -5,7 +5,7 @@
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { DataOrder } from "./data-order.js";
 import type { MeshClients } from "./mesh-clients.js";
-import { usesDynamicSampling, type RunConfig } from "./run-config.js";
+import type { RunConfig } from "./run-config.js";
 import { rolloutGroup, type RolloutContext, type RolloutGroup } from "./rollout.js";
 import { tacticRolloutGroup } from "./tactic-rollout.js";
 
@@ -35,6 +35,8 @@ export interface RolloutPlan {
   runId: string;
   theorems: readonly Theorem[];
   chatPrompts: boolean;
+  /** Drop groups whose rewards all agree and refill the batch (usesDynamicSampling). */
+  dynamicSampling: boolean;
 }
 
 /** The sampler seed of one group: a function of the run seed, the step and the group's slot. */
@@ -63,7 +65,7 @@ export class StepRolloutPlanner {
     let groups = await roll(this.order.batch(step, batchSize), 0);
     const rolled: RolloutGroup[] = [...groups];
     let dropped = 0;
-    if (usesDynamicSampling(config)) {
+    if (this.plan.dynamicSampling) {
       const hasSignal = (g: RolloutGroup) => g.rewards.some((r) => r !== g.rewards[0]);
       let kept = groups.filter(hasSignal);
       dropped = groups.length - kept.length;

@@ -15,6 +15,7 @@ import { syncAdapter } from "./adapter-sync.js";
 import { evaluatesAt, heldoutAccuracy } from "./heldout-eval.js";
 import { adapterAfterStep } from "./lagged-adapter.js";
 import type { MeshClients } from "./mesh-clients.js";
+import { describeAlgorithm, usesDynamicSampling } from "./learner-algorithm.js";
 import { usesChatPrompts } from "./prompts.js";
 import { PrefetchedRollouts } from "./rollout-prefetch.js";
 import type { RunConfig } from "./run-config.js";
@@ -46,7 +47,8 @@ export interface LoopOptions {
 export async function runLoop(options: LoopOptions, startStep: number): Promise<number> {
   const { config, clients, signal } = options;
   const chatPrompts = await usesChatPrompts(config.prompt.format, clients);
-  const planner = new StepRolloutPlanner({ clients, config, runId: options.runId, theorems: options.theorems, chatPrompts });
+  const dynamicSampling = usesDynamicSampling(config, await describeAlgorithm(clients, config, signal));
+  const planner = new StepRolloutPlanner({ clients, config, runId: options.runId, theorems: options.theorems, chatPrompts, dynamicSampling });
   const parent = context.active();
   let current: AdapterRef = { name: options.adapter, version: options.adapterVersion };
   let step = startStep;

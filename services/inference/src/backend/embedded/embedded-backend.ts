@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { basename, join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { FinishReason, type Prompt } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import { CausalLM, LearnerCoreError, ModelTokenizer, generate, loadPeftAdapter, useBackend, type LoraAdapter } from "@lean-grpo/learner";
+import { CausalLM, ModelLibraryError, ModelTokenizer, generate, loadPeftAdapter, useBackend, type LoraAdapter } from "@lean-grpo/lm";
 import type { BaseModel, GenerateInput, GenerateOutput, InferenceBackend, StreamDelta, TokenizedPrompt } from "../inference-backend.js";
 import { ConcurrencyGate } from "../concurrency-gate.js";
 import { truncateAtStop } from "./stop-strings.js";
@@ -151,7 +151,7 @@ export function createEmbeddedBackend(options: EmbeddedBackendOptions): Inferenc
 /** The core's input errors are the caller's fault; everything else is ours. */
 function asConnectError(error: unknown, context: string): ConnectError {
   if (error instanceof ConnectError) return error;
-  if (error instanceof LearnerCoreError) {
+  if (error instanceof ModelLibraryError) {
     const code = error.name === "ModelInputError" ? Code.InvalidArgument : Code.FailedPrecondition;
     return new ConnectError(`${context}: ${error.message}`, code);
   }

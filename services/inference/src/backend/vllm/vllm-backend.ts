@@ -11,7 +11,7 @@ import type { BaseModel, GenerateInput, GenerateOutput, InferenceBackend, Stream
 import { ConcurrencyGate } from "../concurrency-gate.js";
 import { choiceLogprobs, choiceTokenIds, finishReason, stopReason, type VllmChoice } from "./completion-choice.js";
 import { vllmError } from "./vllm-errors.js";
-import { ModelTokenizer } from "@lean-grpo/learner";
+import { ModelTokenizer } from "@lean-grpo/lm/tokenizer";
 import { tokenizeLocally } from "../tokenize-locally.js";
 
 export interface VllmBackendOptions {

@@ -1,0 +1,71 @@
+// `lean-grpo eval DATA --k K [--run RUN | --adapter DIR]`: pass@1 and pass@k on a held-out
+// file with the current adapter, over the embedded mesh (greedy when one sample per problem).
+import type { Command } from "commander";
+import { nonNegativeInteger, nonNegativeNumber, positiveInteger } from "./flag-values.js";
+import { loadConfig } from "@lean-grpo/kit";
+import { evaluateWithMesh } from "../eval/evaluate-with-mesh.js";
+import { RunConfigSchema } from "@lean-grpo/orchestrator";
+import { TrainFileSchema, type TrainFile } from "./train-command.js";
+
+interface EvalCommandOptions {
+  k: string;
+  samples?: string;
+  temperature?: string;
+  maxTokens?: string;
+  run?: string;
+  adapter?: string;
+  runsDir: string;
+  model?: string;
+  config?: string;
+  seed: string;
+  json?: boolean;
+}
+
+/** The run sections of a train config (what StartRun's config holds). */
+function runSections({ model: _model, runs_dir: _runsDir, services: _services, ...run }: TrainFile): Record<string, unknown> {
+  return run;
+}
+
+export function registerEvalCommand(program: Command): void {
+  program
+    .command("eval")
+    .description("pass@1 and pass@k (unbiased estimator) on a held-out JSONL with a run's latest adapter, a PEFT adapter or the base model")
+    .argument("<data>", "held-out dataset JSONL, e.g. examples/arith-heldout.jsonl")
+    .option("--k <k>", "the k of pass@k", "1")
+    .option("--samples <n>", "completions per problem (≥ k; default k; 1 samples greedily)")
+    .option("--temperature <t>", "sampling temperature when samples > 1", "1")
+    .option("--max-tokens <n>", "completion length (default: the run's max_tokens, else 64)")
+    .option("--run <id>", "evaluate this run's latest adapter with its prompt settings")
+    .option("--adapter <dir>", "evaluate this PEFT adapter directory")
+    .option("--runs-dir <dir>", "where runs live", "runs")
+    .option("--model <dir>", "base model directory (default: the config's model.dir, else models/arith-tiny)")
+    .option("-c, --config <file>", "train config (configs/train/*.yaml) whose model, prompt, max_tokens and services to use")
+    .option("--seed <n>", "sampling seed", "0")
+    .option("--json", "print the report as JSON (default when stdout is not a TTY)")
+    .action(async (data: string, options: EvalCommandOptions) => {
+      const k = positiveInteger("--k", options.k);
+      const temperature = nonNegativeNumber("--temperature", options.temperature ?? "1");
+      const train = options.config ? loadConfig(TrainFileSchema, { file: options.config }) : undefined;
+      const report = await evaluateWithMesh({
+        data,
+        k,
+        samples: options.samples === undefined ? k : positiveInteger("--samples", options.samples),
+        temperature,
+        ...(options.maxTokens !== undefined ? { maxTokens: positiveInteger("--max-tokens", options.maxTokens) } : {}),
+        ...(options.run !== undefined ? { run: options.run } : {}),
+        ...(options.adapter !== undefined ? { adapter: options.adapter } : {}),
+        runsDir: options.runsDir,
+        modelDir: options.model ?? train?.model.dir ?? "models/arith-tiny",
+        ...(train ? { runConfig: RunConfigSchema.parse(runSections(train)), services: train.services } : {}),
+        seed: nonNegativeInteger("--seed", options.seed),
+      });
+      if (options.json || !process.stdout.isTTY) {
+        process.stdout.write(`${JSON.stringify(report)}\n`);
+        return;
+      }
+      const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+      process.stdout.write(
+        `evaluated  ${report.evaluated}\nproblems   ${report.problems}\nsamples    ${report.samples}${report.greedy ? " (greedy)" : ""}\npass@1     ${pct(report.pass_at_1)}\npass@${report.k}${" ".repeat(Math.max(1, 6 - String(report.k).length))}${pct(report.pass_at_k)}\n`,
+      );
+    });
+}

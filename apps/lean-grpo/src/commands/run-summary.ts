@@ -1,0 +1,47 @@
+// The table `lean-grpo train` prints when a run ends: where it stopped, its outputs, the
+// first and last reward, pass rate and held-out accuracy, and where the step time went.
+import { RunState, type Run } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import Table from "cli-table3";
+import type { EvalRecord, StepRecord } from "@lean-grpo/orchestrator";
+
+const percent = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? "-" : `${(100 * x).toFixed(1)}%`);
+
+/** first → last of a metric over the recorded steps. */
+function trend(steps: readonly StepRecord[], key: string, format: (x: number | undefined) => string): string {
+  const values = steps.map((s) => s.metrics[key]).filter((v): v is number => Number.isFinite(v));
+  return values.length === 0 ? "-" : `${format(values[0])} -> ${format(values[values.length - 1])}`;
+}
+
+/** First → last held-out accuracy, and the best one when it is neither (the report has the whole curve). */
+function heldoutTrend(evals: readonly EvalRecord[]): string {
+  if (evals.length === 0) return "- (no eval section)";
+  const [first, last] = [evals[0]!, evals[evals.length - 1]!];
+  const best = evals.reduce((a, e) => (e.heldout_accuracy > a.heldout_accuracy ? e : a));
+  const bestNote = best !== first && best !== last ? `, best ${percent(best.heldout_accuracy)} after step ${best.step}` : "";
+  return `${percent(first.heldout_accuracy)} after step ${first.step} -> ${percent(last.heldout_accuracy)} after step ${last.step}` +
+    ` (greedy, ${first.problems} problems, ${evals.length} evaluations${bestNote})`;
+}
+
+export function runSummaryTable(run: Run, steps: readonly StepRecord[], evals: readonly EvalRecord[]): string {
+  const table = new Table({ style: { head: [], border: [] } });
+  const total = (key: string) => steps.reduce((a, s) => a + (s.timings[key] ?? 0), 0);
+  const wall = total("total_s");
+  const share = (key: string) => (wall > 0 ? `${total(key).toFixed(1)} s (${((100 * total(key)) / wall).toFixed(1)}%)` : "-");
+  table.push(
+    { run: run.id },
+    { state: RunState[run.state] },
+    { steps: `${run.step}/${run.totalSteps} (last checkpoint ${run.lastCheckpointStep})` },
+    { reward: trend(steps, "reward_mean", (x) => x?.toFixed(3) ?? "-") },
+    { "pass rate": trend(steps, "pass_rate", percent) },
+    { "held-out": heldoutTrend(evals) },
+    { "step time": `${wall.toFixed(1)} s over ${steps.length} steps` },
+    { "  generate": share("generate_s") },
+    { "  verify + score": `${share("verify_s")} + ${share("score_s")}` },
+    { "  train + sync": `${share("train_s")} + ${share("sync_s")}` },
+    { "  other": share("other_s") },
+    { outputs: run.outputDir },
+    { report: `${run.outputDir}/report.html` },
+  );
+  if (run.error) table.push({ error: run.error });
+  return table.toString();
+}

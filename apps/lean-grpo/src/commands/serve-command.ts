@@ -1,0 +1,106 @@
+// `lean-grpo serve <service|all>`: starts one service, or all five in this process
+// on loopback ports, each on its own real gRPC port (the same code path as a
+// deployment), and drains them on SIGTERM/SIGINT.
+import { z } from "zod";
+import { loadConfig, serve, setupTracing, createLogger, type RunningServer } from "@lean-grpo/kit";
+import { SERVICE_CATALOG, SERVICE_NAMES, type CatalogEntry } from "../mesh/service-catalog.js";
+import { loadTopology, planTopology } from "../mesh/topology.js";
+import { runTopology } from "../mesh/topology-runner.js";
+
+export interface ServeCommandOptions {
+  config?: string;
+  host?: string;
+  port?: string;
+  topology?: string;
+  overrides: string[];
+}
+
+/** `all` reads one YAML with a section per service, e.g. `verifier: { server: { port: 50052 } }`. */
+const MeshConfigSchema = z
+  .object(Object.fromEntries(SERVICE_CATALOG.map((s) => [s.name, s.schema.prefault({})])) as Record<string, z.ZodType>)
+  .strict();
+
+export async function serveCommand(target: string, options: ServeCommandOptions): Promise<void> {
+  if (options.topology !== undefined) {
+    if (target !== "all") throw new Error("--topology applies to `serve all`");
+    return serveTopology(options.topology, options.overrides);
+  }
+  const entries = target === "all" ? SERVICE_CATALOG : SERVICE_CATALOG.filter((s) => s.name === target);
+  if (entries.length === 0) {
+    throw new Error(`unknown service "${target}"; accepted: ${[...SERVICE_NAMES, "all"].join(", ")}`);
+  }
+  const configs = loadConfigs(target, entries, options);
+  setupTracing({ serviceName: target === "all" ? "lean-grpo" : `lean-grpo-${target}` });
+
+  const servers: RunningServer[] = [];
+  const urls: Record<string, string> = {};
+  for (const service of entries) {
+    const config = configs[service.name]!;
+    if (target === "all") service.wire?.(config, urls);
+    servers.push(
+      await serve({
+        name: service.name,
+        services: [service.create(config)],
+        config: config.server,
+        logger: createLogger(service.name),
+      }),
+    );
+    urls[service.name] = servers.at(-1)!.url;
+  }
+  // Handlers first: whoever reads the table may signal at once.
+  onStopSignal(async () => {
+    // Together: each turns NOT_SERVING at once, so the drain delays overlap.
+    await Promise.all(servers.map((server) => server.shutdown()));
+  });
+  printTable(entries.map((e, i) => ({ service: e.name, url: servers[i]!.url })));
+}
+
+/** `serve all --topology FILE`: every replica is its own `lean-grpo serve <service>` process. */
+async function serveTopology(file: string, overrides: string[]): Promise<void> {
+  const running = await runTopology(planTopology(loadTopology(file, overrides)));
+  onStopSignal(() => running.stop());
+  printTable(running.replicas.map((r) => ({ service: `${r.service}[${r.index}]`, url: r.url, pid: r.pid() })));
+}
+
+function printTable(rows: { service: string; url: string; pid?: number }[]) {
+  const width = Math.max(...rows.map((r) => r.url.length));
+  process.stdout.write(
+    rows.map((r) => `${r.service.padEnd(15)} ${r.url.padEnd(width)}  SERVING${r.pid ? `  pid ${r.pid}` : ""}`).join("\n") +
+      `\n(Ctrl-C to stop; try: npx buf curl --protocol grpc --http2-prior-knowledge --list-services ${rows[0]!.url})\n`,
+  );
+}
+
+function onStopSignal(stop: () => Promise<void>) {
+  const handler = async (signal: NodeJS.Signals) => {
+    createLogger("lean-grpo").info({ signal }, "stopping");
+    await stop();
+    process.exit(0);
+  };
+  process.once("SIGTERM", handler);
+  process.once("SIGINT", handler);
+}
+
+function loadConfigs(target: string, entries: readonly CatalogEntry[], options: ServeCommandOptions) {
+  const server: Record<string, unknown> = {};
+  if (options.host !== undefined) server.host = options.host;
+  if (options.port !== undefined) server.port = options.port;
+  if (target !== "all") {
+    const entry = entries[0]!;
+    return {
+      [entry.name]: loadConfig(entry.schema, {
+        file: options.config,
+        envPrefix: `LEANGRPO_${entry.name.toUpperCase()}_`,
+        flags: Object.keys(server).length ? { server } : {},
+        overrides: options.overrides,
+      }),
+    };
+  }
+  if (options.port !== undefined) throw new Error("--port applies to one service; for all, set <service>.server.port=N");
+  const flags = options.host === undefined ? {} : Object.fromEntries(entries.map((e) => [e.name, { server: { host: options.host } }]));
+  return loadConfig(MeshConfigSchema, {
+    file: options.config,
+    envPrefix: "LEANGRPO_",
+    flags,
+    overrides: options.overrides,
+  }) as Record<string, { server: import("@lean-grpo/kit").ServerConfig }>;
+}

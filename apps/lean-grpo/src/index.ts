@@ -1,0 +1,5 @@
+// @lean-grpo/cli as a library: the embedded mesh that `lean-grpo train` starts (for
+// benchmarks and tests that drive the whole system the way the command does).
+export { startMesh, type MeshOptions, type RunningMesh } from "./mesh/start-mesh.js";
+export { SERVICE_CATALOG, SERVICE_NAMES, type CatalogEntry } from "./mesh/service-catalog.js";
+export { evaluateWithMesh, type EvalResult, type EvalWithMeshOptions } from "./eval/evaluate-with-mesh.js";

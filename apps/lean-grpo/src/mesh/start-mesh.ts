@@ -1,0 +1,98 @@
+// Starts the services a training run needs in this process, each on its own loopback
+// port through its public createXService(config) (the same code path as `serve all` and
+// a deployment), wired to each other, with the orchestrator last pointed at them all.
+import { loadConfig, serve, type RunningServer, type ServerConfig } from "@lean-grpo/kit";
+import { OrchestratorConfigSchema, type OrchestratorConfig } from "@lean-grpo/orchestrator";
+import { createOrchestratorService } from "@lean-grpo/orchestrator";
+import type { RunManager } from "@lean-grpo/orchestrator";
+import { SERVICE_CATALOG } from "./service-catalog.js";
+
+export interface MeshOptions {
+  /** Hugging Face model directory for the embedded sampler and the learner. */
+  modelDir: string;
+  /**
+   * Per-service config sections (catalog schemas), e.g. { learner: { optimizer: { learning_rate: 1e-3 } } }.
+   * A section holding only `url` (e.g. `services.learner.url: 127.0.0.1:50054`) names a remote
+   * service: it is not started here and the run calls it there.
+   */
+  services?: Record<string, Record<string, unknown>>;
+  /** Orchestrator settings (runs_dir, retries). */
+  orchestrator?: Record<string, unknown>;
+}
+
+export interface RunningMesh {
+  urls: Record<string, string>;
+  servers: Record<string, RunningServer>;
+  runs: RunManager;
+  shutdown(): Promise<void>;
+}
+
+const EPHEMERAL = { server: { port: 0, shutdown: { drain_delay_ms: 0, grace_period_ms: 2000 } } };
+
+export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
+  const urls: Record<string, string> = {};
+  const servers: Record<string, RunningServer> = {};
+  const started: RunningServer[] = [];
+  try {
+    for (const entry of SERVICE_CATALOG.filter((s) => s.name !== "orchestrator")) {
+      const remote = remoteUrl(entry.name, options.services?.[entry.name]);
+      if (remote) {
+        urls[entry.name] = remote;
+        continue;
+      }
+      const config = loadConfig(entry.schema, { flags: deepMerge(deepMerge(EPHEMERAL, modelFlags(entry.name, options.modelDir)), options.services?.[entry.name] ?? {}) });
+      entry.wire?.(config, urls);
+      const server = await serve({ name: entry.name, services: [entry.create(config)], config: config.server });
+      started.push(server);
+      servers[entry.name] = server;
+      urls[entry.name] = server.url;
+    }
+    const config: OrchestratorConfig = loadConfig(OrchestratorConfigSchema, {
+      flags: deepMerge(deepMerge(EPHEMERAL, { services: { inference: urls.inference, reward: urls.reward, learner: urls.learner, verifier: urls.verifier } }), options.orchestrator ?? {}),
+    });
+    const orchestrator = createOrchestratorService(config);
+    const server = await serve({ name: "orchestrator", services: [orchestrator], config: config.server as ServerConfig });
+    started.push(server);
+    servers.orchestrator = server;
+    urls.orchestrator = server.url;
+    return {
+      urls,
+      servers,
+      runs: orchestrator.runs,
+      async shutdown() {
+        await orchestrator.runs.shutdown();
+        await Promise.all(started.map((s) => s.shutdown()));
+      },
+    };
+  } catch (error) {
+    await Promise.all(started.map((s) => s.shutdown()));
+    throw error;
+  }
+}
+
+function remoteUrl(service: string, section: Record<string, unknown> | undefined): string | undefined {
+  if (section?.url === undefined) return undefined;
+  const { url, ...rest } = section;
+  if (typeof url !== "string" || url === "") throw new Error(`services.${service}.url must be host:port or an http(s):// URL, got ${JSON.stringify(url)}`);
+  if (Object.keys(rest).length > 0) throw new Error(`services.${service}.url names a remote ${service}: its other settings (${Object.keys(rest).join(", ")}) belong in that process's config`);
+  return /^https?:\/\//.test(url) ? url : `http://${url}`;
+}
+
+function modelFlags(service: string, modelDir: string): Record<string, unknown> {
+  if (service === "inference") return { embedded: { model_dir: modelDir } };
+  if (service === "learner") return { model: { dir: modelDir } };
+  return {};
+}
+
+function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const prior = out[key];
+    out[key] = isObject(prior) && isObject(value) ? deepMerge(prior, value) : value;
+  }
+  return out;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

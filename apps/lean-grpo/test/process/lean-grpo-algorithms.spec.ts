@@ -1,0 +1,31 @@
+// `lean-grpo algorithms` asks a learner (started on loopback) for its algorithms
+// over gRPC and prints them; --json gives the ListAlgorithms answer.
+import { describe, expect, it } from "vitest";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { repoRoot } from "../../../../tests/support/interop-verifier.js";
+
+const run = (args: string[]) =>
+  promisify(execFile)(process.execPath, [`${repoRoot}apps/lean-grpo/bin/lean-grpo.mjs`, "algorithms", ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, LOG_LEVEL: "warn" },
+  });
+
+describe("lean-grpo algorithms", () => {
+  it("lists the five algorithms with their knobs and DAPO's clip-higher default", async () => {
+    const { stdout } = await run(["--json"]);
+    const { algorithms } = JSON.parse(stdout);
+    expect(algorithms.map((a: { name: string }) => a.name)).toEqual(["grpo", "drgrpo", "dapo", "gspo", "dgpo"]);
+    const dapo = algorithms.find((a: { name: string }) => a.name === "dapo");
+    expect(dapo.params.find((p: { name: string }) => p.name === "epsilon_high").defaultValue).toBe("0.28");
+    const dgpo = algorithms.find((a: { name: string }) => a.name === "dgpo");
+    expect(dgpo.params.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(["use_dpo_loss", "dpo_beta", "dpo_coef"]));
+  });
+
+  it("prints a table naming each algorithm, what it is for, and its keys", async () => {
+    const { stdout } = await run([]);
+    for (const name of ["grpo", "drgrpo", "dapo", "gspo", "dgpo"]) expect(stdout).toMatch(new RegExp(`^${name}\\s`, "m"));
+    expect(stdout).toContain("kl_estimator");
+    expect(stdout).toContain("seed schulman = k3");
+  });
+});

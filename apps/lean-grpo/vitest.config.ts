@@ -1,0 +1,10 @@
+import { defineProject } from "vitest/config";
+
+export default defineProject({
+  test: {
+    name: "cli",
+    include: ["src/**/*.spec.ts", "test/**/*.spec.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});

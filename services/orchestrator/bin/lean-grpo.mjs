@@ -1,6 +1,0 @@
-#!/usr/bin/env node
-// The lean-grpo command. Sources are TypeScript, run through tsx's loader.
-import { register } from "tsx/esm/api";
-
-register();
-await import("../src/cli/main.ts");

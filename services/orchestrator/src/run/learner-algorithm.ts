@@ -1,0 +1,39 @@
+// The run's algorithm as the learner describes it (ListAlgorithms). The learner owns the
+// algorithms, their names and knobs, so the orchestrator keeps no list of its own: it
+// checks a run's `algorithm` section against the learner and asks it what "auto" dynamic
+// sampling means.
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { AlgorithmInfo } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
+import type { MeshClients } from "./mesh-clients.js";
+import type { RunConfig } from "./run-config.js";
+
+/** The learner's entry for config.algorithm.name; INVALID_ARGUMENT naming what it has when the name or a knob is unknown. */
+export async function describeAlgorithm(clients: MeshClients, config: RunConfig, signal?: AbortSignal): Promise<AlgorithmInfo> {
+  const { algorithms } = await clients.withRetry("learner", () => clients.learner.listAlgorithms({}, signal ? { signal } : {}), signal);
+  const algorithm = algorithms.find((a) => a.name === config.algorithm.name);
+  if (!algorithm) {
+    throw new ConnectError(`algorithm.name: the learner has no algorithm "${config.algorithm.name}"; it has: ${algorithms.map((a) => a.name).join(", ")}`, Code.InvalidArgument);
+  }
+  const known = new Set(algorithm.params.map((p) => p.name));
+  const unknown = Object.keys(config.algorithm.config).filter((key) => !known.has(key));
+  if (unknown.length > 0) {
+    throw new ConnectError(`algorithm.config: unknown key${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} for ${algorithm.name}; accepted: ${[...known].join(", ")}`, Code.InvalidArgument);
+  }
+  return algorithm;
+}
+
+const DYNAMIC_SAMPLING_KNOB = "dynamic_sampling";
+
+/**
+ * Whether the run drops groups whose rewards all agree and refills the batch. "auto" follows
+ * the algorithm's own `dynamic_sampling` knob (dapo: on unless algorithm.config turns it off);
+ * an algorithm without that knob keeps every group.
+ */
+export function usesDynamicSampling(config: RunConfig, algorithm: AlgorithmInfo): boolean {
+  const setting = config.training.dynamic_sampling;
+  if (setting !== "auto") return setting;
+  const knob = algorithm.params.find((p) => p.name === DYNAMIC_SAMPLING_KNOB);
+  if (!knob) return false;
+  const chosen = config.algorithm.config[DYNAMIC_SAMPLING_KNOB];
+  return chosen === undefined ? knob.defaultValue === "true" : chosen === true;
+}
