@@ -1,7 +1,7 @@
 // Starts the services a training run needs in this process, each on its own loopback
 // port through its public createXService(config) (the same code path as `serve all` and
 // a deployment), wired to each other, with the orchestrator last pointed at them all.
-import { loadConfig, serve, type RunningServer, type ServerConfig } from "@lean-grpo/kit";
+import { deepMerge, loadConfig, serve, type RunningServer, type ServerConfig } from "@lean-grpo/kit";
 import { OrchestratorConfigSchema, type OrchestratorConfig } from "@lean-grpo/orchestrator";
 import { createOrchestratorService } from "@lean-grpo/orchestrator";
 import type { RunManager } from "@lean-grpo/orchestrator";
@@ -82,17 +82,4 @@ function modelFlags(service: string, modelDir: string): Record<string, unknown> 
   if (service === "inference") return { embedded: { model_dir: modelDir } };
   if (service === "learner") return { model: { dir: modelDir } };
   return {};
-}
-
-function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(over)) {
-    const prior = out[key];
-    out[key] = isObject(prior) && isObject(value) ? deepMerge(prior, value) : value;
-  }
-  return out;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

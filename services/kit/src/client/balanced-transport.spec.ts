@@ -3,7 +3,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { createServiceClient, type ServiceClient } from "./create-service-client.js";
 import type { BalancedTransportOptions } from "./balanced-transport.js";
-import { startReplica, within, type InferenceImpl, type Replica } from "./test-replicas.js";
+import { startReplica, within, type InferenceImpl, type Replica } from "../../test/support/replicas.js";
 
 const prompt = { kind: { case: "text" as const, value: "theorem foo : 1 + 1 = 2" } };
 

@@ -10,7 +10,7 @@ const here = fileURLToPath(new URL(".", import.meta.url));
 const script = `
 import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { createServiceClient } from "${here}index.ts";
-import { startReplica } from "${here}test-replicas.ts";
+import { startReplica } from "${here}../../test/support/replicas.ts";
 const replica = await startReplica("r0");
 const { client, transport } = createServiceClient(InferenceService, {
   target: "dns:///localhost:" + replica.port,

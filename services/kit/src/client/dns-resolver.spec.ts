@@ -5,7 +5,7 @@ import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import type { BalancedTransport } from "./balanced-transport.js";
 import { createServiceClient, type ServiceClient } from "./create-service-client.js";
 import { endpointUrl, parseDnsTarget } from "./dns-resolver.js";
-import { startReplica, type InferenceImpl, type Replica } from "./test-replicas.js";
+import { startReplica, type InferenceImpl, type Replica } from "../../test/support/replicas.js";
 
 let replicas: Replica[] = [];
 let clients: ServiceClient<typeof InferenceService>[] = [];

@@ -3,3 +3,4 @@ export { loadConfig, type ConfigSources } from "./load-config.js";
 export { parseOverride } from "./sources.js";
 export { describeConfigKeys } from "./schema-walk.js";
 export { ConfigError, type ConfigIssue } from "./errors.js";
+export { deepMerge, isPlainObject, type PlainObject } from "./merge.js";

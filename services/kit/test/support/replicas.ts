@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
-import { endpointUrl } from "./dns-resolver.js";
+import { endpointUrl } from "../../src/client/dns-resolver.js";
 
 export type InferenceImpl = Partial<ServiceImpl<typeof InferenceService>>;
 
