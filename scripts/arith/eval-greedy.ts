@@ -1,6 +1,7 @@
 // Held-out greedy accuracy of a model directory on an arithmetic JSONL.
 //   npx tsx scripts/arith/eval-greedy.ts [--model models/arith-tiny] [--data examples/arith-heldout.jsonl] [--show N]
 import { readFileSync } from "node:fs";
+import { readJsonObjects } from "@lean-grpo/jsonl";
 import { parseArgs } from "node:util";
 import { CausalLM, ModelTokenizer, useBackend } from "@lean-grpo/lm";
 import { greedyAccuracy, type ArithRecord } from "./greedy-accuracy.js";
@@ -12,7 +13,7 @@ const { values } = parseArgs({
     show: { type: "string", default: "5" },
   },
 });
-const records = readFileSync(values.data, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as ArithRecord);
+const records = readJsonObjects(readFileSync(values.data, "utf8"), values.data).map(({ record }) => record as unknown as ArithRecord);
 await useBackend("auto");
 const tokenizer = await ModelTokenizer.load(values.model);
 const model = await CausalLM.load(values.model);

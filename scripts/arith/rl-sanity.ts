@@ -3,6 +3,7 @@
 // greedy accuracy before and after. Shows the warm-started model leaves RL room to act.
 //   npx tsx scripts/arith/rl-sanity.ts [--model models/arith-tiny] [--steps 30] [--prompts 16] [--generations 8] [--lr 1e-3] [--algo-config '{"beta":0}']
 import { readFileSync } from "node:fs";
+import { readJsonObjects } from "@lean-grpo/jsonl";
 import { parseArgs } from "node:util";
 import { CausalLM, generate, LINEAR_MODULES, ModelTokenizer, SeededRandom, useBackend } from "@lean-grpo/lm";
 import { Learner, type TrainingExample } from "@lean-grpo/learner";
@@ -20,7 +21,7 @@ const { values } = parseArgs({
     "algo-config": { type: "string", default: '{"beta":0}' },
   },
 });
-const read = (file: string) => readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as ArithRecord);
+const read = (file: string) => readJsonObjects(readFileSync(file, "utf8"), file).map(({ record }) => record as unknown as ArithRecord);
 const train = read("examples/arith.jsonl");
 const heldout = read("examples/arith-heldout.jsonl");
 const [steps, promptsPerStep, generations, evalEvery, seed] = ["steps", "prompts", "generations", "eval-every", "seed"].map((k) => Number(values[k as keyof typeof values]));

@@ -114,7 +114,7 @@ describe("lean-grpo sft", () => {
     writeFileSync(bad, '{"problem":"What is 1 + 1?","answer":"2","solution":"1 + 1 = 2"}\n');
     expect(readSftPairs(bad)).toEqual([{ problem: "What is 1 + 1?", completion: "1 + 1 = 2" }]);
     writeFileSync(bad, "not json\n");
-    await expect(sftCommand(bad, { model: base, out: path.join(dir, "never") })).rejects.toThrow(/bad\.jsonl:1: not JSON/);
+    await expect(sftCommand(bad, { model: base, out: path.join(dir, "never") })).rejects.toThrow(/bad\.jsonl:1: not valid JSON/);
   });
 
   it("refuses bad options naming the flag and what is accepted", async () => {

@@ -8,6 +8,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
+import { readJsonObjects } from "@lean-grpo/jsonl";
 import { nonNegativeInteger, positiveInteger, positiveNumber } from "./flag-values.js";
 import { BACKEND_NAMES, CausalLM, expectedWeights, LINEAR_MODULES, loadCheckpoint, loraScaling, ModelTokenizer, SeededRandom, serializeSafetensors, useBackend, type BackendName, type Checkpoint, type LoraConfig, type PeftTensor } from "@lean-grpo/lm";
 import { FullFineTuner, Learner, type OptimizerOptions, type TrainingExample } from "@lean-grpo/learner";
@@ -67,16 +68,8 @@ export function registerSftCommand(program: Command): void {
 /** Reads the whole file first: a bad line stops the command before any training, naming the line and field. */
 export function readSftPairs(file: string): SftPair[] {
   const pairs: SftPair[] = [];
-  readFileSync(file, "utf8").split("\n").forEach((line, i) => {
-    if (line.trim() === "") return;
-    const where = `${file}:${i + 1}`;
-    let record: Record<string, unknown>;
-    try {
-      record = JSON.parse(line) as Record<string, unknown>;
-    } catch (error) {
-      throw new Error(`${where}: not JSON (${(error as Error).message})`);
-    }
-    if (typeof record !== "object" || record === null || Array.isArray(record)) throw new Error(`${where}: must be a JSON object`);
+  readJsonObjects(readFileSync(file, "utf8"), file).forEach(({ line, record }) => {
+    const where = `${file}:${line}`;
     const text = (key: string): string | undefined => {
       const value = record[key];
       if (value === undefined || value === null) return undefined;

@@ -5,6 +5,7 @@
 // gRPC path either way.
 import { readFileSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
+import { readJsonObjects } from "@lean-grpo/jsonl";
 import { positiveInteger } from "./flag-values.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
@@ -93,17 +94,9 @@ export async function verifyCommand(file: string, options: VerifyCommandOptions)
 }
 
 function readRecords(file: string): ProofRecord[] {
-  const lines = readFileSync(file, "utf8").split("\n");
   const records: ProofRecord[] = [];
-  lines.forEach((line, i) => {
-    if (line.trim() === "") return;
-    const where = `${file}:${i + 1}`;
-    let value: Record<string, unknown>;
-    try {
-      value = JSON.parse(line) as Record<string, unknown>;
-    } catch (error) {
-      throw new Error(`${where}: not JSON (${(error as Error).message})`);
-    }
+  readJsonObjects(readFileSync(file, "utf8"), file).forEach(({ line, record: value }) => {
+    const where = `${file}:${line}`;
     const text = (key: string, fallback = ""): string => {
       const field = value[key];
       if (field === undefined || field === null) return fallback;
@@ -120,7 +113,7 @@ function readRecords(file: string): ProofRecord[] {
     }
     const name = text("name");
     const id = text("id", name);
-    records.push({ id, name, label: name || id || `line ${i + 1}`, statement, proof, context: text("context"), header: text("header"), imports });
+    records.push({ id, name, label: name || id || `line ${line}`, statement, proof, context: text("context"), header: text("header"), imports });
   });
   if (records.length === 0) throw new Error(`${file}: no records`);
   return records;

@@ -2,6 +2,7 @@
 // used: a run starts with all of it or not at all.
 import { readFile } from "node:fs/promises";
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { parseJsonLines } from "@lean-grpo/jsonl";
 import { DatasetError, type DatasetIssue } from "./dataset-error.js";
 import { theoremFromRecord } from "./theorem-record.js";
 
@@ -19,27 +20,22 @@ export function parseDataset(text: string, source: string): Theorem[] {
   const issues: DatasetIssue[] = [];
   const theorems: Theorem[] = [];
   const firstLineOfId = new Map<string, number>();
-  text.split(/\r?\n/).forEach((raw, index) => {
-    const line = index + 1;
-    if (raw.trim() === "") return;
-    let record: unknown;
-    try {
-      record = JSON.parse(raw);
-    } catch (error) {
-      issues.push({ line, field: "", message: `not valid JSON (${(error as Error).message})` });
-      return;
+  for (const { line, value: record, error } of parseJsonLines(text)) {
+    if (error !== undefined) {
+      issues.push({ line, field: "", message: error });
+      continue;
     }
     const result = theoremFromRecord(record, `line-${line}`);
     issues.push(...result.issues.map((issue) => ({ line, ...issue })));
-    if (!result.theorem) return;
+    if (!result.theorem) continue;
     const seen = firstLineOfId.get(result.theorem.id);
     if (seen !== undefined) {
       issues.push({ line, field: "id", message: `"${result.theorem.id}" is already used on line ${seen}; ids must be unique` });
-      return;
+      continue;
     }
     firstLineOfId.set(result.theorem.id, line);
     theorems.push(result.theorem);
-  });
+  }
   if (issues.length === 0 && theorems.length === 0) issues.push({ line: 0, field: "", message: "has no records" });
   if (issues.length > 0) throw new DatasetError(source, issues);
   return theorems;

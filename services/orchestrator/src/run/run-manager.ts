@@ -18,6 +18,7 @@ import type { OrchestratorConfig } from "../config.js";
 import { DatasetError } from "../data/dataset-error.js";
 import { loadDataset, validateInlineTheorems } from "../data/load-dataset.js";
 import { syncAdapter } from "./adapter-sync.js";
+import { readJsonObjects } from "@lean-grpo/jsonl";
 import { describeAlgorithm } from "./learner-algorithm.js";
 import { connectMesh, type MeshClients } from "./mesh-clients.js";
 import { RunConfigSchema, type RunConfig } from "./run-config.js";
@@ -291,8 +292,8 @@ function parseRunConfig(json: Record<string, unknown>, overrides: readonly strin
 async function loadTheorems(datasetPath: string, inline: readonly Theorem[], outputs: RunOutputs, fresh = false): Promise<Theorem[]> {
   try {
     if (datasetPath === "inline" || (!datasetPath && !fresh)) {
-      const text = await readFile(path.join(outputs.dir, "dataset.jsonl"), "utf8");
-      return text.split("\n").filter(Boolean).map((line) => fromJson(TheoremSchema, JSON.parse(line) as JsonValue));
+      const file = path.join(outputs.dir, "dataset.jsonl");
+      return readJsonObjects(await readFile(file, "utf8"), file).map(({ record }) => fromJson(TheoremSchema, record as JsonValue));
     }
     if (datasetPath && inline.length > 0) throw new ConnectError("set exactly one of dataset_path and theorems", Code.InvalidArgument);
     if (datasetPath) return await loadDataset(datasetPath);

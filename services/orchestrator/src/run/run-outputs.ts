@@ -4,6 +4,7 @@
 import { appendFile, mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { readJsonLines } from "@lean-grpo/jsonl";
 import { writeReport } from "./report-html.js";
 
 export interface StepRecord {
@@ -93,9 +94,10 @@ export class RunOutputs {
 
   /** The records of a JSONL file of the run; none when it does not exist yet. */
   private async readLines<T>(file: string): Promise<T[]> {
-    const full = path.join(this.dir, file);
-    if (!existsSync(full)) return [];
-    return (await readFile(full, "utf8")).split("\n").filter(Boolean).map((line) => JSON.parse(line) as T);
+    return (await readJsonLines(path.join(this.dir, file), { missing: "empty" })).map(({ line, value, error }) => {
+      if (error !== undefined) throw new Error(`${path.join(this.dir, file)}:${line}: ${error}`);
+      return value as T;
+    });
   }
 
   /** On resume: steps after the checkpoint are trained (and evaluated) again, so their old lines go. */
