@@ -5,9 +5,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as tf from "@tensorflow/tfjs-core";
-import { CausalLM, completionLogprobs, LINEAR_MODULES, loadCheckpoint, loraScaling, ModelTokenizer, SafetensorsFile, useBackend } from "@lean-grpo/lm";
+import { CausalLM, completionLogprobs, LINEAR_MODULES, loadCheckpoint, loraScaling, mergeLora, ModelTokenizer, SafetensorsFile, useBackend } from "@lean-grpo/lm";
 import { Learner } from "@lean-grpo/learner";
-import { mergeLora, readSftPairs, sftCommand, tokenizePair } from "../src/commands/sft-command.js";
+import { sftCommand } from "../src/commands/sft-command.js";
+import { readSftPairs, tokenizePair } from "../src/sft/sft-data.js";
 import { writeInitialModel } from "../../../scripts/arith/init-model.js";
 import { drawProblems } from "../../../scripts/arith/arith-problems.js";
 

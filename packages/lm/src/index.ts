@@ -28,6 +28,7 @@ export {
   ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, exportPeftAdapter, importPeftAdapter, loadPeftAdapter, parsePeftAdapterConfig,
   peftAdapterConfig, savePeftAdapter, type PeftExportOptions, type PeftFiles,
 } from "./lora/peft-adapter.js";
+export { mergeLora } from "./lora/merge-lora.js";
 export { lossGradients, type LossGradients } from "./gradients/adapter-gradients.js";
 export { ModelTokenizer } from "./tokenizer/model-tokenizer.js";
 export { ChatTemplate, type ChatMessage, type ChatTemplateOptions } from "./tokenizer/chat-template.js";

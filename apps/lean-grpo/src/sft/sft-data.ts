@@ -1,0 +1,48 @@
+// Warm-start data: prompt/answer pairs from a math JSONL, validated whole before any training,
+// and their token ids as the learner trains on them (chat prompt, answer + eos).
+import { readFileSync } from "node:fs";
+import { readJsonObjects } from "@lean-grpo/jsonl";
+import type { ModelTokenizer } from "@lean-grpo/lm/tokenizer";
+
+/** One warm-start pair: the user's question and the answer the model should write. */
+export interface SftPair {
+  problem: string;
+  completion: string;
+}
+
+/** Reads the whole file first: a bad line stops the command before any training, naming the line and field. */
+export function readSftPairs(file: string): SftPair[] {
+  const pairs: SftPair[] = [];
+  readJsonObjects(readFileSync(file, "utf8"), file).forEach(({ line, record }) => {
+    const where = `${file}:${line}`;
+    const text = (key: string): string | undefined => {
+      const value = record[key];
+      if (value === undefined || value === null) return undefined;
+      if (typeof value === "number") return String(value);
+      if (typeof value !== "string") throw new Error(`${where}: "${key}" must be a string`);
+      return value;
+    };
+    const problem = text("problem") ?? text("question");
+    const answer = text("answer") ?? text("ground_truth");
+    if (!problem) throw new Error(`${where}: missing "problem" (or "question"): the text the model is asked`);
+    if (answer === undefined) throw new Error(`${where}: missing "answer" (or "ground_truth"): the expected final answer`);
+    const solution = text("solution") ?? `\\boxed{${answer}}`;
+    // Boxed or not (warm-start data in the wild is not consistent), it must end in the answer.
+    if (!solution.includes(`\\boxed{${answer}}`) && !solution.trimEnd().endsWith(answer)) {
+      throw new Error(`${where}: "solution" must contain \\boxed{${answer}} or end with ${answer} (the record's answer)`);
+    }
+    pairs.push({ problem, completion: solution });
+  });
+  if (pairs.length === 0) throw new Error(`${file} has no records`);
+  return pairs;
+}
+
+/** The prompt as the chat template renders a one-message user turn, and the completion closed by the eos token. */
+export function tokenizePair(tokenizer: ModelTokenizer, pair: SftPair): { promptIds: number[]; completionIds: number[] } {
+  const eos = tokenizer.specialTokens.eos_token;
+  if (eos === null) throw new Error("the tokenizer has no eos_token (tokenizer_config.json); the warm start teaches the model to end its answer with it");
+  return {
+    promptIds: tokenizer.encodeChat([{ role: "user", content: pair.problem }], { addGenerationPrompt: true }),
+    completionIds: tokenizer.encode(pair.completion + eos, { addSpecialTokens: false }),
+  };
+}
