@@ -6,6 +6,14 @@ export { HealthRegistry } from "./health/health-service.js";
 export { rpcServerTracing, rpcClientTracing } from "./telemetry/rpc-tracing.js";
 export { setupTracing, type TracingSetup } from "./telemetry/setup-tracing.js";
 export { createConcurrencyLimit } from "./limits/concurrency-limit.js";
+export {
+  mapDomainError,
+  toConnectError,
+  type DomainErrorMapping,
+  type ErrorClass,
+  type ErrorCodeRule,
+} from "./errors/domain-error-mapping.js";
+export { domainErrorInterceptor, type DomainErrorInterceptorOptions } from "./errors/domain-error-interceptor.js";
 export { bearerAuth, bearerToken } from "./auth/bearer-auth.js";
 export * from "./config/index.js";
 export * from "./client/index.js";

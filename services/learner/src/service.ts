@@ -4,6 +4,7 @@ import { LearnerService } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import type { LearnerConfig } from "./config.js";
 import { loadCheckpoint, saveCheckpoint } from "./rpc/checkpoints.js";
 import { computeLogprobs } from "./rpc/compute-logprobs.js";
+import { learnerErrors } from "./rpc/connect-errors.js";
 import { exportAdapter } from "./rpc/export-adapter.js";
 import { LearnerHost } from "./rpc/learner-host.js";
 import { listAlgorithms } from "./rpc/list-algorithms.js";
@@ -15,12 +16,13 @@ export function createLearnerService(config: LearnerConfig): ServiceRegistration
   const host = new LearnerHost(config);
   return {
     service: LearnerService,
+    errors: learnerErrors,
     impl: {
       trainStep: (requests, ctx) => trainStep(host, requests, ctx),
       computeLogprobs: (request, ctx) => computeLogprobs(host, request, ctx),
       exportAdapter: (request, ctx) => exportAdapter(host, request, ctx),
-      saveCheckpoint: (request, ctx) => saveCheckpoint(host, request, ctx),
-      loadCheckpoint: (request, ctx) => loadCheckpoint(host, request, ctx),
+      saveCheckpoint: (request) => saveCheckpoint(host, request),
+      loadCheckpoint: (request) => loadCheckpoint(host, request),
       getStatus: async () => getStatus(host),
       listAlgorithms: async () => listAlgorithms(),
     },

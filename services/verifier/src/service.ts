@@ -8,7 +8,7 @@ import { VerifierMetrics } from "./metrics/verifier-metrics.js";
 import { ReplPool } from "./pool/repl-pool.js";
 import { resolveReplCommand } from "./repl/repl-command.js";
 import { inCompletionOrder } from "./rpc/completion-order.js";
-import { toConnectError } from "./rpc/connect-errors.js";
+import { verifierErrors } from "./rpc/connect-errors.js";
 import { poolStats } from "./rpc/pool-stats.js";
 import { applyTactic, startProof } from "./rpc/tactic-mode.js";
 import { validateVerifyRequest, verifyProof, type VerifyDependencies } from "./rpc/verify.js";
@@ -81,50 +81,26 @@ export function createVerifierService(config: VerifierConfig, options: VerifierS
   const tacticMode = { config: config.repl, pool, sessions };
   return {
     service: LeanVerifierService,
+    errors: verifierErrors,
     pool,
     metrics,
     impl: {
       async verify(request, context) {
-        try {
-          return await verifyProof(validateVerifyRequest(request, config.repl), context.signal, verify);
-        } catch (error) {
-          throw toConnectError(error, context.signal);
-        }
+        return verifyProof(validateVerifyRequest(request, config.repl), context.signal, verify);
       },
       async *verifyBatch(request, context) {
-        try {
-          // Every item is checked before any runs: a bad item fails the call, naming it.
-          const items = request.items.map((item, index) => validateVerifyRequest(item, config.repl, `items[${index}].`));
-          // As many at once as there are workers: a batch keeps the pool busy without filling the queue.
-          const results = inCompletionOrder(items, pool?.size ?? 1, (item, index) =>
-            verifyProof(item, context.signal, verify).then((result) => ({ index, result })),
-          );
-          for await (const result of results) yield result;
-        } catch (error) {
-          throw toConnectError(error, context.signal);
-        }
+        // Every item is checked before any runs: a bad item fails the call, naming it.
+        const items = request.items.map((item, index) => validateVerifyRequest(item, config.repl, `items[${index}].`));
+        // As many at once as there are workers: a batch keeps the pool busy without filling the queue.
+        yield* inCompletionOrder(items, pool?.size ?? 1, (item, index) =>
+          verifyProof(item, context.signal, verify).then((result) => ({ index, result })),
+        );
       },
-      async startProof(request, context) {
-        try {
-          return await startProof(request, context, tacticMode);
-        } catch (error) {
-          throw toConnectError(error, context.signal);
-        }
-      },
-      async applyTactic(request, context) {
-        try {
-          return await applyTactic(request, context, tacticMode);
-        } catch (error) {
-          throw toConnectError(error, context.signal);
-        }
-      },
-      async endProof(request, context) {
-        try {
-          sessions.end(request.sessionId);
-          return {};
-        } catch (error) {
-          throw toConnectError(error, context.signal);
-        }
+      startProof: (request, context) => startProof(request, context, tacticMode),
+      applyTactic: (request, context) => applyTactic(request, context, tacticMode),
+      endProof(request) {
+        sessions.end(request.sessionId);
+        return {};
       },
       poolStats: () => poolStats(pool, sessions, metrics),
     },

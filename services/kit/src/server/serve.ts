@@ -16,6 +16,8 @@ import { createReflectionServices } from "../reflection/reflection-service.js";
 import { rpcServerTracing, UNTRACED_SERVICES } from "../telemetry/rpc-tracing.js";
 import { createConcurrencyLimit } from "../limits/concurrency-limit.js";
 import { bearerAuth } from "../auth/bearer-auth.js";
+import { domainErrorInterceptor } from "../errors/domain-error-interceptor.js";
+import type { DomainErrorMapping } from "../errors/domain-error-mapping.js";
 import { createGrpcUnaryFastPath, type UnaryRoute } from "./grpc-unary-fast-path.js";
 import { ServerConfigSchema, type ServerConfig } from "./server-config.js";
 import { createLogger } from "../log.js";
@@ -24,6 +26,11 @@ import { createLogger } from "../log.js";
 export interface ServiceRegistration<T extends DescService = any> {
   service: T;
   impl: Partial<ServiceImpl<T>>;
+  /**
+   * How the service's own errors answer (domain error → code), applied around every
+   * handler. Errors it does not know answer INTERNAL with their message and are logged.
+   */
+  errors?: DomainErrorMapping;
   /**
    * A dependency the service cannot work without (a model server, say): polled, and
    * the service's health is NOT_SERVING while it answers false.
@@ -34,8 +41,12 @@ export interface ServiceRegistration<T extends DescService = any> {
 }
 
 /** Pairs a service with its implementation, keeping the handlers' request types inferred. */
-export function serviceRegistration<T extends DescService>(service: T, impl: Partial<ServiceImpl<T>>): ServiceRegistration<T> {
-  return { service, impl };
+export function serviceRegistration<T extends DescService>(
+  service: T,
+  impl: Partial<ServiceImpl<T>>,
+  options: Omit<ServiceRegistration<T>, "service" | "impl"> = {},
+): ServiceRegistration<T> {
+  return { service, impl, ...options };
 }
 
 export interface ServeOptions {
@@ -44,7 +55,7 @@ export interface ServeOptions {
   services: ServiceRegistration[];
   /** The `server` config section; defaults fill what is missing. */
   config?: Partial<ServerConfig>;
-  /** Extra interceptors, run inside tracing, auth and limits. */
+  /** Extra interceptors, run inside tracing, auth and limits, outside the services' error mappings. */
   interceptors?: Interceptor[];
   /** Install SIGTERM/SIGINT handlers that drain and exit (the process's single owner of shutdown). */
   handleSignals?: boolean;
@@ -91,6 +102,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     ...(config.auth.token ? [bearerAuth({ token: config.auth.token, openServices: INFRASTRUCTURE_SERVICES })] : []),
     limit.interceptor,
     ...(options.interceptors ?? []),
+    // Innermost, so that tracing and every other interceptor see the mapped status.
+    ...domainErrorMapping(options.services, logger),
   ];
 
   const connectHandler = connectNodeAdapter({
@@ -228,6 +241,19 @@ function watchReadiness(registration: ServiceRegistration, health: HealthRegistr
     clearInterval(timer);
     controller.abort();
   };
+}
+
+function domainErrorMapping(services: ServiceRegistration[], logger: Logger): Interceptor[] {
+  const mappings = new Map<string, DomainErrorMapping>();
+  for (const { service, errors } of services) if (errors) mappings.set(service.typeName, errors);
+  if (mappings.size === 0) return [];
+  return [
+    domainErrorInterceptor({
+      mappings,
+      onUnmapped: (error, request) =>
+        logger.error({ err: error, rpc: `${request.service.typeName}/${request.method.name}` }, "handler failed"),
+    }),
+  ];
 }
 
 function unaryRoutes(registrations: ServiceRegistration[]): Map<string, UnaryRoute> {

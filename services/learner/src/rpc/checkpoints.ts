@@ -1,31 +1,26 @@
 // SaveCheckpoint / LoadCheckpoint: adapter, optimizer state, step and RNG state on the
 // learner's filesystem (see training/checkpoint-files.ts).
 import path from "node:path";
-import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import {
   LoadCheckpointResponseSchema, SaveCheckpointResponseSchema,
   type LoadCheckpointRequest, type LoadCheckpointResponse, type SaveCheckpointRequest, type SaveCheckpointResponse,
 } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
-import { mapped } from "./connect-errors.js";
 import type { LearnerHost } from "./learner-host.js";
 
-export async function saveCheckpoint(host: LearnerHost, request: SaveCheckpointRequest, ctx: HandlerContext): Promise<SaveCheckpointResponse> {
-  return mapped(ctx.signal, async () => {
-    const learner = await host.learner();
-    const saved = await learner.exclusive(() =>
-      learner.saveCheckpoint(request.path || path.join(host.config.checkpoint_dir, `step-${learner.step}`)));
-    return create(SaveCheckpointResponseSchema, {
-      path: saved.path, step: BigInt(saved.step), adapterVersion: BigInt(saved.adapterVersion), sizeBytes: BigInt(saved.sizeBytes),
-    });
+export async function saveCheckpoint(host: LearnerHost, request: SaveCheckpointRequest): Promise<SaveCheckpointResponse> {
+  const learner = await host.learner();
+  const saved = await learner.exclusive(() =>
+    learner.saveCheckpoint(request.path || path.join(host.config.checkpoint_dir, `step-${learner.step}`)));
+  return create(SaveCheckpointResponseSchema, {
+    path: saved.path, step: BigInt(saved.step), adapterVersion: BigInt(saved.adapterVersion), sizeBytes: BigInt(saved.sizeBytes),
   });
 }
 
-export async function loadCheckpoint(host: LearnerHost, request: LoadCheckpointRequest, ctx: HandlerContext): Promise<LoadCheckpointResponse> {
-  return mapped(ctx.signal, async () => {
-    if (!request.path) throw new ConnectError("path is empty; give the directory SaveCheckpoint wrote", Code.InvalidArgument);
-    const learner = await host.learner();
-    const loaded = await learner.exclusive(() => learner.loadCheckpoint(request.path));
-    return create(LoadCheckpointResponseSchema, { step: BigInt(loaded.step), adapterVersion: BigInt(loaded.adapterVersion), algorithm: loaded.algorithm });
-  });
+export async function loadCheckpoint(host: LearnerHost, request: LoadCheckpointRequest): Promise<LoadCheckpointResponse> {
+  if (!request.path) throw new ConnectError("path is empty; give the directory SaveCheckpoint wrote", Code.InvalidArgument);
+  const learner = await host.learner();
+  const loaded = await learner.exclusive(() => learner.loadCheckpoint(request.path));
+  return create(LoadCheckpointResponseSchema, { step: BigInt(loaded.step), adapterVersion: BigInt(loaded.adapterVersion), algorithm: loaded.algorithm });
 }

@@ -1,32 +1,24 @@
 // Maps the learner's errors to gRPC status codes. Messages already name what was wrong and
-// what is accepted; they pass through unchanged. Anything unexpected is INTERNAL, without
-// a stack trace.
-import { Code, ConnectError } from "@connectrpc/connect";
-import { AlgorithmConfigError } from "../algorithms/algorithm-config-error.js";
+// what is accepted; they pass through unchanged. The kit applies the mapping around every
+// handler; anything it does not know is INTERNAL, without a stack trace.
+import { Code, type ConnectError } from "@connectrpc/connect";
+import { toConnectError as mapFailure, type DomainErrorMapping } from "@lean-grpo/kit";
 import { ModelLibraryError } from "@lean-grpo/lm";
+import { AlgorithmConfigError } from "../algorithms/algorithm-config-error.js";
 import { CheckpointError } from "../training/checkpoint-files.js";
 import { StepOrderError, UnknownVersionError } from "../training/learner.js";
 import { SampleError } from "../training/sample-error.js";
 
-export function toConnectError(error: unknown, signal?: AbortSignal): ConnectError {
-  if (error instanceof ConnectError) return error;
-  if (signal?.aborted) {
-    const reason: unknown = signal.reason;
-    return reason instanceof ConnectError ? reason : new ConnectError("the call was cancelled", Code.Canceled);
-  }
-  if (error instanceof AlgorithmConfigError || error instanceof SampleError || error instanceof ModelLibraryError || error instanceof CheckpointError) {
-    return new ConnectError(error.message, Code.InvalidArgument);
-  }
-  if (error instanceof StepOrderError) return new ConnectError(error.message, Code.FailedPrecondition);
-  if (error instanceof UnknownVersionError) return new ConnectError(error.message, Code.NotFound);
-  return new ConnectError(`learner error: ${(error as Error)?.message ?? String(error)}`, Code.Internal);
-}
+export const learnerErrors: DomainErrorMapping = [
+  [AlgorithmConfigError, Code.InvalidArgument],
+  [SampleError, Code.InvalidArgument],
+  [ModelLibraryError, Code.InvalidArgument],
+  [CheckpointError, Code.InvalidArgument],
+  [StepOrderError, Code.FailedPrecondition],
+  [UnknownVersionError, Code.NotFound],
+];
 
-/** Runs a handler body, mapping what it throws. */
-export async function mapped<T>(signal: AbortSignal, body: () => Promise<T>): Promise<T> {
-  try {
-    return await body();
-  } catch (error) {
-    throw toConnectError(error, signal);
-  }
+/** For code that maps by hand rather than leave it to the kit. */
+export function toConnectError(error: unknown, signal?: AbortSignal): ConnectError {
+  return mapFailure(error, learnerErrors, signal);
 }

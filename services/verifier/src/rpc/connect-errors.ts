@@ -1,16 +1,14 @@
 // The service's failures as gRPC status codes, each with a message that says what
-// was wrong and what to do.
+// was wrong and what to do. The kit applies the mapping around every handler.
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { DomainErrorMapping } from "@lean-grpo/kit";
 import { QueueFull } from "../pool/repl-pool.js";
 import { HeaderRejected } from "../pool/repl-worker.js";
 import { ReplFailure, ReplUnavailable } from "../repl/repl-failure.js";
 import { SessionLost, SessionNotFound } from "../tactic/proof-sessions.js";
 import { InvalidField } from "../verdict/theorem-target.js";
 
-export function toConnectError(error: unknown, signal: AbortSignal): ConnectError {
-  // A cancelled or expired call reports that, whatever its worker did meanwhile.
-  if (signal.aborted) return ConnectError.from(signal.reason);
-  if (error instanceof ConnectError) return error;
+export const verifierErrors: DomainErrorMapping = (error) => {
   if (error instanceof InvalidField) return new ConnectError(error.message, Code.InvalidArgument);
   if (error instanceof HeaderRejected) {
     return new ConnectError(`theorem.header (or theorem.imports): ${error.message}`, Code.InvalidArgument);
@@ -20,8 +18,8 @@ export function toConnectError(error: unknown, signal: AbortSignal): ConnectErro
   if (error instanceof SessionNotFound) return new ConnectError(error.message, Code.NotFound);
   if (error instanceof SessionLost) return new ConnectError(error.message, Code.FailedPrecondition);
   if (error instanceof ReplFailure && error.kind === "shutdown") return new ConnectError(error.message, Code.Unavailable);
-  return ConnectError.from(error, Code.Internal);
-}
+  return undefined;
+};
 
 export function noReplConfigured(): ConnectError {
   return new ConnectError(

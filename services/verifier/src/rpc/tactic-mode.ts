@@ -19,7 +19,7 @@ import { sessionLost, type ProofSessions } from "../tactic/proof-sessions.js";
 import { readProofStart, readTacticOutcome } from "../tactic/tactic-outcome.js";
 import { prepareProofStart, prepareTactic } from "../verdict/proof-source.js";
 import { InvalidField, theoremTarget } from "../verdict/theorem-target.js";
-import { noReplConfigured, toConnectError } from "./connect-errors.js";
+import { noReplConfigured } from "./connect-errors.js";
 import { checkText, leanTimeoutMs } from "./request-limits.js";
 import { toLeanMessage } from "./to-proto.js";
 
@@ -106,17 +106,20 @@ export async function applyTactic(
   }
 }
 
-/** A worker that timed out or died mid-request has been restarted: say so with the right code. */
+/**
+ * A worker that timed out or died mid-request has been restarted: say so with the
+ * right code. Other errors go on to the service's error mapping as they are.
+ */
 function tacticModeError(
   error: unknown,
   signal: AbortSignal,
   messages: { timeout: string; crash: (detail: string) => ConnectError },
-): ConnectError {
+): unknown {
   if (!signal.aborted && error instanceof ReplFailure) {
     if (error.kind === "timeout") return new ConnectError(messages.timeout, Code.DeadlineExceeded);
     if (error.kind !== "shutdown" && error.kind !== "cancel") return messages.crash(error.message);
   }
-  return toConnectError(error, signal);
+  return error;
 }
 
 function raise(error: Error): never {

@@ -12,7 +12,7 @@ import { ReplFailure } from "../repl/repl-failure.js";
 import { classifyProof, needsAxiomsCheck, type Judgement } from "../verdict/classify-verdict.js";
 import { prepareProof, type CheckedSource } from "../verdict/proof-source.js";
 import { InvalidField, theoremTarget, type TheoremTarget } from "../verdict/theorem-target.js";
-import { noReplConfigured, toConnectError } from "./connect-errors.js";
+import { noReplConfigured } from "./connect-errors.js";
 import { checkText, leanTimeoutMs } from "./request-limits.js";
 import { toLeanMessage, toSorry } from "./to-proto.js";
 
@@ -89,7 +89,7 @@ export async function verifyProof(request: ValidVerifyRequest, signal: AbortSign
         clock.leanStarted === undefined ? error.message : `Lean ran past its time limit of ${request.timeoutMs} ms; the worker was restarted`;
       return finish(Verdict.TIMEOUT, reason, { checkedSource: source.text }, { leanMs });
     }
-    throw toConnectError(error, signal);
+    throw error;
   }
 }
 
