@@ -4,6 +4,7 @@
 import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
+import { adapterName, parseAdapterName } from "@lean-grpo/adapter-files";
 import { loadConfig } from "@lean-grpo/kit";
 import { startMesh } from "../mesh/start-mesh.js";
 import { OrchestratorConfigSchema } from "@lean-grpo/orchestrator";
@@ -85,12 +86,10 @@ export async function evaluateWithMesh(options: EvalWithMeshOptions): Promise<Ev
   }
 }
 
-/** The highest policy-v<N> directory under a run's adapters/. */
+/** The directory of the highest adapter version under a run's adapters/. */
 async function latestAdapter(adaptersDir: string): Promise<string | undefined> {
   if (!existsSync(adaptersDir)) return undefined;
-  const versions = (await readdir(adaptersDir))
-    .map((name) => ({ name, version: Number(/^policy-v(\d+)$/.exec(name)?.[1] ?? NaN) }))
-    .filter((a) => Number.isInteger(a.version))
-    .sort((a, b) => b.version - a.version);
-  return versions[0] && path.join(adaptersDir, versions[0].name);
+  const versions = (await readdir(adaptersDir)).map(parseAdapterName).filter((version) => version !== undefined);
+  if (versions.length === 0) return undefined;
+  return path.join(adaptersDir, adapterName(Math.max(...versions)));
 }

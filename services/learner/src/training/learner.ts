@@ -4,6 +4,7 @@
 // else reads).
 import * as tf from "@tensorflow/tfjs-core";
 import path from "node:path";
+import { adapterName } from "@lean-grpo/adapter-files";
 import type { LossSettings } from "../algorithms/loss-settings.js";
 import { algorithmNamed } from "../algorithms/registry.js";
 import { scoreCompletions, type PromptCompletion } from "@lean-grpo/lm";
@@ -71,10 +72,6 @@ export class StepOrderError extends Error {
 /** An adapter version that is not (or no longer) held (NOT_FOUND). */
 export class UnknownVersionError extends Error {
   override readonly name = "UnknownVersionError";
-}
-
-export function adapterName(version: number): string {
-  return `policy-v${version}`;
 }
 
 export class Learner {

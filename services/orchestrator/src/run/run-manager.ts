@@ -138,7 +138,7 @@ export class RunManager {
         if (restored.adapterVersion > 0n) {
           const synced = await clients.withRetry("inference", () => syncAdapter(clients, restored.adapterVersion, outputs.adaptersDir, signal), signal);
           adapter = synced.name;
-          adapterVersion = Number(synced.version);
+          adapterVersion = synced.version;
         }
         this.emitLog(active, `resuming from the checkpoint of step ${start}`);
       } else {

@@ -15,6 +15,7 @@ import { syncAdapter } from "./adapter-sync.js";
 import { evaluatesAt, heldoutAccuracy } from "./heldout-eval.js";
 import { adapterAfterStep } from "./lagged-adapter.js";
 import type { MeshClients } from "./mesh-clients.js";
+import { versionFromProto } from "@lean-grpo/adapter-files";
 import { describeAlgorithm, usesDynamicSampling } from "./learner-algorithm.js";
 import { usesChatPrompts } from "./prompts.js";
 import { PrefetchedRollouts } from "./rollout-prefetch.js";
@@ -95,11 +96,11 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
           }
           const syncStart = performance.now();
           if (trained) {
-            const version = trained.adapterVersion;
-            const synced = await inSpan("adapter.sync", { ...runAttributes(options.runId, next), "leangrpo.adapter_version": Number(version) }, () =>
-              clients.withRetry("inference", () => syncAdapter(clients, version, options.outputs.adaptersDir, signal), signal),
+            const version = versionFromProto(trained.adapterVersion);
+            const synced = await inSpan("adapter.sync", { ...runAttributes(options.runId, next), "leangrpo.adapter_version": version }, () =>
+              clients.withRetry("inference", () => syncAdapter(clients, trained.adapterVersion, options.outputs.adaptersDir, signal), signal),
             );
-            current = { name: synced.name, version: Number(version) };
+            current = { name: synced.name, version: synced.version };
           }
           const end = performance.now();
 
