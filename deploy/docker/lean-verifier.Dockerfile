@@ -12,6 +12,8 @@ ARG NODE_VERSION=20.20.2
 # built at the tag of the same name: .olean files only load in the Lean that wrote them.
 ARG MATHLIB_TAG=v4.26.0
 ARG ELAN_VERSION=v4.1.2
+# The turbo of the root package.json's devDependencies (tests/deploy checks they match).
+ARG TURBO_VERSION=2.11.9
 
 # --- Lean, Mathlib and the REPL ------------------------------------------------
 FROM debian:bookworm-slim AS lean
@@ -37,25 +39,22 @@ RUN git clone --depth 1 --branch "$(sed 's/.*://' lean-toolchain)" https://githu
 # Smoke test: the REPL runs inside the Mathlib project and answers a command.
 RUN printf '{"cmd": "theorem smoke : 1 + 1 = 2 := rfl"}\n\n' | lake env /opt/repl/.lake/build/bin/repl | grep -q '"env"'
 
-# --- the service's JavaScript ---------------------------------------------------
+# --- the service's JavaScript: the verifier and the workspaces it runs with -------
+# As in deploy/docker/service.Dockerfile: deploy/docker/prune.sh cuts the repository
+# down to the verifier (turbo prune), then a production install of what is left.
+FROM node:${NODE_VERSION}-bookworm-slim AS prune
+ARG TURBO_VERSION
+ENV TURBO_TELEMETRY_DISABLED=1
+RUN npm install --global --no-audit --no-fund "turbo@${TURBO_VERSION}"
+WORKDIR /repo
+COPY . .
+RUN sh deploy/docker/prune.sh verifier /out/verifier
+
 FROM node:${NODE_VERSION}-bookworm-slim AS app
 WORKDIR /app
-COPY package.json package-lock.json .npmrc ./
-COPY gen/ts/package.json gen/ts/
-COPY services/kit/package.json services/kit/
-COPY services/inference/package.json services/inference/
-COPY services/verifier/package.json services/verifier/
-COPY services/reward/package.json services/reward/
-COPY services/learner/package.json services/learner/
-COPY services/orchestrator/package.json services/orchestrator/
-COPY tests/package.json tests/
+COPY --from=prune /out/verifier/json/ ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
-COPY tsconfig.base.json ./
-COPY gen gen
-COPY services services
-COPY configs configs
-# Test files stay out of the runtime image.
-RUN find services -name '*.spec.ts' -delete && rm -rf services/*/test
+COPY --from=prune /out/verifier/full/ ./
 
 # --- runtime ----------------------------------------------------------------------
 FROM node:${NODE_VERSION}-bookworm-slim
@@ -72,6 +71,7 @@ COPY --from=lean /opt/elan /opt/elan
 COPY --from=lean /opt/mathlib4 /opt/mathlib4
 COPY --from=lean /opt/repl /opt/repl
 COPY --from=app /app /app
+COPY deploy/k8s/base/config/verifier.yaml /etc/lean-grpo/verifier.yaml
 ENV ELAN_HOME=/opt/elan \
     PATH=/opt/elan/bin:$PATH \
     NODE_ENV=production \
@@ -85,6 +85,6 @@ WORKDIR /app
 EXPOSE 50052
 HEALTHCHECK --interval=10s --timeout=5s --start-period=120s CMD ["node", "--import", "tsx", "services/kit/src/bin/health-probe.ts", "127.0.0.1:50052"]
 # As the distroless images of deploy/docker/service.Dockerfile: node is the entry
-# point, so deploy/k8s's `args` (the lean-grpo command) work with either image.
+# point, so deploy/k8s's `args` (the verifier's own server.ts) work with either image.
 ENTRYPOINT ["node"]
-CMD ["services/orchestrator/bin/lean-grpo.mjs", "serve", "verifier", "--config", "configs/deploy/verifier.yaml"]
+CMD ["--import", "tsx", "services/verifier/src/server.ts", "--config", "/etc/lean-grpo/verifier.yaml"]

@@ -1,59 +1,101 @@
 # syntax=docker/dockerfile:1.7
-# Images of the lean-grpo services: one build stage shared by all, one small
-# runtime target per service. Build from the repository root:
+# One image per lean-grpo service. Each holds only its service and the workspaces
+# that service runs with (cut out of the monorepo by `turbo prune`, through
+# deploy/docker/prune.sh), and starts from the service's own src/server.ts through
+# tsx. Build from the repository root, one target per service:
 #   docker build -f deploy/docker/service.Dockerfile --target reward -t lean-grpo/reward .
-# The verifier target has no Lean toolchain (useful for the API only); the image
-# that checks proofs is deploy/docker/lean-verifier.Dockerfile.
+# Targets: inference, verifier, reward, learner, orchestrator. The verifier target has
+# no Lean toolchain (math answers and the API only); the verifier that checks proofs
+# is deploy/docker/lean-verifier.Dockerfile.
 ARG NODE_VERSION=20.20.2
+# The turbo of the root package.json's devDependencies (tests/deploy checks they match).
+ARG TURBO_VERSION=2.11.9
 
-FROM node:${NODE_VERSION}-bookworm-slim AS build
+# --- prune: the repository cut down to each service ---------------------------------
+# The only stage that sees the whole build context; later stages copy from /out only.
+FROM node:${NODE_VERSION}-bookworm-slim AS prune
+ARG TURBO_VERSION
+ENV TURBO_TELEMETRY_DISABLED=1
+RUN npm install --global --no-audit --no-fund "turbo@${TURBO_VERSION}"
+WORKDIR /repo
+COPY . .
+RUN sh deploy/docker/prune.sh inference /out/inference
+RUN sh deploy/docker/prune.sh verifier /out/verifier
+RUN sh deploy/docker/prune.sh reward /out/reward
+RUN sh deploy/docker/prune.sh learner /out/learner
+RUN sh deploy/docker/prune.sh orchestrator /out/orchestrator
+
+# --- install: production dependencies from the pruned lockfile, then the sources ----
+# Manifests first: the npm ci layer is reused until a package.json or the lockfile
+# changes. --ignore-scripts: no dependency needs its install script at run time
+# (esbuild, under tsx, finds its binary through its platform package).
+FROM node:${NODE_VERSION}-bookworm-slim AS install
 WORKDIR /app
-# Manifests first, so dependency layers are cached across source changes.
-COPY package.json package-lock.json .npmrc ./
-COPY gen/ts/package.json gen/ts/
-COPY services/kit/package.json services/kit/
-COPY services/inference/package.json services/inference/
-COPY services/verifier/package.json services/verifier/
-COPY services/reward/package.json services/reward/
-COPY services/learner/package.json services/learner/
-COPY services/orchestrator/package.json services/orchestrator/
-COPY tests/package.json tests/
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
-COPY tsconfig.base.json ./
-COPY gen gen
-COPY services services
-COPY configs configs
-# Test files stay out of the runtime image.
-RUN find services -name '*.spec.ts' -delete && rm -rf services/*/test
 
-# Distroless: no shell, no package manager, runs as uid 65532 (nonroot).
+FROM install AS inference-app
+COPY --from=prune /out/inference/json/ ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+COPY --from=prune /out/inference/full/ ./
+
+FROM install AS verifier-app
+COPY --from=prune /out/verifier/json/ ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+COPY --from=prune /out/verifier/full/ ./
+
+FROM install AS reward-app
+COPY --from=prune /out/reward/json/ ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+COPY --from=prune /out/reward/full/ ./
+
+FROM install AS learner-app
+COPY --from=prune /out/learner/json/ ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+COPY --from=prune /out/learner/full/ ./
+
+FROM install AS orchestrator-app
+COPY --from=prune /out/orchestrator/json/ ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+COPY --from=prune /out/orchestrator/full/ ./
+
+# --- runtime ------------------------------------------------------------------------
+# Distroless: no shell, no package manager; node is the entry point, runs as uid 65532
+# (nonroot). The application files stay owned by root, so the service cannot change them.
 FROM gcr.io/distroless/nodejs20-debian12:nonroot AS runtime
 WORKDIR /app
-COPY --from=build --chown=65532:65532 /app /app
 ENV NODE_ENV=production LOG_LEVEL=info
 USER 65532:65532
 
 FROM runtime AS inference
+COPY --from=inference-app /app /app
+COPY deploy/k8s/base/config/inference.yaml /etc/lean-grpo/inference.yaml
 EXPOSE 50051
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s CMD ["/nodejs/bin/node", "--import", "tsx", "services/kit/src/bin/health-probe.ts", "127.0.0.1:50051"]
-CMD ["services/orchestrator/bin/lean-grpo.mjs", "serve", "inference", "--config", "configs/deploy/inference.yaml"]
+CMD ["--import", "tsx", "services/inference/src/server.ts", "--config", "/etc/lean-grpo/inference.yaml"]
 
 FROM runtime AS verifier
+COPY --from=verifier-app /app /app
+COPY deploy/k8s/base/config/verifier.yaml /etc/lean-grpo/verifier.yaml
 EXPOSE 50052
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s CMD ["/nodejs/bin/node", "--import", "tsx", "services/kit/src/bin/health-probe.ts", "127.0.0.1:50052"]
-CMD ["services/orchestrator/bin/lean-grpo.mjs", "serve", "verifier", "--config", "configs/deploy/verifier.yaml"]
+CMD ["--import", "tsx", "services/verifier/src/server.ts", "--config", "/etc/lean-grpo/verifier.yaml"]
 
 FROM runtime AS reward
+COPY --from=reward-app /app /app
+COPY deploy/k8s/base/config/reward.yaml /etc/lean-grpo/reward.yaml
 EXPOSE 50053
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s CMD ["/nodejs/bin/node", "--import", "tsx", "services/kit/src/bin/health-probe.ts", "127.0.0.1:50053"]
-CMD ["services/orchestrator/bin/lean-grpo.mjs", "serve", "reward", "--config", "configs/deploy/reward.yaml"]
+CMD ["--import", "tsx", "services/reward/src/server.ts", "--config", "/etc/lean-grpo/reward.yaml"]
 
 FROM runtime AS learner
+COPY --from=learner-app /app /app
+COPY deploy/k8s/base/config/learner.yaml /etc/lean-grpo/learner.yaml
 EXPOSE 50054
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s CMD ["/nodejs/bin/node", "--import", "tsx", "services/kit/src/bin/health-probe.ts", "127.0.0.1:50054"]
-CMD ["services/orchestrator/bin/lean-grpo.mjs", "serve", "learner", "--config", "configs/deploy/learner.yaml"]
+CMD ["--import", "tsx", "services/learner/src/server.ts", "--config", "/etc/lean-grpo/learner.yaml"]
 
 FROM runtime AS orchestrator
+COPY --from=orchestrator-app /app /app
+COPY deploy/k8s/base/config/orchestrator.yaml /etc/lean-grpo/orchestrator.yaml
 EXPOSE 50055
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s CMD ["/nodejs/bin/node", "--import", "tsx", "services/kit/src/bin/health-probe.ts", "127.0.0.1:50055"]
-CMD ["services/orchestrator/bin/lean-grpo.mjs", "serve", "orchestrator", "--config", "configs/deploy/orchestrator.yaml"]
+CMD ["--import", "tsx", "services/orchestrator/src/server.ts", "--config", "/etc/lean-grpo/orchestrator.yaml"]

@@ -1,11 +1,20 @@
 // deploy/compose.yaml is valid for docker-compose, and wires what the stack needs.
 import { describe, expect, it } from "vitest";
 import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { parse } from "yaml";
 import { repoRoot } from "../support/interop-verifier.js";
+import { parseDockerfile } from "./dockerfile.js";
 
 const compose = spawnSync("docker-compose", ["version"], { stdio: "ignore" }).status === 0;
 if (!compose) console.warn("skipping compose validation: docker-compose is not installed (apt-get install docker-compose)");
+
+/** [source, target] of a service's volumes; docker-compose prints "source:target:mode" or objects, by version. */
+function mounts(stack: any, svc: string): string[][] {
+  return (stack.services[svc].volumes ?? []).map((v: string | { source: string; target: string }) =>
+    typeof v === "string" ? v.split(":") : [v.source, v.target],
+  );
+}
 
 describe.skipIf(!compose)("deploy/compose.yaml", () => {
   const config = (...args: string[]) =>
@@ -27,11 +36,7 @@ describe.skipIf(!compose)("deploy/compose.yaml", () => {
     const gpu = parse(config("--profile", "gpu"));
     expect(gpu.services.vllm.command).toContain("--enable-lora");
     expect(gpu.services.vllm.environment.VLLM_ALLOW_RUNTIME_LORA_UPDATING).toBe("True");
-    // docker-compose prints volumes as "source:target:mode" or as objects, by version.
-    const mount = (svc: string) =>
-      gpu.services[svc].volumes
-        .map((v: string | { source: string; target: string }) => (typeof v === "string" ? v.split(":") : [v.source, v.target]))
-        .find(([source]: string[]) => source === "adapters")?.[1];
+    const mount = (svc: string) => mounts(gpu, svc).find(([source]) => source === "adapters")?.[1];
     expect(mount("vllm")).toBe("/adapters");
     expect(mount("inference")).toBe("/adapters");
   });
@@ -42,6 +47,28 @@ describe.skipIf(!compose)("deploy/compose.yaml", () => {
     expect(cpu.networks["no-egress"].internal).toBe(true);
     for (const svc of ["inference", "reward", "learner", "orchestrator"]) {
       expect(cpu.services[svc].environment.OTEL_EXPORTER_OTLP_ENDPOINT).toBe("http://otel-collector:4318");
+    }
+  });
+
+  it("builds one image per service, from its own target, with its config mounted where the image reads it", () => {
+    const cpu = parse(config());
+    const dockerfile = (svc: string) => cpu.services[svc].build.dockerfile.replace(/^.*\/deploy\//, "deploy/");
+    const targets = new Set(parseDockerfile(readFileSync(`${repoRoot}deploy/docker/service.Dockerfile`, "utf8")).map((s) => s.name));
+    for (const svc of ["inference", "reward", "learner", "orchestrator"]) {
+      expect(dockerfile(svc), svc).toBe("deploy/docker/service.Dockerfile");
+      expect(cpu.services[svc].build.target, svc).toBe(svc);
+      expect(targets.has(svc), `service.Dockerfile target ${svc}`).toBe(true);
+      expect(cpu.services[svc].image, svc).toBe(`lean-grpo/${svc}:dev`);
+    }
+    // The verifier that checks proofs: Lean, Mathlib and the REPL under the same service.
+    expect(dockerfile("verifier")).toBe("deploy/docker/lean-verifier.Dockerfile");
+    expect(cpu.services.verifier.build.target).toBeUndefined();
+    expect(cpu.services.verifier.image).toBe("lean-grpo/lean-verifier:dev");
+    for (const svc of ["inference", "verifier", "reward", "learner", "orchestrator"]) {
+      expect(cpu.services[svc].build.context.replace(/\/$/, ""), svc).toBe(repoRoot.replace(/\/$/, ""));
+      const mount = mounts(cpu, svc).find(([, target]) => target === `/etc/lean-grpo/${svc}.yaml`);
+      expect(mount?.[0], svc).toBe(`${repoRoot}deploy/k8s/base/config/${svc}.yaml`);
+      expect(existsSync(mount![0]!), svc).toBe(true);
     }
   });
 

@@ -1,9 +1,19 @@
-// Every kustomize overlay renders, every object validates against the Kubernetes
-// OpenAPI schemas (kubernetes-models), and the properties the deployment relies on hold.
+// Every kustomize overlay renders with default options (as `kubectl apply -k`, Argo CD
+// and Flux render it), every object validates against the Kubernetes OpenAPI schemas
+// (kubernetes-models), and the properties the deployment relies on hold.
 import { describe, expect, it } from "vitest";
 import { execFileSync, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
-import { parseAllDocuments } from "yaml";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { parse, parseAllDocuments } from "yaml";
+import type { z } from "zod";
+import { InferenceConfigSchema } from "@lean-grpo/inference";
+import { LearnerConfigSchema } from "@lean-grpo/learner";
+import { OrchestratorConfigSchema } from "@lean-grpo/orchestrator";
+import { RewardConfigSchema } from "@lean-grpo/reward";
+import { VerifierConfigSchema } from "@lean-grpo/verifier";
 import { repoRoot } from "../support/interop-verifier.js";
 
 const require = createRequire(import.meta.url);
@@ -17,14 +27,31 @@ interface K8sObject {
   spec?: any;
 }
 
-function render(overlay: string): K8sObject[] {
-  const out = execFileSync(
-    "kubectl",
-    ["kustomize", "--load-restrictor", "LoadRestrictionsNone", `${repoRoot}deploy/k8s/overlays/${overlay}`],
-    { encoding: "utf8" },
-  );
-  return parseAllDocuments(out).map((d) => d.toJSON() as K8sObject);
+/** `kubectl kustomize DIR` with default options: what `kubectl apply -k`, Argo CD and Flux do. */
+function kustomize(dir: string): string {
+  return execFileSync("kubectl", ["kustomize", dir], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 }
+
+function render(overlay: string): K8sObject[] {
+  return parseAllDocuments(kustomize(`${repoRoot}deploy/k8s/overlays/${overlay}`)).map((d) => d.toJSON() as K8sObject);
+}
+
+/** The image each Deployment runs (the verifier checks proofs, so it runs the Lean image). */
+const IMAGE: Record<string, string> = {
+  inference: "lean-grpo/inference",
+  verifier: "lean-grpo/lean-verifier",
+  reward: "lean-grpo/reward",
+  learner: "lean-grpo/learner",
+  orchestrator: "lean-grpo/orchestrator",
+};
+const TAG: Record<string, string> = { dev: "dev", gpu: "0.1.0" };
+const SCHEMA: Record<string, z.ZodType> = {
+  inference: InferenceConfigSchema,
+  verifier: VerifierConfigSchema,
+  reward: RewardConfigSchema,
+  learner: LearnerConfigSchema,
+  orchestrator: OrchestratorConfigSchema,
+};
 
 /** The kubernetes-models class for an object, e.g. apps/v1 Deployment. */
 function modelOf(object: K8sObject): { validate(): void } {
@@ -63,7 +90,18 @@ describe.skipIf(!kubectl).each(["dev", "gpu"])("Kubernetes overlay %s", (overlay
       expect(container.readinessProbe.grpc.service).toMatch(/^leangrpo\.v1\./);
       expect(container.resources.requests.memory).toBeDefined();
       expect(container.resources.limits.memory).toBeDefined();
-      expect(container.args).toEqual(expect.arrayContaining(["serve", name, "--config", `/etc/lean-grpo/${name}.yaml`]));
+    }
+  });
+
+  it("runs each service from its own image and its own server.ts (the image's entry point is node)", () => {
+    for (const name of ["inference", "verifier", "reward", "learner", "orchestrator"]) {
+      const container = named(objects, "Deployment", name)!.spec.template.spec.containers[0];
+      expect(container.image, name).toBe(`${IMAGE[name]}:${TAG[overlay]}`);
+      expect(container.command, name).toBeUndefined();
+      expect(container.args, name).toEqual(["--import", "tsx", `services/${name}/src/server.ts`, "--config", `/etc/lean-grpo/${name}.yaml`]);
+      expect(existsSync(`${repoRoot}services/${name}/src/server.ts`), `services/${name}/src/server.ts`).toBe(true);
+      const mount = container.volumeMounts.find((m: { mountPath: string }) => m.mountPath === "/etc/lean-grpo");
+      expect(mount?.readOnly, name).toBe(true);
     }
   });
 
@@ -90,15 +128,18 @@ describe.skipIf(!kubectl).each(["dev", "gpu"])("Kubernetes overlay %s", (overlay
     expect(policies.some((p) => Object.keys(p.spec.podSelector).length === 0 && p.spec.policyTypes.includes("Ingress"))).toBe(true);
   });
 
-  it("mounts the service configs from configs/deploy and the OTLP settings", () => {
-    const config = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name.startsWith("lean-grpo-config"));
-    expect(Object.keys((config as any).data).sort()).toEqual([
+  it("mounts the service configs from deploy/k8s/base/config and the OTLP settings", () => {
+    const config = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name.startsWith("lean-grpo-config")) as any;
+    expect(Object.keys(config.data).sort()).toEqual([
       "inference.yaml",
       "learner.yaml",
       "orchestrator.yaml",
       "reward.yaml",
       "verifier.yaml",
     ]);
+    for (const [file, text] of Object.entries(config.data)) {
+      expect(text, file).toBe(readFileSync(`${repoRoot}deploy/k8s/base/config/${file}`, "utf8"));
+    }
     const otel = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name.startsWith("lean-grpo-otel")) as any;
     expect(otel.data.OTEL_EXPORTER_OTLP_ENDPOINT).toMatch(/^http:\/\/.+:4318$/);
   });
@@ -122,6 +163,38 @@ describe.skipIf(!kubectl).each(["dev", "gpu"])("Kubernetes overlay %s", (overlay
       expect(named(objects, "Deployment", "verifier")!.spec.template.spec.containers[0].resources.limits.memory).toBe("12Gi");
     });
   }
+});
+
+describe("deploy/k8s/base/config", () => {
+  it.each(Object.keys(SCHEMA))("%s.yaml loads with the service's config schema, on the port its Deployment exposes", (name) => {
+    const config = SCHEMA[name]!.parse(parse(readFileSync(`${repoRoot}deploy/k8s/base/config/${name}.yaml`, "utf8"))) as any;
+    expect(config.server.host).toBe("0.0.0.0");
+    const deployment = parseAllDocuments(readFileSync(`${repoRoot}deploy/k8s/base/${name}.yaml`, "utf8"))
+      .map((d) => d.toJSON())
+      .find((o) => o.kind === "Deployment");
+    expect(config.server.port).toBe(deployment.spec.template.spec.containers[0].ports[0].containerPort);
+    // What the service writes goes to its volume: the image's own files are read-only.
+    const mounts = deployment.spec.template.spec.containers[0].volumeMounts.map((m: { mountPath: string }) => m.mountPath);
+    if (name === "learner") expect(mounts).toContain(config.checkpoint_dir);
+    if (name === "orchestrator") expect(mounts).toContain(config.runs_dir);
+  });
+});
+
+describe.skipIf(!kubectl)("rendering with default options", () => {
+  it("refuses a file outside the kustomization's folder, as the configs once were (the check can fail)", () => {
+    const work = mkdtempSync(path.join(tmpdir(), "lean-grpo-kustomize-"));
+    try {
+      mkdirSync(path.join(work, "base"));
+      writeFileSync(path.join(work, "outside.yaml"), "server: {}\n");
+      writeFileSync(
+        path.join(work, "base", "kustomization.yaml"),
+        "configMapGenerator:\n  - name: c\n    files:\n      - outside.yaml=../outside.yaml\n",
+      );
+      expect(() => kustomize(path.join(work, "base"))).toThrow(/security|not in or below/);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
 });
 
 describe.skipIf(!kubectl)("schema validation", () => {
