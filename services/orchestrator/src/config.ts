@@ -1,21 +1,22 @@
 // Config of the orchestrator service: YAML file < LEANGRPO_ORCHESTRATOR_* env < flags < dotted overrides.
 import { z } from "zod";
-import { ServerConfigSchema } from "@lean-grpo/kit";
-
-const UrlSchema = z.string().refine((url) => /^https?:\/\/\S+$/.test(url), { message: "expected an http(s):// URL" });
+import { ServerConfigSchema, ServiceTargetSchema } from "@lean-grpo/kit";
 
 export const OrchestratorConfigSchema = z
   .object({
     server: ServerConfigSchema.prefault({ port: 50055 }),
     /** Where each run writes `<id>/` (config, metrics, checkpoints, adapters, report). */
     runs_dir: z.string().min(1).default("runs"),
-    /** The services a run drives; `lean-grpo train` fills them with the mesh it starts. */
+    /**
+     * The services a run drives, each an http(s):// URL or dns:///host:port (every address a
+     * replica, balanced per call); `lean-grpo train` fills them with the mesh it starts.
+     */
     services: z
       .object({
-        inference: UrlSchema.optional(),
-        reward: UrlSchema.optional(),
-        learner: UrlSchema.optional(),
-        verifier: UrlSchema.optional(),
+        inference: ServiceTargetSchema.optional(),
+        reward: ServiceTargetSchema.optional(),
+        learner: ServiceTargetSchema.optional(),
+        verifier: ServiceTargetSchema.optional(),
       })
       .strict()
       .prefault({}),

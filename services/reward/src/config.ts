@@ -7,7 +7,7 @@
 //   verifier:
 //     url: http://127.0.0.1:50052         # or a list of URLs, or dns:///host:port
 import { z } from "zod";
-import { ServerConfigSchema } from "@lean-grpo/kit";
+import { ServerConfigSchema, ServiceTargetSchema } from "@lean-grpo/kit";
 import { PRESET_NAMES } from "./reward/presets.js";
 import { SCORERS } from "./reward/registry.js";
 import { applyOverrides, presetReward, RewardSpecError, type ResolvedReward, type ScorerOverride } from "./reward/reward-spec.js";
@@ -49,10 +49,6 @@ const RewardSectionSchema = z
   });
 
 const HttpUrlSchema = z.string().refine((url) => /^https?:\/\/\S+$/.test(url), { message: "expected an http(s):// URL" });
-/** One URL, or a dns:/// name whose addresses are the replicas. */
-const TargetSchema = z.string().refine((url) => /^(?:https?:\/\/\S+|dns:\/\/\/\S+:\d+)$/.test(url), {
-  message: "expected an http(s):// URL or dns:///host:port",
-});
 
 export const RewardConfigSchema = z
   .object({
@@ -60,7 +56,7 @@ export const RewardConfigSchema = z
     verifier: z
       .object({
         /** LeanVerifierService replicas; unset: Lean completions must come with their verifications. */
-        url: z.union([TargetSchema, z.array(HttpUrlSchema).min(1)]).optional(),
+        url: z.union([ServiceTargetSchema, z.array(HttpUrlSchema).min(1)]).optional(),
         /** VerifyRequest.timeout_ms, Lean's time limit per proof; 0 leaves it to the verifier. */
         lean_timeout_ms: z.number().int().min(0).default(0),
         /** Deadline for verifier calls when the caller set none, ms. */

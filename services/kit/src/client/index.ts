@@ -3,3 +3,4 @@ export { createServiceClient, type ServiceClient } from "./create-service-client
 export type { RetryOptions } from "./backoff.js";
 export type { Lookup } from "./dns-resolver.js";
 export type { EndpointStats } from "./endpoint-pool.js";
+export { clientTarget, ServiceTargetSchema } from "./service-target.js";

@@ -6,7 +6,7 @@ import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { LearnerService } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { RewardService } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { LeanVerifierService } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
-import { createServiceClient, rpcClientTracing, type ServiceClient } from "@lean-grpo/kit";
+import { clientTarget, createServiceClient, rpcClientTracing, type ServiceClient } from "@lean-grpo/kit";
 import type { OrchestratorConfig } from "../config.js";
 import { ServiceLostError } from "./service-lost-error.js";
 
@@ -31,7 +31,7 @@ export function connectMesh(config: OrchestratorConfig): MeshClients {
     // Only tactic mode calls the verifier directly (the reward service verifies whole proofs).
     verifier: config.services.verifier ?? "",
   };
-  const options = (url: string) => ({ endpoints: [url], interceptors: [rpcClientTracing()], defaultTimeoutMs: config.rpc_deadline_ms, readMaxBytes: 64 << 20, writeMaxBytes: 64 << 20 });
+  const options = (url: string) => ({ ...clientTarget(url), interceptors: [rpcClientTracing()], defaultTimeoutMs: config.rpc_deadline_ms, readMaxBytes: 64 << 20, writeMaxBytes: 64 << 20 });
   const inference = createServiceClient(InferenceService, options(urls.inference));
   const reward = createServiceClient(RewardService, options(urls.reward));
   const learner = createServiceClient(LearnerService, options(urls.learner));

@@ -3,7 +3,7 @@
 // context passed on.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { LeanVerifierService, type VerifyRequestSchema, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
-import { createServiceClient, rpcClientTracing } from "@lean-grpo/kit";
+import { clientTarget, createServiceClient, rpcClientTracing } from "@lean-grpo/kit";
 
 export interface Verifier {
   /** Where it sends requests, for messages. */
@@ -13,10 +13,7 @@ export interface Verifier {
 }
 
 export function connectVerifier(urls: readonly string[]): Verifier {
-  const [first] = urls;
-  // A dns:/// name comes alone (the config schema sees to it); its addresses are the replicas.
-  const options = first?.startsWith("dns:///") ? { target: first } : { endpoints: [...urls] };
-  const { client, transport } = createServiceClient(LeanVerifierService, { ...options, interceptors: [rpcClientTracing()] });
+  const { client, transport } = createServiceClient(LeanVerifierService, { ...clientTarget(urls), interceptors: [rpcClientTracing()] });
   return {
     target: urls.join(", "),
     verify: (request, { signal, timeoutMs }) => client.verify(request, { signal, timeoutMs }),
