@@ -57,6 +57,13 @@ COPY --from=prune /out/orchestrator/json/ ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 COPY --from=prune /out/orchestrator/full/ ./
 
+# --- mount points -------------------------------------------------------------------
+# A named volume starts as a copy of the image's directory at its mount point, owner
+# included: made here and owned by uid 65532, the service can write to a fresh volume
+# (compose's runs, checkpoints, adapters); otherwise it would be root's.
+FROM node:${NODE_VERSION}-bookworm-slim AS mount-points
+RUN mkdir -p /mnt/runs /mnt/checkpoints /mnt/adapters
+
 # --- runtime ------------------------------------------------------------------------
 # Distroless: no shell, no package manager; node is the entry point, runs as uid 65532
 # (nonroot). The application files stay owned by root, so the service cannot change them.
@@ -67,6 +74,7 @@ USER 65532:65532
 
 FROM runtime AS inference
 COPY --from=inference-app /app /app
+COPY --from=mount-points --chown=65532:65532 /mnt/adapters /adapters
 COPY deploy/k8s/base/config/inference.yaml /etc/lean-grpo/inference.yaml
 EXPOSE 50051
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s CMD ["/nodejs/bin/node", "--import", "tsx", "services/kit/src/bin/health-probe.ts", "127.0.0.1:50051"]
@@ -88,6 +96,8 @@ CMD ["--import", "tsx", "services/reward/src/server.ts", "--config", "/etc/lean-
 
 FROM runtime AS learner
 COPY --from=learner-app /app /app
+COPY --from=mount-points --chown=65532:65532 /mnt/checkpoints /checkpoints
+COPY --from=mount-points --chown=65532:65532 /mnt/adapters /adapters
 COPY deploy/k8s/base/config/learner.yaml /etc/lean-grpo/learner.yaml
 EXPOSE 50054
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s CMD ["/nodejs/bin/node", "--import", "tsx", "services/kit/src/bin/health-probe.ts", "127.0.0.1:50054"]
@@ -95,6 +105,7 @@ CMD ["--import", "tsx", "services/learner/src/server.ts", "--config", "/etc/lean
 
 FROM runtime AS orchestrator
 COPY --from=orchestrator-app /app /app
+COPY --from=mount-points --chown=65532:65532 /mnt/runs /runs
 COPY deploy/k8s/base/config/orchestrator.yaml /etc/lean-grpo/orchestrator.yaml
 EXPOSE 50055
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s CMD ["/nodejs/bin/node", "--import", "tsx", "services/kit/src/bin/health-probe.ts", "127.0.0.1:50055"]
