@@ -10,8 +10,14 @@ import { LoadAdapterRequestSchema, type LoadAdapterRequest } from "@lean-grpo/ge
 import type { ExportAdapterResponse } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { rm } from "node:fs/promises";
 import {
-  adapterMessages, AdapterTransferError, exportAdapterEnvelope, loadAdapterEnvelope, readAdapterDir, receiveAdapter,
-  type AdapterFile, type AdapterPart,
+  adapterMessages,
+  AdapterTransferError,
+  exportAdapterEnvelope,
+  loadAdapterEnvelope,
+  readAdapterDir,
+  receiveAdapter,
+  type AdapterFile,
+  type AdapterPart,
 } from "../src/index.js";
 
 const sha = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
@@ -46,14 +52,18 @@ function loadMessages(sent: AdapterFile[] = files): LoadAdapterRequest[] {
   return [...adapterMessages(loadAdapterEnvelope, { version: 3 }, sent, 1000)];
 }
 
-const chunkRequest = (value: { path: string; offset: bigint; data: Uint8Array; eof: boolean }) => create(LoadAdapterRequestSchema, { part: { case: "chunk", value } });
+const chunkRequest = (value: { path: string; offset: bigint; data: Uint8Array; eof: boolean }) =>
+  create(LoadAdapterRequestSchema, { part: { case: "chunk", value } });
 const sourceRequest = (fileInfos: Array<{ path: string; size: bigint; sha256: string }>) =>
   create(LoadAdapterRequestSchema, { part: { case: "source", value: { name: "policy-v3", version: 3n, files: fileInfos } } });
 
 /** Expects the stream to fail with `message` and `problem`, leaving nothing on disk. */
 async function expectRefused(messages: Iterable<LoadAdapterRequest>, message: RegExp | string, problem = "invalid") {
   const { root, dir } = scratch();
-  const error = await receive(messages, dir).then(() => undefined, (e: unknown) => e);
+  const error = await receive(messages, dir).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(AdapterTransferError);
   expect((error as AdapterTransferError).message).toMatch(message);
   expect((error as AdapterTransferError).problem).toBe(problem);
@@ -84,16 +94,41 @@ describe("sending", () => {
   });
 
   it("sends an empty file as one empty eof chunk, and a file of exactly one chunk as one chunk", () => {
-    const messages = [...adapterMessages(loadAdapterEnvelope, { version: 1 }, [{ path: "empty", data: new Uint8Array() }, { path: "k", data: new Uint8Array(1000) }], 1000)];
-    expect(messages[0]!.part.value).toMatchObject({ name: "policy-v1", version: 1n, path: "", files: [{ path: "empty", size: 0n, sha256: sha(new Uint8Array()) }, { path: "k", size: 1000n }] });
-    expect(messages.slice(1).map((m) => m.part.value as { path: string; offset: bigint; data: Uint8Array; eof: boolean }).map((c) => [c.path, c.offset, c.data.length, c.eof])).toEqual([
+    const messages = [
+      ...adapterMessages(
+        loadAdapterEnvelope,
+        { version: 1 },
+        [
+          { path: "empty", data: new Uint8Array() },
+          { path: "k", data: new Uint8Array(1000) },
+        ],
+        1000,
+      ),
+    ];
+    expect(messages[0]!.part.value).toMatchObject({
+      name: "policy-v1",
+      version: 1n,
+      path: "",
+      files: [
+        { path: "empty", size: 0n, sha256: sha(new Uint8Array()) },
+        { path: "k", size: 1000n },
+      ],
+    });
+    expect(
+      messages
+        .slice(1)
+        .map((m) => m.part.value as { path: string; offset: bigint; data: Uint8Array; eof: boolean })
+        .map((c) => [c.path, c.offset, c.data.length, c.eof]),
+    ).toEqual([
       ["empty", 0n, 0, true],
       ["k", 0n, 1000, true],
     ]);
   });
 
   it("refuses a path that would leave the adapter directory and a chunk size below 1", () => {
-    expect(() => [...adapterMessages(loadAdapterEnvelope, { version: 1 }, [{ path: "../x", data: new Uint8Array(1) }])]).toThrow(/"\.\.\/x" must be relative and stay inside/);
+    expect(() => [...adapterMessages(loadAdapterEnvelope, { version: 1 }, [{ path: "../x", data: new Uint8Array(1) }])]).toThrow(
+      /"\.\.\/x" must be relative and stay inside/,
+    );
     expect(() => [...adapterMessages(loadAdapterEnvelope, { version: 1 }, files, 0)]).toThrow(/chunk size 0 is not a positive integer/);
   });
 });
@@ -104,7 +139,10 @@ describe("round trip", () => {
     const sent = [...files, { path: "nested/notes.txt", data: Buffer.from("why") }, { path: "empty.bin", data: new Uint8Array() }];
     const parts: AdapterPart[] = [];
     const messages = adapterMessages(exportAdapterEnvelope, { version: 12, baseModel: "m" }, sent, 1000);
-    for await (const part of receiveAdapter<ExportAdapterResponse>(exportAdapterEnvelope, streamOf(messages), (header) => path.join(dir, header.name))) parts.push(part);
+    for await (const part of receiveAdapter<ExportAdapterResponse>(exportAdapterEnvelope, streamOf(messages), (header) =>
+      path.join(dir, header.name),
+    ))
+      parts.push(part);
     expect(parts[0]).toMatchObject({ case: "header", value: { name: "policy-v12", version: 12 } });
     expect(parts.slice(1).every((p) => p.case === "chunk")).toBe(true);
     for (const file of sent) expect(readFileSync(path.join(dir, "policy-v12", file.path)).equals(Buffer.from(file.data))).toBe(true);
@@ -133,7 +171,11 @@ describe("a damaged stream is refused, naming the file and what was expected", (
   it("corrupted bytes: the digest does not match", async () => {
     const messages = loadMessages();
     (messages[3]!.part.value as { data: Uint8Array }).data = new Uint8Array(1000);
-    await expectRefused(messages, new RegExp(`"adapter_model.safetensors": sha256 [0-9a-f]{64} does not match the announced ${sha(weights.data)}`), "corrupt");
+    await expectRefused(
+      messages,
+      new RegExp(`"adapter_model.safetensors": sha256 [0-9a-f]{64} does not match the announced ${sha(weights.data)}`),
+      "corrupt",
+    );
   });
 
   it("a file shorter than announced", async () => {
@@ -149,9 +191,12 @@ describe("a damaged stream is refused, naming the file and what was expected", (
     await expectRefused(messages, '"adapter_model.safetensors" is longer than its announced 2500 bytes (a chunk ends at 2501)');
   });
 
-  for (const escape of ["../outside", "a/../../outside", "..\\outside", "/etc/passwd", "C:\\outside", "", "."]) {
-    it(`a header path that leaves the directory: ${JSON.stringify(escape)}`, async () => {
-      await expectRefused([sourceRequest([{ path: escape, size: 1n, sha256: sha(new Uint8Array(1)) }])], `file path "${escape}" must be relative and stay inside the adapter directory`);
+  for (const outside of ["../outside", "a/../../outside", "..\\outside", "/etc/passwd", "C:\\outside", "", "."]) {
+    it(`a header path that leaves the directory: ${JSON.stringify(outside)}`, async () => {
+      await expectRefused(
+        [sourceRequest([{ path: outside, size: 1n, sha256: sha(new Uint8Array(1)) }])],
+        `file path "${outside}" must be relative and stay inside the adapter directory`,
+      );
     });
   }
 
@@ -162,7 +207,10 @@ describe("a damaged stream is refused, naming the file and what was expected", (
   });
 
   it("a stream that ends without the last file's eof", async () => {
-    await expectRefused(loadMessages().slice(0, 4), 'the stream ended inside "adapter_model.safetensors" (2000 of 2500 bytes, no eof chunk)');
+    await expectRefused(
+      loadMessages().slice(0, 4),
+      'the stream ended inside "adapter_model.safetensors" (2000 of 2500 bytes, no eof chunk)',
+    );
   });
 
   it("an announced file that never comes", async () => {
@@ -172,7 +220,10 @@ describe("a damaged stream is refused, naming the file and what was expected", (
   it("a chunk for a file the header does not list", async () => {
     const messages = loadMessages();
     messages.push(chunkRequest({ path: "other.bin", offset: 0n, data: new Uint8Array(1), eof: true }));
-    await expectRefused(messages, 'chunk for "other.bin", which the header does not list (listed: "adapter_config.json", "adapter_model.safetensors")');
+    await expectRefused(
+      messages,
+      'chunk for "other.bin", which the header does not list (listed: "adapter_config.json", "adapter_model.safetensors")',
+    );
   });
 
   it("a chunk out of order", async () => {
@@ -212,7 +263,11 @@ describe("a damaged stream is refused, naming the file and what was expected", (
   it("a header beyond the limits", async () => {
     const infos = Array.from({ length: 65 }, (_, i) => ({ path: `f${i}`, size: 1n, sha256: sha(new Uint8Array(1)) }));
     await expectRefused([sourceRequest(infos)], "the header lists 65 files; an adapter may have at most 64", "too-large");
-    await expectRefused([sourceRequest([{ path: "huge", size: 17n << 30n, sha256: sha(new Uint8Array(1)) }])], "the header announces 18253611008 bytes; an adapter may have at most 17179869184", "too-large");
+    await expectRefused(
+      [sourceRequest([{ path: "huge", size: 17n << 30n, sha256: sha(new Uint8Array(1)) }])],
+      "the header announces 18253611008 bytes; an adapter may have at most 17179869184",
+      "too-large",
+    );
   });
 
   it("a version the contract can carry but a number cannot", async () => {

@@ -59,6 +59,7 @@ describe("safetensors dtypes", () => {
 
 describe("safetensors writer", () => {
   it("round-trips F32 bit for bit and BF16 through torch-style rounding", async () => {
+    // biome-ignore lint/suspicious/noApproximativeNumericConstant: an arbitrary float with many mantissa bits, not π
     const data = Float32Array.from([1.5, -0, 3.14159, 1e-30, -65504, Infinity, NaN]);
     const bytes = serializeSafetensors(
       [
@@ -87,21 +88,53 @@ describe("broken safetensors files give a clear error", () => {
 
   const cases: Array<[string, () => Promise<Uint8Array>, RegExp]> = [
     ["shorter than the length prefix", async () => new Uint8Array(5), /5 bytes is too short/],
-    ["header cut short", async () => (await readFile(fixturePath("dtypes.safetensors"))).subarray(0, 40), /header says \d+ bytes but the file has only 32.*truncated/],
-    ["data cut short", async () => {
-      const full = await readFile(fixturePath("dtypes.safetensors"));
-      return full.subarray(0, full.length - 10);
-    }, /ends at byte \d+ of the data section but the file holds only \d+ data bytes \(file truncated\?\)/],
+    [
+      "header cut short",
+      async () => (await readFile(fixturePath("dtypes.safetensors"))).subarray(0, 40),
+      /header says \d+ bytes but the file has only 32.*truncated/,
+    ],
+    [
+      "data cut short",
+      async () => {
+        const full = await readFile(fixturePath("dtypes.safetensors"));
+        return full.subarray(0, full.length - 10);
+      },
+      /ends at byte \d+ of the data section but the file holds only \d+ data bytes \(file truncated\?\)/,
+    ],
     ["header that is not JSON", async () => handMade('{"x": {"dtype": "F3'), /header is not valid UTF-8 JSON/],
     ["absurd header length", async () => handMade({}, new Uint8Array(0), 2 ** 40), /exceeds the 100000000-byte limit/],
-    ["unknown dtype", async () => handMade({ x: { dtype: "F12", shape: [1], data_offsets: [0, 2] } }, new Uint8Array(2)), /tensor "x": unknown dtype "F12"/],
-    ["size that does not match the shape", async () => handMade({ x: { dtype: "F32", shape: [2], data_offsets: [0, 4] } }, new Uint8Array(4)), /span 4 bytes but F32 shape \[2\] needs 8/],
-    ["overlapping tensors", async () => handMade({
-      x: { dtype: "F32", shape: [2], data_offsets: [0, 8] },
-      y: { dtype: "F32", shape: [1], data_offsets: [4, 8] },
-    }, new Uint8Array(8)), /starts at byte 4 of the data section, expected 8/],
-    ["bytes no tensor describes", async () => handMade({ x: { dtype: "F32", shape: [1], data_offsets: [0, 4] } }, new Uint8Array(12)), /8 bytes after the last tensor/],
-    ["negative shape", async () => handMade({ x: { dtype: "F32", shape: [-1], data_offsets: [0, 4] } }, new Uint8Array(4)), /shape \[-1\] must be a list of non-negative integers/],
+    [
+      "unknown dtype",
+      async () => handMade({ x: { dtype: "F12", shape: [1], data_offsets: [0, 2] } }, new Uint8Array(2)),
+      /tensor "x": unknown dtype "F12"/,
+    ],
+    [
+      "size that does not match the shape",
+      async () => handMade({ x: { dtype: "F32", shape: [2], data_offsets: [0, 4] } }, new Uint8Array(4)),
+      /span 4 bytes but F32 shape \[2\] needs 8/,
+    ],
+    [
+      "overlapping tensors",
+      async () =>
+        handMade(
+          {
+            x: { dtype: "F32", shape: [2], data_offsets: [0, 8] },
+            y: { dtype: "F32", shape: [1], data_offsets: [4, 8] },
+          },
+          new Uint8Array(8),
+        ),
+      /starts at byte 4 of the data section, expected 8/,
+    ],
+    [
+      "bytes no tensor describes",
+      async () => handMade({ x: { dtype: "F32", shape: [1], data_offsets: [0, 4] } }, new Uint8Array(12)),
+      /8 bytes after the last tensor/,
+    ],
+    [
+      "negative shape",
+      async () => handMade({ x: { dtype: "F32", shape: [-1], data_offsets: [0, 4] } }, new Uint8Array(4)),
+      /shape \[-1\] must be a list of non-negative integers/,
+    ],
   ];
 
   it.each(cases)("%s", async (_name, make, message) => {

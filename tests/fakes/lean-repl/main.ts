@@ -52,7 +52,9 @@ function replayResponder(files: readonly string[]): Responder {
   return async (query) => {
     const step = script[next++] ?? fatal(`stand-in: request #${next} is past the end of the replayed transcripts`);
     if (!isDeepStrictEqual(parseQuery(query), step.request)) {
-      fatal(`stand-in: request #${next} is not the one recorded in ${step.file}:\n  got      ${query}\n  expected ${JSON.stringify(step.request)}`);
+      fatal(
+        `stand-in: request #${next} is not the one recorded in ${step.file}:\n  got      ${query}\n  expected ${JSON.stringify(step.request)}`,
+      );
     }
     await write(`${step.response}\n\n`);
   };
@@ -118,7 +120,7 @@ async function misbehave(text: string, fault: Fault, retained: Buffer[]): Promis
       return new Promise(() => {});
     case "crash":
       await write(text.slice(0, Math.floor(text.length / 2)));
-      process.exit(1);
+      return process.exit(1);
     case "garbage":
       await write(`${fault.text ?? "\u0007PANIC: stand-in garbage, not JSON {"}\n\n`);
       return false;

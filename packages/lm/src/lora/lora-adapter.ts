@@ -57,7 +57,7 @@ export class LoraAdapter {
     const config = validateLoraConfig(loraConfig);
     const adapter = new LoraAdapter(modelConfig, config, `lora${adapterCount++}`);
     let index = 0;
-    adapter.build((layer, module, fanIn, fanOut) => {
+    adapter.build((_layer, _module, fanIn, fanOut) => {
       const bound = 1 / Math.sqrt(fanIn);
       return {
         a: tf.randomUniform([fanIn, config.rank], -bound, bound, "float32", seed + index++),
@@ -75,7 +75,9 @@ export class LoraAdapter {
       const tensor = tensors.get(key);
       if (!tensor) throw new AdapterError(`adapter lacks "${key}" (shape [${shape.join(", ")}])`);
       if (tensor.shape[0] !== shape[0] || tensor.shape[1] !== shape[1]) {
-        throw new AdapterError(`adapter tensor "${key}" has shape [${tensor.shape.join(", ")}]; the model and r=${config.rank} need [${shape.join(", ")}]`);
+        throw new AdapterError(
+          `adapter tensor "${key}" has shape [${tensor.shape.join(", ")}]; the model and r=${config.rank} need [${shape.join(", ")}]`,
+        );
       }
       return tensor;
     };
@@ -123,9 +125,10 @@ export class LoraAdapter {
     const pair = this.pairs.get(`${layer}.${module}`);
     if (!pair) return null;
     return tf.tidy(() => {
-      const input = dropoutSeed !== undefined && this.config.dropout > 0
-        ? tf.dropout(x, this.config.dropout, undefined, dropoutSeed) as tf.Tensor2D
-        : x;
+      const input =
+        dropoutSeed !== undefined && this.config.dropout > 0
+          ? (tf.dropout(x, this.config.dropout, undefined, dropoutSeed) as tf.Tensor2D)
+          : x;
       // Scaling the [N, r] intermediate is the cheapest place for it.
       const down = tf.mul(ops.matMul(input, pair.a), this.scaling) as tf.Tensor2D;
       return ops.matMul(down, pair.b);
@@ -146,7 +149,10 @@ export class LoraAdapter {
   peftTensors(): PeftTensor[] {
     const out: PeftTensor[] = [];
     for (const pair of this.pairs.values()) {
-      for (const [matrix, variable] of [["A", pair.a], ["B", pair.b]] as const) {
+      for (const [matrix, variable] of [
+        ["A", pair.a],
+        ["B", pair.b],
+      ] as const) {
         const transposed = tf.transpose(variable);
         out.push({
           key: peftKey(pair.layer, pair.module, matrix),

@@ -176,7 +176,14 @@ describe("createBalancedTransport", () => {
 
   it("applies defaultTimeoutMs to calls that set no timeout", async () => {
     let budget: number | undefined;
-    await start([() => ({ tokenize: (_request, context) => ((budget = context.timeoutMs()), {}) })]);
+    await start([
+      () => ({
+        tokenize: (_request, context) => {
+          budget = context.timeoutMs();
+          return {};
+        },
+      }),
+    ]);
     const { client } = connect({ defaultTimeoutMs: 5000 });
 
     await client.tokenize({ prompt });

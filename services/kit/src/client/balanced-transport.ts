@@ -126,7 +126,8 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
             const message = `deadline of ${timeout} ms exceeded after ${attempt - 1} attempts`;
             throw new ConnectError(message, Code.DeadlineExceeded);
           }
-          const endpoint = (failed = await pick(failed));
+          const endpoint = await pick(failed);
+          failed = endpoint;
           const finish = begin(endpoint, attempt, signal);
           try {
             const response = await endpoint.transport.unary(method, signal, remaining, header, input, contextValues);

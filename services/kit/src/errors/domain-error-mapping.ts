@@ -4,6 +4,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 
 // `any[]` so that classes with any constructor signature fit.
+// biome-ignore lint/suspicious/noExplicitAny: any constructor signature; only instanceof is used
 export type ErrorClass = abstract new (...args: any[]) => Error;
 
 /** Instances of the class (and its subclasses) answer with the code; their message passes through. */

@@ -64,6 +64,6 @@ export class DescriptorIndex {
         this.extensions.set(type.extendee.typeName, byNumber);
       }
     }
-    file.dependencies.forEach((dep) => this.add(dep));
+    for (const dep of file.dependencies) this.add(dep);
   }
 }

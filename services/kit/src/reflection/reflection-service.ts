@@ -32,9 +32,8 @@ type ReflectionAnswer =
  * clients still ask for v1alpha) over the files of the given services, the reflection
  * services themselves and everything they import.
  */
-export function createReflectionServices(
-  services: DescService[],
-): Array<{ service: DescService; impl: ServiceImpl<any> }> {
+// biome-ignore lint/suspicious/noExplicitAny: registrations of different services share one array
+export function createReflectionServices(services: DescService[]): Array<{ service: DescService; impl: ServiceImpl<any> }> {
   const reflection = [ServerReflectionV1, ServerReflectionV1alpha];
   const index = new DescriptorIndex([...services, ...reflection]);
   const names = [...new Set([...services, ...reflection].map((s) => s.typeName))];
@@ -54,11 +53,7 @@ export function createReflectionServices(
   ];
 }
 
-function answerRequest(
-  index: DescriptorIndex,
-  serviceNames: string[],
-  { messageRequest: req }: ReflectionRequest,
-): ReflectionAnswer {
+function answerRequest(index: DescriptorIndex, serviceNames: string[], { messageRequest: req }: ReflectionRequest): ReflectionAnswer {
   switch (req.case) {
     case "fileByFilename":
       return files(index, index.fileByName(req.value), `file ${req.value}`);

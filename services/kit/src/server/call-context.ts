@@ -50,11 +50,13 @@ export class CallContext implements HandlerContext {
   }
 
   get responseHeader(): Headers {
-    return (this.headers ??= new Headers());
+    this.headers ??= new Headers();
+    return this.headers;
   }
 
   get responseTrailer(): Headers {
-    return (this.trailers ??= new Headers());
+    this.trailers ??= new Headers();
+    return this.trailers;
   }
 
   /** Headers and trailers set by the handler, without creating empty ones. */

@@ -90,9 +90,7 @@ function buildChain(route: UnaryRoute, interceptors: Interceptor[]): AnyFn {
   const terminal: AnyFn = async (req) => {
     const context = req.contextValues.get(kHandlerContext) as CallContext;
     const output = await route.impl(req.message, context);
-    const message = isMessage(output, route.method.output)
-      ? output
-      : create(route.method.output, output as Parameters<typeof create>[1]);
+    const message = isMessage(output, route.method.output) ? output : create(route.method.output, output as Parameters<typeof create>[1]);
     return {
       stream: false,
       service: route.service,
@@ -110,7 +108,6 @@ function buildChain(route: UnaryRoute, interceptors: Interceptor[]): AnyFn {
   };
   return interceptors.reduceRight<AnyFn>((next, interceptor) => interceptor(next as never) as unknown as AnyFn, terminal);
 }
-
 
 async function serveCall(
   stream: ServerHttp2Stream,
@@ -185,12 +182,16 @@ async function serveCall(
     if (stream.destroyed || stream.closed) return;
     responded = true;
     const responseHeaders: Record<string, string> = { ":status": "200", "content-type": "application/grpc+proto" };
-    context.setResponseHeader?.forEach((value, key) => (responseHeaders[key] = value));
+    context.setResponseHeader?.forEach((value, key) => {
+      responseHeaders[key] = value;
+    });
     stream.respond(responseHeaders, { waitForTrailers: true });
     const trailerSource = context.setResponseTrailer;
     stream.once("wantTrailers", () => {
       const trailers: Record<string, string> = { "grpc-status": "0" };
-      trailerSource?.forEach((value, key) => (trailers[key] = value));
+      trailerSource?.forEach((value, key) => {
+        trailers[key] = value;
+      });
       stream.sendTrailers(trailers);
     });
     stream.end(frameMessage(payload));
@@ -218,7 +219,9 @@ function respondError(stream: ServerHttp2Stream, error: unknown, route: UnaryRou
     "grpc-status": String(connectError.code),
     "grpc-message": encodeGrpcMessage(connectError.rawMessage),
   };
-  connectError.metadata.forEach((value, key) => (trailers[key] = value));
+  connectError.metadata.forEach((value, key) => {
+    trailers[key] = value;
+  });
   stream.respond(trailers, { endStream: true });
 }
 

@@ -23,6 +23,7 @@ import { ServerConfigSchema, type ServerConfig } from "./server-config.js";
 import { createLogger } from "../log.js";
 
 /** A service and its implementation; missing methods answer UNIMPLEMENTED. */
+// biome-ignore lint/suspicious/noExplicitAny: a list of registrations mixes services; each is checked where it is built
 export interface ServiceRegistration<T extends DescService = any> {
   service: T;
   impl: Partial<ServiceImpl<T>>;
@@ -138,12 +139,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
   });
-  const onStream = (
-    stream: http2.ServerHttp2Stream,
-    headers: http2.IncomingHttpHeaders,
-    _flags: number,
-    rawHeaders: string[],
-  ) => {
+  const onStream = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, _flags: number, rawHeaders: string[]) => {
     openStreams++;
     stream.once("close", () => {
       openStreams--;
@@ -152,10 +148,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     if (fastPath(stream, headers)) return;
     // Everything else: hand the stream to connect-node through Node's own compat
     // objects, exactly as http2.createServer(handler) would.
-    connectHandler(
-      new http2.Http2ServerRequest(stream, headers, undefined as never, rawHeaders),
-      new http2.Http2ServerResponse(stream),
-    );
+    connectHandler(new http2.Http2ServerRequest(stream, headers, undefined as never, rawHeaders), new http2.Http2ServerResponse(stream));
   };
   server.on("stream", onStream);
 
@@ -183,10 +176,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       // GOAWAY: open calls finish, no new ones start on these connections.
       for (const session of sessions) session.close();
       if (openStreams > 0) {
-        await Promise.race([
-          new Promise<void>((resolve) => (streamsDrained = resolve)),
-          sleep(config.shutdown.grace_period_ms),
-        ]);
+        await Promise.race([new Promise<void>((resolve) => (streamsDrained = resolve)), sleep(config.shutdown.grace_period_ms)]);
       }
       if (openStreams > 0) logger.warn({ inFlight: openStreams }, "grace period over; aborting calls");
       shutdownController.abort();

@@ -4,7 +4,11 @@ import * as tf from "@tensorflow/tfjs-core";
 
 export function rightAligned(rows: readonly (readonly number[])[], window: number): tf.Tensor2D {
   const out = new Float32Array(rows.length * window);
-  rows.forEach((row, r) => row.forEach((v, i) => { out[r * window + window - row.length + i] = v; }));
+  rows.forEach((row, r) => {
+    row.forEach((v, i) => {
+      out[r * window + window - row.length + i] = v;
+    });
+  });
   return tf.tensor2d(out, [rows.length, window]);
 }
 

@@ -17,11 +17,11 @@ export interface ExactNumber {
 const MAX_EXPONENT = 400;
 
 const DECIMAL = String.raw`(?:\d+(?:\.\d*)?|\.\d+)`;
-const SIGNED_DECIMAL = String.raw`[-+]?${DECIMAL}`;
+const SIGNED_DECIMAL = `[-+]?${DECIMAL}`;
 const BRACED = (inner: string) => String.raw`(?:\{(${inner})\}|(\d))`;
 const FRACTION = new RegExp(String.raw`^\\frac${BRACED(SIGNED_DECIMAL)}${BRACED(SIGNED_DECIMAL)}$`);
 const MIXED = new RegExp(String.raw`^(\d+)\\frac${BRACED(String.raw`\d+`)}${BRACED(String.raw`\d+`)}$`);
-const SLASH = new RegExp(String.raw`^(${SIGNED_DECIMAL})/(${SIGNED_DECIMAL})$`);
+const SLASH = new RegExp(`^(${SIGNED_DECIMAL})/(${SIGNED_DECIMAL})$`);
 const SCIENTIFIC = new RegExp(String.raw`^(${DECIMAL})(?:(?:\\times|\\cdot|\*)10\^(?:\{([-+]?\d+)\}|(\d))|[eE]([-+]?\d+))$`);
 const PLAIN = new RegExp(`^${DECIMAL}$`);
 const INTEGER_POWER = /^(\d{1,6})\^(?:\{([-+]?\d+)\}|(\d))$/;

@@ -24,19 +24,19 @@ const ID = String.raw`[\p{L}\p{N}_']`;
 const EVERYWHERE: readonly SourcePart[] = ["statement", "context", "proof"];
 const PROOF_ONLY: readonly SourcePart[] = ["proof"];
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** A token anywhere, not part of a longer identifier. */
 function token(name: string, why: string, parts = EVERYWHERE): BannedConstruct {
-  const regex = new RegExp(String.raw`(?<!${ID})${escape(name)}(?!${ID})`, "gu");
+  const regex = new RegExp(`(?<!${ID})${escapeRegExp(name)}(?!${ID})`, "gu");
   return { name, why, parts, pattern: () => regex };
 }
 
 /** A command keyword: as `token`, but not after a dot (`Set.image.def`-style names are not commands). */
 function keyword(name: string, why: string, parts = EVERYWHERE): BannedConstruct {
-  const regex = new RegExp(String.raw`(?<![\p{L}\p{N}_'.])${escape(name)}(?!${ID})`, "gu");
+  const regex = new RegExp(String.raw`(?<![\p{L}\p{N}_'.])${escapeRegExp(name)}(?!${ID})`, "gu");
   return { name, why, parts, pattern: () => regex };
 }
 
@@ -51,15 +51,14 @@ const METAPROGRAM = "runs arbitrary code at elaboration time";
 const SYNTAX = "redefines syntax or elaborators (e.g. makes a tactic mean sorry)";
 const COMPILER = "makes compiled code disagree with the kernel";
 const SEARCH = "uses library search, which has produced proofs that hide a sorry (DeepSeek-Prover-V2, App. B)";
-const COMMAND =
-  "is a top-level command; a proof body is one term, and commands after it can change what the theorem's name resolves to";
+const COMMAND = "is a top-level command; a proof body is one term, and commands after it can change what the theorem's name resolves to";
 
 export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
   token("sorry", SORRY),
   token("admit", SORRY),
   token("sorryAx", SORRY),
   token("native_decide", NATIVE),
-  token("native", NATIVE + " (decide +native, native := true)"),
+  token("native", `${NATIVE} (decide +native, native := true)`),
   token("ofReduceBool", NATIVE),
   token("trustCompiler", NATIVE),
   token("#eval", METAPROGRAM),
@@ -110,16 +109,34 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
     why: "declares the theorem's own name, so the checked constant may not be the dataset's statement",
     parts: ["context", "proof"],
     pattern: (theoremName) => {
-      const last = escape(lastComponent(theoremName));
+      const last = escapeRegExp(lastComponent(theoremName));
       return new RegExp(
         String.raw`(?<![\p{L}\p{N}_'.])(?:theorem|lemma|def|abbrev|instance|axiom|opaque|structure|inductive|class)\s+(?:\S*\.)?«?${last}»?(?!${ID})`,
         "gu",
       );
     },
   },
-  ...["theorem", "lemma", "def", "abbrev", "instance", "example", "structure", "inductive", "class", "namespace", "section", "end", "mutual", "universe", "variable", "opaque", "attribute", "export", "noncomputable"].map(
-    (name) => keyword(name, COMMAND, PROOF_ONLY),
-  ),
+  ...[
+    "theorem",
+    "lemma",
+    "def",
+    "abbrev",
+    "instance",
+    "example",
+    "structure",
+    "inductive",
+    "class",
+    "namespace",
+    "section",
+    "end",
+    "mutual",
+    "universe",
+    "variable",
+    "opaque",
+    "attribute",
+    "export",
+    "noncomputable",
+  ].map((name) => keyword(name, COMMAND, PROOF_ONLY)),
   ...["#check", "#reduce", "#synth"].map((name) => token(name, COMMAND, PROOF_ONLY)),
 ];
 
