@@ -36,7 +36,12 @@ const { values: args } = parseArgs({
     "max-tokens": { type: "string", default: "16" },
   },
 });
-const [steps, batch, generations, maxTokens] = [args.steps, args.batch, args.generations, args["max-tokens"]].map(Number) as [number, number, number, number];
+const [steps, batch, generations, maxTokens] = [args.steps, args.batch, args.generations, args["max-tokens"]].map(Number) as [
+  number,
+  number,
+  number,
+  number,
+];
 
 const work = await mkdtemp(path.join(tmpdir(), "bench-e2e-"));
 const shipped = existsSync(path.join(args.model, "config.json"));
@@ -83,11 +88,20 @@ try {
     const wall = (now - last) / 1000;
     last = now;
     // The learner reports the tokens it processed and its rate: their ratio is its compute time.
-    const learnerCompute = metrics.num_tokens && metrics.tokens_per_second ? Math.min(timings!.trainS, metrics.num_tokens / metrics.tokens_per_second) : timings!.trainS;
+    const learnerCompute =
+      metrics.num_tokens && metrics.tokens_per_second
+        ? Math.min(timings!.trainS, metrics.num_tokens / metrics.tokens_per_second)
+        : timings!.trainS;
     const phases = timings!.generateS + timings!.verifyS + timings!.scoreS + learnerCompute + timings!.syncS;
     rows.push({
-      wall_s: wall, generate_s: timings!.generateS, verify_s: timings!.verifyS, score_s: timings!.scoreS, train_s: learnerCompute,
-      sync_s: timings!.syncS, other_s: Math.max(0, wall - phases), rpc_estimate_s: (2 * batch + 3) * rttS,
+      wall_s: wall,
+      generate_s: timings!.generateS,
+      verify_s: timings!.verifyS,
+      score_s: timings!.scoreS,
+      train_s: learnerCompute,
+      sync_s: timings!.syncS,
+      other_s: Math.max(0, wall - phases),
+      rpc_estimate_s: (2 * batch + 3) * rttS,
     });
   }
   if (final !== RunState.COMPLETED) throw new Error(`bench run ended ${RunState[final]}: ${error}`);
@@ -96,17 +110,34 @@ try {
   const mean = (key: string) => steady.reduce((a, r) => a + r[key]!, 0) / steady.length;
   const wall = mean("wall_s");
   const split = Object.fromEntries(["generate_s", "verify_s", "score_s", "train_s", "sync_s", "other_s"].map((k) => [k, round(mean(k))]));
-  process.stdout.write(`${JSON.stringify({
-    bench: "e2e",
-    model: shipped ? modelDir : "tiny random test model (models/arith-tiny has no config.json yet)",
-    config: { steps, batch, generations, max_tokens: maxTokens, steady_steps: steady.length },
-    per_step_mean: { wall_s: round(wall), ...split },
-    share_of_step: Object.fromEntries(Object.entries(split).map(([k, v]) => [k.replace(/_s$/, "_pct"), round((100 * v) / wall, 2)])),
-    other_pct_goal: 5,
-    other_within_goal: (100 * mean("other_s")) / wall <= 5,
-    rpc_baseline: { unary_round_trip_ms_mean: round(rttS * 1000, 3), unary_round_trip_ms_p99: round(percentile([...rtt].sort((a, b) => a - b), 99) * 1000, 3), rpcs_per_step: 2 * batch + 3, rpc_estimate_pct_of_step: round((100 * mean("rpc_estimate_s")) / wall, 2) },
-    per_step: rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, round(v)]))),
-  }, null, 1)}\n`);
+  process.stdout.write(
+    `${JSON.stringify(
+      {
+        bench: "e2e",
+        model: shipped ? modelDir : "tiny random test model (models/arith-tiny has no config.json yet)",
+        config: { steps, batch, generations, max_tokens: maxTokens, steady_steps: steady.length },
+        per_step_mean: { wall_s: round(wall), ...split },
+        share_of_step: Object.fromEntries(Object.entries(split).map(([k, v]) => [k.replace(/_s$/, "_pct"), round((100 * v) / wall, 2)])),
+        other_pct_goal: 5,
+        other_within_goal: (100 * mean("other_s")) / wall <= 5,
+        rpc_baseline: {
+          unary_round_trip_ms_mean: round(rttS * 1000, 3),
+          unary_round_trip_ms_p99: round(
+            percentile(
+              [...rtt].sort((a, b) => a - b),
+              99,
+            ) * 1000,
+            3,
+          ),
+          rpcs_per_step: 2 * batch + 3,
+          rpc_estimate_pct_of_step: round((100 * mean("rpc_estimate_s")) / wall, 2),
+        },
+        per_step: rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, round(v)]))),
+      },
+      null,
+      1,
+    )}\n`,
+  );
 } finally {
   orchestrator.transport.close();
   learner.transport.close();

@@ -30,7 +30,9 @@ async function timeEach(n: number, call: () => Promise<unknown>) {
 }
 
 const standIn = await startVllmStandIn();
-const proxyConfig = loadConfig(InferenceConfigSchema, { overrides: [`vllm.url=${standIn.url}`, "server.port=0", "server.shutdown.drain_delay_ms=0"] });
+const proxyConfig = loadConfig(InferenceConfigSchema, {
+  overrides: [`vllm.url=${standIn.url}`, "server.port=0", "server.shutdown.drain_delay_ms=0"],
+});
 const proxy = await serve({ name: "inference", services: [createInferenceService(proxyConfig)], config: proxyConfig.server });
 const grpc = createClient(InferenceService, createGrpcTransport({ baseUrl: proxy.url }));
 const openai = new OpenAI({ baseURL: `${standIn.url}/v1`, apiKey: "EMPTY", maxRetries: 0 });
@@ -48,7 +50,11 @@ const body = {
 };
 const direct = await timeEach(calls, () => openai.completions.create(body as unknown as OpenAI.CompletionCreateParamsNonStreaming));
 const viaProxy = await timeEach(calls, () =>
-  grpc.generate({ prompt: { kind: { case: "tokenIds", value: { ids: prompt } } }, n: 4, sampling: { maxTokens: 16, temperature: 1, seed: 1n, stop: [] } }),
+  grpc.generate({
+    prompt: { kind: { case: "tokenIds", value: { ids: prompt } } },
+    n: 4,
+    sampling: { maxTokens: 16, temperature: 1, seed: 1n, stop: [] },
+  }),
 );
 
 const modelDir = fileURLToPath(new URL("../../packages/lm/test/fixtures/qwen2-tiny", import.meta.url));
@@ -57,7 +63,11 @@ const embeddedConfig = loadConfig(InferenceConfigSchema, {
 });
 const embedded = await serve({ name: "inference", services: [createInferenceService(embeddedConfig)], config: embeddedConfig.server });
 const embeddedClient = createClient(InferenceService, createGrpcTransport({ baseUrl: embedded.url }));
-const decodeRequest = { prompt: { kind: { case: "tokenIds" as const, value: { ids: prompt } } }, n: 4, sampling: { maxTokens: 64, temperature: 1, seed: 3n, stop: [], stopTokenIds: [] } };
+const decodeRequest = {
+  prompt: { kind: { case: "tokenIds" as const, value: { ids: prompt } } },
+  n: 4,
+  sampling: { maxTokens: 64, temperature: 1, seed: 3n, stop: [], stopTokenIds: [] },
+};
 await embeddedClient.generate(decodeRequest); // loads the model
 let tokens = 0;
 const t0 = performance.now();

@@ -9,7 +9,19 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import * as tf from "@tensorflow/tfjs-core";
-import { CausalLM, completionLogprobs, expectedWeights, generate, LoraAdapter, lossGradients, parseModelConfig, SeededRandom, useBackend, type BackendName, type LinearModule } from "@lean-grpo/lm";
+import {
+  CausalLM,
+  completionLogprobs,
+  expectedWeights,
+  generate,
+  LoraAdapter,
+  lossGradients,
+  parseModelConfig,
+  SeededRandom,
+  useBackend,
+  type BackendName,
+  type LinearModule,
+} from "@lean-grpo/lm";
 
 const { values: args } = parseArgs({
   options: {
@@ -23,14 +35,29 @@ const { values: args } = parseArgs({
 // learner-facts §2: 4 layers, hidden 256, 4 q / 2 kv heads (head_dim 64), intermediate 1024,
 // vocab 2048, tied head, q/k/v bias; batch 8 × 128 tokens; LoRA r 16 on q/k/v/o.
 const CONFIG = {
-  model_type: "qwen2", hidden_size: 256, intermediate_size: 1024, num_hidden_layers: 4, num_attention_heads: 4,
-  num_key_value_heads: 2, vocab_size: 2048, rms_norm_eps: 1e-6, rope_theta: 1e6, tie_word_embeddings: true,
-  max_position_embeddings: 4096, torch_dtype: "float32",
+  model_type: "qwen2",
+  hidden_size: 256,
+  intermediate_size: 1024,
+  num_hidden_layers: 4,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  vocab_size: 2048,
+  rms_norm_eps: 1e-6,
+  rope_theta: 1e6,
+  tie_word_embeddings: true,
+  max_position_embeddings: 4096,
+  torch_dtype: "float32",
 };
 const BATCH = 8;
 const PROMPT_TOKENS = 32;
 const COMPLETION_TOKENS = 96; // 128 tokens per sequence, logprobs for the last 96
-const LORA = { rank: 16, alpha: 32, targetModules: ["q_proj", "k_proj", "v_proj", "o_proj"] as LinearModule[], dropout: 0, useRslora: false };
+const LORA = {
+  rank: 16,
+  alpha: 32,
+  targetModules: ["q_proj", "k_proj", "v_proj", "o_proj"] as LinearModule[],
+  dropout: 0,
+  useRslora: false,
+};
 
 /** The fixed model with random weights (timing does not depend on the values). */
 function randomModel(): CausalLM {
@@ -102,8 +129,16 @@ function torchTrainStep(threads: number, warmup: number, steps: number): TorchRe
     return { skipped: "/usr/bin/python3 has no torch (apt-get install python3-torch libopenblas0-pthread)" };
   }
   const spec = {
-    config: CONFIG, batch: BATCH, prompt_tokens: PROMPT_TOKENS, completion_tokens: COMPLETION_TOKENS,
-    rank: LORA.rank, alpha: LORA.alpha, targets: LORA.targetModules, threads, warmup_steps: warmup, steps,
+    config: CONFIG,
+    batch: BATCH,
+    prompt_tokens: PROMPT_TOKENS,
+    completion_tokens: COMPLETION_TOKENS,
+    rank: LORA.rank,
+    alpha: LORA.alpha,
+    targets: LORA.targetModules,
+    threads,
+    warmup_steps: warmup,
+    steps,
   };
   const script = fileURLToPath(new URL("torch_step.py", import.meta.url));
   const run = spawnSync(python, [script, JSON.stringify(spec)], {
@@ -112,14 +147,22 @@ function torchTrainStep(threads: number, warmup: number, steps: number): TorchRe
   });
   if (run.status !== 0) return { failed: run.stderr.trim().split("\n").slice(-3).join(" | ") };
   const result = JSON.parse(run.stdout.trim().split("\n").pop()!) as { step_ms: number[]; blas: string; torch: string };
-  return { blasThreads: threads, torch: result.torch, blas: result.blas, stepMs: result.step_ms.map(round), medianMs: median(result.step_ms) };
+  return {
+    blasThreads: threads,
+    torch: result.torch,
+    blas: result.blas,
+    stepMs: result.step_ms.map(round),
+    medianMs: median(result.step_ms),
+  };
 }
 
 async function decodeThroughput(newTokens: number) {
   await useBackend("wasm");
   const model = randomModel();
   const random = new SeededRandom(2);
-  const prompts = Array.from({ length: 4 }, () => Array.from({ length: PROMPT_TOKENS }, () => Math.floor(random.next() * CONFIG.vocab_size)));
+  const prompts = Array.from({ length: 4 }, () =>
+    Array.from({ length: PROMPT_TOKENS }, () => Math.floor(random.next() * CONFIG.vocab_size)),
+  );
   const options = { maxNewTokens: newTokens, temperature: 0, stopTokenIds: [] as number[] };
   await generate(model, prompts, { ...options, maxNewTokens: 2 }); // warm up
   const measure = async (useKvCache: boolean) => {
@@ -167,11 +210,22 @@ for (const [name, result] of Object.entries(tfjs)) {
   if ("medianMs" in torchOneThread) ratios[`tfjs-${name} / torch-1-thread`] = round(result.medianMs / torchOneThread.medianMs);
   if ("medianMs" in torchTwoThreads) ratios[`tfjs-${name} / torch-2-threads`] = round(result.medianMs / torchTwoThreads.medianMs);
 }
-console.log(JSON.stringify({
-  model: { ...CONFIG, lora: LORA },
-  batch: BATCH,
-  tokensPerSequence: PROMPT_TOKENS + COMPLETION_TOKENS,
-  completionTokensScored: COMPLETION_TOKENS,
-  trainStep: { tfjs, torch: { oneThread: torchOneThread, twoThreads: torchTwoThreads }, ratios, goal: "tfjs-wasm / torch-1-thread <= 4" },
-  decode: await decodeThroughput(Number(args["decode-tokens"])),
-}, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      model: { ...CONFIG, lora: LORA },
+      batch: BATCH,
+      tokensPerSequence: PROMPT_TOKENS + COMPLETION_TOKENS,
+      completionTokensScored: COMPLETION_TOKENS,
+      trainStep: {
+        tfjs,
+        torch: { oneThread: torchOneThread, twoThreads: torchTwoThreads },
+        ratios,
+        goal: "tfjs-wasm / torch-1-thread <= 4",
+      },
+      decode: await decodeThroughput(Number(args["decode-tokens"])),
+    },
+    null,
+    2,
+  ),
+);

@@ -54,19 +54,49 @@ export async function measureGroupLatency(options: LatencyOptions) {
     // No recycling of workers mid-run: a respawn would show as the reward service's latency.
     [`repl.pool_size=${options.workers}`, "repl.max_requests_per_worker=0"],
   );
-  const reward = await startServiceProcess(`${REPO_ROOT}services/reward/src/server.ts`, [`verifier.url=${verifier.url}`, "reward.preset=shaped"]);
+  const reward = await startServiceProcess(`${REPO_ROOT}services/reward/src/server.ts`, [
+    `verifier.url=${verifier.url}`,
+    "reward.preset=shaped",
+  ]);
   const rewardClient = createServiceClient(RewardService, { endpoints: [reward.url] });
   const verifierClient = createServiceClient(LeanVerifierService, { endpoints: [verifier.url] });
   try {
-    const theorem = create(TheoremSchema, { id: "bench", name: "add_zero'", statement: "theorem add_zero' (n : Nat) : n + 0 = n", imports: ["Mathlib"], kind: TaskKind.LEAN_PROOF });
-    const proofs = ["simp", "omega", "rfl", "simp only [Nat.add_zero]", "exact Nat.add_zero n", "induction n <;> simp", "norm_num", "decide"].map((t) => `by ${t}`);
+    const theorem = create(TheoremSchema, {
+      id: "bench",
+      name: "add_zero'",
+      statement: "theorem add_zero' (n : Nat) : n + 0 = n",
+      imports: ["Mathlib"],
+      kind: TaskKind.LEAN_PROOF,
+    });
+    const proofs = [
+      "simp",
+      "omega",
+      "rfl",
+      "simp only [Nat.add_zero]",
+      "exact Nat.add_zero n",
+      "induction n <;> simp",
+      "norm_num",
+      "decide",
+    ].map((t) => `by ${t}`);
     const completion = (text: string) => create(CompletionSchema, { text, tokenIds: Array.from(text, (c) => c.codePointAt(0)!) });
     const leanGroup = proofs.map((proof) => completion(`<think>Try ${proof}.</think>\n\`\`\`lean\n${proof}\n\`\`\``));
-    const verifications = proofs.map(() => create(VerifyResponseSchema, { verdict: Verdict.PROVED, progress: create(ProofProgressSchema, { tacticsTotal: 1, tacticsValidBeforeFirstError: 1 }) }));
-    const math = create(TheoremSchema, { id: "bench-math", answer: "\\frac{\\sqrt{2}}{2}", kind: TaskKind.MATH_ANSWER });
-    const mathGroup = ["\\frac{1}{\\sqrt2}", "0.7071", "\\frac{\\sqrt{2}}{2}", "\\sqrt{0.5}", "1", "\\frac{2}{\\sqrt{8}}", "", "\\sqrt2"].map((a) =>
-      completion(`<think>Rationalise.</think> The answer is \\boxed{${a}}.`),
+    const verifications = proofs.map(() =>
+      create(VerifyResponseSchema, {
+        verdict: Verdict.PROVED,
+        progress: create(ProofProgressSchema, { tacticsTotal: 1, tacticsValidBeforeFirstError: 1 }),
+      }),
     );
+    const math = create(TheoremSchema, { id: "bench-math", answer: "\\frac{\\sqrt{2}}{2}", kind: TaskKind.MATH_ANSWER });
+    const mathGroup = [
+      "\\frac{1}{\\sqrt2}",
+      "0.7071",
+      "\\frac{\\sqrt{2}}{2}",
+      "\\sqrt{0.5}",
+      "1",
+      "\\frac{2}{\\sqrt{8}}",
+      "",
+      "\\sqrt2",
+    ].map((a) => completion(`<think>Rationalise.</think> The answer is \\boxed{${a}}.`));
     const opts = { timeoutMs: 60_000 };
     const results = await timeInterleaved(options.calls, {
       scoreGroupVerifying: () => rewardClient.client.scoreGroup({ theorem, completions: leanGroup }, opts),

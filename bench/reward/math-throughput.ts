@@ -37,7 +37,11 @@ const toMessages = (workload: MathCase[]) =>
 
 /** The service's path for one completion; true when judged correct. */
 async function serviceScore(message: ReturnType<typeof toMessages>[number]): Promise<boolean> {
-  const [evidence] = await gatherEvidence(message.theorem, [{ completion: message.completion, field: "completion", verificationField: "verification" }], context);
+  const [evidence] = await gatherEvidence(
+    message.theorem,
+    [{ completion: message.completion, field: "completion", verificationField: "verification" }],
+    context,
+  );
   return composeReward(reward, evidence!, undefined).solved;
 }
 

@@ -11,7 +11,6 @@ export interface MathCase {
   form: string;
 }
 
-
 /** `int` draws an integer; `salt` differs per workload so that no ground truth repeats across workloads. */
 type Form = (int: (lo: number, hi: number) => number, salt: number) => { truth: string; right: string[]; wrong: string[] };
 
@@ -23,7 +22,11 @@ const FORMS: Record<string, Form> = {
   fraction: (int, salt) => {
     const a = salt * 100 + int(1, 97);
     const b = a + int(1, 50); // b ≠ a, so that the inverted fraction is wrong
-    return { truth: `\\frac{${a}}{${b}}`, right: [`\\dfrac{${2 * a}}{${2 * b}}`, `${a}/${b}`], wrong: [`\\frac{${b}}{${a}}`, `\\frac{${a + 1}}{${b}}`] };
+    return {
+      truth: `\\frac{${a}}{${b}}`,
+      right: [`\\dfrac{${2 * a}}{${2 * b}}`, `${a}/${b}`],
+      wrong: [`\\frac{${b}}{${a}}`, `\\frac{${a + 1}}{${b}}`],
+    };
   },
   decimal: (int, salt) => {
     const n = salt * 10_000 + int(1, 9999);
@@ -36,7 +39,11 @@ const FORMS: Record<string, Form> = {
   sqrt: (int, salt) => {
     // Brace-less \sqrt takes one digit: \sqrt13 is √1·3.
     const [k, m] = [salt * 60 + int(2, 59), [2, 3, 5, 6, 7, 10, 11, 13, 14, 15][int(0, 9)]!];
-    return { truth: `${k}\\sqrt{${m}}`, right: [`\\sqrt{${k * k * m}}`, m < 10 ? `${k}\\sqrt${m}` : `${k}\\sqrt{${m}}`], wrong: [`\\sqrt{${k * k * m + 1}}`, `${k + 1}\\sqrt{${m}}`] };
+    return {
+      truth: `${k}\\sqrt{${m}}`,
+      right: [`\\sqrt{${k * k * m}}`, m < 10 ? `${k}\\sqrt${m}` : `${k}\\sqrt{${m}}`],
+      wrong: [`\\sqrt{${k * k * m + 1}}`, `${k + 1}\\sqrt{${m}}`],
+    };
   },
   pi: (int, salt) => {
     const [a, b] = [salt * 100 + int(1, 99), int(2, 99)];
@@ -75,7 +82,8 @@ export function mathWorkload(problems: number, seed = 1): MathCase[] {
     const reasoning = () => Array.from({ length: 16 }, () => FILLER[int(0, FILLER.length - 1)]).join("");
     for (let i = 0; i < 8; i++) {
       // 4 right, 3 wrong, 1 without a box.
-      if (i < 4) cases.push({ completion: `${reasoning()}So the answer is $\\boxed{${right[i % right.length]}}$.`, truth, correct: true, form });
+      if (i < 4)
+        cases.push({ completion: `${reasoning()}So the answer is $\\boxed{${right[i % right.length]}}$.`, truth, correct: true, form });
       else if (i < 7) cases.push({ completion: `${reasoning()}Hence \\boxed{${wrong[i % wrong.length]}}.`, truth, correct: false, form });
       else cases.push({ completion: `${reasoning()}The answer is ${right[0]}.`, truth, correct: false, form });
     }

@@ -13,7 +13,8 @@ server.addService(
       responseStream: false,
       requestSerialize: (m: TokenizeRequest) => Buffer.from(toBinary(TokenizeRequestSchema, m)),
       requestDeserialize: (b: Buffer) => fromBinary(TokenizeRequestSchema, b),
-      responseSerialize: (m: ReturnType<typeof tokenize>) => Buffer.from(toBinary(TokenizeResponseSchema, create(TokenizeResponseSchema, m))),
+      responseSerialize: (m: ReturnType<typeof tokenize>) =>
+        Buffer.from(toBinary(TokenizeResponseSchema, create(TokenizeResponseSchema, m))),
       responseDeserialize: (b: Buffer) => fromBinary(TokenizeResponseSchema, b),
     },
   },

@@ -54,18 +54,22 @@ function node(script: string, args: string[], stdio: "pipe-stdout" | "pipe-stder
 
 /** Starts services/verifier/src/server.ts with `poolSize` workers of the stand-in; resolves with its URL once they are up. */
 async function startServer(poolSize: number, rules: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = node(join(repoRoot, "services/verifier/src/server.ts"), [
-    "--port",
-    "0",
-    `repl.command=${JSON.stringify(standIn(rules))}`,
-    `repl.cwd=${JSON.stringify(repoRoot)}`,
-    `repl.pool_size=${poolSize}`,
-    "repl.queue_capacity=4096",
-    "repl.memory_limit_mb=0",
-    "repl.max_requests_per_worker=0",
-    "server.limits.max_concurrent_calls=0",
-    "server.shutdown.drain_delay_ms=0",
-  ], "pipe-stderr");
+  const child = node(
+    join(repoRoot, "services/verifier/src/server.ts"),
+    [
+      "--port",
+      "0",
+      `repl.command=${JSON.stringify(standIn(rules))}`,
+      `repl.cwd=${JSON.stringify(repoRoot)}`,
+      `repl.pool_size=${poolSize}`,
+      "repl.queue_capacity=4096",
+      "repl.memory_limit_mb=0",
+      "repl.max_requests_per_worker=0",
+      "server.limits.max_concurrent_calls=0",
+      "server.shutdown.drain_delay_ms=0",
+    ],
+    "pipe-stderr",
+  );
   let url: string | undefined;
   for await (const line of createInterface({ input: child.stderr! })) {
     const record = JSON.parse(line) as { msg?: string; url?: string; level?: number };

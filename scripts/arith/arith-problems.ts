@@ -74,7 +74,8 @@ export function plainSolution(problem: ArithProblem): string {
  */
 export function drawProblems(count: number, seed: number, exclude: ReadonlySet<string> = new Set()): ArithProblem[] {
   const pool = allProblems().filter((p) => !exclude.has(p.problem));
-  if (count > pool.length) throw new Error(`only ${pool.length} of ${count} distinct problems could be drawn outside the ${exclude.size} excluded`);
+  if (count > pool.length)
+    throw new Error(`only ${pool.length} of ${count} distinct problems could be drawn outside the ${exclude.size} excluded`);
   const random = new SeededRandom(seed);
   // Partial Fisher–Yates: the first `count` places of a seeded shuffle.
   for (let i = 0; i < count; i++) {

@@ -8,11 +8,7 @@
 
 export const SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"] as const;
 
-const CHARACTERS = [
-  "\n",
-  ...Array.from({ length: 126 - 32 + 1 }, (_, i) => String.fromCharCode(32 + i)),
-  "×", "÷", "−",
-];
+const CHARACTERS = ["\n", ...Array.from({ length: 126 - 32 + 1 }, (_, i) => String.fromCharCode(32 + i)), "×", "÷", "−"];
 
 /** Words (and word pieces) the prompts and solutions use often, each one token. */
 const WORDS = ["What", " is", "Answer", "\\boxed{", "user", "assistant", "system", "<think>", "</think>"];
@@ -62,15 +58,29 @@ export function buildArithTokenizer(): TokenizerFiles {
     truncation: null,
     padding: null,
     added_tokens: SPECIAL_TOKENS.map((content) => ({
-      id: specialIds[content], content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true,
+      id: specialIds[content],
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
     })),
     normalizer: null,
     pre_tokenizer: null,
     post_processor: null,
     decoder: { type: "Fuse" },
     model: {
-      type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
-      fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges,
+      type: "BPE",
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab,
+      merges,
     },
   };
   const tokenizerConfig = {

@@ -22,7 +22,15 @@ const result = await greedyAccuracy(model, tokenizer, records);
 for (let i = 0; i < Number(values.show) && i < records.length; i++) {
   process.stderr.write(`${records[i]!.problem} (${records[i]!.answer}) -> ${JSON.stringify(result.completions[i])}\n`);
 }
-process.stdout.write(JSON.stringify({
-  model: values.model, data: values.data, accuracy: result.accuracy, correct: result.correct, total: result.total, boxed: result.boxed, right_number: result.rightNumber,
-  seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
-}) + "\n");
+process.stdout.write(
+  `${JSON.stringify({
+    model: values.model,
+    data: values.data,
+    accuracy: result.accuracy,
+    correct: result.correct,
+    total: result.total,
+    boxed: result.boxed,
+    right_number: result.rightNumber,
+    seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
+  })}\n`,
+);

@@ -1,7 +1,7 @@
 // Greedy accuracy of a model on {problem, answer} records: each problem rendered as a
 // one-message user turn with the chat template, decoded greedily, and counted right when
 // the last \boxed{...} of the answer holds the expected number.
-import { CausalLM, ModelTokenizer, generate, type LoraAdapter } from "@lean-grpo/lm";
+import { type CausalLM, type ModelTokenizer, generate, type LoraAdapter } from "@lean-grpo/lm";
 
 export interface ArithRecord {
   problem: string;
@@ -44,7 +44,10 @@ export async function greedyAccuracy(
     const slice = records.slice(first, first + batchSize);
     const prompts = slice.map((r) => tokenizer.encodeChat([{ role: "user", content: r.problem }], { addGenerationPrompt: true }));
     const sequences = await generate(model, prompts, {
-      maxNewTokens: options.maxNewTokens ?? 24, temperature: 0, seed: 0, adapter: options.adapter ?? null,
+      maxNewTokens: options.maxNewTokens ?? 24,
+      temperature: 0,
+      seed: 0,
+      adapter: options.adapter ?? null,
     });
     completions.push(...sequences.map((s) => tokenizer.decode(s.tokenIds, { skipSpecialTokens: true })));
   }

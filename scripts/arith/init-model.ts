@@ -55,18 +55,30 @@ export function writeInitialModel(out: string, seed: number): void {
   const random = new SeededRandom(seed);
   const tensors = [...expectedWeights(config)].map(([name, shape]) => {
     const count = shape.reduce((a, b) => a * b, 1);
-    const data = name.endsWith("norm.weight") ? new Float32Array(count).fill(1)
-      : name.endsWith(".bias") ? new Float32Array(count)
-      : normals(random, count, INIT_STD);
+    const data = name.endsWith("norm.weight")
+      ? new Float32Array(count).fill(1)
+      : name.endsWith(".bias")
+        ? new Float32Array(count)
+        : normals(random, count, INIT_STD);
     return { name, shape, data };
   });
   mkdirSync(out, { recursive: true });
-  writeFileSync(path.join(out, "config.json"), JSON.stringify(raw, null, 2) + "\n");
-  writeFileSync(path.join(out, "generation_config.json"), JSON.stringify({
-    eos_token_id: raw.eos_token_id, pad_token_id: raw.pad_token_id, do_sample: false, max_new_tokens: 32,
-  }, null, 2) + "\n");
-  writeFileSync(path.join(out, "tokenizer.json"), JSON.stringify(tokenizer.tokenizerJson, null, 2) + "\n");
-  writeFileSync(path.join(out, "tokenizer_config.json"), JSON.stringify(tokenizer.tokenizerConfig, null, 2) + "\n");
+  writeFileSync(path.join(out, "config.json"), `${JSON.stringify(raw, null, 2)}\n`);
+  writeFileSync(
+    path.join(out, "generation_config.json"),
+    `${JSON.stringify(
+      {
+        eos_token_id: raw.eos_token_id,
+        pad_token_id: raw.pad_token_id,
+        do_sample: false,
+        max_new_tokens: 32,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  writeFileSync(path.join(out, "tokenizer.json"), `${JSON.stringify(tokenizer.tokenizerJson, null, 2)}\n`);
+  writeFileSync(path.join(out, "tokenizer_config.json"), `${JSON.stringify(tokenizer.tokenizerConfig, null, 2)}\n`);
   writeFileSync(path.join(out, "model.safetensors"), serializeSafetensors(tensors, { format: "pt" }));
 }
 

@@ -36,7 +36,10 @@ export function arithDataSets(sizes: { heldout: number; train: number; sft: numb
 }
 
 /** The warm-start records: the SFT problems as the teacher writes them (seeded). */
-export function sftRecords(problems: readonly ArithProblem[], seed = SFT_SEED): Array<{ problem: string; answer: string; solution: string }> {
+export function sftRecords(
+  problems: readonly ArithProblem[],
+  seed = SFT_SEED,
+): Array<{ problem: string; answer: string; solution: string }> {
   const random = new SeededRandom(seed);
   return problems.map((p) => {
     const worked = random.next() < WORKED_SHARE;
@@ -46,7 +49,7 @@ export function sftRecords(problems: readonly ArithProblem[], seed = SFT_SEED): 
 }
 
 function jsonl(records: object[]): string {
-  return records.map((r) => JSON.stringify(r)).join("\n") + "\n";
+  return `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -56,5 +59,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   writeFileSync("examples/arith-heldout.jsonl", jsonl(sets.heldout.map(question)));
   writeFileSync("examples/arith.jsonl", jsonl(sets.train.map(question)));
   if (values.sft) writeFileSync(values.sft, jsonl(sftRecords(sets.sft)));
-  process.stdout.write(`heldout ${sets.heldout.length}, train ${sets.train.length}${values.sft ? `, sft ${sets.sft.length} -> ${values.sft}` : ""}\n`);
+  process.stdout.write(
+    `heldout ${sets.heldout.length}, train ${sets.train.length}${values.sft ? `, sft ${sets.sft.length} -> ${values.sft}` : ""}\n`,
+  );
 }

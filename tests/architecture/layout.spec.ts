@@ -38,7 +38,10 @@ function layerOf(dir: string): Layer {
 }
 
 function workspaces(): Workspace[] {
-  const dirs = ["gen/ts", ...["packages", "services", "apps"].flatMap((group) => readdirSync(path.join(root, group)).map((d) => `${group}/${d}`))];
+  const dirs = [
+    "gen/ts",
+    ...["packages", "services", "apps"].flatMap((group) => readdirSync(path.join(root, group)).map((d) => `${group}/${d}`)),
+  ];
   return dirs
     .filter((dir) => statSync(path.join(root, dir)).isDirectory())
     .flatMap((dir) => {
@@ -99,8 +102,10 @@ describe("layout", () => {
             continue;
           }
           if (target === workspace) problems.push(`${where}: imports its own package by name (${spec}); use a relative import`);
-          else if (!ALLOWED[workspace.layer].includes(target.layer)) problems.push(`${where}: a ${workspace.layer} may not import ${target.layer} ${target.name}`);
-          if (!workspace.declared.has(target.name)) problems.push(`${where}: imports ${target.name}, which ${workspace.dir}/package.json does not declare`);
+          else if (!ALLOWED[workspace.layer].includes(target.layer))
+            problems.push(`${where}: a ${workspace.layer} may not import ${target.layer} ${target.name}`);
+          if (!workspace.declared.has(target.name))
+            problems.push(`${where}: imports ${target.name}, which ${workspace.dir}/package.json does not declare`);
         }
       }
       expect(problems).toEqual([]);

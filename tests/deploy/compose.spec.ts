@@ -22,9 +22,16 @@ describe.skipIf(!compose)("deploy/compose.yaml", () => {
 
   it("validates, with vLLM only in the gpu profile", () => {
     const stack = parse(config());
-    expect(Object.keys(stack.services).sort()).toEqual(
-      ["inference", "jaeger", "learner", "orchestrator", "otel-collector", "reward", "verifier", "vllm"],
-    );
+    expect(Object.keys(stack.services).sort()).toEqual([
+      "inference",
+      "jaeger",
+      "learner",
+      "orchestrator",
+      "otel-collector",
+      "reward",
+      "verifier",
+      "vllm",
+    ]);
     expect(stack.services.vllm.profiles).toEqual(["gpu"]);
     for (const svc of ["inference", "verifier", "reward", "learner", "orchestrator"]) {
       expect(stack.services[svc].profiles, svc).toBeUndefined();

@@ -149,9 +149,7 @@ export function imageProblems(text: string, expected: ImageExpectation): string[
         // From the build context: the whole repository in `prune` only, else the
         // service's own config file.
         const ownConfig =
-          copy.sources.length === 1 &&
-          copy.sources[0] === `deploy/k8s/base/config/${service}.yaml` &&
-          copy.destination === config;
+          copy.sources.length === 1 && copy.sources[0] === `deploy/k8s/base/config/${service}.yaml` && copy.destination === config;
         if (stage.name !== "prune" && !ownConfig) {
           problems.push(`${stage.name}: COPY ${i.args} takes files from the build context`);
         }

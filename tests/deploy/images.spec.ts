@@ -92,7 +92,19 @@ describe.skipIf(!turbo)("each image's cut of the monorepo (deploy/docker/prune.s
     work = mkdtempSync(path.join(tmpdir(), "lean-grpo-prune-"));
     copy = path.join(work, "repo");
     // What prune.sh reads, as the Dockerfiles' prune stage has it (less node_modules).
-    for (const entry of ["package.json", "package-lock.json", ".npmrc", "turbo.json", "tsconfig.base.json", "gen", "packages", "services", "apps", "tests", "deploy/docker/prune.sh"]) {
+    for (const entry of [
+      "package.json",
+      "package-lock.json",
+      ".npmrc",
+      "turbo.json",
+      "tsconfig.base.json",
+      "gen",
+      "packages",
+      "services",
+      "apps",
+      "tests",
+      "deploy/docker/prune.sh",
+    ]) {
       if (!existsSync(path.join(repoRoot, entry))) continue;
       cpSync(path.join(repoRoot, entry), path.join(copy, entry), {
         recursive: true,
@@ -100,7 +112,11 @@ describe.skipIf(!turbo)("each image's cut of the monorepo (deploy/docker/prune.s
       });
     }
     // First, plain `turbo prune` (no prune.sh) of reward, for the test that shows the check fails.
-    execFileSync("turbo", ["prune", "@lean-grpo/reward", "--docker", "--out-dir", path.join(work, "plain-reward")], { cwd: copy, env, stdio: "pipe" });
+    execFileSync("turbo", ["prune", "@lean-grpo/reward", "--docker", "--out-dir", path.join(work, "plain-reward")], {
+      cwd: copy,
+      env,
+      stdio: "pipe",
+    });
     for (const service of NAMES) {
       execFileSync("sh", ["deploy/docker/prune.sh", service, path.join(work, service)], { cwd: copy, env, stdio: "pipe" });
     }
@@ -167,14 +183,23 @@ describe("deploy/docker/service.Dockerfile", () => {
         (t) => t.replace("COPY --from=prune /out/learner/full/ ./", "COPY --from=prune /out/inference/full/ ./"),
         /not learner's cut/,
       ],
-      ["the repository's sources", (t) => t.replace("FROM runtime AS learner\n", "FROM runtime AS learner\nCOPY services services\n"), /build context/],
+      [
+        "the repository's sources",
+        (t) => t.replace("FROM runtime AS learner\n", "FROM runtime AS learner\nCOPY services services\n"),
+        /build context/,
+      ],
       ["the whole prune stage", (t) => t.replace("FROM install AS learner-app", "FROM prune AS learner-app"), /derives FROM prune/],
       [
         "another service's server",
         (t) => t.replace(`"services/learner/src/server.ts"`, `"services/reward/src/server.ts"`),
         /not \["--import","tsx","services\/learner/,
       ],
-      ["the CLI", (t) => t.replace(/CMD \["--import", "tsx", "services\/learner[^\n]*/, `CMD ["apps/lean-grpo/bin/lean-grpo.mjs", "serve", "learner"]`), /starts/],
+      [
+        "the CLI",
+        (t) =>
+          t.replace(/CMD \["--import", "tsx", "services\/learner[^\n]*/, `CMD ["apps/lean-grpo/bin/lean-grpo.mjs", "serve", "learner"]`),
+        /starts/,
+      ],
       ["no cut for the service", (t) => t.replace("RUN sh deploy/docker/prune.sh learner /out/learner\n", ""), /does not run/],
     ];
     for (const [what, breakIt, problem] of cases) {
@@ -189,6 +214,8 @@ describe("deploy/docker/service.Dockerfile", () => {
 describe("deploy/docker/lean-verifier.Dockerfile", () => {
   it("holds only the verifier's cut on top of Lean, and starts the verifier's own server.ts", () => {
     expect(imageProblems(leanVerifierDockerfile, { service: "verifier", port: SERVICES.verifier })).toEqual([]);
-    expect(imageProblems(leanVerifierDockerfile.replace("/out/verifier/full/", "/out/learner/full/"), { service: "verifier", port: 50052 })).not.toEqual([]);
+    expect(
+      imageProblems(leanVerifierDockerfile.replace("/out/verifier/full/", "/out/learner/full/"), { service: "verifier", port: 50052 }),
+    ).not.toEqual([]);
   });
 });

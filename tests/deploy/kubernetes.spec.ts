@@ -98,7 +98,13 @@ describe.skipIf(!kubectl).each(["dev", "gpu"])("Kubernetes overlay %s", (overlay
       const container = named(objects, "Deployment", name)!.spec.template.spec.containers[0];
       expect(container.image, name).toBe(`${IMAGE[name]}:${TAG[overlay]}`);
       expect(container.command, name).toBeUndefined();
-      expect(container.args, name).toEqual(["--import", "tsx", `services/${name}/src/server.ts`, "--config", `/etc/lean-grpo/${name}.yaml`]);
+      expect(container.args, name).toEqual([
+        "--import",
+        "tsx",
+        `services/${name}/src/server.ts`,
+        "--config",
+        `/etc/lean-grpo/${name}.yaml`,
+      ]);
       expect(existsSync(`${repoRoot}services/${name}/src/server.ts`), `services/${name}/src/server.ts`).toBe(true);
       const mount = container.volumeMounts.find((m: { mountPath: string }) => m.mountPath === "/etc/lean-grpo");
       expect(mount?.readOnly, name).toBe(true);
@@ -109,7 +115,11 @@ describe.skipIf(!kubectl).each(["dev", "gpu"])("Kubernetes overlay %s", (overlay
     expect(named(objects, "Service", "verifier")!.spec.clusterIP).toBe("None");
     expect(named(objects, "Service", "reward")!.spec.clusterIP).toBe("None");
     expect(named(objects, "HorizontalPodAutoscaler", "verifier")!.spec.scaleTargetRef.name).toBe("verifier");
-    expect(byKind(objects, "PodDisruptionBudget").map((p) => p.metadata.name).sort()).toEqual(["reward", "verifier"]);
+    expect(
+      byKind(objects, "PodDisruptionBudget")
+        .map((p) => p.metadata.name)
+        .sort(),
+    ).toEqual(["reward", "verifier"]);
   });
 
   it("lets only the orchestrator reach the learner and inference, and gives the verifier no egress", () => {

@@ -40,12 +40,8 @@ function stub(url: string, path: string[]): grpc.Client & Record<string, UnarySt
 
 function call(client: Record<string, UnaryStub>, method: string, req: object, opts: { deadlineMs?: number; md?: grpc.Metadata } = {}) {
   return new Promise<{ code: grpc.status; res?: Record<string, unknown>; details?: string }>((resolve) => {
-    client[method]!.call(
-      client,
-      req,
-      opts.md ?? new grpc.Metadata(),
-      { deadline: Date.now() + (opts.deadlineMs ?? 5_000) },
-      (err, res) => resolve(err ? { code: err.code, details: err.details } : { code: grpc.status.OK, res }),
+    client[method]!.call(client, req, opts.md ?? new grpc.Metadata(), { deadline: Date.now() + (opts.deadlineMs ?? 5_000) }, (err, res) =>
+      resolve(err ? { code: err.code, details: err.details } : { code: grpc.status.OK, res }),
     );
   });
 }
@@ -66,9 +62,7 @@ describe("@grpc/grpc-js client against a kit server", () => {
     expect(bad.code).toBe(grpc.status.INVALID_ARGUMENT);
     expect(bad.details).toBe('field "proof": "bad" is not a proof');
     expect((await call(verifier, "PoolStats", {})).code).toBe(grpc.status.UNIMPLEMENTED);
-    expect((await call(verifier, "Verify", { proof: "wait-for-abort" }, { deadlineMs: 200 })).code).toBe(
-      grpc.status.DEADLINE_EXCEEDED,
-    );
+    expect((await call(verifier, "Verify", { proof: "wait-for-abort" }, { deadlineMs: 200 })).code).toBe(grpc.status.DEADLINE_EXCEEDED);
     expect((await call(verifier, "Verify", { proof: "x".repeat(2 << 20) })).code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     verifier.close();
   });

@@ -13,7 +13,8 @@ import { repoRoot, startInteropServer } from "../support/interop-verifier.js";
 const python = ["/usr/bin/python3", "python3"].find(
   (bin) => spawnSync(bin, ["-c", "import grpc, google.protobuf"], { stdio: "ignore" }).status === 0,
 );
-if (!python) console.warn("skipping python grpcio interop: no python3 with grpc + protobuf (apt-get install python3-grpcio python3-protobuf)");
+if (!python)
+  console.warn("skipping python grpcio interop: no python3 with grpc + protobuf (apt-get install python3-grpcio python3-protobuf)");
 
 describe.skipIf(!python)("Python grpcio client against a kit server", () => {
   let server: RunningServer;
@@ -31,9 +32,13 @@ describe.skipIf(!python)("Python grpcio client against a kit server", () => {
 
   it("sees OK, INVALID_ARGUMENT, UNIMPLEMENTED, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED and a continued trace", async () => {
     // Asynchronously: the server runs in this process and must keep answering.
-    const { stdout: out } = await promisify(execFile)(python!, [join(repoRoot, "tests/interop/grpcio_client.py"), `127.0.0.1:${server.port}`, descriptorSet], {
-      timeout: 30_000,
-    });
+    const { stdout: out } = await promisify(execFile)(
+      python!,
+      [join(repoRoot, "tests/interop/grpcio_client.py"), `127.0.0.1:${server.port}`, descriptorSet],
+      {
+        timeout: 30_000,
+      },
+    );
     const results = JSON.parse(out);
     expect(results.ok.code).toBe("OK");
     expect(results.ok.response.verdict).toBe("VERDICT_PROVED");

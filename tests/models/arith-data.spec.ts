@@ -11,7 +11,10 @@ import { boxedAnswer, isCorrect } from "../../scripts/arith/greedy-accuracy.js";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 function jsonl(file: string): Record<string, string>[] {
-  return readFileSync(path.join(root, file), "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Record<string, string>);
+  return readFileSync(path.join(root, file), "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as Record<string, string>);
 }
 
 function evaluate(problem: string): number {
@@ -47,7 +50,8 @@ describe("arithmetic data", () => {
       expect(pair.solution.endsWith(`\\boxed{${evaluate(pair.problem)}}`)).toBe(true);
     }
     // Every set has the same mix of operations (drawn uniformly over the problem space).
-    const products = (records: ReadonlyArray<{ problem?: string }>) => records.filter((r) => r.problem?.includes("×")).length / records.length;
+    const products = (records: ReadonlyArray<{ problem?: string }>) =>
+      records.filter((r) => r.problem?.includes("×")).length / records.length;
     expect(Math.abs(products(heldout) - 100 / 3875)).toBeLessThan(0.03);
     expect(Math.abs(products(sets.sft) - 100 / 3875)).toBeLessThan(0.02);
   });
@@ -57,7 +61,10 @@ describe("arithmetic data", () => {
     const problems = drawProblems(2000, 11);
     const records = sftRecords(problems);
     expect(records).toEqual(sftRecords(problems));
-    for (const r of records) expect(r.solution.endsWith(`\\boxed{${evaluate(r.problem)}}`) || r.solution.endsWith(` = ${evaluate(r.problem)}`), r.solution).toBe(true);
+    for (const r of records)
+      expect(r.solution.endsWith(`\\boxed{${evaluate(r.problem)}}`) || r.solution.endsWith(` = ${evaluate(r.problem)}`), r.solution).toBe(
+        true,
+      );
     const workable = records.filter((_, i) => problems[i]!.worked !== problems[i]!.solution);
     const worked = workable.filter((r) => r.solution.includes(":")).length / workable.length;
     const direct = records.filter((r) => !r.solution.includes(":"));

@@ -12,7 +12,10 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const modelDir = path.join(root, "models/arith-tiny");
 
 function jsonl(file: string): ArithRecord[] {
-  return readFileSync(path.join(root, file), "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as ArithRecord);
+  return readFileSync(path.join(root, file), "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as ArithRecord);
 }
 
 describe("models/arith-tiny", () => {
@@ -52,7 +55,10 @@ describe("models/arith-tiny", () => {
 
   it("renders ChatML as Qwen's template does", () => {
     const rendered = tokenizer.applyChatTemplate(
-      [{ role: "system", content: "Be brief." }, { role: "user", content: "What is 2 + 2?" }],
+      [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "What is 2 + 2?" },
+      ],
       { addGenerationPrompt: true },
     );
     expect(rendered).toBe("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nWhat is 2 + 2?<|im_end|>\n<|im_start|>assistant\n");

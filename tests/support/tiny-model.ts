@@ -15,10 +15,23 @@ export async function writeTinyModel(dir: string, seed = 1, extraChars = ""): Pr
   [...SPECIAL, ...chars].forEach((token, id) => (vocab[token] = id));
   const vocabSize = Object.keys(vocab).length;
   const config = {
-    architectures: ["Qwen2ForCausalLM"], model_type: "qwen2", hidden_size: 32, intermediate_size: 48, num_hidden_layers: 2,
-    num_attention_heads: 4, num_key_value_heads: 2, vocab_size: vocabSize, rms_norm_eps: 1e-6, rope_theta: 10000,
-    max_position_embeddings: 256, tie_word_embeddings: true, use_sliding_window: false, hidden_act: "silu",
-    bos_token_id: 0, eos_token_id: 2, torch_dtype: "float32",
+    architectures: ["Qwen2ForCausalLM"],
+    model_type: "qwen2",
+    hidden_size: 32,
+    intermediate_size: 48,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    vocab_size: vocabSize,
+    rms_norm_eps: 1e-6,
+    rope_theta: 10000,
+    max_position_embeddings: 256,
+    tie_word_embeddings: true,
+    use_sliding_window: false,
+    hidden_act: "silu",
+    bos_token_id: 0,
+    eos_token_id: 2,
+    torch_dtype: "float32",
   };
   await writeFile(path.join(dir, "config.json"), JSON.stringify(config));
   const random = new SeededRandom(seed);
@@ -32,7 +45,15 @@ export async function writeTinyModel(dir: string, seed = 1, extraChars = ""): Pr
     version: "1.0",
     truncation: null,
     padding: null,
-    added_tokens: SPECIAL.map((content, id) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
+    added_tokens: SPECIAL.map((content, id) => ({
+      id,
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    })),
     normalizer: null,
     pre_tokenizer: { type: "Split", pattern: { Regex: "." }, behavior: "Isolated", invert: false },
     post_processor: null,
@@ -40,6 +61,9 @@ export async function writeTinyModel(dir: string, seed = 1, extraChars = ""): Pr
     model: { type: "WordLevel", vocab, unk_token: " " },
   };
   await writeFile(path.join(dir, "tokenizer.json"), JSON.stringify(tokenizer));
-  await writeFile(path.join(dir, "tokenizer_config.json"), JSON.stringify({ eos_token: "<|im_end|>", pad_token: "<|endoftext|>", bos_token: null }));
+  await writeFile(
+    path.join(dir, "tokenizer_config.json"),
+    JSON.stringify({ eos_token: "<|im_end|>", pad_token: "<|endoftext|>", bos_token: null }),
+  );
   return dir;
 }

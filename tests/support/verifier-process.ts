@@ -31,11 +31,15 @@ export interface ServiceProcess {
 /** Runs a service's server.ts (`--port` and dotted overrides) in its own process; resolves once it serves. */
 export async function startServiceProcess(serverScript: string, overrides: string[]): Promise<ServiceProcess> {
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", serverScript, "--port", String(port), "server.shutdown.drain_delay_ms=0", ...overrides], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, LOG_LEVEL: "warn" },
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ["--import", "tsx", serverScript, "--port", String(port), "server.shutdown.drain_delay_ms=0", ...overrides],
+    {
+      cwd: REPO_ROOT,
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, LOG_LEVEL: "warn" },
+    },
+  );
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -85,7 +89,10 @@ async function waitUntilServing(url: string, child: ChildProcess, stderr: () => 
   try {
     for (const started = Date.now(); Date.now() - started < 30_000; await new Promise((r) => setTimeout(r, 200))) {
       if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}:\n${stderr()}`);
-      const status = await client.check({ service: "" }, { timeoutMs: 1_000 }).then((r) => r.status, () => undefined);
+      const status = await client.check({ service: "" }, { timeoutMs: 1_000 }).then(
+        (r) => r.status,
+        () => undefined,
+      );
       if (status === HealthCheckResponse_ServingStatus.SERVING) return;
     }
     throw new Error(`the service did not serve within 30 s:\n${stderr()}`);

@@ -33,7 +33,10 @@ beforeAll(async () => {
   const endpoint = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
   // The exporter reads its endpoint from the environment, as in a deployment.
   process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint;
-  tracing = setupTracing({ serviceName: "otlp-test", env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: "lean-grpo-verifier" } });
+  tracing = setupTracing({
+    serviceName: "otlp-test",
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: "lean-grpo-verifier" },
+  });
   server = await startInteropServer();
 });
 

@@ -13,7 +13,6 @@ import { freePort, startLearnerProcess, type LearnerProcess } from "./support/le
 import { meshFixture, tinyTraining, type MeshFixture } from "./support/mesh-fixture.js";
 import { watchToEnd, withMesh, type OrchestratorClient } from "./support/orchestrator-client.js";
 
-
 let fixture: MeshFixture;
 beforeAll(async () => {
   fixture = await meshFixture();
@@ -25,7 +24,10 @@ async function withOrchestrator<T>(body: (client: OrchestratorClient) => Promise
 }
 
 async function stepsOf(run: Run): Promise<StepRecord[]> {
-  return (await readFile(path.join(run.outputDir, "metrics.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l) as StepRecord);
+  return (await readFile(path.join(run.outputDir, "metrics.jsonl"), "utf8"))
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as StepRecord);
 }
 
 async function adapterOf(run: Run, steps: StepRecord[]): Promise<Buffer> {
@@ -45,7 +47,11 @@ describe("training.async", () => {
   for (const algorithm of ALGORITHM_NAMES) {
     it(`${algorithm}: 4 steps, each sampled one policy version behind the one it trains`, async () => {
       const run = await withOrchestrator(async (client) => {
-        await client.startRun({ datasetPath: fixture.dataset, runId: `async-${algorithm}`, config: { algorithm: { name: algorithm }, reward: { preset: "shaped" }, training: tinyTraining(4, { async: true }) } });
+        await client.startRun({
+          datasetPath: fixture.dataset,
+          runId: `async-${algorithm}`,
+          config: { algorithm: { name: algorithm }, reward: { preset: "shaped" }, training: tinyTraining(4, { async: true }) },
+        });
         return watchToEnd(client, `async-${algorithm}`);
       });
       expect(run.error).toBe("");
@@ -73,7 +79,11 @@ describe("training.async", () => {
   describe("resume", () => {
     const STEPS = 5;
     // "shaped" gives partial credit, so groups have reward variance and every step moves the adapter.
-    const config = (async: boolean) => ({ algorithm: { name: "grpo" }, reward: { preset: "shaped" }, training: tinyTraining(STEPS, { seed: 7, async }) });
+    const config = (async: boolean) => ({
+      algorithm: { name: "grpo" },
+      reward: { preset: "shaped" },
+      training: tinyTraining(STEPS, { seed: 7, async }),
+    });
     let baseline: { steps: StepRecord[]; adapter: Buffer };
 
     beforeAll(async () => {
@@ -96,7 +106,12 @@ describe("training.async", () => {
       expect(baseline.steps.map((s) => s.metrics.policy_lag)).toEqual([0, 1, 1, 1, 1]);
       // Step 1 samples the same completions in both; from step 2 on the async run sampled with older adapters.
       // (The losses differ slightly from step 1: async turns on the learner's importance-sampling correction.)
-      const rollout = (s: StepRecord) => [s.metrics.reward_mean, s.metrics.pass_rate, s.metrics.completion_length_mean, s.metrics.num_tokens];
+      const rollout = (s: StepRecord) => [
+        s.metrics.reward_mean,
+        s.metrics.pass_rate,
+        s.metrics.completion_length_mean,
+        s.metrics.num_tokens,
+      ];
       expect(rollout(steps[0]!)).toEqual(rollout(baseline.steps[0]!));
       expect((await adapterOf(sync, steps)).equals(baseline.adapter)).toBe(false);
     }, 120_000);

@@ -19,7 +19,10 @@ import { replStandIn, type Rule } from "./support/repl-stand-in.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const configs = path.join(root, "configs");
-const yamlIn = (dir: string) => readdirSync(path.join(configs, dir)).filter((f) => f.endsWith(".yaml")).sort();
+const yamlIn = (dir: string) =>
+  readdirSync(path.join(configs, dir))
+    .filter((f) => f.endsWith(".yaml"))
+    .sort();
 type TrainFile = ReturnType<typeof loadConfig<typeof TrainFileSchema>>;
 
 let fixture: MeshFixture;
@@ -40,12 +43,19 @@ afterAll(async () => {
 async function oneStep(
   runId: string,
   file: TrainFile,
-  options: { on?: RunningMesh; dataset?: string; steps?: number; training?: Record<string, unknown>; prompt?: Record<string, unknown> } = {},
+  options: {
+    on?: RunningMesh;
+    dataset?: string;
+    steps?: number;
+    training?: Record<string, unknown>;
+    prompt?: Record<string, unknown>;
+  } = {},
 ): Promise<Run> {
   const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [(options.on ?? mesh).urls.orchestrator!] });
   try {
     await client.startRun({
-      datasetPath: options.dataset ?? fixture.dataset, runId,
+      datasetPath: options.dataset ?? fixture.dataset,
+      runId,
       config: {
         algorithm: file.algorithm as never,
         reward: file.reward,
@@ -62,7 +72,10 @@ async function oneStep(
 }
 
 async function readSteps(run: Run): Promise<StepRecord[]> {
-  return (await readFile(path.join(run.outputDir, "metrics.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l) as StepRecord);
+  return (await readFile(path.join(run.outputDir, "metrics.jsonl"), "utf8"))
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as StepRecord);
 }
 
 /** The dataset of a preset's `# Use: lean-grpo train DATA --config configs/train/NAME` line. */
@@ -82,7 +95,10 @@ function useLineDataset(name: string): string {
  * else is unknown, and an assembled proof is proved when its last tactic starts with 0-4.
  */
 async function oneTacticStep(runId: string, file: TrainFile, dataset: string): Promise<{ run: Run; lines: StepRecord[]; tactics: number }> {
-  const theorems = (await readFile(dataset, "utf8")).split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as { statement: string; context?: string });
+  const theorems = (await readFile(dataset, "utf8"))
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as { statement: string; context?: string });
   const opens: Rule[] = theorems.map(({ statement, context }) => {
     const head = `${context ? `${context}\n` : ""}${statement} := by `;
     const lines = head.split("\n");
@@ -92,7 +108,14 @@ async function oneTacticStep(runId: string, file: TrainFile, dataset: string): P
       reply: {
         json: {
           sorries: [{ proofState: 0, pos, goal: "⊢ goal", endPos: { line: pos.line, column: pos.column + 5 } }],
-          messages: [{ severity: "warning", pos: { line: pos.line, column: 8 }, endPos: { line: pos.line, column: 12 }, data: "declaration uses `sorry`" }],
+          messages: [
+            {
+              severity: "warning",
+              pos: { line: pos.line, column: 8 },
+              endPos: { line: pos.line, column: 12 },
+              data: "declaration uses `sorry`",
+            },
+          ],
           env: 0,
         },
       },
@@ -103,7 +126,10 @@ async function oneTacticStep(runId: string, file: TrainFile, dataset: string): P
     { when: { cmd: { regex: "\\n  [0-4][^\\n]*$" } }, declares: { axioms: [] } },
     { when: { cmd: { includes: "theorem " } } },
     { when: { tactic: { regex: "^[0-9]" } }, reply: { json: { proofStatus: "Completed", proofState: 0, goals: [] } } },
-    { when: { tactic: { regex: "^[a-z]" } }, reply: { json: { proofStatus: "Incomplete: open goals remain", proofState: 0, goals: ["⊢ goal"] } } },
+    {
+      when: { tactic: { regex: "^[a-z]" } },
+      reply: { json: { proofStatus: "Incomplete: open goals remain", proofState: 0, goals: ["⊢ goal"] } },
+    },
     { when: { tactic: { regex: "" } }, reply: { transcript: "unknown_tactic", response: 1 } },
   ];
   const ascii = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join("");
@@ -194,6 +220,8 @@ describe("configs/train", () => {
   }
 
   it("a misspelt key in a preset is refused, naming it", () => {
-    expect(() => loadConfig(TrainFileSchema, { file: path.join(configs, "train", "smoke.yaml"), overrides: ["training.stepz=3"] })).toThrow(/stepz/);
+    expect(() => loadConfig(TrainFileSchema, { file: path.join(configs, "train", "smoke.yaml"), overrides: ["training.stepz=3"] })).toThrow(
+      /stepz/,
+    );
   });
 });

@@ -14,13 +14,23 @@ describe("evaluateWithMesh", () => {
   beforeAll(async () => {
     fixture = await meshFixture();
     base = {
-      data: fixture.dataset, runsDir: fixture.runsDir, modelDir: fixture.modelDir, maxTokens: 6,
-      services: { inference: { embedded: { tensor_backend: "cpu" }, adapters: { dir: path.join(fixture.dir, "eval-adapters") } }, learner: { backend: "cpu" } },
+      data: fixture.dataset,
+      runsDir: fixture.runsDir,
+      modelDir: fixture.modelDir,
+      maxTokens: 6,
+      services: {
+        inference: { embedded: { tensor_backend: "cpu" }, adapters: { dir: path.join(fixture.dir, "eval-adapters") } },
+        learner: { backend: "cpu" },
+      },
     };
     const mesh = await fixture.start();
     const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [mesh.urls.orchestrator!] });
     try {
-      await client.startRun({ datasetPath: fixture.dataset, runId: "trained", config: { reward: { preset: "shaped" }, training: tinyTraining(2) } });
+      await client.startRun({
+        datasetPath: fixture.dataset,
+        runId: "trained",
+        config: { reward: { preset: "shaped" }, training: tinyTraining(2) },
+      });
       for await (const event of client.watchRun({ runId: "trained" })) {
         if (event.event.case === "stateChange" && event.event.value.state === RunState.FAILED) throw new Error(event.event.value.error);
       }
@@ -55,7 +65,9 @@ describe("evaluateWithMesh", () => {
     await expect(evaluateWithMesh({ ...base, k: 1, run: "trained", adapter: "x" })).rejects.toThrow(/--run or --adapter, not both/);
     const empty = path.join(fixture.dir, "empty-adapter");
     await mkdir(empty, { recursive: true });
-    await expect(evaluateWithMesh({ ...base, k: 1, adapter: empty })).rejects.toThrow(/is not a PEFT adapter directory \(no adapter_config.json\)/);
+    await expect(evaluateWithMesh({ ...base, k: 1, adapter: empty })).rejects.toThrow(
+      /is not a PEFT adapter directory \(no adapter_config.json\)/,
+    );
     await expect(evaluateWithMesh({ ...base, k: 3, samples: 2 })).rejects.toThrow(/--samples must be an integer ≥ k \(3\), got 2/);
   }, 60_000);
 });

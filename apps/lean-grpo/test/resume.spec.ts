@@ -19,7 +19,10 @@ let fixture: MeshFixture;
 let baseline: { steps: StepRecord[]; adapter: Buffer };
 
 async function outputsOf(run: Run): Promise<{ steps: StepRecord[]; adapter: Buffer }> {
-  const steps = (await readFile(path.join(run.outputDir, "metrics.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l) as StepRecord);
+  const steps = (await readFile(path.join(run.outputDir, "metrics.jsonl"), "utf8"))
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as StepRecord);
   const version = steps.at(-1)!.adapter_version;
   return { steps, adapter: await readFile(path.join(run.outputDir, "adapters", `policy-v${version}`, "adapter_model.safetensors")) };
 }

@@ -20,9 +20,14 @@ beforeAll(async () => {
   const mesh = await fixture.start();
   const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [mesh.urls.orchestrator!] });
   try {
-    for (const [runId, algorithm] of [["first", "grpo"], ["second", "drgrpo"]] as const) {
+    for (const [runId, algorithm] of [
+      ["first", "grpo"],
+      ["second", "drgrpo"],
+    ] as const) {
       await client.startRun({ datasetPath: fixture.dataset, runId, config: { algorithm: { name: algorithm }, training: tinyTraining(2) } });
-      for await (const _ of client.watchRun({ runId })) { /* to the end */ }
+      for await (const _ of client.watchRun({ runId })) {
+        /* to the end */
+      }
     }
   } finally {
     transport.close();
@@ -39,8 +44,14 @@ describe("lean-grpo runs (runs on disk)", () => {
       ["second", "COMPLETED", "drgrpo", "2/2", "2"],
       ["first", "COMPLETED", "grpo", "2/2", "2"],
     ]);
-    const lines = (await capture("list", undefined, { json: true })).trim().split("\n").map((l) => JSON.parse(l));
-    expect(lines.map((r) => [r.id, r.state])).toEqual([["second", "RUN_STATE_COMPLETED"], ["first", "RUN_STATE_COMPLETED"]]);
+    const lines = (await capture("list", undefined, { json: true }))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines.map((r) => [r.id, r.state])).toEqual([
+      ["second", "RUN_STATE_COMPLETED"],
+      ["first", "RUN_STATE_COMPLETED"],
+    ]);
   });
 
   it("show: the run's state, outputs and last metrics", async () => {
@@ -52,7 +63,10 @@ describe("lean-grpo runs (runs on disk)", () => {
   });
 
   it("watch: the recorded steps, then the final state", async () => {
-    const events = (await capture("watch", "first", { json: true })).trim().split("\n").map((l) => JSON.parse(l));
+    const events = (await capture("watch", "first", { json: true }))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(events.map((e) => e.event)).toEqual(["step", "step", "stateChange"]);
     expect(events.map((e) => e.step)).toEqual([1, 2, 2]);
     expect(events[2].state).toBe("COMPLETED");
@@ -75,10 +89,16 @@ describe("lean-grpo runs --url (a live orchestrator)", () => {
     const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [mesh.urls.orchestrator!] });
     try {
       await client.startRun({ datasetPath: fixture.dataset, runId: "live", config: { training: tinyTraining(3) } });
-      const events = (await capture("watch", "live", { url: mesh.urls.orchestrator!, json: true })).trim().split("\n").map((l) => JSON.parse(l));
+      const events = (await capture("watch", "live", { url: mesh.urls.orchestrator!, json: true }))
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
       expect(events.filter((e) => e.event === "step").map((e) => e.step)).toEqual([1, 2, 3]);
       expect(events.at(-1)).toMatchObject({ event: "stateChange", state: RunState[RunState.COMPLETED] });
-      const listed = (await capture("list", undefined, { url: mesh.urls.orchestrator!, json: true })).trim().split("\n").map((l) => JSON.parse(l).id);
+      const listed = (await capture("list", undefined, { url: mesh.urls.orchestrator!, json: true }))
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).id);
       expect(listed[0]).toBe("live");
     } finally {
       transport.close();

@@ -5,7 +5,17 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as tf from "@tensorflow/tfjs-core";
-import { CausalLM, completionLogprobs, LINEAR_MODULES, loadCheckpoint, loraScaling, mergeLora, ModelTokenizer, SafetensorsFile, useBackend } from "@lean-grpo/lm";
+import {
+  CausalLM,
+  completionLogprobs,
+  LINEAR_MODULES,
+  loadCheckpoint,
+  loraScaling,
+  mergeLora,
+  ModelTokenizer,
+  SafetensorsFile,
+  useBackend,
+} from "@lean-grpo/lm";
 import { Learner } from "@lean-grpo/learner";
 import { sftCommand } from "../src/commands/sft-command.js";
 import { readSftPairs, tokenizePair } from "../src/sft/sft-data.js";
@@ -23,13 +33,27 @@ describe("lean-grpo sft", () => {
     base = path.join(dir, "base");
     writeInitialModel(base, 5);
     data = path.join(dir, "data.jsonl");
-    writeFileSync(data, drawProblems(12, 9).map((p) => JSON.stringify(p)).join("\n") + "\n");
+    writeFileSync(
+      data,
+      `${drawProblems(12, 9)
+        .map((p) => JSON.stringify(p))
+        .join("\n")}\n`,
+    );
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("trains 2 steps and writes a loadable model directory with changed weights", async () => {
     const out = path.join(dir, "out");
-    const summary = await sftCommand(data, { model: base, out, steps: "2", batch: "4", rank: "4", lr: "1e-2", backend: "cpu", logEvery: "0" });
+    const summary = await sftCommand(data, {
+      model: base,
+      out,
+      steps: "2",
+      batch: "4",
+      rank: "4",
+      lr: "1e-2",
+      backend: "cpu",
+      logEvery: "0",
+    });
     expect(summary.steps).toBe(2);
     expect(Number.isFinite(summary.lastLoss)).toBe(true);
     const model = await CausalLM.load(out);
@@ -48,7 +72,16 @@ describe("lean-grpo sft", () => {
 
   it("--full trains every weight, embedding and norms included, and lowers the loss", async () => {
     const out = path.join(dir, "full");
-    const summary = await sftCommand(data, { model: base, out, steps: "10", batch: "6", lr: "1e-2", backend: "cpu", logEvery: "0", full: true });
+    const summary = await sftCommand(data, {
+      model: base,
+      out,
+      steps: "10",
+      batch: "6",
+      lr: "1e-2",
+      backend: "cpu",
+      logEvery: "0",
+      full: true,
+    });
     expect(summary.lastLoss).toBeLessThan(summary.firstLoss * 0.6);
     const before = await SafetensorsFile.open(path.join(base, "model.safetensors"));
     const after = await SafetensorsFile.open(path.join(out, "model.safetensors"));
@@ -80,12 +113,29 @@ describe("lean-grpo sft", () => {
     const learner = new Learner(model, {
       baseModel: base,
       lora: { rank: 4, alpha: 8, targetModules: [...LINEAR_MODULES], dropout: 0, useRslora: false },
-      optimizer: { learningRate: 0.05, maxGradNorm: null, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, schedule: { name: "constant", warmupSteps: 0, totalSteps: 1 } },
-      microBatchTokens: 4096, seed: 1, keepVersions: 1,
+      optimizer: {
+        learningRate: 0.05,
+        maxGradNorm: null,
+        beta1: 0.9,
+        beta2: 0.999,
+        epsilon: 1e-8,
+        weightDecay: 0,
+        schedule: { name: "constant", warmupSteps: 0, totalSteps: 1 },
+      },
+      microBatchTokens: 4096,
+      seed: 1,
+      keepVersions: 1,
     });
-    const sequences = readSftPairs(data).slice(0, 3).map((pair) => tokenizePair(tokenizer, pair));
+    const sequences = readSftPairs(data)
+      .slice(0, 3)
+      .map((pair) => tokenizePair(tokenizer, pair));
     await learner.trainStep({
-      algorithm: "grpo", algorithmConfig: {}, mode: "sft", step: 1, expectedSamples: 0, numGenerations: 0,
+      algorithm: "grpo",
+      algorithmConfig: {},
+      mode: "sft",
+      step: 1,
+      expectedSamples: 0,
+      numGenerations: 0,
       examples: sequences.map((s, i) => ({ sampleId: `${i}`, groupId: `${i}`, ...s, samplerLogprobs: null, reward: 0, truncated: false })),
     });
     const checkpoint = await loadCheckpoint(base);
@@ -108,9 +158,13 @@ describe("lean-grpo sft", () => {
   it("refuses a malformed record naming its line and field, before training", async () => {
     const bad = path.join(dir, "bad.jsonl");
     writeFileSync(bad, '{"problem":"What is 1 + 1?","answer":"2"}\n{"problem":"What is 2 + 2?"}\n');
-    await expect(sftCommand(bad, { model: base, out: path.join(dir, "never") })).rejects.toThrow(/bad\.jsonl:2: missing "answer" \(or "ground_truth"\)/);
+    await expect(sftCommand(bad, { model: base, out: path.join(dir, "never") })).rejects.toThrow(
+      /bad\.jsonl:2: missing "answer" \(or "ground_truth"\)/,
+    );
     writeFileSync(bad, '{"problem":"What is 1 + 1?","answer":"2","solution":"1 + 1 = 3"}\n');
-    await expect(sftCommand(bad, { model: base, out: path.join(dir, "never") })).rejects.toThrow(/bad\.jsonl:1: "solution" must contain \\boxed\{2\} or end with 2/);
+    await expect(sftCommand(bad, { model: base, out: path.join(dir, "never") })).rejects.toThrow(
+      /bad\.jsonl:1: "solution" must contain \\boxed\{2\} or end with 2/,
+    );
     // A plain (unboxed) solution ending in the answer is warm-start data like any other.
     writeFileSync(bad, '{"problem":"What is 1 + 1?","answer":"2","solution":"1 + 1 = 2"}\n');
     expect(readSftPairs(bad)).toEqual([{ problem: "What is 1 + 1?", completion: "1 + 1 = 2" }]);
@@ -119,9 +173,15 @@ describe("lean-grpo sft", () => {
   });
 
   it("refuses bad options naming the flag and what is accepted", async () => {
-    await expect(sftCommand(data, { model: base, out: path.join(dir, "x"), steps: "0" })).rejects.toThrow(/--steps is "0"; it must be an integer >= 1/);
-    await expect(sftCommand(data, { model: base, out: path.join(dir, "x"), lr: "-1" })).rejects.toThrow(/--lr is "-1"; it must be a positive number/);
-    await expect(sftCommand(data, { model: base, out: path.join(dir, "x"), backend: "gpu" })).rejects.toThrow(/--backend is "gpu"; accepted: auto, cpu, wasm, tensorflow/);
+    await expect(sftCommand(data, { model: base, out: path.join(dir, "x"), steps: "0" })).rejects.toThrow(
+      /--steps is "0"; it must be an integer >= 1/,
+    );
+    await expect(sftCommand(data, { model: base, out: path.join(dir, "x"), lr: "-1" })).rejects.toThrow(
+      /--lr is "-1"; it must be a positive number/,
+    );
+    await expect(sftCommand(data, { model: base, out: path.join(dir, "x"), backend: "gpu" })).rejects.toThrow(
+      /--backend is "gpu"; accepted: auto, cpu, wasm, tensorflow/,
+    );
     await expect(sftCommand(data, { model: base, out: base })).rejects.toThrow(/--out must differ from --model/);
   });
 });

@@ -24,7 +24,10 @@ const RULES: Rule[] = [
   { when: { cmd: { includes: "theorem complex_and" } } },
   // Tactics: a digit closes the goal, a lowercase letter leaves one, anything else is unknown.
   { when: { tactic: { regex: "^[0-9]" } }, reply: { json: { proofStatus: "Completed", proofState: 0, goals: [] } } },
-  { when: { tactic: { regex: "^[a-z]" } }, reply: { json: { proofStatus: "Incomplete: open goals remain", proofState: 0, goals: ["⊢ q"] } } },
+  {
+    when: { tactic: { regex: "^[a-z]" } },
+    reply: { json: { proofStatus: "Incomplete: open goals remain", proofState: 0, goals: ["⊢ q"] } },
+  },
   { when: { tactic: { regex: "" } }, reply: { transcript: "unknown_tactic", response: 1 } },
 ];
 
@@ -38,13 +41,15 @@ beforeAll(async () => {
   fixture = await meshFixture({ extraChars: `${ascii}∧→⊢` });
   repl = replStandIn({ rules: RULES });
   dataset = path.join(fixture.dir, "lean.jsonl");
-  await writeFile(dataset, ["and-1", "and-2"].map((id) => JSON.stringify({ id, name: "complex_and", statement: STATEMENT, imports: ["Mathlib"] })).join("\n"));
+  await writeFile(
+    dataset,
+    ["and-1", "and-2"].map((id) => JSON.stringify({ id, name: "complex_and", statement: STATEMENT, imports: ["Mathlib"] })).join("\n"),
+  );
 });
 afterAll(async () => {
   repl?.cleanup();
   await fixture?.cleanup();
 });
-
 
 async function withOrchestrator<T>(body: (client: OrchestratorClient) => Promise<T>): Promise<T> {
   return withMesh(await fixture.start({ verifier: repl.verifierSection }), body);
@@ -70,7 +75,10 @@ describe("tactic mode", () => {
       });
       expect(done.error).toBe("");
       expect(done.state).toBe(RunState.COMPLETED);
-      const lines = (await readFile(path.join(done.outputDir, "metrics.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l) as StepRecord);
+      const lines = (await readFile(path.join(done.outputDir, "metrics.jsonl"), "utf8"))
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as StepRecord);
       expect(lines.map((l) => l.step)).toEqual([1, 2, 3]);
       lines.forEach(({ metrics }, i) => {
         expect(metrics.proof_steps_mean).toBeGreaterThanOrEqual(0);
@@ -101,7 +109,11 @@ describe("tactic mode", () => {
   it("refuses a math dataset, an unknown mode and a bad max_proof_steps before starting", async () => {
     await withOrchestrator(async (client) => {
       const before = (await client.listRuns({})).runs.length;
-      const err = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => ConnectError.from(e));
+      const err = (p: Promise<unknown>) =>
+        p.then(
+          () => undefined,
+          (e: unknown) => ConnectError.from(e),
+        );
       const math = await err(client.startRun({ datasetPath: fixture.dataset, config: { training: { mode: "tactic" } } }));
       expect(math?.code).toBe(Code.InvalidArgument);
       expect(math?.rawMessage).toMatch(/training\.mode "tactic" needs Lean theorems.*problem 1 .*math-answer.*accepted: whole, tactic/);

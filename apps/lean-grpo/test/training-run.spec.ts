@@ -48,7 +48,10 @@ describe("a run over the mesh", () => {
         for (const key of ["reward_mean", "pass_rate"]) expect(Number.isFinite(done.lastMetrics[key])).toBe(true);
 
         const dir = done.outputDir;
-        const lines = (await readFile(path.join(dir, "metrics.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
+        const lines = (await readFile(path.join(dir, "metrics.jsonl"), "utf8"))
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l));
         expect(lines.map((l) => l.step)).toEqual([1, 2, 3]);
         expect(lines[2].timings.total_s).toBeGreaterThan(0);
         for (const step of [0, 2, 3]) expect(existsSync(path.join(dir, "checkpoints", `step-${step}`))).toBe(true);
@@ -84,13 +87,19 @@ describe("a run over the mesh", () => {
       }
       const done = (await client.getRun({ runId: "run-eval" })).run!;
       expect(done.state).toBe(RunState.COMPLETED);
-      const evals = (await readFile(path.join(done.outputDir, "eval.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
+      const evals = (await readFile(path.join(done.outputDir, "eval.jsonl"), "utf8"))
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
       expect(evals.map((e) => e.step)).toEqual([0, 2, 3]);
       for (const e of evals) {
         expect(e.problems).toBe(4);
         expect(e.heldout_accuracy).toBe(e.solved / 4);
       }
-      const lines = (await readFile(path.join(done.outputDir, "metrics.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
+      const lines = (await readFile(path.join(done.outputDir, "metrics.jsonl"), "utf8"))
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
       expect(lines.map((l) => l.metrics.heldout_accuracy)).toEqual([undefined, evals[1].heldout_accuracy, evals[2].heldout_accuracy]);
       expect(logs.filter((l) => l.startsWith("held-out greedy accuracy after step"))).toHaveLength(3);
       const report = await readFile(path.join(done.outputDir, "report.html"), "utf8");
@@ -108,7 +117,11 @@ describe("a run over the mesh", () => {
     try {
       const bad = path.join(fixture.dir, "bad.jsonl");
       await import("node:fs/promises").then((fs) => fs.writeFile(bad, '{"problem":"1+1","answer":"2"}\n{"problem":"2+2"}\n'));
-      const err = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => ConnectError.from(e));
+      const err = (p: Promise<unknown>) =>
+        p.then(
+          () => undefined,
+          (e: unknown) => ConnectError.from(e),
+        );
       const dataset = await err(client.startRun({ datasetPath: bad }));
       expect(dataset?.code).toBe(Code.InvalidArgument);
       expect(dataset?.rawMessage).toMatch(/line 2, field "answer": is missing/);
@@ -119,7 +132,9 @@ describe("a run over the mesh", () => {
       const key = await err(client.startRun({ datasetPath: fixture.dataset, config: { training: { stepz: 3 } } }));
       expect(key?.code).toBe(Code.InvalidArgument);
       expect(key?.rawMessage).toMatch(/stepz/);
-      const knob = await err(client.startRun({ datasetPath: fixture.dataset, config: { algorithm: { name: "dapo", config: { epsilon_hi: 0.3 } } } }));
+      const knob = await err(
+        client.startRun({ datasetPath: fixture.dataset, config: { algorithm: { name: "dapo", config: { epsilon_hi: 0.3 } } } }),
+      );
       expect(knob?.code).toBe(Code.InvalidArgument);
       expect(knob?.rawMessage).toMatch(/epsilon_hi.*accepted: .*epsilon_high/);
       expect((await client.listRuns({})).runs.map((r) => r.id)).not.toContain("");

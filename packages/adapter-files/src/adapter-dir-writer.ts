@@ -39,7 +39,11 @@ export class AdapterDirWriter {
   ) {}
 
   /** Checks the announced files, then empties `dir` for them. */
-  static async create(dir: string, files: readonly FileInfo[], limits: TransferLimits = DEFAULT_TRANSFER_LIMITS): Promise<AdapterDirWriter> {
+  static async create(
+    dir: string,
+    files: readonly FileInfo[],
+    limits: TransferLimits = DEFAULT_TRANSFER_LIMITS,
+  ): Promise<AdapterDirWriter> {
     const expected = announcedFiles(files, limits);
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
@@ -52,7 +56,10 @@ export class AdapterDirWriter {
       throw new AdapterTransferError(`"${file.path}": chunk at offset ${chunk.offset}, expected offset ${file.written}`, "invalid");
     }
     if (file.written + BigInt(chunk.data.byteLength) > file.info.size) {
-      throw new AdapterTransferError(`"${file.path}" is longer than its announced ${file.info.size} bytes (a chunk ends at ${file.written + BigInt(chunk.data.byteLength)})`, "invalid");
+      throw new AdapterTransferError(
+        `"${file.path}" is longer than its announced ${file.info.size} bytes (a chunk ends at ${file.written + BigInt(chunk.data.byteLength)})`,
+        "invalid",
+      );
     }
     await file.handle.write(chunk.data);
     file.hash.update(chunk.data);
@@ -63,10 +70,14 @@ export class AdapterDirWriter {
   /** Checks that every announced file arrived whole. */
   async finish(): Promise<void> {
     if (this.current) {
-      throw new AdapterTransferError(`the stream ended inside "${this.current.path}" (${this.current.written} of ${this.current.info.size} bytes, no eof chunk)`, "invalid");
+      throw new AdapterTransferError(
+        `the stream ended inside "${this.current.path}" (${this.current.written} of ${this.current.info.size} bytes, no eof chunk)`,
+        "invalid",
+      );
     }
     const missing = [...this.expected.keys()].filter((p) => !this.done.has(p));
-    if (missing.length > 0) throw new AdapterTransferError(`files announced but not sent: ${missing.map((p) => `"${p}"`).join(", ")}`, "invalid");
+    if (missing.length > 0)
+      throw new AdapterTransferError(`files announced but not sent: ${missing.map((p) => `"${p}"`).join(", ")}`, "invalid");
   }
 
   /** Removes the directory and everything written to it (after a failure). */
@@ -82,7 +93,10 @@ export class AdapterDirWriter {
     if (this.current?.path === relative) return this.current;
     const info = this.expected.get(relative);
     if (!info) {
-      throw new AdapterTransferError(`chunk for "${chunk.path}", which the header does not list (listed: ${[...this.expected.keys()].map((p) => `"${p}"`).join(", ")})`, "invalid");
+      throw new AdapterTransferError(
+        `chunk for "${chunk.path}", which the header does not list (listed: ${[...this.expected.keys()].map((p) => `"${p}"`).join(", ")})`,
+        "invalid",
+      );
     }
     if (this.done.has(relative)) throw new AdapterTransferError(`chunk for "${relative}", which was already complete (eof)`, "invalid");
     if (this.current) throw new AdapterTransferError(`"${relative}" started before "${this.current.path}" ended (eof)`, "invalid");
@@ -118,7 +132,10 @@ function announcedFiles(files: readonly FileInfo[], limits: TransferLimits): Map
     const relative = safeRelativePath(info.path);
     if (expected.has(relative)) throw new AdapterTransferError(`"${info.path}" is listed twice in the header`, "invalid");
     if (!SHA256_HEX.test(info.sha256)) {
-      throw new AdapterTransferError(`"${info.path}": sha256 "${info.sha256}" is not 64 hex digits (the SHA-256 of the whole file)`, "invalid");
+      throw new AdapterTransferError(
+        `"${info.path}": sha256 "${info.sha256}" is not 64 hex digits (the SHA-256 of the whole file)`,
+        "invalid",
+      );
     }
     expected.set(relative, info);
     total += info.size;

@@ -31,7 +31,9 @@ export interface AdapterEnvelope<Message, HeaderFields> {
 export const exportAdapterEnvelope: AdapterEnvelope<ExportAdapterResponse, { version: number; baseModel: string }> = {
   headerField: "manifest",
   header: ({ version, baseModel }, files) =>
-    create(ExportAdapterResponseSchema, { part: { case: "manifest", value: { name: adapterName(version), version: versionToProto(version), baseModel, files } } }),
+    create(ExportAdapterResponseSchema, {
+      part: { case: "manifest", value: { name: adapterName(version), version: versionToProto(version), baseModel, files } },
+    }),
   chunk: (chunk) => create(ExportAdapterResponseSchema, { part: { case: "chunk", value: chunk } }),
   open: (message) => openPart("manifest", message.part),
 };
@@ -40,7 +42,9 @@ export const exportAdapterEnvelope: AdapterEnvelope<ExportAdapterResponse, { ver
 export const loadAdapterEnvelope: AdapterEnvelope<LoadAdapterRequest, { version: number }> = {
   headerField: "source",
   header: ({ version }, files) =>
-    create(LoadAdapterRequestSchema, { part: { case: "source", value: { name: adapterName(version), version: versionToProto(version), path: "", files } } }),
+    create(LoadAdapterRequestSchema, {
+      part: { case: "source", value: { name: adapterName(version), version: versionToProto(version), path: "", files } },
+    }),
   chunk: (chunk) => create(LoadAdapterRequestSchema, { part: { case: "chunk", value: chunk } }),
   open: (message) => openPart("source", message.part),
 };

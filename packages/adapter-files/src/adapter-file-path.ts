@@ -7,7 +7,12 @@ import { AdapterTransferError } from "./adapter-transfer-error.js";
 export function safeRelativePath(file: string): string {
   const segments = file.split(/[\\/]/);
   const escapes =
-    file === "" || file.includes("\0") || path.posix.isAbsolute(file) || path.win32.isAbsolute(file) || /^[A-Za-z]:/.test(file) || segments.includes("..");
+    file === "" ||
+    file.includes("\0") ||
+    path.posix.isAbsolute(file) ||
+    path.win32.isAbsolute(file) ||
+    /^[A-Za-z]:/.test(file) ||
+    segments.includes("..");
   const normalized = escapes ? "" : path.posix.normalize(segments.join("/"));
   if (escapes || normalized === "." || normalized.endsWith("/")) {
     throw new AdapterTransferError(`file path "${file}" must be relative and stay inside the adapter directory`, "invalid");

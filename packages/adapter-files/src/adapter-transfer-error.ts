@@ -7,7 +7,10 @@ export type TransferProblem = "invalid" | "corrupt" | "too-large";
 export class AdapterTransferError extends Error {
   override readonly name = "AdapterTransferError";
 
-  constructor(message: string, readonly problem: TransferProblem) {
+  constructor(
+    message: string,
+    readonly problem: TransferProblem,
+  ) {
     super(message);
   }
 }

@@ -1,6 +1,12 @@
 export { adapterName, parseAdapterName, versionFromProto, versionToProto, AdapterVersionError } from "./adapter-version.js";
 export { AdapterTransferError, type TransferProblem } from "./adapter-transfer-error.js";
-export { exportAdapterEnvelope, loadAdapterEnvelope, type AdapterEnvelope, type AdapterHeader, type AdapterPart } from "./adapter-envelope.js";
+export {
+  exportAdapterEnvelope,
+  loadAdapterEnvelope,
+  type AdapterEnvelope,
+  type AdapterHeader,
+  type AdapterPart,
+} from "./adapter-envelope.js";
 export { adapterMessages, DEFAULT_CHUNK_SIZE, type AdapterFile } from "./send-adapter.js";
 export { readAdapterDir } from "./read-adapter-dir.js";
 export { AdapterDirWriter, DEFAULT_TRANSFER_LIMITS, type TransferLimits } from "./adapter-dir-writer.js";

@@ -6,6 +6,9 @@ import type { AdapterFile } from "./send-adapter.js";
 
 export async function readAdapterDir(dir: string): Promise<AdapterFile[]> {
   const entries = await readdir(dir, { withFileTypes: true });
-  const names = entries.filter((e) => e.isFile()).map((e) => e.name).sort();
+  const names = entries
+    .filter((e) => e.isFile())
+    .map((e) => e.name)
+    .sort();
   return Promise.all(names.map(async (name) => ({ path: name, data: await readFile(path.join(dir, name)) })));
 }

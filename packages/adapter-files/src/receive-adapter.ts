@@ -17,7 +17,8 @@ export async function* receiveAdapter<Message>(
     for await (const message of messages) {
       const part = envelope.open(message);
       if (!writer) {
-        if (part.case !== "header") throw new AdapterTransferError(`the first message must be \`${envelope.headerField}\`, not \`${part.case}\``, "invalid");
+        if (part.case !== "header")
+          throw new AdapterTransferError(`the first message must be \`${envelope.headerField}\`, not \`${part.case}\``, "invalid");
         writer = await AdapterDirWriter.create(dirFor(part.value), part.value.files, limits);
       } else if (part.case === "header") {
         throw new AdapterTransferError(`after \`${envelope.headerField}\`, every message must be a \`chunk\``, "invalid");

@@ -10,7 +10,17 @@ describe("adapter identity", () => {
   });
 
   it("reads no version from names adapterName does not produce", () => {
-    for (const name of ["", "policy-v", "policy-v01", "policy-v1.5", "policy-v-1", "eval-policy-v3", "policy-v3/", "xpolicy-v3", "policy-v99999999999999999"]) {
+    for (const name of [
+      "",
+      "policy-v",
+      "policy-v01",
+      "policy-v1.5",
+      "policy-v-1",
+      "eval-policy-v3",
+      "policy-v3/",
+      "xpolicy-v3",
+      "policy-v99999999999999999",
+    ]) {
       expect(parseAdapterName(name), name).toBeUndefined();
     }
   });
@@ -26,7 +36,9 @@ describe("adapter identity", () => {
     expect(versionToProto(7)).toBe(7n);
     expect(versionFromProto(7n)).toBe(7);
     expect(versionFromProto(BigInt(Number.MAX_SAFE_INTEGER))).toBe(Number.MAX_SAFE_INTEGER);
-    expect(() => versionFromProto(BigInt(Number.MAX_SAFE_INTEGER) + 1n)).toThrow(/adapter version 9007199254740992 is out of range: versions are integers from 0 to 9007199254740991/);
+    expect(() => versionFromProto(BigInt(Number.MAX_SAFE_INTEGER) + 1n)).toThrow(
+      /adapter version 9007199254740992 is out of range: versions are integers from 0 to 9007199254740991/,
+    );
     expect(() => versionFromProto(-1n)).toThrow(AdapterVersionError);
   });
 });

@@ -48,7 +48,8 @@ export function readJsonObjects(text: string, source: string): { line: number; r
   return parseJsonLines(text).map((entry) => {
     if (entry.error !== undefined) throw new JsonLinesError(source, entry.line, entry.error);
     const value = entry.value;
-    if (typeof value !== "object" || value === null || Array.isArray(value)) throw new JsonLinesError(source, entry.line, "must be a JSON object");
+    if (typeof value !== "object" || value === null || Array.isArray(value))
+      throw new JsonLinesError(source, entry.line, "must be a JSON object");
     return { line: entry.line, record: value as Record<string, unknown> };
   });
 }

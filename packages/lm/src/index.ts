@@ -4,9 +4,22 @@
 // Subpaths that load no tfjs: "@lean-grpo/lm/tokenizer", "@lean-grpo/lm/seeded-random",
 // "@lean-grpo/lm/safetensors".
 export {
-  AdapterError, BackendUnavailableError, ModelLibraryError, ModelCheckpointError, ModelInputError, SafetensorsFormatError, TokenizerError,
+  AdapterError,
+  BackendUnavailableError,
+  ModelLibraryError,
+  ModelCheckpointError,
+  ModelInputError,
+  SafetensorsFormatError,
+  TokenizerError,
 } from "./errors.js";
-export { BACKEND_NAMES, probeBackends, useBackend, type BackendName, type BackendProbe, type TensorBackend } from "./backend/tensor-backend.js";
+export {
+  BACKEND_NAMES,
+  probeBackends,
+  useBackend,
+  type BackendName,
+  type BackendProbe,
+  type TensorBackend,
+} from "./backend/tensor-backend.js";
 export type { MatMulOps } from "./backend/matmul-ops.js";
 export { SafetensorsFile, FLOAT_DTYPES, type SafetensorsTensorInfo } from "./safetensors/safetensors-reader.js";
 export { serializeSafetensors, type TensorToWrite } from "./safetensors/safetensors-writer.js";
@@ -19,14 +32,26 @@ export { CausalLM, type ForwardInput, type ForwardOptions, type ForwardOutput } 
 export type { KeyValue } from "./model/attention.js";
 export { leftPaddedBatch, validateTokenIds, type TokenBatch } from "./model/token-batch.js";
 export {
-  completionLogprobs, scoreCompletions, type CompletionLogprobOptions, type CompletionLogprobs, type PromptCompletion,
+  completionLogprobs,
+  scoreCompletions,
+  type CompletionLogprobOptions,
+  type CompletionLogprobs,
+  type PromptCompletion,
 } from "./logprobs/completion-logprobs.js";
 export { defaultChunkRows, tokenLogprobsAndEntropy, type TokenLogprobsOptions } from "./logprobs/token-logprobs.js";
 export { loraScaling, validateLoraConfig, type LoraConfig } from "./lora/lora-config.js";
 export { LoraAdapter, peftKey, type LoraMatrix, type PeftTensor } from "./lora/lora-adapter.js";
 export {
-  ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, exportPeftAdapter, importPeftAdapter, loadPeftAdapter, parsePeftAdapterConfig,
-  peftAdapterConfig, savePeftAdapter, type PeftExportOptions, type PeftFiles,
+  ADAPTER_CONFIG_FILE,
+  ADAPTER_WEIGHTS_FILE,
+  exportPeftAdapter,
+  importPeftAdapter,
+  loadPeftAdapter,
+  parsePeftAdapterConfig,
+  peftAdapterConfig,
+  savePeftAdapter,
+  type PeftExportOptions,
+  type PeftFiles,
 } from "./lora/peft-adapter.js";
 export { mergeLora } from "./lora/merge-lora.js";
 export { lossGradients, type LossGradients } from "./gradients/adapter-gradients.js";

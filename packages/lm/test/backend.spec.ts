@@ -9,7 +9,10 @@ import { BackendUnavailableError } from "../src/errors.js";
 import { CausalLM } from "../src/model/causal-lm.js";
 import { fixturePath } from "./support/fixtures.js";
 
-const tensorflowInstalled = await import("@tensorflow/tfjs-node" as string).then(() => true, () => false);
+const tensorflowInstalled = await import("@tensorflow/tfjs-node" as string).then(
+  () => true,
+  () => false,
+);
 
 describe("backends", () => {
   it("reports what is available and why the rest is not", async () => {
@@ -21,7 +24,10 @@ describe("backends", () => {
       console.warn("@tensorflow/tfjs-node is installed: its absence path is not exercised here");
       expect(tensorflow.available).toBe(true);
     } else {
-      expect(tensorflow).toMatchObject({ available: false, detail: expect.stringMatching(/@tensorflow\/tfjs-node-gpu is not installed; @tensorflow\/tfjs-node is not installed/) });
+      expect(tensorflow).toMatchObject({
+        available: false,
+        detail: expect.stringMatching(/@tensorflow\/tfjs-node-gpu is not installed; @tensorflow\/tfjs-node is not installed/),
+      });
     }
   });
 
@@ -43,7 +49,9 @@ describe("backends", () => {
   it("fails clearly when the native backend is asked for by name and is missing", async () => {
     if (tensorflowInstalled) return console.warn("@tensorflow/tfjs-node is installed: skipping its absence test");
     await expect(useBackend("tensorflow")).rejects.toThrow(BackendUnavailableError);
-    await expect(useBackend("tensorflow")).rejects.toThrow(/backend "tensorflow" is not available: @tensorflow\/tfjs-node-gpu is not installed/);
+    await expect(useBackend("tensorflow")).rejects.toThrow(
+      /backend "tensorflow" is not available: @tensorflow\/tfjs-node-gpu is not installed/,
+    );
   });
 
   it("refuses an unknown backend name, listing the accepted ones", async () => {
@@ -54,8 +62,16 @@ describe("backends", () => {
     await useBackend("cpu");
     const model = await CausalLM.load(fixturePath("qwen2-tiny"));
     await useBackend("wasm");
-    expect(() => model.hiddenStates({ batch: 1, length: 1, ids: Int32Array.of(1), keyMask: Uint8Array.of(1), positions: Int32Array.of(0), lengths: [1] }))
-      .toThrow(/model was built on the cpu backend but wasm is active; load it again after switching/);
+    expect(() =>
+      model.hiddenStates({
+        batch: 1,
+        length: 1,
+        ids: Int32Array.of(1),
+        keyMask: Uint8Array.of(1),
+        positions: Int32Array.of(0),
+        lengths: [1],
+      }),
+    ).toThrow(/model was built on the cpu backend but wasm is active; load it again after switching/);
     model.dispose();
   });
 });

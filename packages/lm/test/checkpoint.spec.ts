@@ -21,15 +21,34 @@ describe("config.json", () => {
   it("reads qwen2: bias on q/k/v only, head_dim from hidden/heads, tied head", async () => {
     const config = parseModelConfig(await fixtureConfig("qwen2-tiny"));
     expect(config).toMatchObject({
-      modelType: "qwen2", hiddenSize: 32, numHeads: 4, numKvHeads: 2, headDim: 8, qkvBias: true, outputBias: false,
-      mlpBias: false, qkNorm: false, tieWordEmbeddings: true, ropeTheta: 10000, ropeScaling: null, dtype: "float32",
-      bosTokenId: 1, eosTokenIds: [2],
+      modelType: "qwen2",
+      hiddenSize: 32,
+      numHeads: 4,
+      numKvHeads: 2,
+      headDim: 8,
+      qkvBias: true,
+      outputBias: false,
+      mlpBias: false,
+      qkNorm: false,
+      tieWordEmbeddings: true,
+      ropeTheta: 10000,
+      ropeScaling: null,
+      dtype: "float32",
+      bosTokenId: 1,
+      eosTokenIds: [2],
     });
   });
 
   it("reads qwen3: q/k norm, explicit head_dim, v5 `dtype` key", async () => {
     const config = parseModelConfig(await fixtureConfig("qwen3-tiny"));
-    expect(config).toMatchObject({ modelType: "qwen3", headDim: 12, qkNorm: true, qkvBias: false, tieWordEmbeddings: false, ropeTheta: 1e6 });
+    expect(config).toMatchObject({
+      modelType: "qwen3",
+      headDim: 12,
+      qkNorm: true,
+      qkvBias: false,
+      tieWordEmbeddings: false,
+      ropeTheta: 1e6,
+    });
   });
 
   it("reads llama3 RoPE from v5 `rope_parameters`, and the same from v4 `rope_theta` + `rope_scaling`", async () => {
@@ -55,12 +74,28 @@ describe("config.json", () => {
 
   const refusals: Array<[string, Record<string, unknown>, RegExp]> = [
     ["an unknown model_type", { model_type: "mistral" }, /"model_type" is "mistral"; accepted: qwen2, qwen3, llama/],
-    ["another RoPE type", { rope_scaling: { rope_type: "yarn", factor: 4 } }, /"rope_scaling.rope_type" is "yarn"; accepted: default, llama3/],
-    ["llama3 RoPE without its factors", { rope_scaling: { rope_type: "llama3", factor: 8 } }, /"rope_scaling.low_freq_factor" is undefined/],
-    ["a quantized checkpoint", { quantization_config: { quant_method: "awq" } }, /"quantization_config" is set; quantized checkpoints are not supported/],
+    [
+      "another RoPE type",
+      { rope_scaling: { rope_type: "yarn", factor: 4 } },
+      /"rope_scaling.rope_type" is "yarn"; accepted: default, llama3/,
+    ],
+    [
+      "llama3 RoPE without its factors",
+      { rope_scaling: { rope_type: "llama3", factor: 8 } },
+      /"rope_scaling.low_freq_factor" is undefined/,
+    ],
+    [
+      "a quantized checkpoint",
+      { quantization_config: { quant_method: "awq" } },
+      /"quantization_config" is set; quantized checkpoints are not supported/,
+    ],
     ["an fp8 dtype", { torch_dtype: "float8_e4m3fn" }, /"torch_dtype" is "float8_e4m3fn"; accepted: float32, bfloat16, float16/],
     ["sliding-window attention", { use_sliding_window: true }, /"use_sliding_window" is true; sliding-window attention is not supported/],
-    ["kv heads that do not divide the heads", { num_key_value_heads: 3 }, /"num_key_value_heads" is 3; it must divide num_attention_heads \(4\)/],
+    [
+      "kv heads that do not divide the heads",
+      { num_key_value_heads: 3 },
+      /"num_key_value_heads" is 3; it must divide num_attention_heads \(4\)/,
+    ],
     ["another activation", { hidden_act: "gelu" }, /"hidden_act" is "gelu"; accepted: "silu"/],
     ["a missing size", { hidden_size: undefined }, /"hidden_size" is missing; it must be a positive integer/],
     ["an odd head_dim", { head_dim: 7 }, /"head_dim" is 7; rotary embeddings need an even head_dim/],
@@ -123,7 +158,9 @@ describe("model weights", () => {
       await file.close();
       await writeFile(path.join(d, "model.safetensors"), serializeSafetensors(tensors));
     });
-    await expect(loadCheckpoint(target)).rejects.toThrow(/1 tensor\(s\) the config needs are missing: "model\.layers\.1\.mlp\.up_proj\.weight"/);
+    await expect(loadCheckpoint(target)).rejects.toThrow(
+      /1 tensor\(s\) the config needs are missing: "model\.layers\.1\.mlp\.up_proj\.weight"/,
+    );
   });
 
   it("refuses a tensor whose shape the config does not imply", async () => {
@@ -139,7 +176,9 @@ describe("model weights", () => {
       const config = JSON.parse(await readFile(path.join(d, "config.json"), "utf8"));
       await writeFile(path.join(d, "config.json"), JSON.stringify({ ...config, model_type: "llama" }));
     });
-    await expect(loadCheckpoint(target)).rejects.toThrow(/unexpected tensor "model\.layers\.\d\.self_attn\.[qk]_norm\.weight" for a llama model/);
+    await expect(loadCheckpoint(target)).rejects.toThrow(
+      /unexpected tensor "model\.layers\.\d\.self_attn\.[qk]_norm\.weight" for a llama model/,
+    );
   });
 
   it("refuses a shard index that names a tensor its shard lacks", async () => {

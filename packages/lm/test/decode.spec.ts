@@ -42,7 +42,12 @@ describe.each(["cpu", "wasm"] as const)("greedy decoding on %s", (backend) => {
       const cached = await generate(model, prompts, { maxNewTokens: 8, temperature: 0, stopTokenIds: [] });
       const recomputed = await generate(model, prompts, { maxNewTokens: 8, temperature: 0, stopTokenIds: [], useKvCache: false });
       expect(cached.map((s) => s.tokenIds)).toEqual(recomputed.map((s) => s.tokenIds));
-      expect(maxAbsDifference(cached.map((s) => s.logprobs), recomputed.map((s) => s.logprobs))).toBeLessThan(1e-4);
+      expect(
+        maxAbsDifference(
+          cached.map((s) => s.logprobs),
+          recomputed.map((s) => s.logprobs),
+        ),
+      ).toBeLessThan(1e-4);
     });
   });
 });
@@ -85,7 +90,12 @@ describe("sampling", () => {
         prompts.map((p, i) => ({ promptIds: p, completionIds: sampled[i]!.tokenIds })),
         { temperature, adapter },
       );
-      expect(maxAbsDifference(sampled.map((s) => s.logprobs), scored.logprobs)).toBeLessThan(1e-4);
+      expect(
+        maxAbsDifference(
+          sampled.map((s) => s.logprobs),
+          scored.logprobs,
+        ),
+      ).toBeLessThan(1e-4);
     }
   });
 
@@ -128,7 +138,11 @@ describe("sampling", () => {
     ["top_p 0", { topP: 0 }, /top_p 0 must be in \(0, 1\]/],
     ["a fractional top_k", { topK: 1.5 }, /top_k 1.5 must be an integer >= 0/],
     ["max tokens 0", { maxNewTokens: 0 }, /max_tokens 0 must be an integer >= 1/],
-    ["more tokens than the context", { maxNewTokens: 200 }, /prompt plus max_tokens is 206 tokens; the model's context \(max_position_embeddings\) is 128/],
+    [
+      "more tokens than the context",
+      { maxNewTokens: 200 },
+      /prompt plus max_tokens is 206 tokens; the model's context \(max_position_embeddings\) is 128/,
+    ],
   ];
   it.each(invalid)("refuses %s", async (_name, change, message) => {
     const options = { maxNewTokens: 4, ...change } as Parameters<typeof generate>[2];
@@ -137,6 +151,8 @@ describe("sampling", () => {
   });
 
   it("refuses token ids outside the vocabulary", async () => {
-    await expect(generate(model, [[1, 96]], { maxNewTokens: 1 })).rejects.toThrow(/sequence 0, token 1: id 96 is not in the vocabulary \[0, 96\)/);
+    await expect(generate(model, [[1, 96]], { maxNewTokens: 1 })).rejects.toThrow(
+      /sequence 0, token 1: id 96 is not in the vocabulary \[0, 96\)/,
+    );
   });
 });

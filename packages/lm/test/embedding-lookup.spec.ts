@@ -14,9 +14,19 @@ describe.each(["cpu", "wasm"] as const)("embeddingLookup on %s", (backend) => {
   it("returns the rows of the table and accumulates the gradient of repeated ids", async () => {
     const vocab = 7;
     const hidden = 3;
-    const table = tf.variable(tf.tensor2d(Array.from({ length: vocab * hidden }, (_, i) => Math.sin(i)), [vocab, hidden]), true, `emb-${backend}`);
+    const table = tf.variable(
+      tf.tensor2d(
+        Array.from({ length: vocab * hidden }, (_, i) => Math.sin(i)),
+        [vocab, hidden],
+      ),
+      true,
+      `emb-${backend}`,
+    );
     const ids = Int32Array.from([4, 1, 4, 6, 4, 1]);
-    const rowWeights = tf.tensor2d(Array.from({ length: ids.length * hidden }, (_, i) => Math.cos(3 * i)), [ids.length, hidden]);
+    const rowWeights = tf.tensor2d(
+      Array.from({ length: ids.length * hidden }, (_, i) => Math.cos(3 * i)),
+      [ids.length, hidden],
+    );
 
     const rows = embeddingLookup(table, ids);
     const tableData = table.arraySync();
@@ -31,9 +41,16 @@ describe.each(["cpu", "wasm"] as const)("embeddingLookup on %s", (backend) => {
   });
 
   it("is a plain gather for a frozen table", () => {
-    const table = tf.tensor2d([[1, 2], [3, 4]]);
+    const table = tf.tensor2d([
+      [1, 2],
+      [3, 4],
+    ]);
     const rows = embeddingLookup(table, Int32Array.from([1, 1, 0]));
-    expect(rows.arraySync()).toEqual([[3, 4], [3, 4], [1, 2]]);
+    expect(rows.arraySync()).toEqual([
+      [3, 4],
+      [3, 4],
+      [1, 2],
+    ]);
     tf.dispose([table, rows]);
   });
 });

@@ -9,7 +9,10 @@ import { SeededRandom } from "../src/decode/seeded-random.js";
 
 const random = new SeededRandom(17);
 const values = (shape: number[], low = -1, high = 1) =>
-  tf.tensor(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => low + (high - low) * random.next()), shape);
+  tf.tensor(
+    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => low + (high - low) * random.next()),
+    shape,
+  );
 
 /** Compares tf.grads of sum(f(inputs)·w) with central differences, input by input. */
 function checkGradients(f: (...xs: tf.Tensor[]) => tf.Tensor, inputs: tf.Tensor[]) {
@@ -32,7 +35,9 @@ function checkGradients(f: (...xs: tf.Tensor[]) => tf.Tensor, inputs: tf.Tensor[
         return value;
       };
       const numeric = (shifted(h) - shifted(-h)) / (2 * h);
-      expect(Math.abs(expected[i]! - numeric), `input ${k}, element ${i}: ${expected[i]} vs ${numeric}`).toBeLessThan(2e-3 * Math.max(1, Math.abs(numeric)));
+      expect(Math.abs(expected[i]! - numeric), `input ${k}, element ${i}: ${expected[i]} vs ${numeric}`).toBeLessThan(
+        2e-3 * Math.max(1, Math.abs(numeric)),
+      );
     });
   });
   tf.dispose([weights, ...analytic]);
@@ -69,16 +74,47 @@ describe("registered gradients match finite differences", () => {
     ["Softmax", (x) => tf.softmax(x!), () => [values([2, 5], -2, 2)]],
     ["Sum over an axis", (x) => tf.sum(x!, 1), () => [values([2, 3, 2])]],
     ["Mean over axes, kept", (x) => tf.mean(x!, [0, 2], true), () => [values([2, 3, 2])]],
-    ["Max over an axis", (x) => tf.max(x!, -1), () => [tf.tensor([[0.1, 0.7, -0.3], [0.9, 0.2, 0.4]])]],
+    [
+      "Max over an axis",
+      (x) => tf.max(x!, -1),
+      () => [
+        tf.tensor([
+          [0.1, 0.7, -0.3],
+          [0.9, 0.2, 0.4],
+        ]),
+      ],
+    ],
     ["Reshape", (x) => tf.mul(tf.reshape(x!, [3, 2]), tf.tensor([[1], [2], [3]])), () => [values([2, 3])]],
     ["ExpandDims", (x) => tf.expandDims(x!, 1), () => [values([3])]],
     ["Transpose", (x) => tf.transpose(x!, [2, 0, 1]), () => [values([2, 3, 4])]],
     ["Slice", (x) => tf.slice(x!, [0, 1, 1], [2, 2, 2]), () => [values([2, 3, 4])]],
-    ["PadV2", (x) => tf.pad(x!, [[1, 0], [0, 2]]), () => [values([2, 3])]],
-    ["SplitV", (x) => { const [a, b] = tf.split(x!, [1, 2], 1); return tf.concat([tf.mul(a!, 3), b!], 1); }, () => [values([2, 3])]],
+    [
+      "PadV2",
+      (x) =>
+        tf.pad(x!, [
+          [1, 0],
+          [0, 2],
+        ]),
+      () => [values([2, 3])],
+    ],
+    [
+      "SplitV",
+      (x) => {
+        const [a, b] = tf.split(x!, [1, 2], 1);
+        return tf.concat([tf.mul(a!, 3), b!], 1);
+      },
+      () => [values([2, 3])],
+    ],
     ["Concat", (a, b) => tf.concat([a!, b!], 0), () => [values([1, 3]), values([2, 3])]],
     ["Pack", (a, b) => tf.stack([a!, b!], 1), () => [values([3]), values([3])]],
-    ["Unpack", (x) => { const [a, b] = tf.unstack(x!, 1); return tf.add(tf.mul(a!, 2), b!); }, () => [values([3, 2])]],
+    [
+      "Unpack",
+      (x) => {
+        const [a, b] = tf.unstack(x!, 1);
+        return tf.add(tf.mul(a!, 2), b!);
+      },
+      () => [values([3, 2])],
+    ],
   ];
 
   it.each(cases)("%s", (_name, f, make) => {

@@ -33,7 +33,10 @@ describe("LoRA adapters", () => {
     for (const tensor of adapter.peftTensors()) {
       const values = Array.from(tensor.data);
       if (tensor.key.endsWith("lora_B.weight")) {
-        expect(values.every((v) => v === 0), tensor.key).toBe(true);
+        expect(
+          values.every((v) => v === 0),
+          tensor.key,
+        ).toBe(true);
       } else {
         const bound = 1 / Math.sqrt(tensor.shape[1]);
         expect(Math.max(...values.map(Math.abs))).toBeLessThanOrEqual(bound);
@@ -64,7 +67,11 @@ describe("LoRA adapters", () => {
   });
 
   it("has trainable variables only for its targets, and gradients for all of them", async () => {
-    const adapter = LoraAdapter.create(model.config, { rank: 2, alpha: 4, targetModules: ["k_proj", "up_proj"], dropout: 0, useRslora: false }, 3);
+    const adapter = LoraAdapter.create(
+      model.config,
+      { rank: 2, alpha: 4, targetModules: ["k_proj", "up_proj"], dropout: 0, useRslora: false },
+      3,
+    );
     const names = adapter.variables().map((v) => adapter.peftKeyOfVariable(v.name));
     expect(names).toEqual([
       "base_model.model.model.layers.0.self_attn.k_proj.lora_A.weight",
@@ -100,8 +107,8 @@ describe("LoRA adapters", () => {
     });
     afterAll(() => adapter.dispose());
 
-    const logprobs = (dropoutSeed?: number) => tf.tidy(() =>
-      Array.from(completionLogprobs(model, sequencesOf(parity), { adapter, dropoutSeed }).logprobs.dataSync()));
+    const logprobs = (dropoutSeed?: number) =>
+      tf.tidy(() => Array.from(completionLogprobs(model, sequencesOf(parity), { adapter, dropoutSeed }).logprobs.dataSync()));
 
     it("is off without a seed (scoring, sampling): the adapter's exact logprobs", async () => {
       const scores = await scoreCompletions(model, sequencesOf(parity), { adapter });
@@ -122,7 +129,11 @@ describe("LoRA adapters", () => {
     ["a fractional rank", { rank: 2.5 }, /LoRA rank 2.5 must be a positive integer/],
     ["a negative alpha", { alpha: -1 }, /LoRA alpha -1 must be a positive number/],
     ["dropout 1", { dropout: 1 }, /LoRA dropout 1 must be in \[0, 1\)/],
-    ["an unknown target", { targetModules: ["qkv_proj" as never] }, /target module "qkv_proj" is not known; accepted: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj/],
+    [
+      "an unknown target",
+      { targetModules: ["qkv_proj" as never] },
+      /target module "qkv_proj" is not known; accepted: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj/,
+    ],
     ["no targets", { targetModules: [] }, /non-empty list/],
     ["a repeated target", { targetModules: ["q_proj", "q_proj"] }, /list a module twice/],
   ];

@@ -48,7 +48,11 @@ describe.each(["cpu", "wasm"] as const)("tensor memory on %s", (backend) => {
   /** A signal that turns aborted after `checks` checks: mid-forward, with a layer on the tape. */
   const abortedAfter = (checks: number) => {
     let seen = 0;
-    return { throwIfAborted: () => { if (++seen > checks) throw new Error("deadline exceeded"); } } as unknown as AbortSignal;
+    return {
+      throwIfAborted: () => {
+        if (++seen > checks) throw new Error("deadline exceeded");
+      },
+    } as unknown as AbortSignal;
   };
 
   it("releases the gradient tape when a step is aborted between layers", () => {
@@ -66,18 +70,27 @@ describe.each(["cpu", "wasm"] as const)("tensor memory on %s", (backend) => {
     const baseline = tf.memory().numTensors;
     const failing = tf.customGrad(((x: tf.Tensor, save: tf.GradSaveFunc) => {
       save([x]);
-      return { value: tf.mul(x, 2), gradFunc: () => { throw new Error("backward failed"); } };
+      return {
+        value: tf.mul(x, 2),
+        gradFunc: () => {
+          throw new Error("backward failed");
+        },
+      };
     }) as unknown as Parameters<typeof tf.customGrad>[0]);
-    expect(() => lossGradients(() => {
-      const scores = completionLogprobs(model, sequencesOf(parity), { adapter });
-      return tf.sum(failing(scores.logprobs)) as tf.Scalar;
-    }, adapter.variables())).toThrow("backward failed");
+    expect(() =>
+      lossGradients(() => {
+        const scores = completionLogprobs(model, sequencesOf(parity), { adapter });
+        return tf.sum(failing(scores.logprobs)) as tf.Scalar;
+      }, adapter.variables()),
+    ).toThrow("backward failed");
     expect(tf.memory().numTensors).toBe(baseline);
   });
 
   it("leaves nothing behind when scoring is aborted or refused", async () => {
     const baseline = tf.memory().numTensors;
-    await expect(scoreCompletions(model, sequencesOf(parity), { signal: AbortSignal.abort(new Error("cancelled")) })).rejects.toThrow("cancelled");
+    await expect(scoreCompletions(model, sequencesOf(parity), { signal: AbortSignal.abort(new Error("cancelled")) })).rejects.toThrow(
+      "cancelled",
+    );
     await expect(scoreCompletions(model, [{ promptIds: [1], completionIds: [96] }])).rejects.toThrow(ModelInputError);
     expect(tf.memory().numTensors).toBe(baseline);
   });

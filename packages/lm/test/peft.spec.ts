@@ -12,7 +12,13 @@ import { AdapterError } from "../src/errors.js";
 import { scoreCompletions } from "../src/logprobs/completion-logprobs.js";
 import { LoraAdapter } from "../src/lora/lora-adapter.js";
 import {
-  ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, exportPeftAdapter, importPeftAdapter, loadPeftAdapter, savePeftAdapter, type PeftFiles,
+  ADAPTER_CONFIG_FILE,
+  ADAPTER_WEIGHTS_FILE,
+  exportPeftAdapter,
+  importPeftAdapter,
+  loadPeftAdapter,
+  savePeftAdapter,
+  type PeftFiles,
 } from "../src/lora/peft-adapter.js";
 import { CausalLM } from "../src/model/causal-lm.js";
 import { float32ToBfloat16 } from "../src/safetensors/float-conversion.js";
@@ -57,7 +63,18 @@ describe("PEFT adapters", () => {
       await reference.close();
       const config = JSON.parse(new TextDecoder().decode(files[ADAPTER_CONFIG_FILE]));
       const expected = JSON.parse(await readFile(fixturePath(`${name}-lora`, ADAPTER_CONFIG_FILE), "utf8"));
-      for (const key of ["peft_type", "task_type", "r", "lora_alpha", "target_modules", "use_rslora", "use_dora", "bias", "fan_in_fan_out", "base_model_name_or_path"]) {
+      for (const key of [
+        "peft_type",
+        "task_type",
+        "r",
+        "lora_alpha",
+        "target_modules",
+        "use_rslora",
+        "use_dora",
+        "bias",
+        "fan_in_fan_out",
+        "base_model_name_or_path",
+      ]) {
         expect(config[key], key).toEqual(expected[key]);
       }
       // vLLM's PEFTHelper rejects a non-empty modules_to_save and DoRA.
@@ -69,10 +86,15 @@ describe("PEFT adapters", () => {
   it("saves and loads an adapter back to the same tensors and logprobs", async () => {
     const model = await CausalLM.load(fixturePath("qwen3-tiny"));
     const parity = await readParity("qwen3-tiny");
-    const adapter = LoraAdapter.create(model.config, { rank: 3, alpha: 5, targetModules: ["k_proj", "gate_proj", "o_proj"], dropout: 0.1, useRslora: true }, 9);
+    const adapter = LoraAdapter.create(
+      model.config,
+      { rank: 3, alpha: 5, targetModules: ["k_proj", "gate_proj", "o_proj"], dropout: 0.1, useRslora: true },
+      9,
+    );
     // Give B non-zero values so the adapter changes the model.
     for (const variable of adapter.variables()) {
-      if (adapter.peftKeyOfVariable(variable.name)!.includes("lora_B")) variable.assign(tf.randomNormal(variable.shape, 0, 0.2, "float32", 5));
+      if (adapter.peftKeyOfVariable(variable.name)!.includes("lora_B"))
+        variable.assign(tf.randomNormal(variable.shape, 0, 0.2, "float32", 5));
     }
     await savePeftAdapter(adapter, path.join(dir, "saved"), { baseModel: "qwen3-tiny" });
     const loaded = await loadPeftAdapter(path.join(dir, "saved"), model.config);
@@ -122,7 +144,11 @@ describe("PEFT adapters", () => {
       ["trained biases", { bias: "all" }, /"bias" is "all"; accepted: "none"/],
       ["per-layer ranks", { rank_pattern: { q_proj: 8 } }, /"rank_pattern" is .*only empty\/null is supported/],
       ["modules_to_save", { modules_to_save: ["lm_head"] }, /"modules_to_save" is \["lm_head"\]/],
-      ["a regex target", { target_modules: ".*proj" }, /"target_modules" is ".\*proj"; give a list of module names .* \(regular expressions are not supported\)/],
+      [
+        "a regex target",
+        { target_modules: ".*proj" },
+        /"target_modules" is ".\*proj"; give a list of module names .* \(regular expressions are not supported\)/,
+      ],
       ["an unknown target", { target_modules: ["lm_head"] }, /"target_modules" names "lm_head"; accepted: q_proj/],
       ["a missing r", { r: undefined }, /"r" is undefined; it must be a positive integer/],
       ["a missing lora_alpha", { lora_alpha: undefined }, /"lora_alpha" is undefined; it must be a positive number/],
@@ -139,20 +165,27 @@ describe("PEFT adapters", () => {
     it("a missing tensor", async () => {
       const tensors = await readFixtureTensors("qwen2-tiny-lora/adapter_model.safetensors");
       const file = await SafetensorsFile.fromBytes(good[ADAPTER_WEIGHTS_FILE], "x");
-      const kept = [...tensors].filter(([k]) => !k.includes("layers.1.mlp.down_proj.lora_B"))
+      const kept = [...tensors]
+        .filter(([k]) => !k.includes("layers.1.mlp.down_proj.lora_B"))
         .map(([name, data]) => ({ name, data, shape: file.info(name).shape }));
       const files = { ...good, [ADAPTER_WEIGHTS_FILE]: serializeSafetensors(kept) };
       const before = tf.memory().numTensors;
-      await expect(importPeftAdapter(files, model.config)).rejects.toThrow(/adapter lacks "base_model\.model\.model\.layers\.1\.mlp\.down_proj\.lora_B\.weight" \(shape \[32, 4\]\)/);
+      await expect(importPeftAdapter(files, model.config)).rejects.toThrow(
+        /adapter lacks "base_model\.model\.model\.layers\.1\.mlp\.down_proj\.lora_B\.weight" \(shape \[32, 4\]\)/,
+      );
       expect(tf.memory().numTensors).toBe(before);
     });
 
     it("a tensor the config does not explain", async () => {
       const file = await SafetensorsFile.fromBytes(good[ADAPTER_WEIGHTS_FILE], "x");
-      const tensors = await Promise.all([...file.tensors.values()].map(async (t) => ({ name: t.name, shape: t.shape, data: await file.float32(t.name) })));
+      const tensors = await Promise.all(
+        [...file.tensors.values()].map(async (t) => ({ name: t.name, shape: t.shape, data: await file.float32(t.name) })),
+      );
       tensors.push({ name: "base_model.model.lm_head.lora_A.weight", shape: [4, 32], data: new Float32Array(128) });
       const files = { ...good, [ADAPTER_WEIGHTS_FILE]: serializeSafetensors(tensors) };
-      await expect(importPeftAdapter(files, model.config)).rejects.toThrow(/tensors the config's target_modules and the model's layers do not explain: "base_model\.model\.lm_head\.lora_A\.weight"/);
+      await expect(importPeftAdapter(files, model.config)).rejects.toThrow(
+        /tensors the config's target_modules and the model's layers do not explain: "base_model\.model\.lm_head\.lora_A\.weight"/,
+      );
     });
 
     it("a truncated weights file", async () => {

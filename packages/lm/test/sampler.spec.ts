@@ -15,7 +15,10 @@ function frequencies(params: SamplingParams, draws = 20000): number[] {
 
 describe("sampleToken", () => {
   it("is greedy at temperature 0 and reports the token's logprob at temperature 1", () => {
-    expect(sampleToken(logits, { temperature: 0, topK: 0, topP: 1 }, () => 0.99)).toEqual({ token: 1, logprob: expect.closeTo(Math.log(0.5), 6) });
+    expect(sampleToken(logits, { temperature: 0, topK: 0, topP: 1 }, () => 0.99)).toEqual({
+      token: 1,
+      logprob: expect.closeTo(Math.log(0.5), 6),
+    });
   });
 
   it("breaks a greedy tie towards the lower id", () => {

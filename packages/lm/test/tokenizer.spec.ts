@@ -14,7 +14,14 @@ import { fixturePath } from "./support/fixtures.js";
 interface Expected {
   vocab_size: number;
   texts: Array<{ text: string; ids: number[] }>;
-  conversations: Array<{ messages: ChatMessage[]; tools?: unknown[]; add_generation_prompt: boolean; enable_thinking?: boolean; prompt: string; ids: number[] }>;
+  conversations: Array<{
+    messages: ChatMessage[];
+    tools?: unknown[];
+    add_generation_prompt: boolean;
+    enable_thinking?: boolean;
+    prompt: string;
+    ids: number[];
+  }>;
 }
 
 describe("ModelTokenizer", () => {
@@ -59,7 +66,8 @@ describe("ModelTokenizer", () => {
       dir = await mkdtemp(path.join(tmpdir(), "char-tokenizer-"));
     });
     afterAll(() => rm(dir, { recursive: true, force: true }));
-    const load = async (name: string, options: Parameters<typeof writeCharTokenizer>[1]) => ModelTokenizer.load(await writeCharTokenizer(path.join(dir, name), options));
+    const load = async (name: string, options: Parameters<typeof writeCharTokenizer>[1]) =>
+      ModelTokenizer.load(await writeCharTokenizer(path.join(dir, name), options));
     const lean = "theorem foo (n : ℕ) : n = n";
 
     it("gives the model's unk_token for it, as Hugging Face tokenizers do", async () => {
@@ -120,7 +128,9 @@ describe("ModelTokenizer", () => {
     it("refuses the text when the model's unk_token is not in the vocabulary", async () => {
       const tokenizer = await load("unk-missing", { unkToken: "<unk>", unkInVocab: false });
       expect(() => tokenizer.encode(lean)).toThrow(TokenizerError);
-      expect(() => tokenizer.encode(lean)).toThrow(/cannot encode "ℕ" \(U\+2115\) at index 17 .*unk_token "<unk>" \(tokenizer\.json model\.unk_token\) is not in the vocabulary/);
+      expect(() => tokenizer.encode(lean)).toThrow(
+        /cannot encode "ℕ" \(U\+2115\) at index 17 .*unk_token "<unk>" \(tokenizer\.json model\.unk_token\) is not in the vocabulary/,
+      );
     });
   });
 
@@ -168,7 +178,9 @@ describe("ModelTokenizer", () => {
 
       const raising = await variant((d) => writeFile(path.join(d, "chat_template.jinja"), "{{ raise_exception('roles must alternate') }}"));
       const strict = await ModelTokenizer.load(raising);
-      expect(() => strict.applyChatTemplate([{ role: "user", content: "hi" }])).toThrow(/the chat template failed to render: .*roles must alternate/);
+      expect(() => strict.applyChatTemplate([{ role: "user", content: "hi" }])).toThrow(
+        /the chat template failed to render: .*roles must alternate/,
+      );
     });
   });
 });

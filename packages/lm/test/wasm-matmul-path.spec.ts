@@ -11,7 +11,12 @@ import { CausalLM } from "../src/model/causal-lm.js";
 import { lossGradients } from "../src/gradients/adapter-gradients.js";
 import { fixturePath, readParity, sequencesOf } from "./support/fixtures.js";
 
-interface Call { a: number[]; b: number[]; transposeA: boolean; transposeB: boolean }
+interface Call {
+  a: number[];
+  b: number[];
+  transposeA: boolean;
+  transposeB: boolean;
+}
 
 describe("wasm matrix products", () => {
   const calls: Call[] = [];

@@ -24,9 +24,7 @@ export function createInferenceService(config: InferenceConfig): ServiceRegistra
   const useVllm = config.backend === "vllm" || (config.backend === "auto" && config.vllm.url !== undefined);
   if (!useVllm) {
     const modelDir = config.embedded.model_dir;
-    const backend = modelDir
-      ? createEmbeddedBackend({ modelDir, tensorBackend: config.embedded.tensor_backend })
-      : unconfiguredBackend();
+    const backend = modelDir ? createEmbeddedBackend({ modelDir, tensorBackend: config.embedded.tensor_backend }) : unconfiguredBackend();
     return { service: InferenceService, impl: createInferenceImpl(backend, config) };
   }
   if (config.vllm.url === undefined) {
@@ -47,7 +45,10 @@ export function createInferenceService(config: InferenceConfig): ServiceRegistra
   };
 }
 
-export function createInferenceImpl(backend: InferenceBackend, config: InferenceConfig): ServiceRegistration<typeof InferenceService>["impl"] {
+export function createInferenceImpl(
+  backend: InferenceBackend,
+  config: InferenceConfig,
+): ServiceRegistration<typeof InferenceService>["impl"] {
   const adapters = new AdapterRegistry(config.adapters.keep, (name) => backend.unloadAdapter(name, AbortSignal.timeout(30_000)));
   const adapterInfo = (a: LoadedAdapter) => ({ name: a.name, version: a.version, path: a.path, loadedAt: timestampFromDate(a.loadedAt) });
 

@@ -43,7 +43,11 @@ const tokenIds = (ids: number[]) => ({ kind: { case: "tokenIds" as const, value:
 describe("embedded backend", () => {
   it("greedy Generate equals the learner core's argmax by full recomputation", async () => {
     for (const prompt of prompts) {
-      const res = await client.generate({ prompt: tokenIds(prompt), n: 2, sampling: { maxTokens: 6, temperature: 0, stop: [], stopTokenIds: [] } });
+      const res = await client.generate({
+        prompt: tokenIds(prompt),
+        n: 2,
+        sampling: { maxTokens: 6, temperature: 0, stop: [], stopTokenIds: [] },
+      });
       const [reference] = await generate(model, [prompt], { maxNewTokens: 6, temperature: 0, useKvCache: false, stopTokenIds: [] });
       expect(res.promptTokenIds).toEqual(prompt);
       for (const completion of res.completions) {
@@ -54,7 +58,11 @@ describe("embedded backend", () => {
   });
 
   it("samples reproducibly with a seed and returns the sampler's logprobs", async () => {
-    const request = { prompt: tokenIds(prompts[0]!), n: 3, sampling: { maxTokens: 8, temperature: 1, seed: 11n, stop: [], stopTokenIds: [] } };
+    const request = {
+      prompt: tokenIds(prompts[0]!),
+      n: 3,
+      sampling: { maxTokens: 8, temperature: 1, seed: 11n, stop: [], stopTokenIds: [] },
+    };
     const a = await client.generate(request);
     const b = await client.generate(request);
     expect(a.completions.map((c) => c.tokenIds)).toEqual(b.completions.map((c) => c.tokenIds));
@@ -65,7 +73,9 @@ describe("embedded backend", () => {
   });
 
   it("samples with a loaded adapter as the adapter's weights say", async () => {
-    const load = await client.loadAdapter(messagesOf([{ part: { case: "source", value: { name: "policy-v1", version: 1n, path: adapterDir, files: [] } } }]));
+    const load = await client.loadAdapter(
+      messagesOf([{ part: { case: "source", value: { name: "policy-v1", version: 1n, path: adapterDir, files: [] } } }]),
+    );
     expect(load.adapter?.name).toBe("policy-v1");
     const adapter = await loadPeftAdapter(adapterDir, model.config);
     let differs = false;
@@ -73,7 +83,13 @@ describe("embedded backend", () => {
       const sampling = { maxTokens: 6, temperature: 0, stop: [], stopTokenIds: [] };
       const withAdapter = await client.generate({ prompt: tokenIds(prompt), adapter: "policy-v1", sampling });
       const base = await client.generate({ prompt: tokenIds(prompt), sampling });
-      const [reference] = await generate(model, [prompt], { maxNewTokens: 6, temperature: 0, useKvCache: false, adapter, stopTokenIds: [] });
+      const [reference] = await generate(model, [prompt], {
+        maxNewTokens: 6,
+        temperature: 0,
+        useKvCache: false,
+        adapter,
+        stopTokenIds: [],
+      });
       const got = withAdapter.completions[0]!.tokenIds;
       expect(got).toEqual(reference!.tokenIds.slice(0, got.length));
       expect(withAdapter.completions[0]!.policyVersion).toBe(1n);
@@ -89,7 +105,10 @@ describe("embedded backend", () => {
     expect(models.baseModel).toMatchObject({ id: "qwen2-tiny", vocabSize: model.config.vocabSize });
     const error = await client
       .generate({ prompt: tokenIds([1, model.config.vocabSize + 5]), sampling: { maxTokens: 2, stop: [], stopTokenIds: [] } })
-      .then(() => undefined, (e) => ConnectError.from(e));
+      .then(
+        () => undefined,
+        (e) => ConnectError.from(e),
+      );
     expect(error?.code).toBe(Code.InvalidArgument);
   });
 
@@ -98,7 +117,10 @@ describe("embedded backend", () => {
     const bare = await serve({ name: "inference", services: [createInferenceService(config)], config: config.server });
     try {
       const bareClient = createClient(InferenceService, createGrpcTransport({ baseUrl: bare.url }));
-      const error = await bareClient.generate({ prompt: tokenIds([1, 2]) }).then(() => undefined, (e) => ConnectError.from(e));
+      const error = await bareClient.generate({ prompt: tokenIds([1, 2]) }).then(
+        () => undefined,
+        (e) => ConnectError.from(e),
+      );
       expect(error?.code).toBe(Code.FailedPrecondition);
       expect(error?.rawMessage).toContain("embedded.model_dir");
     } finally {

@@ -14,7 +14,9 @@ if (!url) console.warn("skipping the real-vLLM suite: set VLLM_URL=http://host:8
 describe.skipIf(!url)("InferenceService on a real vLLM", () => {
   let server: RunningServer;
   beforeAll(async () => {
-    const config = loadConfig(InferenceConfigSchema, { overrides: [`vllm.url=${url}`, "server.port=0", "server.shutdown.drain_delay_ms=0"] });
+    const config = loadConfig(InferenceConfigSchema, {
+      overrides: [`vllm.url=${url}`, "server.port=0", "server.shutdown.drain_delay_ms=0"],
+    });
     server = await serve({ name: "inference", services: [createInferenceService(config)], config: config.server });
   });
   afterAll(() => server?.shutdown());
@@ -22,10 +24,16 @@ describe.skipIf(!url)("InferenceService on a real vLLM", () => {
   it("returns as many logprobs as token ids for every completion, and the prompt ids it used", async () => {
     const client = createClient(InferenceService, createGrpcTransport({ baseUrl: server.url }));
     const res = await client.generate(
-      { prompt: { kind: { case: "chat", value: { messages: [{ role: "user", content: "What is 2 + 2?" }] } } }, n: 4, sampling: { maxTokens: 32, seed: 1n, stop: [] } },
+      {
+        prompt: { kind: { case: "chat", value: { messages: [{ role: "user", content: "What is 2 + 2?" }] } } },
+        n: 4,
+        sampling: { maxTokens: 32, seed: 1n, stop: [] },
+      },
       { timeoutMs: 120_000 },
     );
-    const tokenized = await client.tokenize({ prompt: { kind: { case: "chat", value: { messages: [{ role: "user", content: "What is 2 + 2?" }] } } } });
+    const tokenized = await client.tokenize({
+      prompt: { kind: { case: "chat", value: { messages: [{ role: "user", content: "What is 2 + 2?" }] } } },
+    });
     expect(res.promptTokenIds).toEqual(tokenized.tokenIds);
     expect(res.completions).toHaveLength(4);
     for (const c of res.completions) {

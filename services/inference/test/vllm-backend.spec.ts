@@ -11,7 +11,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { FinishReason } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { InferenceService, LoadAdapterRequestSchema, type LoadAdapterRequest } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
-import { loadConfig, serve, type RunningServer } from "@lean-grpo/kit";
+import { loadConfig, serve } from "@lean-grpo/kit";
 import { InferenceConfigSchema } from "../src/config.js";
 import { createInferenceService } from "../src/service.js";
 import {
@@ -38,7 +38,8 @@ async function start(options: { overrides?: string[]; standIn?: Parameters<typeo
       `vllm.url=${options.url ?? vllm.url}`,
       `adapters.dir=${adapterDir}`,
       "vllm.health_interval_ms=100",
-      "server.port=0", "server.shutdown.drain_delay_ms=0",
+      "server.port=0",
+      "server.shutdown.drain_delay_ms=0",
       ...(options.overrides ?? []),
     ],
   });
@@ -54,7 +55,11 @@ async function* messagesOf<T>(messages: T[]): AsyncIterable<T> {
 }
 
 const completionRequests = (vllm: VllmStandIn) => vllm.requests.filter((r) => r.path === "/v1/completions");
-const codeOf = (p: Promise<unknown>) => p.then(() => "ok" as const, (e) => ConnectError.from(e).code);
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => "ok" as const,
+    (e) => ConnectError.from(e).code,
+  );
 
 describe("Generate on vLLM", () => {
   it("sends token ids and sampling to /v1/completions and returns every completion's token ids and logprobs", async () => {
@@ -126,7 +131,11 @@ describe("Generate on vLLM", () => {
   it("streams the same tokens as Generate, prompt ids first and a finish reason per completion", async () => {
     const { client } = await start();
     const prompt = [1, 70, 71];
-    const request = { prompt: { kind: { case: "tokenIds" as const, value: { ids: prompt } } }, n: 2, sampling: { maxTokens: 4, seed: 7n, stop: [] } };
+    const request = {
+      prompt: { kind: { case: "tokenIds" as const, value: { ids: prompt } } },
+      n: 2,
+      sampling: { maxTokens: 4, seed: 7n, stop: [] },
+    };
     const whole = await client.generate(request);
     const streamed: Record<number, number[]> = { 0: [], 1: [] };
     const finished: Record<number, FinishReason> = {};
@@ -145,7 +154,11 @@ describe("Generate on vLLM", () => {
   it("refuses bad requests naming the field and what is accepted", async () => {
     const { client } = await start(["limits.max_n=8"].length ? { overrides: ["limits.max_n=8"] } : {});
     const ids = { kind: { case: "tokenIds" as const, value: { ids: [1, 2] } } };
-    const err = async (p: Promise<unknown>) => p.then(() => undefined, (e) => ConnectError.from(e));
+    const err = async (p: Promise<unknown>) =>
+      p.then(
+        () => undefined,
+        (e) => ConnectError.from(e),
+      );
     const noPrompt = await err(client.generate({ n: 1 }));
     expect(noPrompt?.code).toBe(Code.InvalidArgument);
     expect(noPrompt?.rawMessage).toMatch(/prompt is required/);
@@ -160,7 +173,10 @@ describe("Generate on vLLM", () => {
 describe("resilience", () => {
   it("retries a 503 from vLLM and succeeds", async () => {
     const { client, vllm } = await start({ standIn: { failNext: { count: 2, status: 503 } } });
-    const res = await client.generate({ prompt: { kind: { case: "tokenIds", value: { ids: [1, 5] } } }, sampling: { maxTokens: 2, stop: [] } });
+    const res = await client.generate({
+      prompt: { kind: { case: "tokenIds", value: { ids: [1, 5] } } },
+      sampling: { maxTokens: 2, stop: [] },
+    });
     expect(res.completions[0]!.tokenIds).toHaveLength(2);
     expect(completionRequests(vllm)).toHaveLength(3);
   });
@@ -169,7 +185,10 @@ describe("resilience", () => {
     const { client, vllm } = await start({ standIn: { delayMs: 3_000 } });
     const t0 = performance.now();
     const code = await codeOf(
-      client.generate({ prompt: { kind: { case: "tokenIds", value: { ids: [1, 5] } } }, sampling: { maxTokens: 2, stop: [] } }, { timeoutMs: 300 }),
+      client.generate(
+        { prompt: { kind: { case: "tokenIds", value: { ids: [1, 5] } } }, sampling: { maxTokens: 2, stop: [] } },
+        { timeoutMs: 300 },
+      ),
     );
     expect(code).toBe(Code.DeadlineExceeded);
     expect(performance.now() - t0).toBeLessThan(1_500);
@@ -179,9 +198,10 @@ describe("resilience", () => {
   it("answers UNAVAILABLE naming vLLM's URL when it is down, and health turns NOT_SERVING", async () => {
     const dead = "http://127.0.0.1:9"; // discard port: nothing listens
     const { client, server } = await start({ url: dead, overrides: ["vllm.max_retries=0"] });
-    const error = await client
-      .generate({ prompt: { kind: { case: "tokenIds", value: { ids: [1] } } } })
-      .then(() => undefined, (e) => ConnectError.from(e));
+    const error = await client.generate({ prompt: { kind: { case: "tokenIds", value: { ids: [1] } } } }).then(
+      () => undefined,
+      (e) => ConnectError.from(e),
+    );
     expect(error?.code).toBe(Code.Unavailable);
     expect(error?.rawMessage).toContain(dead);
     const health = createClient(Health, createGrpcTransport({ baseUrl: server.url }));
@@ -195,32 +215,53 @@ describe("adapters", () => {
   it("loads each policy version under its own name, samples with it, and unloads versions beyond `keep`", async () => {
     const { client, vllm } = await start({ overrides: ["adapters.keep=2"] });
     for (const v of [1, 2]) {
-      const res = await client.loadAdapter(messagesOf([{ part: { case: "source", value: { name: `policy-v${v}`, version: BigInt(v), path: `/adapters/v${v}`, files: [] } } }]));
+      const res = await client.loadAdapter(
+        messagesOf([{ part: { case: "source", value: { name: `policy-v${v}`, version: BigInt(v), path: `/adapters/v${v}`, files: [] } } }]),
+      );
       expect(res.adapter?.name).toBe(`policy-v${v}`);
       expect(res.unloaded).toEqual([]);
     }
-    expect(vllm.requests.find((r) => r.path === "/v1/load_lora_adapter")!.body).toEqual({ lora_name: "policy-v1", lora_path: "/adapters/v1" });
+    expect(vllm.requests.find((r) => r.path === "/v1/load_lora_adapter")!.body).toEqual({
+      lora_name: "policy-v1",
+      lora_path: "/adapters/v1",
+    });
     const prompt = [1, 80];
-    const withAdapter = await client.generate({ prompt: { kind: { case: "tokenIds", value: { ids: prompt } } }, adapter: "policy-v2", sampling: { maxTokens: 3, seed: 1n, stop: [] } });
+    const withAdapter = await client.generate({
+      prompt: { kind: { case: "tokenIds", value: { ids: prompt } } },
+      adapter: "policy-v2",
+      sampling: { maxTokens: 3, seed: 1n, stop: [] },
+    });
     expect(completionRequests(vllm).at(-1)!.body.model).toBe("policy-v2");
     expect(withAdapter.completions[0]!.tokenIds).toEqual([0, 1, 2].map((p) => sampledToken(1, "policy-v2", prompt, 0, p)));
     expect(withAdapter.completions[0]!.policyVersion).toBe(2n);
 
-    const third = await client.loadAdapter(messagesOf([{ part: { case: "source", value: { name: "policy-v3", version: 3n, path: "/adapters/v3", files: [] } } }]));
+    const third = await client.loadAdapter(
+      messagesOf([{ part: { case: "source", value: { name: "policy-v3", version: 3n, path: "/adapters/v3", files: [] } } }]),
+    );
     expect(third.unloaded).toEqual(["policy-v1"]);
     await expect.poll(() => [...vllm.adapters.keys()].sort()).toEqual(["policy-v2", "policy-v3"]);
     const models = await client.listModels({});
     expect(models.backend).toBe("vllm");
     expect(models.adapters.map((a) => a.name)).toEqual(["policy-v2", "policy-v3"]);
-    expect(await codeOf(client.generate({ prompt: { kind: { case: "tokenIds", value: { ids: prompt } } }, adapter: "policy-v1" }))).toBe(Code.NotFound);
+    expect(await codeOf(client.generate({ prompt: { kind: { case: "tokenIds", value: { ids: prompt } } }, adapter: "policy-v1" }))).toBe(
+      Code.NotFound,
+    );
   });
 
   it("lets a request in flight finish on its version before that version is unloaded", async () => {
     const { client, vllm } = await start({ overrides: ["adapters.keep=1"], standIn: { delayMs: 400 } });
-    await client.loadAdapter(messagesOf([{ part: { case: "source", value: { name: "policy-v1", version: 1n, path: "/a/1", files: [] } } }]));
-    const running = client.generate({ prompt: { kind: { case: "tokenIds", value: { ids: [1, 9] } } }, adapter: "policy-v1", sampling: { maxTokens: 2, stop: [] } });
+    await client.loadAdapter(
+      messagesOf([{ part: { case: "source", value: { name: "policy-v1", version: 1n, path: "/a/1", files: [] } } }]),
+    );
+    const running = client.generate({
+      prompt: { kind: { case: "tokenIds", value: { ids: [1, 9] } } },
+      adapter: "policy-v1",
+      sampling: { maxTokens: 2, stop: [] },
+    });
     await expect.poll(() => completionRequests(vllm).length).toBe(1);
-    const load = await client.loadAdapter(messagesOf([{ part: { case: "source", value: { name: "policy-v2", version: 2n, path: "/a/2", files: [] } } }]));
+    const load = await client.loadAdapter(
+      messagesOf([{ part: { case: "source", value: { name: "policy-v2", version: 2n, path: "/a/2", files: [] } } }]),
+    );
     expect(load.unloaded).toEqual(["policy-v1"]);
     expect(vllm.adapters.has("policy-v1")).toBe(true); // still in use
     expect((await running).completions[0]!.tokenIds).toHaveLength(2);
@@ -246,12 +287,19 @@ describe("adapters", () => {
           },
         },
       }),
-      create(LoadAdapterRequestSchema, { part: { case: "chunk", value: { path: "adapter_config.json", offset: 0n, data: config, eof: true } } }),
+      create(LoadAdapterRequestSchema, {
+        part: { case: "chunk", value: { path: "adapter_config.json", offset: 0n, data: config, eof: true } },
+      }),
       ...[0, 1, 2].map((i) =>
         create(LoadAdapterRequestSchema, {
           part: {
             case: "chunk",
-            value: { path: "adapter_model.safetensors", offset: BigInt(i * 100_000), data: weights.subarray(i * 100_000, (i + 1) * 100_000), eof: i === 2 },
+            value: {
+              path: "adapter_model.safetensors",
+              offset: BigInt(i * 100_000),
+              data: weights.subarray(i * 100_000, (i + 1) * 100_000),
+              eof: i === 2,
+            },
           },
         }),
       ),
@@ -265,7 +313,10 @@ describe("adapters", () => {
     const corrupt = messages.map((m) => create(LoadAdapterRequestSchema, m));
     (corrupt[0]!.part.value as { name: string }).name = "policy-v6";
     (corrupt[2]!.part.value as { data: Uint8Array }).data = Buffer.alloc(100_000, 8);
-    const error = await client.loadAdapter(messagesOf(corrupt)).then(() => undefined, (e) => ConnectError.from(e));
+    const error = await client.loadAdapter(messagesOf(corrupt)).then(
+      () => undefined,
+      (e) => ConnectError.from(e),
+    );
     expect(error?.code).toBe(Code.DataLoss);
     expect(error?.rawMessage).toMatch(/adapter_model.safetensors": sha256 .* does not match/);
     expect(existsSync(join(adapterDir, "policy-v6"))).toBe(false);
@@ -275,10 +326,15 @@ describe("adapters", () => {
   it("refuses paths that leave the adapter directory", async () => {
     const { client } = await start();
     const error = await client
-      .loadAdapter(messagesOf([
-        { part: { case: "source", value: { name: "evil", version: 1n, files: [{ path: "../../etc/x", size: 1n, sha256: "" }] } } },
-      ]))
-      .then(() => undefined, (e) => ConnectError.from(e));
+      .loadAdapter(
+        messagesOf([
+          { part: { case: "source", value: { name: "evil", version: 1n, files: [{ path: "../../etc/x", size: 1n, sha256: "" }] } } },
+        ]),
+      )
+      .then(
+        () => undefined,
+        (e) => ConnectError.from(e),
+      );
     expect(error?.code).toBe(Code.InvalidArgument);
     expect(error?.rawMessage).toContain("must be relative and stay inside the adapter directory");
   });
@@ -308,13 +364,19 @@ describe("local tokenization (vllm.tokenizer_dir)", () => {
       () => client.generate({ prompt: { kind: { case: "text", value: text } }, sampling }),
       () => client.tokenize({ prompt: { kind: { case: "text", value: text } } }),
     ]) {
-      const error = await call().then(() => undefined, (e) => ConnectError.from(e));
+      const error = await call().then(
+        () => undefined,
+        (e) => ConnectError.from(e),
+      );
       expect(error?.code).toBe(Code.InvalidArgument);
       expect(error?.rawMessage).toContain('prompt.text cannot be tokenized: cannot encode "ℕ" (U+2115) at index 17 of the text');
       expect(error?.rawMessage).toContain("has no token for it");
     }
     const messages = [{ role: "user", content: "Prove ∀ n, n = n" }];
-    const chat = await client.generate({ prompt: { kind: { case: "chat", value: { messages } } }, sampling }).then(() => undefined, (e) => ConnectError.from(e));
+    const chat = await client.generate({ prompt: { kind: { case: "chat", value: { messages } } }, sampling }).then(
+      () => undefined,
+      (e) => ConnectError.from(e),
+    );
     expect(chat?.code).toBe(Code.InvalidArgument);
     expect(chat?.rawMessage).toContain('prompt.chat cannot be tokenized: cannot encode "∀" (U+2200)');
     expect(vllm.requests.filter((r) => r.path === "/v1/completions" || r.path === "/tokenize")).toEqual([]);

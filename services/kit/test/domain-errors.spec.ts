@@ -224,7 +224,10 @@ describe("domainErrorInterceptor, called directly", () => {
     const iterator = response.message[Symbol.asyncIterator]();
     expect((await iterator.next()).value).toEqual({ index: 0 });
     controller.abort(new ConnectError("the client cancelled the call", Code.Canceled));
-    const error = await iterator.next().then(() => undefined, (e: unknown) => e);
+    const error = await iterator.next().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(ConnectError.from(error).code).toBe(Code.Canceled);
   });
 

@@ -16,10 +16,27 @@ let ca: Buffer;
 beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), "kit-tls-"));
   const [keyFile, certFile] = [join(dir, "key.pem"), join(dir, "cert.pem")];
-  execFileSync("openssl", [
-    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", keyFile, "-out", certFile,
-  ], { stdio: "ignore" });
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=localhost",
+      "-addext",
+      "subjectAltName=DNS:localhost,IP:127.0.0.1",
+      "-keyout",
+      keyFile,
+      "-out",
+      certFile,
+    ],
+    { stdio: "ignore" },
+  );
   ca = readFileSync(certFile);
   server = await serve({
     name: "tls-test",

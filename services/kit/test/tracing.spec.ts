@@ -26,17 +26,17 @@ beforeAll(async () => {
     config: quick,
     services: [
       serviceRegistration(LeanVerifierService, {
-          verify: (req) => {
-            // The handler runs inside its server span.
-            expect(trace.getActiveSpan()).toBeDefined();
-            return { verdict: req.proof === "by simp" ? Verdict.PROVED : Verdict.ERROR };
-          },
-          async *verifyBatch(req) {
-            for (const [index, item] of req.items.entries()) {
-              await new Promise((r) => setTimeout(r, 30));
-              yield { index, result: { verdict: item.proof === "by simp" ? Verdict.PROVED : Verdict.ERROR } };
-            }
-          },
+        verify: (req) => {
+          // The handler runs inside its server span.
+          expect(trace.getActiveSpan()).toBeDefined();
+          return { verdict: req.proof === "by simp" ? Verdict.PROVED : Verdict.ERROR };
+        },
+        async *verifyBatch(req) {
+          for (const [index, item] of req.items.entries()) {
+            await new Promise((r) => setTimeout(r, 30));
+            yield { index, result: { verdict: item.proof === "by simp" ? Verdict.PROVED : Verdict.ERROR } };
+          }
+        },
       }),
     ],
   });
@@ -49,11 +49,11 @@ beforeAll(async () => {
     config: quick,
     services: [
       serviceRegistration(RewardService, {
-          async score(req) {
-            const verdict = await verifierClient.client.verify({ theorem: req.theorem, proof: req.completion?.text ?? "" });
-            const solved = verdict.verdict === Verdict.PROVED;
-            return { result: { reward: solved ? 1 : 0, solved } };
-          },
+        async score(req) {
+          const verdict = await verifierClient.client.verify({ theorem: req.theorem, proof: req.completion?.text ?? "" });
+          const solved = verdict.verdict === Verdict.PROVED;
+          return { result: { reward: solved ? 1 : 0, solved } };
+        },
       }),
     ],
   });

@@ -11,7 +11,13 @@ export { groupAdvantages, type GroupAdvantages } from "./algorithms/advantages.j
 export { AdamW, type AdamWSettings, type AdamWState } from "./optimizer/adamw.js";
 export { learningRateMultiplier, LR_SCHEDULES, type LrSchedule, type LrScheduleName } from "./optimizer/learning-rate-schedule.js";
 export {
-  Learner, StepOrderError, UnknownVersionError, type LearnerOptions, type OptimizerOptions, type StepRequest, type StepResult,
+  Learner,
+  StepOrderError,
+  UnknownVersionError,
+  type LearnerOptions,
+  type OptimizerOptions,
+  type StepRequest,
+  type StepResult,
 } from "./training/learner.js";
 export { FullFineTuner, type FullStepResult } from "./training/full-fine-tuner.js";
 export { SampleError } from "./training/sample-error.js";

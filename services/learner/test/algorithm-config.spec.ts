@@ -12,18 +12,26 @@ describe("algorithm registry and algorithm_config", () => {
   it("knows the seed's five names, case-insensitively, and lists them for an unknown one", () => {
     expect(ALGORITHM_NAMES).toEqual(["grpo", "drgrpo", "dapo", "gspo", "dgpo"]);
     expect(algorithmNamed("DAPO").name).toBe("dapo");
-    expect(() => algorithmNamed("ppo")).toThrow(new AlgorithmConfigError('algorithm "ppo" is not known; accepted: grpo, drgrpo, dapo, gspo, dgpo'));
+    expect(() => algorithmNamed("ppo")).toThrow(
+      new AlgorithmConfigError('algorithm "ppo" is not known; accepted: grpo, drgrpo, dapo, gspo, dgpo'),
+    );
   });
 
   it("refuses an unknown key, listing the valid ones", () => {
-    expect(() => algorithmNamed("gspo").resolve({ population_size: 100 })).toThrow(/key "population_size" is not known to "gspo"; valid keys: temperature, scale_rewards, epsilon/);
+    expect(() => algorithmNamed("gspo").resolve({ population_size: 100 })).toThrow(
+      /key "population_size" is not known to "gspo"; valid keys: temperature, scale_rewards, epsilon/,
+    );
     // DGPO's keys belong to DGPO only.
     expect(() => algorithmNamed("grpo").resolve({ dpo_beta: 0.1 })).toThrow(/"dpo_beta" is not known to "grpo"/);
   });
 
   it("refuses bad values, naming the key and what is accepted", () => {
-    expect(() => algorithmNamed("grpo").resolve({ epsilon: -1 })).toThrow('algorithm_config.epsilon = -1 is not accepted by "grpo"; accepted: a finite number >= 0 and <= 1');
-    expect(() => algorithmNamed("grpo").resolve({ kl_estimator: "k4" })).toThrow(/accepted: one of "k1", "k2", "k3", "abs", "schulman", "mse"/);
+    expect(() => algorithmNamed("grpo").resolve({ epsilon: -1 })).toThrow(
+      'algorithm_config.epsilon = -1 is not accepted by "grpo"; accepted: a finite number >= 0 and <= 1',
+    );
+    expect(() => algorithmNamed("grpo").resolve({ kl_estimator: "k4" })).toThrow(
+      /accepted: one of "k1", "k2", "k3", "abs", "schulman", "mse"/,
+    );
     expect(() => algorithmNamed("grpo").resolve({ num_iterations: 1.5 })).toThrow(/num_iterations = 1.5 .* an integer >= 1 and <= 64/);
     expect(() => algorithmNamed("dapo").resolve({ dynamic_sampling: "yes" })).toThrow(/dynamic_sampling = "yes" .* true or false/);
     expect(() => algorithmNamed("grpo").resolve({ epsilon: 0.1, clip_low: 0.2 })).toThrow(/sets "epsilon" twice/);
@@ -31,9 +39,23 @@ describe("algorithm registry and algorithm_config", () => {
 
   it("gives each algorithm the knobs that define it", () => {
     const grpo = algorithmNamed("grpo").resolve({});
-    expect(grpo).toMatchObject({ scaleRewards: "group", epsilonLow: 0.2, epsilonHigh: 0.2, beta: 0.04, klEstimator: "k3", aggregation: "seq-mean-token-mean", level: "token" });
+    expect(grpo).toMatchObject({
+      scaleRewards: "group",
+      epsilonLow: 0.2,
+      epsilonHigh: 0.2,
+      beta: 0.04,
+      klEstimator: "k3",
+      aggregation: "seq-mean-token-mean",
+      level: "token",
+    });
     expect(algorithmNamed("drgrpo").resolve({})).toMatchObject({ scaleRewards: "none", beta: 0, aggregation: "seq-mean-token-sum-norm" });
-    expect(algorithmNamed("dapo").resolve({})).toMatchObject({ epsilonLow: 0.2, epsilonHigh: 0.28, beta: 0, aggregation: "token-mean", dynamicSampling: true });
+    expect(algorithmNamed("dapo").resolve({})).toMatchObject({
+      epsilonLow: 0.2,
+      epsilonHigh: 0.28,
+      beta: 0,
+      aggregation: "token-mean",
+      dynamicSampling: true,
+    });
     expect(algorithmNamed("gspo").resolve({})).toMatchObject({ level: "sequence", epsilonLow: 3e-4, epsilonHigh: 4e-4, beta: 0 });
     expect(algorithmNamed("dgpo").resolve({})).toMatchObject({ dpoCoef: 0.5, dpoBeta: 0.1, beta: 0.04 });
     expect(algorithmNamed("dgpo").resolve({ use_dpo_loss: false })).toMatchObject({ dpoCoef: 0 });

@@ -11,7 +11,13 @@ import { loadPeftAdapter } from "@lean-grpo/lm";
 import { CausalLM } from "@lean-grpo/lm";
 import { prepareBatch } from "../src/training/prepared-batch.js";
 import { stepGradients } from "../src/training/step-gradients.js";
-import { ALGORITHM_FIXTURES, fixtureExamples, readAlgorithmFixture, relativeError, type AlgorithmFixture } from "./support/algorithm-fixtures.js";
+import {
+  ALGORITHM_FIXTURES,
+  fixtureExamples,
+  readAlgorithmFixture,
+  relativeError,
+  type AlgorithmFixture,
+} from "./support/algorithm-fixtures.js";
 import { fixturePath, readFixtureTensors } from "../../../packages/lm/test/support/fixtures.js";
 
 const fixture: AlgorithmFixture = await readAlgorithmFixture();
@@ -74,7 +80,7 @@ describe.each(["cpu", "wasm"] as const)("GRPO-family losses on %s match PyTorch"
       expect(split.result.microBatches).toBeGreaterThan(1);
       expect(Math.abs(split.result.loss - whole.result.loss) / Math.abs(whole.result.loss)).toBeLessThan(1e-5);
       for (const [key, grad] of whole.result.grads) {
-        const { error } = relativeError(await split.result.grads.get(key)!.data() as Float32Array, await grad.data() as Float32Array);
+        const { error } = relativeError((await split.result.grads.get(key)!.data()) as Float32Array, (await grad.data()) as Float32Array);
         expect(error, key).toBeLessThan(1e-5);
       }
     } finally {

@@ -10,7 +10,15 @@ import { loadCheckpoint } from "@lean-grpo/lm";
 import { CausalLM } from "@lean-grpo/lm";
 import { lossGradients } from "@lean-grpo/lm";
 import { FullFineTuner } from "../src/training/full-fine-tuner.js";
-import { alignedWeights, fixturePath, MODEL_NAMES, readFixtureTensors, readParity, sequencesOf, type Parity } from "../../../packages/lm/test/support/fixtures.js";
+import {
+  alignedWeights,
+  fixturePath,
+  MODEL_NAMES,
+  readFixtureTensors,
+  readParity,
+  sequencesOf,
+  type Parity,
+} from "../../../packages/lm/test/support/fixtures.js";
 
 /** Row-major [rows, cols] to [cols, rows]. */
 function transposed(data: Float32Array, rows: number, cols: number): Float32Array {
@@ -38,12 +46,17 @@ describe.each(["cpu", "wasm"] as const)("full fine-tuning gradients on %s match 
       const { temperature, entropy_coef: entropyCoef, token_weights: tokenWeights } = parity.gradient;
       const weights = alignedWeights(tokenWeights);
       const trainable = model.weights.trainable;
-      const { value, grads } = lossGradients(() => {
-        const scores = completionLogprobs(model, sequencesOf(parity), { temperature, adapter: null, chunkRows: 7 });
-        return tf.add(tf.sum(tf.mul(scores.logprobs, weights)), tf.mul(tf.sum(scores.entropies), entropyCoef)) as tf.Scalar;
-      }, trainable.map((w) => w.variable));
+      const { value, grads } = lossGradients(
+        () => {
+          const scores = completionLogprobs(model, sequencesOf(parity), { temperature, adapter: null, chunkRows: 7 });
+          return tf.add(tf.sum(tf.mul(scores.logprobs, weights)), tf.mul(tf.sum(scores.entropies), entropyCoef)) as tf.Scalar;
+        },
+        trainable.map((w) => w.variable),
+      );
       weights.dispose();
-      expect(Math.abs((await value.data())[0]! - parity.full_gradient.loss)).toBeLessThan(1e-4 * Math.max(1, Math.abs(parity.full_gradient.loss)));
+      expect(Math.abs((await value.data())[0]! - parity.full_gradient.loss)).toBeLessThan(
+        1e-4 * Math.max(1, Math.abs(parity.full_gradient.loss)),
+      );
 
       const reference = await readFixtureTensors(parity.full_gradient.file);
       // One variable per checkpoint tensor: a tied head shares the embedding's and gets both gradients.
@@ -77,11 +90,21 @@ describe("FullFineTuner", () => {
     const parity = await readParity("qwen2-tiny");
     const model = await CausalLM.load(fixturePath("qwen2-tiny"), { trainable: true });
     const examples = sequencesOf(parity).map((s, i) => ({
-      sampleId: `s${i}`, groupId: `g${i}`, ...s, samplerLogprobs: null, reward: 0, truncated: false,
+      sampleId: `s${i}`,
+      groupId: `g${i}`,
+      ...s,
+      samplerLogprobs: null,
+      reward: 0,
+      truncated: false,
     }));
     const tuner = new FullFineTuner(model, {
       optimizer: {
-        learningRate: 1e-2, maxGradNorm: 1, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0,
+        learningRate: 1e-2,
+        maxGradNorm: 1,
+        beta1: 0.9,
+        beta2: 0.999,
+        epsilon: 1e-8,
+        weightDecay: 0,
         schedule: { name: "constant", warmupSteps: 0, totalSteps: 10 },
       },
       microBatchTokens: 16, // several micro-batches: accumulation is part of what is tested
@@ -97,7 +120,8 @@ describe("FullFineTuner", () => {
     expect(checkpoint.weights.get("model.layers.0.mlp.up_proj.weight")).not.toEqual(before.get("model.layers.0.mlp.up_proj.weight"));
     const frozen = CausalLM.fromCheckpoint(checkpoint);
     expect(frozen.weights.trainable).toHaveLength(0);
-    const score = (m: CausalLM) => tf.tidy(() => completionLogprobs(m, sequencesOf(parity), { temperature: 1, adapter: null }).logprobs.arraySync());
+    const score = (m: CausalLM) =>
+      tf.tidy(() => completionLogprobs(m, sequencesOf(parity), { temperature: 1, adapter: null }).logprobs.arraySync());
     const trained = score(model);
     const reloaded = score(frozen);
     trained.forEach((row, i) => row.forEach((v, j) => expect(Math.abs(v - reloaded[i]![j]!)).toBeLessThan(1e-5)));
@@ -108,10 +132,21 @@ describe("FullFineTuner", () => {
 
   it("refuses a frozen model", async () => {
     const model = await CausalLM.load(fixturePath("qwen2-tiny"));
-    expect(() => new FullFineTuner(model, {
-      optimizer: { learningRate: 1e-3, maxGradNorm: 1, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, schedule: { name: "constant", warmupSteps: 0, totalSteps: 1 } },
-      microBatchTokens: 1024,
-    })).toThrow(/trainable model/);
+    expect(
+      () =>
+        new FullFineTuner(model, {
+          optimizer: {
+            learningRate: 1e-3,
+            maxGradNorm: 1,
+            beta1: 0.9,
+            beta2: 0.999,
+            epsilon: 1e-8,
+            weightDecay: 0,
+            schedule: { name: "constant", warmupSteps: 0, totalSteps: 1 },
+          },
+          microBatchTokens: 1024,
+        }),
+    ).toThrow(/trainable model/);
     model.dispose();
   });
 });

@@ -25,8 +25,17 @@ const options = learnerOptions({
 
 function request(step: number, overrides: Partial<StepRequest> = {}): StepRequest {
   // Rewards shift with the step so that every step differs.
-  const batch = examples.map((e, i) => ({ ...e, reward: (e.reward + 0.1 * ((i * step) % 3)) }));
-  return { algorithm: "dgpo", algorithmConfig: { num_iterations: 2, kl_estimator: "k2" }, mode: "rl", examples: batch, step, expectedSamples: 0, numGenerations: 0, ...overrides };
+  const batch = examples.map((e, i) => ({ ...e, reward: e.reward + 0.1 * ((i * step) % 3) }));
+  return {
+    algorithm: "dgpo",
+    algorithmConfig: { num_iterations: 2, kl_estimator: "k2" },
+    mode: "rl",
+    examples: batch,
+    step,
+    expectedSamples: 0,
+    numGenerations: 0,
+    ...overrides,
+  };
 }
 
 function weights(learner: Learner): Map<string, Float32Array> {
@@ -84,7 +93,9 @@ describe("learner checkpoints and rejected steps", () => {
     try {
       await learner.trainStep(request(1));
       const before = weights(learner);
-      await expect(learner.loadCheckpoint(path.join(dir, "missing"))).rejects.toThrow(/trainer_state.json: ENOENT; is .* a directory written by SaveCheckpoint/);
+      await expect(learner.loadCheckpoint(path.join(dir, "missing"))).rejects.toThrow(
+        /trainer_state.json: ENOENT; is .* a directory written by SaveCheckpoint/,
+      );
       expect(learner.step).toBe(1);
       expect(weights(learner)).toEqual(before);
     } finally {
@@ -93,11 +104,46 @@ describe("learner checkpoints and rejected steps", () => {
   });
 
   it.each([
-    ["an id out of the vocabulary", (e: TrainingExample[]) => { e[2] = { ...e[2]!, completionIds: [1, 96] }; }, SampleError, 'sample 2 (sample_id "s2"): completion_token_ids[1] = 96 is outside the model\'s vocabulary [0, 96)'],
-    ["lengths that disagree", (e: TrainingExample[]) => { e[1] = { ...e[1]!, samplerLogprobs: [-1] }; }, SampleError, 'sample 1 (sample_id "s1"): sampler_logprobs has 1 values but completion_token_ids has 2'],
-    ["a NaN reward", (e: TrainingExample[]) => { e[4] = { ...e[4]!, reward: Number.NaN }; }, SampleError, 'sample 4 (sample_id "s4"): reward is NaN'],
-    ["an empty group id", (e: TrainingExample[]) => { e[0] = { ...e[0]!, groupId: "" }; }, SampleError, "sample 0 (sample_id \"s0\"): group_id is empty"],
-    ["an empty completion", (e: TrainingExample[]) => { e[0] = { ...e[0]!, completionIds: [] }; }, SampleError, "completion_token_ids is empty"],
+    [
+      "an id out of the vocabulary",
+      (e: TrainingExample[]) => {
+        e[2] = { ...e[2]!, completionIds: [1, 96] };
+      },
+      SampleError,
+      'sample 2 (sample_id "s2"): completion_token_ids[1] = 96 is outside the model\'s vocabulary [0, 96)',
+    ],
+    [
+      "lengths that disagree",
+      (e: TrainingExample[]) => {
+        e[1] = { ...e[1]!, samplerLogprobs: [-1] };
+      },
+      SampleError,
+      'sample 1 (sample_id "s1"): sampler_logprobs has 1 values but completion_token_ids has 2',
+    ],
+    [
+      "a NaN reward",
+      (e: TrainingExample[]) => {
+        e[4] = { ...e[4]!, reward: Number.NaN };
+      },
+      SampleError,
+      'sample 4 (sample_id "s4"): reward is NaN',
+    ],
+    [
+      "an empty group id",
+      (e: TrainingExample[]) => {
+        e[0] = { ...e[0]!, groupId: "" };
+      },
+      SampleError,
+      'sample 0 (sample_id "s0"): group_id is empty',
+    ],
+    [
+      "an empty completion",
+      (e: TrainingExample[]) => {
+        e[0] = { ...e[0]!, completionIds: [] };
+      },
+      SampleError,
+      "completion_token_ids is empty",
+    ],
   ] as const)("a batch with %s is refused, naming sample and field, and nothing changes", async (_what, spoil, kind, message) => {
     const learner = new Learner(model, options);
     try {
@@ -119,9 +165,15 @@ describe("learner checkpoints and rejected steps", () => {
     const learner = new Learner(model, options);
     try {
       await expect(learner.trainStep(request(1, { algorithm: "ppo" }))).rejects.toThrow(AlgorithmConfigError);
-      await expect(learner.trainStep(request(1, { algorithmConfig: { group_size: 8 } }))).rejects.toThrow(/"group_size" is not known to "dgpo"; valid keys: /);
-      await expect(learner.trainStep(request(1, { numGenerations: 4 }))).rejects.toThrow('group_id "g1" has 3 samples; header.num_generations is 4');
-      await expect(learner.trainStep(request(1, { expectedSamples: 3 }))).rejects.toThrow("header.expected_samples is 3 but the stream delivered 9 samples");
+      await expect(learner.trainStep(request(1, { algorithmConfig: { group_size: 8 } }))).rejects.toThrow(
+        /"group_size" is not known to "dgpo"; valid keys: /,
+      );
+      await expect(learner.trainStep(request(1, { numGenerations: 4 }))).rejects.toThrow(
+        'group_id "g1" has 3 samples; header.num_generations is 4',
+      );
+      await expect(learner.trainStep(request(1, { expectedSamples: 3 }))).rejects.toThrow(
+        "header.expected_samples is 3 but the stream delivered 9 samples",
+      );
       await expect(learner.trainStep(request(5))).rejects.toThrow(StepOrderError);
       expect([learner.step, learner.adapterVersion, learner.optimizerUpdates]).toEqual([0, 0, 0]);
     } finally {

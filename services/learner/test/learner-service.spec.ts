@@ -9,9 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import {
-  LearnerService, TrainingMode, TrainStepRequestSchema, type TrainStepRequest,
-} from "@lean-grpo/gen/leangrpo/v1/learner_pb";
+import { LearnerService, TrainingMode, TrainStepRequestSchema, type TrainStepRequest } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { loadConfig, serve, type RunningServer } from "@lean-grpo/kit";
 import { LearnerConfigSchema } from "../src/config.js";
 import { createLearnerService } from "../src/service.js";
@@ -23,21 +21,38 @@ import { fixturePath } from "../../../packages/lm/test/support/fixtures.js";
 
 const examples = fixtureExamples(await readAlgorithmFixture());
 
-function stream(header: { algorithm: string; algorithmConfig?: JsonObject; step?: bigint; mode?: TrainingMode; numGenerations?: number },
-  spoil?: (samples: TrainStepRequest[]) => void): AsyncIterable<TrainStepRequest> {
-  const samples = examples.map((e) => create(TrainStepRequestSchema, {
-    part: { case: "sample", value: {
-      groupId: e.groupId, promptTokenIds: e.promptIds, completionTokenIds: e.completionIds, samplerLogprobs: e.samplerLogprobs ?? [],
-      reward: e.reward, truncated: e.truncated, sampleId: e.sampleId,
-    } },
-  }));
+function stream(
+  header: { algorithm: string; algorithmConfig?: JsonObject; step?: bigint; mode?: TrainingMode; numGenerations?: number },
+  spoil?: (samples: TrainStepRequest[]) => void,
+): AsyncIterable<TrainStepRequest> {
+  const samples = examples.map((e) =>
+    create(TrainStepRequestSchema, {
+      part: {
+        case: "sample",
+        value: {
+          groupId: e.groupId,
+          promptTokenIds: e.promptIds,
+          completionTokenIds: e.completionIds,
+          samplerLogprobs: e.samplerLogprobs ?? [],
+          reward: e.reward,
+          truncated: e.truncated,
+          sampleId: e.sampleId,
+        },
+      },
+    }),
+  );
   spoil?.(samples);
   const messages = [create(TrainStepRequestSchema, { part: { case: "header", value: { mode: TrainingMode.RL, ...header } } }), ...samples];
-  return (async function* () { yield* messages; })();
+  return (async function* () {
+    yield* messages;
+  })();
 }
 
 async function expectCode(call: Promise<unknown>, code: Code, message: RegExp): Promise<void> {
-  const error = await call.then(() => null, (e: unknown) => e);
+  const error = await call.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error, "the call should have failed").toBeInstanceOf(ConnectError);
   expect(Code[(error as ConnectError).code]).toBe(Code[code]);
   expect((error as ConnectError).rawMessage).toMatch(message);
@@ -66,8 +81,15 @@ describe("LearnerService over gRPC", () => {
     dir = await mkdtemp(path.join(tmpdir(), "learner-service-"));
     const config = loadConfig(LearnerConfigSchema, {
       overrides: [
-        `model.dir=${fixturePath("qwen2-tiny")}`, "model.name=qwen2-tiny", "backend=cpu", "lora.rank=4", "lora.alpha=8",
-        "optimizer.learning_rate=1e-2", `checkpoint_dir=${dir}`, "server.port=0", "server.shutdown.drain_delay_ms=0",
+        `model.dir=${fixturePath("qwen2-tiny")}`,
+        "model.name=qwen2-tiny",
+        "backend=cpu",
+        "lora.rank=4",
+        "lora.alpha=8",
+        "optimizer.learning_rate=1e-2",
+        `checkpoint_dir=${dir}`,
+        "server.port=0",
+        "server.shutdown.drain_delay_ms=0",
       ],
     });
     server = await serve({ name: "learner", services: [createLearnerService(config)], config: config.server });
@@ -85,8 +107,20 @@ describe("LearnerService over gRPC", () => {
     expect(response.adapterVersion).toBe(1n);
     expect(response.adapterName).toBe("policy-v1");
     expect(response.zeroStdGroups).toEqual(["g2"]);
-    for (const key of ["loss", "reward_mean", "reward_std", "frac_reward_zero_std", "clip_ratio_low_mean", "clip_ratio_high_mean",
-      "clip_ratio_region_mean", "entropy", "completion_length_mean", "grad_norm", "learning_rate", "tokens_per_second"]) {
+    for (const key of [
+      "loss",
+      "reward_mean",
+      "reward_std",
+      "frac_reward_zero_std",
+      "clip_ratio_low_mean",
+      "clip_ratio_high_mean",
+      "clip_ratio_region_mean",
+      "entropy",
+      "completion_length_mean",
+      "grad_norm",
+      "learning_rate",
+      "tokens_per_second",
+    ]) {
       expect(Number.isFinite(response.metrics[key]), key).toBe(true);
     }
     expect(response.metrics.frac_reward_zero_std).toBeCloseTo(2 / 9, 12);
@@ -101,12 +135,34 @@ describe("LearnerService over gRPC", () => {
   });
 
   it.each([
-    ["an id out of the vocabulary", (s: TrainStepRequest[]) => { (s[2]!.part.value as { completionTokenIds: number[] }).completionTokenIds = [5, 400]; },
-      /sample 2 \(sample_id "s2"\): completion_token_ids\[1\] = 400 is outside the model's vocabulary \[0, 96\)/],
-    ["lengths that disagree", (s: TrainStepRequest[]) => { (s[0]!.part.value as { samplerLogprobs: number[] }).samplerLogprobs = [-1, -2]; },
-      /sample 0 \(sample_id "s0"\): sampler_logprobs has 2 values but completion_token_ids has 5/],
-    ["a NaN reward", (s: TrainStepRequest[]) => { (s[5]!.part.value as { reward: number }).reward = Number.NaN; }, /sample 5 \(sample_id "s5"\): reward is NaN/],
-    ["an empty group", (s: TrainStepRequest[]) => { (s[3]!.part.value as { groupId: string }).groupId = ""; }, /sample 3 \(sample_id "s3"\): group_id is empty/],
+    [
+      "an id out of the vocabulary",
+      (s: TrainStepRequest[]) => {
+        (s[2]!.part.value as { completionTokenIds: number[] }).completionTokenIds = [5, 400];
+      },
+      /sample 2 \(sample_id "s2"\): completion_token_ids\[1\] = 400 is outside the model's vocabulary \[0, 96\)/,
+    ],
+    [
+      "lengths that disagree",
+      (s: TrainStepRequest[]) => {
+        (s[0]!.part.value as { samplerLogprobs: number[] }).samplerLogprobs = [-1, -2];
+      },
+      /sample 0 \(sample_id "s0"\): sampler_logprobs has 2 values but completion_token_ids has 5/,
+    ],
+    [
+      "a NaN reward",
+      (s: TrainStepRequest[]) => {
+        (s[5]!.part.value as { reward: number }).reward = Number.NaN;
+      },
+      /sample 5 \(sample_id "s5"\): reward is NaN/,
+    ],
+    [
+      "an empty group",
+      (s: TrainStepRequest[]) => {
+        (s[3]!.part.value as { groupId: string }).groupId = "";
+      },
+      /sample 3 \(sample_id "s3"\): group_id is empty/,
+    ],
   ] as const)("refuses a batch with %s as INVALID_ARGUMENT naming sample and field; nothing is applied", async (_what, spoil, message) => {
     const before = await client.getStatus({});
     const adapter = await exported(client);
@@ -117,13 +173,30 @@ describe("LearnerService over gRPC", () => {
   });
 
   it("refuses unknown algorithms, unknown config keys, group-size mismatches, stream misuse and out-of-order steps", async () => {
-    await expectCode(client.trainStep(stream({ algorithm: "ppo" })), Code.InvalidArgument, /algorithm "ppo" is not known; accepted: grpo, drgrpo, dapo, gspo, dgpo/);
-    await expectCode(client.trainStep(stream({ algorithm: "gspo", algorithmConfig: { target_group_size: 8 } })), Code.InvalidArgument,
-      /key "target_group_size" is not known to "gspo"; valid keys: temperature, scale_rewards/);
-    await expectCode(client.trainStep(stream({ algorithm: "grpo", numGenerations: 4 })), Code.InvalidArgument, /group_id "g1" has 3 samples; header.num_generations is 4/);
-    await expectCode(client.trainStep(stream({ algorithm: "grpo", step: 9n })), Code.FailedPrecondition, /header.step is 9 but the learner is at step \d+/);
+    await expectCode(
+      client.trainStep(stream({ algorithm: "ppo" })),
+      Code.InvalidArgument,
+      /algorithm "ppo" is not known; accepted: grpo, drgrpo, dapo, gspo, dgpo/,
+    );
+    await expectCode(
+      client.trainStep(stream({ algorithm: "gspo", algorithmConfig: { target_group_size: 8 } })),
+      Code.InvalidArgument,
+      /key "target_group_size" is not known to "gspo"; valid keys: temperature, scale_rewards/,
+    );
+    await expectCode(
+      client.trainStep(stream({ algorithm: "grpo", numGenerations: 4 })),
+      Code.InvalidArgument,
+      /group_id "g1" has 3 samples; header.num_generations is 4/,
+    );
+    await expectCode(
+      client.trainStep(stream({ algorithm: "grpo", step: 9n })),
+      Code.FailedPrecondition,
+      /header.step is 9 but the learner is at step \d+/,
+    );
     const sampleFirst = (async function* () {
-      yield create(TrainStepRequestSchema, { part: { case: "sample", value: { groupId: "g", promptTokenIds: [1], completionTokenIds: [2] } } });
+      yield create(TrainStepRequestSchema, {
+        part: { case: "sample", value: { groupId: "g", promptTokenIds: [1], completionTokenIds: [2] } },
+      });
     })();
     await expectCode(client.trainStep(sampleFirst), Code.InvalidArgument, /the first message must be the header/);
   });
@@ -148,12 +221,24 @@ describe("LearnerService over gRPC", () => {
     // The exported adapter, loaded by the core, gives the logprobs the service computed.
     const model = await CausalLM.load(fixturePath("qwen2-tiny"));
     const adapter = await importPeftAdapter(Object.fromEntries(files) as unknown as PeftFiles, model.config);
-    const local = await scoreCompletions(model, sequences.map((s) => ({ promptIds: s.promptTokenIds, completionIds: s.completionTokenIds })), { temperature: 0.7, adapter });
+    const local = await scoreCompletions(
+      model,
+      sequences.map((s) => ({ promptIds: s.promptTokenIds, completionIds: s.completionTokenIds })),
+      { temperature: 0.7, adapter },
+    );
     local.logprobs.forEach((row, i) => row.forEach((lp, t) => expect(policy.sequences[i]!.logprobs[t]).toBeCloseTo(lp, 5)));
     adapter.dispose();
     model.dispose();
-    await expectCode(client.exportAdapter({ version: 999n })[Symbol.asyncIterator]().next(), Code.NotFound, /adapter version 999 is not held; held versions: /);
-    await expectCode(client.computeLogprobs({ sequences: [{ promptTokenIds: [1], completionTokenIds: [500] }] }), Code.InvalidArgument, /id 500 is not in the vocabulary \[0, 96\)/);
+    await expectCode(
+      client.exportAdapter({ version: 999n })[Symbol.asyncIterator]().next(),
+      Code.NotFound,
+      /adapter version 999 is not held; held versions: /,
+    );
+    await expectCode(
+      client.computeLogprobs({ sequences: [{ promptTokenIds: [1], completionTokenIds: [500] }] }),
+      Code.InvalidArgument,
+      /id 500 is not in the vocabulary \[0, 96\)/,
+    );
   });
 
   it("SaveCheckpoint then LoadCheckpoint brings back the step and the adapter", async () => {
@@ -177,7 +262,9 @@ describe("LearnerService over gRPC", () => {
     const dapo = algorithms.find((a) => a.name === "dapo")!;
     expect(dapo.title).toBe("Decoupled Clip and Dynamic sAmpling Policy Optimization");
     expect(dapo.params.find((p) => p.name === "epsilon_high")).toMatchObject({ type: "number", defaultValue: "0.28" });
-    expect(algorithms.find((a) => a.name === "dgpo")!.params.map((p) => p.name)).toEqual(expect.arrayContaining(["use_dpo_loss", "dpo_beta", "dpo_coef"]));
+    expect(algorithms.find((a) => a.name === "dgpo")!.params.map((p) => p.name)).toEqual(
+      expect.arrayContaining(["use_dpo_loss", "dpo_beta", "dpo_coef"]),
+    );
   });
 });
 
@@ -190,7 +277,11 @@ describe("LearnerService without a model", () => {
       expect((await client.getStatus({})).step).toBe(0n);
       expect((await client.listAlgorithms({})).algorithms).toHaveLength(5);
       await expectCode(client.trainStep(stream({ algorithm: "grpo" })), Code.FailedPrecondition, /set model.dir/);
-      await expectCode(client.computeLogprobs({ sequences: [{ promptTokenIds: [1], completionTokenIds: [2] }] }), Code.FailedPrecondition, /model.dir/);
+      await expectCode(
+        client.computeLogprobs({ sequences: [{ promptTokenIds: [1], completionTokenIds: [2] }] }),
+        Code.FailedPrecondition,
+        /model.dir/,
+      );
     } finally {
       await server.shutdown();
     }

@@ -12,7 +12,12 @@ import type { Learner } from "../src/training/learner.js";
 import type { TrainingExample } from "../src/training/training-example.js";
 import { learnerOptions, loadTinyModel, tinyLearner } from "./support/learner-setup.js";
 
-const PROMPTS = [[5, 17, 33], [60, 61, 62], [3, 9, 44], [20, 70, 2]];
+const PROMPTS = [
+  [5, 17, 33],
+  [60, 61, 62],
+  [3, 9, 44],
+  [20, 70, 2],
+];
 const reward = (ids: readonly number[]) => ids.filter((t) => t < 24).length / ids.length;
 const STEPS = 8;
 
@@ -20,12 +25,23 @@ async function rollout(model: CausalLM, learner: Learner, seed: number, perPromp
   const examples: TrainingExample[] = [];
   for (const [p, prompt] of PROMPTS.entries()) {
     const sequences = await generate(model, Array(perPrompt).fill(prompt), {
-      maxNewTokens: 4, temperature: 1, seed: seed * 100 + p, adapter: learner.policy, stopTokenIds: [],
+      maxNewTokens: 4,
+      temperature: 1,
+      seed: seed * 100 + p,
+      adapter: learner.policy,
+      stopTokenIds: [],
     });
-    sequences.forEach((s, i) => examples.push({
-      sampleId: `${seed}-${p}-${i}`, groupId: `prompt-${p}`, promptIds: prompt, completionIds: s.tokenIds,
-      samplerLogprobs: s.logprobs, reward: reward(s.tokenIds), truncated: s.finishReason === "length",
-    }));
+    sequences.forEach((s, i) =>
+      examples.push({
+        sampleId: `${seed}-${p}-${i}`,
+        groupId: `prompt-${p}`,
+        promptIds: prompt,
+        completionIds: s.tokenIds,
+        samplerLogprobs: s.logprobs,
+        reward: reward(s.tokenIds),
+        truncated: s.finishReason === "length",
+      }),
+    );
   }
   return examples;
 }
@@ -50,7 +66,15 @@ describe("each algorithm learns the toy task", () => {
       const algorithmConfig = algorithm === "drgrpo" ? { max_completion_length: 4 } : {};
       for (let step = 1; step <= STEPS; step++) {
         const examples = await rollout(model, learner, step, 8);
-        const result = await learner.trainStep({ algorithm, algorithmConfig, mode: "rl", examples, step, expectedSamples: examples.length, numGenerations: 8 });
+        const result = await learner.trainStep({
+          algorithm,
+          algorithmConfig,
+          mode: "rl",
+          examples,
+          step,
+          expectedSamples: examples.length,
+          numGenerations: 8,
+        });
         expect(result.step).toBe(step);
         expect(Number.isFinite(result.metrics.loss)).toBe(true);
       }
@@ -67,11 +91,24 @@ describe("each algorithm learns the toy task", () => {
     try {
       const before = meanReward(await rollout(model, learner, 999, 16));
       const targets = PROMPTS.map((prompt, p) => ({
-        sampleId: `t${p}`, groupId: `prompt-${p}`, promptIds: prompt, completionIds: [3 + p, 10, 17 + p, 4],
-        samplerLogprobs: null, reward: 0, truncated: false,
+        sampleId: `t${p}`,
+        groupId: `prompt-${p}`,
+        promptIds: prompt,
+        completionIds: [3 + p, 10, 17 + p, 4],
+        samplerLogprobs: null,
+        reward: 0,
+        truncated: false,
       }));
       for (let step = 1; step <= STEPS; step++) {
-        await learner.trainStep({ algorithm: "grpo", algorithmConfig: {}, mode: "sft", examples: targets, step: 0, expectedSamples: 0, numGenerations: 0 });
+        await learner.trainStep({
+          algorithm: "grpo",
+          algorithmConfig: {},
+          mode: "sft",
+          examples: targets,
+          step: 0,
+          expectedSamples: 0,
+          numGenerations: 0,
+        });
       }
       expect(meanReward(await rollout(model, learner, 999, 16))).toBeGreaterThan(before + 0.3);
     } finally {

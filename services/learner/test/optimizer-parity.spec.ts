@@ -32,7 +32,10 @@ describe("AdamW and schedules match PyTorch", () => {
       const raw = new Map([...grads].map(([key, data]) => [key, tf.tensor2d(data, shapeOf(key, data.length))]));
       const clipped = clipByGlobalNorm(raw, adamw.max_grad_norm);
       expect(Math.abs(clipped.norm - adamw.grad_norms[step]!) / adamw.grad_norms[step]!).toBeLessThan(1e-5);
-      optimizer.apply([...clipped.grads].map(([key, grad]) => ({ key, variable: variables.get(key)!, grad })), adamw.lr);
+      optimizer.apply(
+        [...clipped.grads].map(([key, grad]) => ({ key, variable: variables.get(key)!, grad })),
+        adamw.lr,
+      );
       tf.dispose([...raw.values(), ...clipped.grads.values()]);
     }
     expect(optimizer.updates).toBe(2);

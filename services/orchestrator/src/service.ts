@@ -8,7 +8,9 @@ import { RunManager } from "./run/run-manager.js";
 const DEFAULT_PAGE = 50;
 
 /** The registration plus its RunManager, so an embedding process can wait for or stop runs. */
-export function createOrchestratorService(config: OrchestratorConfig): ServiceRegistration<typeof OrchestratorService> & { runs: RunManager } {
+export function createOrchestratorService(
+  config: OrchestratorConfig,
+): ServiceRegistration<typeof OrchestratorService> & { runs: RunManager } {
   const runs = new RunManager(config);
   return {
     service: OrchestratorService,
@@ -29,7 +31,8 @@ export function createOrchestratorService(config: OrchestratorConfig): ServiceRe
       },
       async listRuns(request) {
         const offset = request.pageToken ? Number(request.pageToken) : 0;
-        if (!Number.isInteger(offset) || offset < 0) throw new ConnectError(`page_token "${request.pageToken}" is not one this server issued`, Code.InvalidArgument);
+        if (!Number.isInteger(offset) || offset < 0)
+          throw new ConnectError(`page_token "${request.pageToken}" is not one this server issued`, Code.InvalidArgument);
         const size = request.pageSize || DEFAULT_PAGE;
         const all = await runs.list();
         const page = all.slice(offset, offset + size);

@@ -12,7 +12,12 @@ describe("parseDataset", () => {
     const theorems = parseDataset(
       jsonl(
         { name: "add_zero", statement: "theorem add_zero (n : Nat) : n + 0 = n := by sorry", imports: ["Mathlib"], context: "open Nat" },
-        { id: "mathd_algebra_10", formal_statement: "theorem mathd_algebra_10 : (2:ℝ) + 2 = 4 := sorry", header: "import Mathlib\n", informal_stmt: "Show 2+2=4" },
+        {
+          id: "mathd_algebra_10",
+          formal_statement: "theorem mathd_algebra_10 : (2:ℝ) + 2 = 4 := sorry",
+          header: "import Mathlib\n",
+          informal_stmt: "Show 2+2=4",
+        },
         "",
         { problem: "2+3", answer: 5, source: "gen" },
         { question: "7*6", ground_truth: "42", difficulty: 0.3 },
@@ -20,8 +25,17 @@ describe("parseDataset", () => {
       "t.jsonl",
     );
     expect(theorems.map((t) => t.id)).toEqual(["add_zero", "mathd_algebra_10", "line-4", "line-5"]);
-    expect(theorems[0]).toMatchObject({ statement: "theorem add_zero (n : Nat) : n + 0 = n", imports: ["Mathlib"], context: "open Nat", kind: TaskKind.LEAN_PROOF });
-    expect(theorems[1]).toMatchObject({ statement: "theorem mathd_algebra_10 : (2:ℝ) + 2 = 4", header: "import Mathlib\n", informalStatement: "Show 2+2=4" });
+    expect(theorems[0]).toMatchObject({
+      statement: "theorem add_zero (n : Nat) : n + 0 = n",
+      imports: ["Mathlib"],
+      context: "open Nat",
+      kind: TaskKind.LEAN_PROOF,
+    });
+    expect(theorems[1]).toMatchObject({
+      statement: "theorem mathd_algebra_10 : (2:ℝ) + 2 = 4",
+      header: "import Mathlib\n",
+      informalStatement: "Show 2+2=4",
+    });
     expect(theorems[2]).toMatchObject({ informalStatement: "2+3", answer: "5", kind: TaskKind.MATH_ANSWER, metadata: { source: "gen" } });
     expect(theorems[3]).toMatchObject({ informalStatement: "7*6", answer: "42", difficulty: 0.3 });
   });
@@ -44,7 +58,12 @@ describe("parseDataset", () => {
     }
     expect(error).toBeInstanceOf(DatasetError);
     expect(error!.issues.map((i) => [i.line, i.field])).toEqual([
-      [2, ""], [3, "answer"], [4, "statement"], [5, "difficulty"], [6, ""], [7, "id"],
+      [2, ""],
+      [3, "answer"],
+      [4, "statement"],
+      [5, "difficulty"],
+      [6, ""],
+      [7, "id"],
     ]);
     expect(error!.message).toContain('line 3, field "answer": is missing');
     expect(error!.message).toContain("accepted records: name + statement (Lean)");

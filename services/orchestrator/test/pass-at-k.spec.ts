@@ -9,7 +9,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 
 describe("passAtK", () => {
   it("matches exact rational 1 − C(n−c,k)/C(n,k) from Python (test/fixtures/pass-at-k.py)", async () => {
-    const fixture = JSON.parse(await readFile(path.join(here, "fixtures/pass-at-k.json"), "utf8")) as { cases: { n: number; c: number; k: number; pass_at_k: number }[] };
+    const fixture = JSON.parse(await readFile(path.join(here, "fixtures/pass-at-k.json"), "utf8")) as {
+      cases: { n: number; c: number; k: number; pass_at_k: number }[];
+    };
     expect(fixture.cases.length).toBeGreaterThan(10);
     for (const { n, c, k, pass_at_k } of fixture.cases) expect(passAtK(n, c, k)).toBeCloseTo(pass_at_k, 12);
   });

@@ -6,7 +6,13 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RunOutputs, type StepRecord } from "../src/run/run-outputs.js";
 
-const step = (n: number): StepRecord => ({ step: n, time: "2026-11-22T00:00:00Z", adapter_version: n, metrics: { reward_mean: n / 10 }, timings: { total_s: 1 } });
+const step = (n: number): StepRecord => ({
+  step: n,
+  time: "2026-11-22T00:00:00Z",
+  adapter_version: n,
+  metrics: { reward_mean: n / 10 },
+  timings: { total_s: 1 },
+});
 const evaluation = (n: number) => ({ step: n, heldout_accuracy: n / 10, solved: n, problems: 10, seconds: 1 });
 
 describe("RunOutputs", () => {

@@ -13,7 +13,12 @@ function group(id: string, turns: number[], rewards: number[]): RolloutGroup {
   return {
     groupId: id,
     theorem: create(TheoremSchema, { id }),
-    samples: turns.map((n, i) => ({ sampleId: `${id}/${i}`, promptTokenIds: [1, i], completion: create(CompletionSchema, { tokenIds: Array(n).fill(5), logprobs: Array(n).fill(-1) }), reward: 0 })),
+    samples: turns.map((n, i) => ({
+      sampleId: `${id}/${i}`,
+      promptTokenIds: [1, i],
+      completion: create(CompletionSchema, { tokenIds: Array(n).fill(5), logprobs: Array(n).fill(-1) }),
+      reward: 0,
+    })),
     rewards,
     solved: rewards.map((r) => r === 1),
     rewardStd: 0,
@@ -35,7 +40,12 @@ describe("the TrainStep header", () => {
     const config = RunConfigSchema.parse({ training: { mode: "tactic", num_generations: 2 } });
     const parts = await collect(trainingStream("run", config, [group("g0", [3, 4, 2], [1, 0]), group("g1", [1], [0, 0])]));
     expect(parts[0]!.part).toMatchObject({ case: "header", value: { numGenerations: 0, expectedSamples: 4 } });
-    expect(parts.slice(1).map((p) => (p.part as { value: { groupId: string; sampleId: string } }).value.sampleId)).toEqual(["g0/0", "g0/1", "g0/2", "g1/0"]);
+    expect(parts.slice(1).map((p) => (p.part as { value: { groupId: string; sampleId: string } }).value.sampleId)).toEqual([
+      "g0/0",
+      "g0/1",
+      "g0/2",
+      "g1/0",
+    ]);
     const whole = RunConfigSchema.parse({ training: { num_generations: 3 } });
     const [header] = await collect(trainingStream("run", whole, [group("g0", [1, 1, 1], [1, 0, 0])]));
     expect(header!.part).toMatchObject({ case: "header", value: { numGenerations: 3 } });
@@ -55,7 +65,13 @@ describe("the TrainStep header", () => {
 
 describe("a step's record", () => {
   const rollouts = (startedAt: number, endedAt: number): StepRollouts => ({
-    step: 2, adapter: { name: "policy-v1", version: 1 }, groups: [group("g0", [2, 2], [1, 0])], rolled: [group("g0", [2, 2], [1, 0])], dropped: 0, startedAt, endedAt,
+    step: 2,
+    adapter: { name: "policy-v1", version: 1 },
+    groups: [group("g0", [2, 2], [1, 0])],
+    rolled: [group("g0", [2, 2], [1, 0])],
+    dropped: 0,
+    startedAt,
+    endedAt,
   });
 
   it("splits only the wait for rollouts between phases; what ran during the previous step is overlap, outside total_s", () => {
@@ -79,7 +95,18 @@ describe("a step's record", () => {
 
   it("counts the policy lag in versions, and the tactic metrics in tactic mode", () => {
     const metrics = stepMetrics({ rollouts: rollouts(0, 1), trained: { loss: 0.5 }, trainedFromVersion: 2, samplesSent: 2, tactic: true });
-    expect(metrics).toMatchObject({ loss: 0.5, policy_lag: 1, proof_steps_mean: 2, samples_sent: 2, proofs_not_started: 0, reward_mean: 0.5, pass_rate: 0.5, trained: 1 });
-    expect(stepMetrics({ rollouts: rollouts(0, 1), trained: undefined, trainedFromVersion: 1, samplesSent: 0, tactic: false })).not.toHaveProperty("proof_steps_mean");
+    expect(metrics).toMatchObject({
+      loss: 0.5,
+      policy_lag: 1,
+      proof_steps_mean: 2,
+      samples_sent: 2,
+      proofs_not_started: 0,
+      reward_mean: 0.5,
+      pass_rate: 0.5,
+      trained: 1,
+    });
+    expect(
+      stepMetrics({ rollouts: rollouts(0, 1), trained: undefined, trainedFromVersion: 1, samplesSent: 0, tactic: false }),
+    ).not.toHaveProperty("proof_steps_mean");
   });
 });

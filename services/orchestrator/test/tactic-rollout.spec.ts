@@ -15,7 +15,12 @@ import { RunConfigSchema } from "../src/run/run-config.js";
 import { tacticPromptText } from "../src/run/tactic-prompt.js";
 import { tacticRolloutGroup, turnSeed } from "../src/run/tactic-rollout.js";
 
-const theorem = create(TheoremSchema, { id: "and", name: "and_swap", statement: "theorem and_swap (p r : Prop) (hp : p) (hr : r) : p ∧ r", kind: TaskKind.LEAN_PROOF });
+const theorem = create(TheoremSchema, {
+  id: "and",
+  name: "and_swap",
+  statement: "theorem and_swap (p r : Prop) (hp : p) (hr : r) : p ∧ r",
+  kind: TaskKind.LEAN_PROOF,
+});
 const PROVED = "by\n  constructor\n  exact hp\n  exact hr";
 
 /** What ApplyTactic answers for each tactic the script uses. */
@@ -58,7 +63,14 @@ function scriptedClients(options: { startProof?: () => never } = {}): { clients:
         recorded.generates.push(request);
         const [, , trajectory, turn] = request.requestId.split("/");
         const text = (SCRIPT[Number(trajectory!.slice(1))]![Number(turn)] ?? "").split("\n")[0]!;
-        const completion = create(CompletionSchema, { index: 0, text, tokenIds: tokens(text), logprobs: tokens(text).map(() => -0.5), finishReason: FinishReason.STOP, policyVersion: 3n });
+        const completion = create(CompletionSchema, {
+          index: 0,
+          text,
+          tokenIds: tokens(text),
+          logprobs: tokens(text).map(() => -0.5),
+          finishReason: FinishReason.STOP,
+          policyVersion: 3n,
+        });
         // Prompt ids differ per turn, as the growing prompt does.
         return { promptTokenIds: [1, Number(trajectory!.slice(1)), Number(turn)], completions: [completion] };
       },
@@ -84,7 +96,11 @@ function scriptedClients(options: { startProof?: () => never } = {}): { clients:
     reward: {
       async scoreGroup(request: ScoreGroupRequest) {
         recorded.scored.push(request);
-        const results = request.completions.map((c: Completion) => ({ reward: c.text === PROVED ? 1 : 0, solved: c.text === PROVED, components: [] }));
+        const results = request.completions.map((c: Completion) => ({
+          reward: c.text === PROVED ? 1 : 0,
+          solved: c.text === PROVED,
+          components: [],
+        }));
         return { results, rewardMean: 1 / results.length, rewardStd: 0.4, passRate: 1 / results.length };
       },
     },
@@ -94,7 +110,9 @@ function scriptedClients(options: { startProof?: () => never } = {}): { clients:
 }
 
 function context(clients: MeshClients): RolloutContext {
-  const config = RunConfigSchema.parse({ training: { mode: "tactic", num_generations: SCRIPT.length, max_proof_steps: 3, max_tokens: 16 } });
+  const config = RunConfigSchema.parse({
+    training: { mode: "tactic", num_generations: SCRIPT.length, max_proof_steps: 3, max_tokens: 16 },
+  });
   return { clients, config, runId: "run", step: 4, adapter: "policy-v3", chatPrompts: false };
 }
 
@@ -122,7 +140,17 @@ describe("a tactic-mode group", () => {
 
     // One sample per turn that sampled tokens, with that turn's prompt and the trajectory's reward.
     expect(group.samples.map((s) => s.sampleId)).toEqual([
-      "s4-g0/0.0", "s4-g0/0.1", "s4-g0/0.2", "s4-g0/1.0", "s4-g0/1.1", "s4-g0/2.0", "s4-g0/2.1", "s4-g0/2.2", "s4-g0/3.0", "s4-g0/5.0", "s4-g0/5.1",
+      "s4-g0/0.0",
+      "s4-g0/0.1",
+      "s4-g0/0.2",
+      "s4-g0/1.0",
+      "s4-g0/1.1",
+      "s4-g0/2.0",
+      "s4-g0/2.1",
+      "s4-g0/2.2",
+      "s4-g0/3.0",
+      "s4-g0/5.0",
+      "s4-g0/5.1",
     ]);
     expect(group.samples.map((s) => s.reward)).toEqual([1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0]);
     expect(group.samples[1]!.promptTokenIds).toEqual([1, 0, 1]);
@@ -134,7 +162,10 @@ describe("a tactic-mode group", () => {
     expect(new Set(seeds).size).toBe(seeds.length);
     const t0turn2 = recorded.generates.find((g) => g.requestId === "run/s4-g0/t0/2")!;
     expect(t0turn2.sampling!.seed).toBe(BigInt(turnSeed(77, 0, 2)));
-    expect(t0turn2.prompt!.kind).toEqual({ case: "text", value: tacticPromptText(theorem, ctx.config.prompt.tactic_template, ["constructor", "exact hp"], ["⊢ r"]) });
+    expect(t0turn2.prompt!.kind).toEqual({
+      case: "text",
+      value: tacticPromptText(theorem, ctx.config.prompt.tactic_template, ["constructor", "exact hp"], ["⊢ r"]),
+    });
     expect(t0turn2.prompt!.kind.value).toContain("  constructor\n  exact hp\n```\nCurrent goals:\n⊢ r\nNext tactic:");
 
     // Each tactic ran on the state the previous one left; every session was ended.
@@ -145,7 +176,11 @@ describe("a tactic-mode group", () => {
       expect(calls[0]!.request.proofState).toBe(0);
       calls.slice(1).forEach((call, i) => expect(call.request.proofState).toBe(calls[i]!.proofState));
     }
-    expect([...bySession.values()].map((calls) => calls.map((c) => c.request.tactic))).toContainEqual(["constructor", "exact hp", "exact hr"]);
+    expect([...bySession.values()].map((calls) => calls.map((c) => c.request.tactic))).toContainEqual([
+      "constructor",
+      "exact hp",
+      "exact hr",
+    ]);
     expect(recorded.ended.sort()).toEqual(Array.from({ length: 6 }, (_, i) => `session-${i}`).sort());
   });
 

@@ -12,7 +12,9 @@ import { PRESET_NAMES } from "./reward/presets.js";
 import { SCORERS } from "./reward/registry.js";
 import { applyOverrides, presetReward, RewardSpecError, type ResolvedReward, type ScorerOverride } from "./reward/reward-spec.js";
 
-const WeightSchema = z.number().refine((w) => Number.isFinite(w) && w >= 0, { message: "expected a finite number >= 0 (0 reports the scorer but adds nothing)" });
+const WeightSchema = z
+  .number()
+  .refine((w) => Number.isFinite(w) && w >= 0, { message: "expected a finite number >= 0 (0 reports the scorer but adds nothing)" });
 
 /** reward.scorers.<name>: its weight and any of its parameters, flat. */
 const ScorersSchema = z
@@ -21,7 +23,10 @@ const ScorersSchema = z
       SCORERS.map((scorer) => [
         scorer.name,
         z
-          .object({ weight: WeightSchema.optional(), ...Object.fromEntries(Object.entries(scorer.params).map(([key, param]) => [key, param.schema.optional()])) })
+          .object({
+            weight: WeightSchema.optional(),
+            ...Object.fromEntries(Object.entries(scorer.params).map(([key, param]) => [key, param.schema.optional()])),
+          })
           .strict()
           .optional(),
       ]),
@@ -44,7 +49,12 @@ const RewardSectionSchema = z
     } catch (error) {
       if (!(error instanceof RewardSpecError)) throw error;
       const path = error.field.split(".").slice(1);
-      ctx.addIssue({ code: "custom", path, message: error.detail, input: path.reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], section) });
+      ctx.addIssue({
+        code: "custom",
+        path,
+        message: error.detail,
+        input: path.reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], section),
+      });
     }
   });
 

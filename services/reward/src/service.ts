@@ -54,7 +54,12 @@ export function createRewardService(config: RewardConfig): RewardServiceRegistra
         const completion = required(req.completion, "completion");
         const reward = rewardFor(req.spec, configured);
         const inputs: CompletionInput[] = [
-          { completion, field: "completion", verificationField: "verification", ...(req.verification ? { verification: req.verification } : {}) },
+          {
+            completion,
+            field: "completion",
+            verificationField: "verification",
+            ...(req.verification ? { verification: req.verification } : {}),
+          },
         ];
         const [evidence] = await gatherEvidence(theorem, inputs, evidenceContext(reward, ctx, theorem.id || theorem.name));
         return { result: composeReward(reward, evidence!, undefined) };
@@ -65,7 +70,10 @@ export function createRewardService(config: RewardConfig): RewardServiceRegistra
         const n = req.completions.length;
         if (n === 0) throw new ConnectError("completions is empty: send the group's completions", Code.InvalidArgument);
         if (n > config.max_group_size) {
-          throw new ConnectError(`completions has ${n} entries; at most ${config.max_group_size} per group (config key max_group_size)`, Code.ResourceExhausted);
+          throw new ConnectError(
+            `completions has ${n} entries; at most ${config.max_group_size} per group (config key max_group_size)`,
+            Code.ResourceExhausted,
+          );
         }
         if (req.verifications.length !== 0 && req.verifications.length !== n) {
           throw new ConnectError(
@@ -140,7 +148,9 @@ function rewardFor(spec: RewardSpec | undefined, configured: ResolvedReward): Re
         paramsField: `spec.scorers[${i}].params`,
       })),
     );
-    return spec.scorers.length === 0 ? resolved : { ...resolved, name: `${base.name}+request`, description: `${base.name} with the request's scorers` };
+    return spec.scorers.length === 0
+      ? resolved
+      : { ...resolved, name: `${base.name}+request`, description: `${base.name} with the request's scorers` };
   } catch (error) {
     if (error instanceof RewardSpecError) throw new ConnectError(error.message, Code.InvalidArgument);
     throw error;

@@ -21,7 +21,11 @@ interface Attempt {
 
 /** What a policy might try instead of proving: each with the verdict the verifier would give it. */
 const junk: Attempt[] = [
-  { label: "prose", completion: completion("I believe this is true by algebra."), verification: verification(Verdict.ERROR, { errors: 1 }) },
+  {
+    label: "prose",
+    completion: completion("I believe this is true by algebra."),
+    verification: verification(Verdict.ERROR, { errors: 1 }),
+  },
   {
     label: "keyword-stuffed comments",
     completion: completion(leanAnswer(`by\n  -- ${"ring linarith nlinarith omega simp field_simp Nat.Prime Finset ".repeat(20)}\n  skip`)),
@@ -37,8 +41,16 @@ const junk: Attempt[] = [
     completion: completion(leanAnswer(`by\n${"  try simp\n".repeat(200)}`)),
     verification: verification(Verdict.INCOMPLETE, { total: 200, valid: 200, goals: 1, errors: 1 }),
   },
-  { label: "sorry", completion: completion(leanAnswer("by sorry")), verification: verification(Verdict.INCOMPLETE, { total: 1, valid: 1, sorries: 1 }) },
-  { label: "banned native_decide", completion: completion(leanAnswer("by native_decide")), verification: verification(Verdict.REJECTED, {}, "banned") },
+  {
+    label: "sorry",
+    completion: completion(leanAnswer("by sorry")),
+    verification: verification(Verdict.INCOMPLETE, { total: 1, valid: 1, sorries: 1 }),
+  },
+  {
+    label: "banned native_decide",
+    completion: completion(leanAnswer("by native_decide")),
+    verification: verification(Verdict.REJECTED, {}, "banned"),
+  },
   { label: "runaway", completion: completion(leanAnswer("by\n  decide")), verification: verification(Verdict.TIMEOUT) },
   {
     label: "truncated junk",
@@ -52,8 +64,16 @@ const junk: Attempt[] = [
 /** Correct proofs at their worst: no format, long, many tactics, truncated. */
 const worstCorrect: Attempt[] = [
   { label: "bare correct proof", completion: completion("by simp"), verification: proved(1) },
-  { label: "long correct proof", completion: completion(leanAnswer(`by\n${"  simp only []\n".repeat(280)}  simp`)), verification: proved(281) },
-  { label: "correct but cut off", completion: completion(`by simp ${"x".repeat(5000)}`, { finishReason: FinishReason.LENGTH }), verification: proved(1) },
+  {
+    label: "long correct proof",
+    completion: completion(leanAnswer(`by\n${"  simp only []\n".repeat(280)}  simp`)),
+    verification: proved(281),
+  },
+  {
+    label: "correct but cut off",
+    completion: completion(`by simp ${"x".repeat(5000)}`, { finishReason: FinishReason.LENGTH }),
+    verification: proved(1),
+  },
 ];
 
 async function rewardOf(name: string, attempt: Attempt, on: Theorem = theorem): Promise<number> {
@@ -63,7 +83,11 @@ async function rewardOf(name: string, attempt: Attempt, on: Theorem = theorem): 
 describe.each(PRESET_NAMES)("preset %s", (name) => {
   it("never lets junk or padding reach a correct proof, even a correct proof at its worst", async () => {
     const best = Math.max(...(await Promise.all(junk.map((a) => rewardOf(name, a)))));
-    const worst = Math.min(...(await Promise.all([...worstCorrect, { label: "clean", completion: correctProof, verification: proved() }].map((a) => rewardOf(name, a)))));
+    const worst = Math.min(
+      ...(await Promise.all(
+        [...worstCorrect, { label: "clean", completion: correctProof, verification: proved() }].map((a) => rewardOf(name, a)),
+      )),
+    );
     expect(best).toBeLessThan(worst);
   });
 
@@ -73,7 +97,8 @@ describe.each(PRESET_NAMES)("preset %s", (name) => {
     expect(Math.min(...all)).toBe(empty);
     const emptyMath = await rewardOf(name, { label: "empty", completion: completion("") }, mathProblem("4"));
     const mathAttempts = ["\\boxed{5}", "no idea", "\\boxed{}", `${"x".repeat(6000)}\\boxed{4}`].map((text) => completion(text));
-    for (const c of mathAttempts) expect(await rewardOf(name, { label: "", completion: c }, mathProblem("4"))).toBeGreaterThanOrEqual(emptyMath);
+    for (const c of mathAttempts)
+      expect(await rewardOf(name, { label: "", completion: c }, mathProblem("4"))).toBeGreaterThanOrEqual(emptyMath);
   });
 
   it("pays nothing for keywords in comments", async () => {
@@ -96,24 +121,35 @@ describe.each(PRESET_NAMES)("preset %s", (name) => {
   });
 });
 
-
 function leanVariant(next: () => number, solved: boolean): Attempt {
   const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
   const tactics = 1 + Math.floor(next() * 60);
   const proof = `by\n${Array.from({ length: tactics }, () => `  ${pick(["simp", "ring", "omega", "skip", "try linarith", "exact h", "-- ring"])}`).join("\n")}`;
-  const body = pick([leanAnswer(proof), proof, `<think>${"think ".repeat(Math.floor(next() * 900))}</think>\n\`\`\`lean\n${proof}\n\`\`\``]);
+  const body = pick([
+    leanAnswer(proof),
+    proof,
+    `<think>${"think ".repeat(Math.floor(next() * 900))}</think>\n\`\`\`lean\n${proof}\n\`\`\``,
+  ]);
   const finishReason = next() < 0.2 ? FinishReason.LENGTH : FinishReason.STOP;
   const text = next() < 0.3 ? `${body}${" pad".repeat(Math.floor(next() * 1500))}` : body;
   if (solved) return { label: "proved", completion: completion(text, { finishReason }), verification: proved(tactics) };
   const verdict = pick([Verdict.INCOMPLETE, Verdict.ERROR, Verdict.TIMEOUT, Verdict.REJECTED, Verdict.CRASHED]);
   const valid = Math.floor(next() * (tactics + 1));
-  const v = verification(verdict, { total: tactics, valid, goals: Math.floor(next() * 3), errors: Math.floor(next() * 3), sorries: next() < 0.1 ? 1 : 0 });
+  const v = verification(verdict, {
+    total: tactics,
+    valid,
+    goals: Math.floor(next() * 3),
+    errors: Math.floor(next() * 3),
+    sorries: next() < 0.1 ? 1 : 0,
+  });
   return { label: Verdict[verdict], completion: completion(text, { finishReason }), verification: v };
 }
 
 function mathVariant(next: () => number, solved: boolean): Completion {
   const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
-  const answer = solved ? pick(["\\boxed{\\frac{3}{4}}", "\\boxed{0.75}", "\\boxed{75\\%}"]) : pick(["\\boxed{4/3}", "\\boxed{}", "", "\\boxed{0.7}", "\\boxed{3/4"]);
+  const answer = solved
+    ? pick(["\\boxed{\\frac{3}{4}}", "\\boxed{0.75}", "\\boxed{75\\%}"])
+    : pick(["\\boxed{4/3}", "\\boxed{}", "", "\\boxed{0.7}", "\\boxed{3/4"]);
   const thinking = next() < 0.5 ? `<think>${"step ".repeat(Math.floor(next() * 1200))}</think>` : "";
   const tail = next() < 0.3 ? " and so on".repeat(Math.floor(next() * 600)) : "";
   return completion(`${thinking}${answer}${tail}`, { finishReason: next() < 0.2 ? FinishReason.LENGTH : FinishReason.STOP });
@@ -125,7 +161,13 @@ describe("seeded search for unsolved completions that reach solved rewards", () 
     const next = () => random.next();
     const solved = Array.from({ length: 60 }, () => leanVariant(next, true));
     const unsolved = Array.from({ length: 240 }, () => leanVariant(next, false));
-    const score = (attempts: Attempt[]) => scoreGroup(preset(name), theorem, attempts.map((a) => a.completion), attempts.map((a) => a.verification));
+    const score = (attempts: Attempt[]) =>
+      scoreGroup(
+        preset(name),
+        theorem,
+        attempts.map((a) => a.completion),
+        attempts.map((a) => a.verification),
+      );
     const solvedRewards = (await score(solved)).map((r) => r.reward);
     const unsolvedRewards = (await score(unsolved)).map((r) => r.reward);
     expect(Math.max(...unsolvedRewards)).toBeLessThan(Math.min(...solvedRewards));
@@ -135,8 +177,18 @@ describe("seeded search for unsolved completions that reach solved rewards", () 
     const random = new SeededRandom(11);
     const next = () => random.next();
     const problem = mathProblem("\\frac{3}{4}");
-    const solvedRewards = (await scoreGroup(preset(name), problem, Array.from({ length: 60 }, () => mathVariant(next, true)))).map((r) => r.reward);
-    const unsolved = await scoreGroup(preset(name), problem, Array.from({ length: 240 }, () => mathVariant(next, false)));
+    const solvedRewards = (
+      await scoreGroup(
+        preset(name),
+        problem,
+        Array.from({ length: 60 }, () => mathVariant(next, true)),
+      )
+    ).map((r) => r.reward);
+    const unsolved = await scoreGroup(
+      preset(name),
+      problem,
+      Array.from({ length: 240 }, () => mathVariant(next, false)),
+    );
     expect(unsolved.every((r) => !r.solved)).toBe(true);
     expect(Math.max(...unsolved.map((r) => r.reward))).toBeLessThan(Math.min(...solvedRewards));
   });

@@ -32,19 +32,36 @@ describe("reward config", () => {
   });
 
   it("takes dotted overrides, and a list of verifier URLs", () => {
-    const config = load(["reward.preset=strict", "reward.scorers.domain.weight=0.2", "reward.scorers.domain.geometry=2", "verifier.url=[http://a:1, http://b:2]"]);
+    const config = load([
+      "reward.preset=strict",
+      "reward.scorers.domain.weight=0.2",
+      "reward.scorers.domain.geometry=2",
+      "verifier.url=[http://a:1, http://b:2]",
+    ]);
     const domain = configuredReward(config.reward).scorers.find((s) => s.scorer.name === "domain");
     expect(domain).toMatchObject({ weight: 0.2, params: { geometry: 2, algebra: 1 } });
     expect(verifierUrls(config)).toEqual(["http://a:1", "http://b:2"]);
   });
 
   it.each([
-    [["reward.scorers.brevity.weight=1"], 'unknown config key "reward.scorers.brevity"', "accepted keys under \"reward.scorers\": difficulty, domain, efficiency, format, lean_proof, length, math_answer"],
-    [["reward.scorers.length.max_token=9"], 'unknown config key "reward.scorers.length.max_token"', "cache_tokens, max_tokens, truncated, unit, weight"],
+    [
+      ["reward.scorers.brevity.weight=1"],
+      'unknown config key "reward.scorers.brevity"',
+      'accepted keys under "reward.scorers": difficulty, domain, efficiency, format, lean_proof, length, math_answer',
+    ],
+    [
+      ["reward.scorers.length.max_token=9"],
+      'unknown config key "reward.scorers.length.max_token"',
+      "cache_tokens, max_tokens, truncated, unit, weight",
+    ],
     [["reward.scorers.length.unit=bytes"], 'config key "reward.scorers.length.unit"', '"tokens" | "characters"'],
     [["reward.scorers.format.weight=-1"], 'config key "reward.scorers.format.weight"', "expected a finite number >= 0"],
     [["reward.scorers.lean_proof.max_partial=1"], 'config key "reward.scorers.lean_proof.max_partial"', "expected a number in [0, 1)"],
-    [["reward.scorers.length.cache_tokens=9000"], 'config key "reward.scorers.length"', "cache_tokens (9000) must be at most max_tokens (4096)"],
+    [
+      ["reward.scorers.length.cache_tokens=9000"],
+      'config key "reward.scorers.length"',
+      "cache_tokens (9000) must be at most max_tokens (4096)",
+    ],
     [["reward.preset=gentle"], 'config key "reward.preset"', '"binary" | "shaped" | "lenient" | "strict"'],
     [["verifier.url=localhost:50052"], 'config key "verifier.url"', ""],
     [["verifier.url=[dns:///verifier:50052]"], 'config key "verifier.url', "expected an http(s):// URL"],

@@ -59,7 +59,9 @@ describe("blankNonCode", () => {
 
 describe("reliedOnIdentifiers", () => {
   it("leaves out what follows try/repeat/first and lines deeper than them", () => {
-    const names = reliedOnIdentifiers("by\n  nlinarith [sq_nonneg x]\n  try ring\n  repeat\n    omega\n  · first | decide | simp\n  exact h");
+    const names = reliedOnIdentifiers(
+      "by\n  nlinarith [sq_nonneg x]\n  try ring\n  repeat\n    omega\n  · first | decide | simp\n  exact h",
+    );
     expect([...names].sort()).toEqual(["by", "exact", "h", "nlinarith", "sq_nonneg", "x"]);
   });
 });

@@ -15,7 +15,12 @@ describe("lean_proof binary", () => {
   it("pays 1 for PROVED and 0 for every other verdict", async () => {
     expect((await scoreOne(binary, leanTheorem(), attempt, proved(3))).reward).toBe(1);
     for (const verdict of [Verdict.INCOMPLETE, Verdict.ERROR, Verdict.TIMEOUT, Verdict.REJECTED, Verdict.CRASHED]) {
-      const result = await scoreOne(binary, leanTheorem(), attempt, verification(verdict, { total: 5, valid: 4, goals: 1, errors: 1 }, "why"));
+      const result = await scoreOne(
+        binary,
+        leanTheorem(),
+        attempt,
+        verification(verdict, { total: 5, valid: 4, goals: 1, errors: 1 }, "why"),
+      );
       expect(result.reward, Verdict[verdict]).toBe(0);
       expect(result.solved).toBe(false);
       expect(component(result, "lean_proof").detail).toBe(`${Verdict[verdict]}: why`);

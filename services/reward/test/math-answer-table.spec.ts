@@ -23,9 +23,25 @@ describe("math answer table", () => {
     expect(cases.length).toBeGreaterThanOrEqual(80);
     const categories = new Set(cases.map((c) => c.category));
     for (const required of [
-      "integer separators", "negatives", "decimals", "fractions", "mixed numbers", "percents", "sqrt", "pi",
-      "scientific notation", "intervals", "tuples", "sets", "x = 3", "text around the box", "several boxes",
-      "nested braces", "no box", "empty box", "spacing commands",
+      "integer separators",
+      "negatives",
+      "decimals",
+      "fractions",
+      "mixed numbers",
+      "percents",
+      "sqrt",
+      "pi",
+      "scientific notation",
+      "intervals",
+      "tuples",
+      "sets",
+      "x = 3",
+      "text around the box",
+      "several boxes",
+      "nested braces",
+      "no box",
+      "empty box",
+      "spacing commands",
     ]) {
       expect(categories, required).toContain(required);
     }

@@ -8,7 +8,10 @@ import { parseSymbolic } from "../src/math/symbolic-value.js";
 
 describe("extractLastBoxed", () => {
   it("takes the last box with its nested braces", () => {
-    expect(extractLastBoxed("\\boxed{1} and \\boxed{\\frac{a}{\\sqrt{b}}} end")).toEqual({ kind: "found", content: "\\frac{a}{\\sqrt{b}}" });
+    expect(extractLastBoxed("\\boxed{1} and \\boxed{\\frac{a}{\\sqrt{b}}} end")).toEqual({
+      kind: "found",
+      content: "\\frac{a}{\\sqrt{b}}",
+    });
   });
   it("does not count escaped braces as grouping", () => {
     expect(extractLastBoxed("\\boxed{\\{1, 2\\}}")).toEqual({ kind: "found", content: "\\{1, 2\\}" });
@@ -68,10 +71,21 @@ describe("parseExactNumber", () => {
 
 describe("parseAnswerShape", () => {
   it("reads unions, sets, bracketed lists and ± pairs", () => {
-    expect(parseAnswerShape("(1,2)\\cup[3,4]")).toMatchObject({ kind: "collection", of: "union", items: [{ kind: "bracketed" }, { kind: "bracketed" }] });
-    expect(parseAnswerShape("\\{1,(2,3)\\}")).toMatchObject({ kind: "collection", of: "set", items: [{ kind: "scalar" }, { kind: "bracketed" }] });
+    expect(parseAnswerShape("(1,2)\\cup[3,4]")).toMatchObject({
+      kind: "collection",
+      of: "union",
+      items: [{ kind: "bracketed" }, { kind: "bracketed" }],
+    });
+    expect(parseAnswerShape("\\{1,(2,3)\\}")).toMatchObject({
+      kind: "collection",
+      of: "set",
+      items: [{ kind: "scalar" }, { kind: "bracketed" }],
+    });
     expect(parseAnswerShape("[0,1)")).toMatchObject({ kind: "bracketed", open: "[", close: ")" });
-    expect(parseAnswerShape("2\\pm\\sqrt{3}")).toMatchObject({ kind: "collection", items: [{ latex: "2+(\\sqrt{3})" }, { latex: "2-(\\sqrt{3})" }] });
+    expect(parseAnswerShape("2\\pm\\sqrt{3}")).toMatchObject({
+      kind: "collection",
+      items: [{ latex: "2+(\\sqrt{3})" }, { latex: "2-(\\sqrt{3})" }],
+    });
     expect(parseAnswerShape("f(1,2)")).toMatchObject({ kind: "scalar" });
   });
   it("does not split inside a longer command name", () => {
@@ -86,7 +100,8 @@ describe("judgeMathAnswer guards", () => {
     expect(verdict).toMatchObject({ outcome: "wrong", detail: "boxed answer longer than 40 characters" });
   });
   it("does not evaluate sums, integrals or huge factorials, which could stall the service", () => {
-    for (const latex of ["\\sum_{n=1}^{10^{9}} n", "\\int_0^1 x dx", "99999!", "\\lim_{x\\to 0} x"]) expect(parseSymbolic(latex), latex).toBeUndefined();
+    for (const latex of ["\\sum_{n=1}^{10^{9}} n", "\\int_0^1 x dx", "99999!", "\\lim_{x\\to 0} x"])
+      expect(parseSymbolic(latex), latex).toBeUndefined();
     expect(parseSymbolic("170!")?.valueAt([]).re).toBeCloseTo(7.257415615307994e306, -292);
     expect(judgeMathAnswer("\\boxed{99999!}", "1", options).outcome).toBe("wrong");
   });

@@ -1,7 +1,14 @@
 // Builders for the contract's messages that tests feed the service: theorems,
 // completions and the verifier responses (input data, as a verifier sends it).
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { CompletionSchema, FinishReason, TaskKind, TheoremSchema, type Completion, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import {
+  CompletionSchema,
+  FinishReason,
+  TaskKind,
+  TheoremSchema,
+  type Completion,
+  type Theorem,
+} from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { ProofProgressSchema, Verdict, VerifyResponseSchema, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 
 export function leanTheorem(init: MessageInitShape<typeof TheoremSchema> = {}): Theorem {

@@ -23,7 +23,9 @@ describe("presets", () => {
   it("describe their ranges, computed by hand here for shaped", () => {
     // lean_proof: proved 1, else [0, 0.3]; format ×0.1: [0, 0.1]; length ×0.5: [-0.5, 0].
     // math_answer: right 1, else [-1, -0.5].
-    expect(describeBounds(preset("shaped"))).toBe("Lean: proved [0.5, 1.1], not proved [-0.5, 0.4]; math: right [0.5, 1.1], not right [-1.5, -0.4]");
+    expect(describeBounds(preset("shaped"))).toBe(
+      "Lean: proved [0.5, 1.1], not proved [-0.5, 0.4]; math: right [0.5, 1.1], not right [-1.5, -0.4]",
+    );
     expect(describeBounds(preset("binary"))).toBe("Lean: proved [1, 1], not proved [0, 0]; math: right [1, 1], not right [0, 0]");
   });
 });

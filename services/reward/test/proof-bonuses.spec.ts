@@ -6,7 +6,8 @@ import { component, rewardOf, scoreGroup, scoreOne } from "./scoring.js";
 
 describe("efficiency", () => {
   const reward = rewardOf(["lean_proof", 1], ["efficiency", 1, { target_tactics: 2 }]);
-  const value = async (v = proved()) => component(await scoreOne(reward, leanTheorem(), completion(leanAnswer("by simp")), v), "efficiency").value;
+  const value = async (v = proved()) =>
+    component(await scoreOne(reward, leanTheorem(), completion(leanAnswer("by simp")), v), "efficiency").value;
 
   it("pays target / tactics for proved proofs, 1 at or under the target", async () => {
     expect(await value(proved(1))).toBe(1);
@@ -53,7 +54,8 @@ describe("difficulty", () => {
 describe("domain", () => {
   const reward = rewardOf(["lean_proof", 1], ["domain", 1, { number_theory: 0.5 }]);
   const theorem = leanTheorem({ domain: "Number Theory" });
-  const value = async (proof: string, v = proved()) => component(await scoreOne(reward, theorem, completion(leanAnswer(proof)), v), "domain");
+  const value = async (proof: string, v = proved()) =>
+    component(await scoreOne(reward, theorem, completion(leanAnswer(proof)), v), "domain");
 
   it("pays the domain's bonus when a proved proof uses its tools", async () => {
     expect(await value("by\n  omega")).toMatchObject({ value: 0.5, detail: "number_theory proof uses omega" });
@@ -76,7 +78,8 @@ describe("domain", () => {
   });
 
   it("reads aliases and ignores other tags", async () => {
-    const score = async (tag: string) => component(await scoreOne(reward, leanTheorem({ domain: tag }), completion(leanAnswer("by ring")), proved()), "domain");
+    const score = async (tag: string) =>
+      component(await scoreOne(reward, leanTheorem({ domain: tag }), completion(leanAnswer("by ring")), proved()), "domain");
     expect((await score("algebra")).value).toBe(1);
     expect((await score("nt")).value).toBe(0);
     expect(await score("topology")).toMatchObject({ value: 0, detail: 'no tools listed for domain "topology"' });

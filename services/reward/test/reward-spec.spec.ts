@@ -40,7 +40,10 @@ describe("reward spec", () => {
       () => applyOverrides(presetReward("binary", "p"), [override("brevity", 1)]),
       'spec.scorers[0].name: unknown scorer "brevity"; accepted: lean_proof, math_answer, format, length, efficiency, difficulty, domain',
     ],
-    [() => applyOverrides(presetReward("binary", "p"), [override("format", -0.5)]), "spec.scorers[0].weight: -0.5 is not accepted; expected a finite number >= 0"],
+    [
+      () => applyOverrides(presetReward("binary", "p"), [override("format", -0.5)]),
+      "spec.scorers[0].weight: -0.5 is not accepted; expected a finite number >= 0",
+    ],
     [() => applyOverrides(presetReward("binary", "p"), [override("format", Number.NaN)]), "spec.scorers[0].weight: NaN is not accepted"],
     [
       () => applyOverrides(presetReward("binary", "p"), [override("length", 1, { max_token: 10 })]),
@@ -58,7 +61,10 @@ describe("reward spec", () => {
       () => applyOverrides(presetReward("binary", "p"), [override("math_answer", 1, { correct: -2 })]),
       "spec.scorers[0].params: scorer math_answer: correct (-2) must be greater than wrong (0) and no_answer (0), or solving would not pay",
     ],
-    [() => applyOverrides(presetReward("binary", "p"), [override("format", 1), override("format", 2)]), 'spec.scorers[0].name: scorer "format" is named twice'],
+    [
+      () => applyOverrides(presetReward("binary", "p"), [override("format", 1), override("format", 2)]),
+      'spec.scorers[0].name: scorer "format" is named twice',
+    ],
   ])("reports %#", (resolve, message) => {
     expect(resolve).toThrow(message);
   });

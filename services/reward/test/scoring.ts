@@ -16,7 +16,13 @@ export function preset(name: string): ResolvedReward {
 export function rewardOf(...scorers: [string, number, Record<string, unknown>?][]): ResolvedReward {
   return applyOverrides(
     { name: "test", description: "test reward", scorers: [] },
-    scorers.map(([name, weight, params], i) => ({ name, weight, params: params ?? {}, field: `scorers[${i}]`, paramsField: `scorers[${i}].params` })),
+    scorers.map(([name, weight, params], i) => ({
+      name,
+      weight,
+      params: params ?? {},
+      field: `scorers[${i}]`,
+      paramsField: `scorers[${i}].params`,
+    })),
   );
 }
 
@@ -48,7 +54,12 @@ export async function scoreGroup(
   return evidence.map((e) => composeReward(reward, e, group));
 }
 
-export async function scoreOne(reward: ResolvedReward, theorem: Theorem, completion: Completion, verification?: VerifyResponse): Promise<RewardResult> {
+export async function scoreOne(
+  reward: ResolvedReward,
+  theorem: Theorem,
+  completion: Completion,
+  verification?: VerifyResponse,
+): Promise<RewardResult> {
   const [result] = await scoreGroup(reward, theorem, [completion], [verification]);
   return result!;
 }

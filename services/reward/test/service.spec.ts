@@ -53,9 +53,16 @@ describe("RewardService", () => {
     });
 
     it("infers the task kind when it is unset: Lean with a statement, math without", async () => {
-      const lean = await reward.client.score({ theorem: leanTheorem({ kind: TaskKind.UNSPECIFIED }), completion: completion("by simp"), verification: proved() });
+      const lean = await reward.client.score({
+        theorem: leanTheorem({ kind: TaskKind.UNSPECIFIED }),
+        completion: completion("by simp"),
+        verification: proved(),
+      });
       expect(lean.result!.components.map((c) => c.scorer)).toEqual(["lean_proof"]);
-      const math = await reward.client.score({ theorem: mathProblem("4", { kind: TaskKind.UNSPECIFIED }), completion: completion("\\boxed{4}") });
+      const math = await reward.client.score({
+        theorem: mathProblem("4", { kind: TaskKind.UNSPECIFIED }),
+        completion: completion("\\boxed{4}"),
+      });
       expect(math.result!.components.map((c) => c.scorer)).toEqual(["math_answer"]);
     });
 
@@ -74,7 +81,12 @@ describe("RewardService", () => {
   describe("ScoreGroup", () => {
     it("scores the group and summarises it as the reference does", async () => {
       // Binary rewards [1,0,0,1,0,0,0,0]: fixtures/group-stats.json holds Python's mean and stdev for it.
-      const [reference] = JSON.parse(readFileSync(new URL("./fixtures/group-stats.json", import.meta.url), "utf8")) as { rewards: number[]; mean: number; std: number; pass_rate: number }[];
+      const [reference] = JSON.parse(readFileSync(new URL("./fixtures/group-stats.json", import.meta.url), "utf8")) as {
+        rewards: number[];
+        mean: number;
+        std: number;
+        pass_rate: number;
+      }[];
       const answers = reference!.rewards.map((r, i) => completion(r === 1 ? "\\boxed{12}" : `\\boxed{${i + 20}}`));
       const response = await reward.client.scoreGroup({ theorem: mathProblem("12"), completions: answers, groupId: "g1" });
       expect(response.results.map((r) => r.reward)).toEqual(reference!.rewards);
@@ -87,7 +99,12 @@ describe("RewardService", () => {
       const response = await reward.client.scoreGroup({
         theorem: leanTheorem(),
         completions: [completion("by simp"), completion("by ring"), completion("by omega"), completion("by decide")],
-        verifications: [proved(1), verification(Verdict.ERROR, { errors: 1 }), verification(Verdict.ERROR, { errors: 1 }), verification(Verdict.ERROR, { errors: 1 })],
+        verifications: [
+          proved(1),
+          verification(Verdict.ERROR, { errors: 1 }),
+          verification(Verdict.ERROR, { errors: 1 }),
+          verification(Verdict.ERROR, { errors: 1 }),
+        ],
         spec: { preset: "binary", scorers: [{ name: "difficulty", weight: 1, params: { source: "pass_rate" } }] },
       });
       expect(response.results.map((r) => r.reward)).toEqual([1.75, 0, 0, 0]);
@@ -98,7 +115,15 @@ describe("RewardService", () => {
   describe("ListScorers", () => {
     it("describes every scorer with its parameters, the presets and the active reward", async () => {
       const list = await reward.client.listScorers({});
-      expect(list.scorers.map((s) => s.name)).toEqual(["lean_proof", "math_answer", "format", "length", "efficiency", "difficulty", "domain"]);
+      expect(list.scorers.map((s) => s.name)).toEqual([
+        "lean_proof",
+        "math_answer",
+        "format",
+        "length",
+        "efficiency",
+        "difficulty",
+        "domain",
+      ]);
       const length = list.scorers.find((s) => s.name === "length")!;
       expect(length.params.map((p) => [p.name, p.type, p.defaultValue])).toEqual([
         ["max_tokens", "integer", "4096"],
@@ -115,7 +140,10 @@ describe("RewardService", () => {
       expect(list.presets.map((p) => p.name)).toEqual(["binary", "shaped", "lenient", "strict"]);
       const shaped = list.presets.find((p) => p.name === "shaped")!;
       expect(shaped.description).toContain("Lean: proved [0.5, 1.1], not proved [-0.5, 0.4]");
-      expect(shaped.scorers.find((s) => s.name === "lean_proof")).toMatchObject({ weight: 1, params: { mode: "shaped", max_partial: 0.3 } });
+      expect(shaped.scorers.find((s) => s.name === "lean_proof")).toMatchObject({
+        weight: 1,
+        params: { mode: "shaped", max_partial: 0.3 },
+      });
       expect(list.active?.name).toBe("binary");
     });
   });
@@ -123,19 +151,59 @@ describe("RewardService", () => {
   describe("bad input", () => {
     const math = { theorem: mathProblem("4"), completion: completion("\\boxed{4}") };
     it.each([
-      ["an unknown scorer", { ...math, spec: { scorers: [{ name: "brevity", weight: 1 }] } }, 'spec.scorers[0].name: unknown scorer "brevity"; accepted: lean_proof, math_answer, format'],
-      ["a negative weight", { ...math, spec: { scorers: [{ name: "format", weight: -1 }] } }, "spec.scorers[0].weight: -1 is not accepted; expected a finite number >= 0"],
-      ["an infinite weight", { ...math, spec: { scorers: [{ name: "format", weight: Number.POSITIVE_INFINITY }] } }, "spec.scorers[0].weight: Infinity is not accepted"],
-      ["an unknown preset", { ...math, spec: { preset: "gentle" } }, 'spec.preset: unknown preset "gentle"; accepted: binary, shaped, lenient, strict'],
-      ["an unknown parameter", { ...math, spec: { scorers: [{ name: "format", weight: 1, params: { think: true } }] } }, 'spec.scorers[0].params: unknown parameter "think" for scorer format; accepted: require_think'],
-      ["a bad parameter value", { ...math, spec: { scorers: [{ name: "math_answer", weight: 1, params: { tolerance: "tight" } }] } }, 'spec.scorers[0].params.tolerance: "tight" is not accepted; expected a number in [0, 0.1]'],
-      ["a missing ground truth", { theorem: mathProblem(""), completion: completion("\\boxed{4}") }, "theorem.answer is empty: a math task needs its ground-truth answer"],
+      [
+        "an unknown scorer",
+        { ...math, spec: { scorers: [{ name: "brevity", weight: 1 }] } },
+        'spec.scorers[0].name: unknown scorer "brevity"; accepted: lean_proof, math_answer, format',
+      ],
+      [
+        "a negative weight",
+        { ...math, spec: { scorers: [{ name: "format", weight: -1 }] } },
+        "spec.scorers[0].weight: -1 is not accepted; expected a finite number >= 0",
+      ],
+      [
+        "an infinite weight",
+        { ...math, spec: { scorers: [{ name: "format", weight: Number.POSITIVE_INFINITY }] } },
+        "spec.scorers[0].weight: Infinity is not accepted",
+      ],
+      [
+        "an unknown preset",
+        { ...math, spec: { preset: "gentle" } },
+        'spec.preset: unknown preset "gentle"; accepted: binary, shaped, lenient, strict',
+      ],
+      [
+        "an unknown parameter",
+        { ...math, spec: { scorers: [{ name: "format", weight: 1, params: { think: true } }] } },
+        'spec.scorers[0].params: unknown parameter "think" for scorer format; accepted: require_think',
+      ],
+      [
+        "a bad parameter value",
+        { ...math, spec: { scorers: [{ name: "math_answer", weight: 1, params: { tolerance: "tight" } }] } },
+        'spec.scorers[0].params.tolerance: "tight" is not accepted; expected a number in [0, 0.1]',
+      ],
+      [
+        "a missing ground truth",
+        { theorem: mathProblem(""), completion: completion("\\boxed{4}") },
+        "theorem.answer is empty: a math task needs its ground-truth answer",
+      ],
       ["a missing theorem", { completion: completion("\\boxed{4}") }, "theorem is required"],
       ["a missing completion", { theorem: mathProblem("4") }, "completion is required"],
       ["a verification for a math task", { ...math, verification: proved() }, "verification: verifications are for Lean tasks"],
-      ["an unset verdict", { theorem: leanTheorem(), completion: completion("by simp"), verification: verification(Verdict.UNSPECIFIED) }, "verification.verdict is VERDICT_UNSPECIFIED"],
-      ["a group-level scorer in Score", { ...math, spec: { scorers: [{ name: "difficulty", weight: 1, params: { source: "pass_rate" } }] } }, 'scorer difficulty with source "pass_rate" needs the whole group: call ScoreGroup'],
-      ["a length scorer without token ids", { theorem: mathProblem("4"), completion: completion("\\boxed{4}", { tokenIds: [] }), spec: { preset: "shaped" } }, "completion.token_ids is empty but the length scorer counts tokens"],
+      [
+        "an unset verdict",
+        { theorem: leanTheorem(), completion: completion("by simp"), verification: verification(Verdict.UNSPECIFIED) },
+        "verification.verdict is VERDICT_UNSPECIFIED",
+      ],
+      [
+        "a group-level scorer in Score",
+        { ...math, spec: { scorers: [{ name: "difficulty", weight: 1, params: { source: "pass_rate" } }] } },
+        'scorer difficulty with source "pass_rate" needs the whole group: call ScoreGroup',
+      ],
+      [
+        "a length scorer without token ids",
+        { theorem: mathProblem("4"), completion: completion("\\boxed{4}", { tokenIds: [] }), spec: { preset: "shaped" } },
+        "completion.token_ids is empty but the length scorer counts tokens",
+      ],
     ])("answers INVALID_ARGUMENT for %s, naming the field", async (_, request, message) => {
       const error = await failure(reward.client.score(request as Parameters<typeof reward.client.score>[0]));
       expect(error.code).toBe(Code.InvalidArgument);
@@ -144,16 +212,24 @@ describe("RewardService", () => {
 
     it("answers INVALID_ARGUMENT for a group with mismatched verifications or no completions", async () => {
       const mismatched = await failure(
-        reward.client.scoreGroup({ theorem: leanTheorem(), completions: [completion("by simp"), completion("by ring")], verifications: [proved()] }),
+        reward.client.scoreGroup({
+          theorem: leanTheorem(),
+          completions: [completion("by simp"), completion("by ring")],
+          verifications: [proved()],
+        }),
       );
       expect(mismatched.code).toBe(Code.InvalidArgument);
-      expect(mismatched.rawMessage).toBe("verifications has 1 entries for 2 completions: send none, or one per completion in the same order");
+      expect(mismatched.rawMessage).toBe(
+        "verifications has 1 entries for 2 completions: send none, or one per completion in the same order",
+      );
       const empty = await failure(reward.client.scoreGroup({ theorem: mathProblem("4"), completions: [] }));
       expect(empty.code).toBe(Code.InvalidArgument);
     });
 
     it("answers RESOURCE_EXHAUSTED for a group over max_group_size", async () => {
-      const error = await failure(reward.client.scoreGroup({ theorem: mathProblem("4"), completions: Array.from({ length: 17 }, () => completion("\\boxed{4}")) }));
+      const error = await failure(
+        reward.client.scoreGroup({ theorem: mathProblem("4"), completions: Array.from({ length: 17 }, () => completion("\\boxed{4}")) }),
+      );
       expect(error.code).toBe(Code.ResourceExhausted);
       expect(error.rawMessage).toBe("completions has 17 entries; at most 16 per group (config key max_group_size)");
     });
@@ -182,13 +258,19 @@ describe("RewardService with an unreachable verifier", () => {
   });
 
   it("answers UNAVAILABLE, naming the verifier and the completion", async () => {
-    const error = await failure(reward.client.score({ theorem: leanTheorem(), completion: completion(leanAnswer("by simp")) }, { timeoutMs: 10_000 }));
+    const error = await failure(
+      reward.client.score({ theorem: leanTheorem(), completion: completion(leanAnswer("by simp")) }, { timeoutMs: 10_000 }),
+    );
     expect(error.code).toBe(Code.Unavailable);
     expect(error.rawMessage).toContain(`verifier (http://127.0.0.1:${closedPort}) failed on completion`);
   });
 
   it("does not call it when every verification is passed in, or there is no proof", async () => {
-    const response = await reward.client.scoreGroup({ theorem: leanTheorem(), completions: [completion("by simp"), completion("")], verifications: [proved(), verification(Verdict.ERROR)] });
+    const response = await reward.client.scoreGroup({
+      theorem: leanTheorem(),
+      completions: [completion("by simp"), completion("")],
+      verifications: [proved(), verification(Verdict.ERROR)],
+    });
     expect(response.results.map((r) => r.reward)).toEqual([1, 0]);
     const noProof = await reward.client.score({ theorem: leanTheorem(), completion: completion("<think>hmm") });
     expect(noProof.result!.reward).toBe(0);

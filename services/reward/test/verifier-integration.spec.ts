@@ -17,11 +17,24 @@ const rules = {
     { when: { cmd: { includes: ":= by simp" } }, declares: { axioms: ["propext"] } },
     {
       when: { cmd: { includes: ":= by linarith" } },
-      reply: { json: { messages: [{ severity: "error", pos: { line: 1, column: 47 }, endPos: { line: 1, column: 55 }, data: "linarith failed" }] } },
+      reply: {
+        json: { messages: [{ severity: "error", pos: { line: 1, column: 47 }, endPos: { line: 1, column: 55 }, data: "linarith failed" }] },
+      },
     },
     {
       when: { cmd: { includes: ":= by skip" } },
-      reply: { json: { messages: [{ severity: "error", pos: { line: 1, column: 44 }, endPos: { line: 1, column: 51 }, data: "unsolved goals\nn : Nat\n⊢ n + 0 = n" }] } },
+      reply: {
+        json: {
+          messages: [
+            {
+              severity: "error",
+              pos: { line: 1, column: 44 },
+              endPos: { line: 1, column: 51 },
+              data: "unsolved goals\nn : Nat\n⊢ n + 0 = n",
+            },
+          ],
+        },
+      },
     },
     { when: { cmd: { includes: ":= by slowly" } }, declares: { axioms: [] }, fault: { kind: "slow", ms: 5_000 } },
   ],

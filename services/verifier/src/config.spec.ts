@@ -28,7 +28,9 @@ describe("VerifierConfigSchema", () => {
 
   it("names an unknown key and a bad value with what is accepted", () => {
     expect(() => loadConfig(VerifierConfigSchema, { overrides: ["repl.pool=4"] })).toThrow(ConfigError);
-    expect(() => loadConfig(VerifierConfigSchema, { overrides: ["repl.pool=4"] })).toThrow(/unknown config key "repl.pool".*accepted keys under "repl":.*pool_size/);
+    expect(() => loadConfig(VerifierConfigSchema, { overrides: ["repl.pool=4"] })).toThrow(
+      /unknown config key "repl.pool".*accepted keys under "repl":.*pool_size/,
+    );
     expect(() => loadConfig(VerifierConfigSchema, { overrides: ["repl.pool_size=0"] })).toThrow(/repl.pool_size/);
     expect(() => loadConfig(VerifierConfigSchema, { overrides: ["repl.sandbox.network=none"] })).toThrow(/repl.sandbox.network/);
   });

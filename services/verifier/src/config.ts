@@ -35,7 +35,11 @@ const ReplSchema = z
     /** Extra environment variables for workers (they get only PATH, HOME, locale and Lean's own variables otherwise). */
     env: z.record(z.string(), z.string()).default({}),
     /** Worker processes; default: CPU cores - 1. */
-    pool_size: z.number().int().min(1).default(Math.max(1, availableParallelism() - 1)),
+    pool_size: z
+      .number()
+      .int()
+      .min(1)
+      .default(Math.max(1, availableParallelism() - 1)),
     /** Requests that may wait for a worker; beyond it RESOURCE_EXHAUSTED. */
     queue_capacity: z.number().int().min(0).default(256),
     /** Default time limit of one check (proof + #print axioms, or one tactic), ms. */
@@ -61,9 +65,17 @@ const ReplSchema = z
     /** Ask the REPL for every tactic (`allTactics`), for the partial-progress signals. */
     all_tactics: z.boolean().default(true),
     /** Largest proof (or tactic) accepted, bytes; beyond it RESOURCE_EXHAUSTED. */
-    max_proof_bytes: z.number().int().positive().default(64 * 1024),
+    max_proof_bytes: z
+      .number()
+      .int()
+      .positive()
+      .default(64 * 1024),
     /** Largest REPL response read, bytes; a worker that answers more is killed (output floods). */
-    max_response_bytes: z.number().int().positive().default(64 * MiB),
+    max_response_bytes: z
+      .number()
+      .int()
+      .positive()
+      .default(64 * MiB),
     sandbox: SandboxSchema.prefault({}),
   })
   .strict();

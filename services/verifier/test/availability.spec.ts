@@ -30,7 +30,10 @@ describe("without a REPL", () => {
 
   it("uses LEAN_REPL_CMD when repl.command is empty", async () => {
     const repl = standIn({ rules: [{ when: { cmd: { includes: "trivial" } }, declares: { axioms: [] } }] });
-    const harness = await startVerifier({ repl: { command: [], cwd: undefined } }, { LEAN_REPL_CMD: repl.command.map((a) => `'${a}'`).join(" "), LEAN_REPL_CWD: REPO_ROOT });
+    const harness = await startVerifier(
+      { repl: { command: [], cwd: undefined } },
+      { LEAN_REPL_CMD: repl.command.map((a) => `'${a}'`).join(" "), LEAN_REPL_CWD: REPO_ROOT },
+    );
     try {
       expect((await harness.client.verify({ theorem, proof: "trivial" })).verdict).toBe(Verdict.PROVED);
     } finally {
@@ -47,7 +50,9 @@ describe("a REPL that cannot run", () => {
       const started = Date.now();
       const error = await rejection(harness.client.verify({ theorem, proof: "trivial" }));
       expect(error.code).toBe(Code.Unavailable);
-      expect(error.rawMessage).toBe("the REPL could not be started: /nonexistent/lean/repl is not an executable file (repl.command, searched on PATH)");
+      expect(error.rawMessage).toBe(
+        "the REPL could not be started: /nonexistent/lean/repl is not an executable file (repl.command, searched on PATH)",
+      );
       expect(Date.now() - started).toBeLessThan(5_000);
       // Later calls too, without waiting.
       expect((await rejection(harness.client.verify({ theorem, proof: "trivial" }))).code).toBe(Code.Unavailable);
@@ -68,7 +73,9 @@ describe("a REPL that cannot run", () => {
   });
 
   it("a REPL that dies before answering anything (e.g. lake cannot find it): UNAVAILABLE with its stderr", async () => {
-    const harness = await startVerifier({ repl: { command: ["sh", "-c", "sleep 0.2; echo 'error: unknown executable repl' >&2; exit 3"] } });
+    const harness = await startVerifier({
+      repl: { command: ["sh", "-c", "sleep 0.2; echo 'error: unknown executable repl' >&2; exit 3"] },
+    });
     try {
       const error = await rejection(harness.client.verify({ theorem, proof: "trivial" }));
       expect(error.code).toBe(Code.Unavailable);
@@ -83,7 +90,13 @@ describe("a REPL that cannot run", () => {
       rules: [
         {
           when: { cmd: { equals: "import Nope" }, env: "none" },
-          reply: { json: { messages: [{ severity: "error", pos: { line: 1, column: 0 }, endPos: { line: 1, column: 11 }, data: "unknown module prefix 'Nope'" }] } },
+          reply: {
+            json: {
+              messages: [
+                { severity: "error", pos: { line: 1, column: 0 }, endPos: { line: 1, column: 11 }, data: "unknown module prefix 'Nope'" },
+              ],
+            },
+          },
         },
         { when: { cmd: { includes: "trivial" } }, declares: { axioms: [] } },
       ],

@@ -16,9 +16,20 @@ const repl: StandIn = standIn({
     { when: { cmd: { includes: "by slow" } }, declares: { axioms: [] }, fault: { kind: "slow", ms: 600 } },
     { when: { cmd: { includes: "by crash" } }, reply: { transcript: "calc", response: 0 }, fault: { kind: "crash" } },
     { when: { cmd: { includes: "by garbage" } }, fault: { kind: "garbage" } },
-    { when: { cmd: { includes: "by panic" } }, declares: { axioms: [] }, fault: { kind: "stderr", text: "PANIC at Lean.Expr.bindingBody!" } },
+    {
+      when: { cmd: { includes: "by panic" } },
+      declares: { axioms: [] },
+      fault: { kind: "stderr", text: "PANIC at Lean.Expr.bindingBody!" },
+    },
     // Goes over the cap while still working: killed mid-request.
-    { when: { cmd: { includes: "by balloon" } }, declares: { axioms: [] }, fault: [{ kind: "grow", mb: 200 }, { kind: "slow", ms: 5000 }] },
+    {
+      when: { cmd: { includes: "by balloon" } },
+      declares: { axioms: [] },
+      fault: [
+        { kind: "grow", mb: 200 },
+        { kind: "slow", ms: 5000 },
+      ],
+    },
   ],
 });
 
@@ -118,10 +129,12 @@ describe("REPL faults", () => {
     expect((await running).verdict).toBe(Verdict.PROVED);
     expect(await restarts()).toEqual(before);
     // Only the slow request's proof and its #print axioms reached the REPL.
-    expect(repl.requests().slice(sent).map((logged) => logged.request.kind === "command" && logged.request.cmd.slice(0, 13))).toEqual([
-      "theorem t : 1",
-      "#print axioms",
-    ]);
+    expect(
+      repl
+        .requests()
+        .slice(sent)
+        .map((logged) => logged.request.kind === "command" && logged.request.cmd.slice(0, 13)),
+    ).toEqual(["theorem t : 1", "#print axioms"]);
   });
 
   it("a full queue answers RESOURCE_EXHAUSTED; the queued and running requests still complete", async () => {

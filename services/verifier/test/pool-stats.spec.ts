@@ -16,7 +16,10 @@ describe("PoolStats and /metrics", () => {
   let harness: Harness;
   beforeAll(async () => {
     repl = standIn({ rules });
-    harness = await startVerifier({ repl: { command: repl.command, pool_size: 2, queue_capacity: 7, memory_sample_ms: 50 }, metrics: { port: 0 } });
+    harness = await startVerifier({
+      repl: { command: repl.command, pool_size: 2, queue_capacity: 7, memory_sample_ms: 50 },
+      metrics: { port: 0 },
+    });
   });
   afterAll(async () => {
     await harness.close();
@@ -50,7 +53,12 @@ describe("PoolStats and /metrics", () => {
     const pidOf = new Map(headers.map((l) => [l.request.kind === "command" ? l.request.cmd : "", l.pid]));
     const proofs = logged.filter((l) => l.request.kind === "command" && l.request.env !== undefined && !l.request.cmd.startsWith("#print"));
     // Proofs 0 and 2 had header A, 1 and 3 header B.
-    expect(proofs.slice(0, 4).map((l) => l.pid)).toEqual([pidOf.get("import A"), pidOf.get("import B"), pidOf.get("import A"), pidOf.get("import B")]);
+    expect(proofs.slice(0, 4).map((l) => l.pid)).toEqual([
+      pidOf.get("import A"),
+      pidOf.get("import B"),
+      pidOf.get("import A"),
+      pidOf.get("import B"),
+    ]);
   });
 
   it("serves the same numbers as Prometheus text on GET /metrics", async () => {

@@ -10,7 +10,8 @@ import { startVerifier, type Harness } from "./support/verifier-harness.js";
 
 const command = process.env.LEAN_REPL_CMD ?? "";
 const header = process.env.LEAN_REPL_HEADER ?? "";
-if (command.trim() === "") console.warn("skipping the real-Lean suite: LEAN_REPL_CMD is not set (it names a leanprover-community/repl command)");
+if (command.trim() === "")
+  console.warn("skipping the real-Lean suite: LEAN_REPL_CMD is not set (it names a leanprover-community/repl command)");
 
 const theorem = (name: string, statement: string) => ({ name, statement: `theorem ${name} ${statement}`, header });
 
@@ -75,9 +76,9 @@ describe.runIf(command.trim() !== "")("with a real Lean REPL", () => {
       ["e_implemented_by", ": True", "trivial\n@[implemented_by id] def f (n : Nat) : Nat := n", Verdict.REJECTED],
       // 5. environment manipulation through metaprograms
       ["e_run_cmd", ": False", "by exact absurd\nrun_cmd pure ()", Verdict.REJECTED],
-      ["e_eval", ": True", "trivial\n#eval IO.println \"hi\"", Verdict.REJECTED],
+      ["e_eval", ": True", 'trivial\n#eval IO.println "hi"', Verdict.REJECTED],
       ["e_run_tac", ": False", "by run_tac Lean.Elab.Tactic.evalTactic (← `(tactic| sorry))", Verdict.REJECTED],
-      ["e_elab", ": True", "trivial\nelab \"cheat\" : tactic => pure ()", Verdict.REJECTED],
+      ["e_elab", ": True", 'trivial\nelab "cheat" : tactic => pure ()', Verdict.REJECTED],
       // 6. kernel checks off
       ["e_skip_kernel", ": False", "by\n  set_option debug.skipKernelTC true in exact absurd", Verdict.REJECTED],
       // 7. #exit: the theorem would never be elaborated
@@ -86,7 +87,7 @@ describe.runIf(command.trim() !== "")("with a real Lean REPL", () => {
       ["e_redeclare", ": False", "by exact absurd\ntheorem e_redeclare : True := trivial", Verdict.REJECTED],
       ["e_namespace", ": False", "by exact absurd\nnamespace X\ntheorem e_namespace : True := trivial", Verdict.REJECTED],
       // 9. macros that make a tactic mean sorry
-      ["e_macro", "(n : Nat) : n = n + 1", "by omega\nmacro \"omega\" : tactic => `(tactic| sorry)", Verdict.REJECTED],
+      ["e_macro", "(n : Nat) : n = n + 1", 'by omega\nmacro "omega" : tactic => `(tactic| sorry)', Verdict.REJECTED],
       // 10. code execution inside a proof
       ["e_by_elab", ": False", "by_elab pure (Lean.mkConst ``False.elim)", Verdict.REJECTED],
       // 11. unsafe

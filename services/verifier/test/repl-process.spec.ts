@@ -37,7 +37,9 @@ afterEach(async () => {
 function dead(pid: number): boolean {
   const stat = `/proc/${pid}/stat`;
   if (!existsSync(stat)) return true;
-  return readFileSync(stat, "utf8").slice(readFileSync(stat, "utf8").lastIndexOf(")") + 2).startsWith("Z");
+  return readFileSync(stat, "utf8")
+    .slice(readFileSync(stat, "utf8").lastIndexOf(")") + 2)
+    .startsWith("Z");
 }
 
 describe("ReplProcess", () => {
@@ -84,9 +86,19 @@ describe("ReplProcess", () => {
   });
 
   it("kills a REPL whose answer is larger than the limit", async () => {
-    const stand = script({ rules: [{ when: { cmd: { includes: "flood" } }, reply: { json: { messages: [{ severity: "info", pos: { line: 1, column: 0 }, data: "x".repeat(5000) }] } } }] });
+    const stand = script({
+      rules: [
+        {
+          when: { cmd: { includes: "flood" } },
+          reply: { json: { messages: [{ severity: "info", pos: { line: 1, column: 0 }, data: "x".repeat(5000) }] } },
+        },
+      ],
+    });
     const child = repl(stand.command, 1000);
-    await expect(child.send({ cmd: "flood" })).rejects.toMatchObject({ kind: "crash", message: "the REPL's response exceeded 1000 characters" });
+    await expect(child.send({ cmd: "flood" })).rejects.toMatchObject({
+      kind: "crash",
+      message: "the REPL's response exceeded 1000 characters",
+    });
   });
 
   it("kills a REPL that writes without being asked", async () => {
@@ -116,6 +128,9 @@ describe("ReplProcess", () => {
     const noisy = repl(["sh", "-c", `echo 'warning: manifest out of date' >&2; exec ${stand.command.map((a) => `'${a}'`).join(" ")}`]);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await noisy.send({ cmd: "import Mathlib" })).kind).toBe("command");
-    await expect(noisy.send({ cmd: "panic", env: 0 })).rejects.toMatchObject({ kind: "crash", message: "the REPL wrote to stderr: warning: manifest out of date PANIC" });
+    await expect(noisy.send({ cmd: "panic", env: 0 })).rejects.toMatchObject({
+      kind: "crash",
+      message: "the REPL wrote to stderr: warning: manifest out of date PANIC",
+    });
   });
 });

@@ -58,7 +58,9 @@ describe("tactic mode", () => {
   it("runs each session's tactics on the worker that holds its proof states", async () => {
     const starts = await Promise.all([harness.client.startProof({ theorem }), harness.client.startProof({ theorem })]);
     await Promise.all(
-      starts.map((start) => harness.client.applyTactic({ sessionId: start.sessionId, proofState: start.proofState, tactic: "apply And.intro" })),
+      starts.map((start) =>
+        harness.client.applyTactic({ sessionId: start.sessionId, proofState: start.proofState, tactic: "apply And.intro" }),
+      ),
     );
     const logged = repl.requests();
     for (const start of starts) {
@@ -98,9 +100,12 @@ describe("tactic mode", () => {
     const start = await harness.client.startProof({ theorem });
     const error = await rejection(harness.client.applyTactic({ sessionId: start.sessionId, proofState: 999, tactic: "simp" }));
     expect(error.code).toBe(Code.InvalidArgument);
-    expect(error.rawMessage).toBe(`proof_state: 999 is not a proof state of session ${start.sessionId}; its states are ${start.proofState}`);
-    const bad = await rejection(harness.client
-      .startProof({ theorem: { name: "bad_statement", statement: "theorem bad_statement : g = g", imports: ["Mathlib"] } }));
+    expect(error.rawMessage).toBe(
+      `proof_state: 999 is not a proof state of session ${start.sessionId}; its states are ${start.proofState}`,
+    );
+    const bad = await rejection(
+      harness.client.startProof({ theorem: { name: "bad_statement", statement: "theorem bad_statement : g = g", imports: ["Mathlib"] } }),
+    );
     expect(bad.code).toBe(Code.InvalidArgument);
     expect(bad.rawMessage).toBe("theorem.statement: the statement does not elaborate: Unknown identifier `g`");
     await harness.client.endProof({ sessionId: start.sessionId });
@@ -111,8 +116,9 @@ describe("tactic mode", () => {
     const spin = await rejection(harness.client.applyTactic({ sessionId: start.sessionId, proofState: start.proofState, tactic: "spin" }));
     expect(spin.code).toBe(Code.DeadlineExceeded);
     expect(spin.rawMessage).toBe(`the tactic ran past 500 ms; its worker was restarted and session ${start.sessionId} is lost`);
-    const lost = await rejection(harness.client
-      .applyTactic({ sessionId: start.sessionId, proofState: start.proofState, tactic: "apply And.intro" }));
+    const lost = await rejection(
+      harness.client.applyTactic({ sessionId: start.sessionId, proofState: start.proofState, tactic: "apply And.intro" }),
+    );
     expect(lost.code).toBe(Code.FailedPrecondition);
     expect(lost.rawMessage).toBe(
       `session ${start.sessionId} is lost: the REPL worker holding its proof states was restarted (timeout); start the proof again with StartProof`,
@@ -138,7 +144,9 @@ describe("tactic-mode sessions and the pool", () => {
       // Four requests, over the budget of two, but the live session keeps the worker.
       expect((await harness.client.poolStats({})).workerStats[0]!.pid).toBe(pid);
       await new Promise((resolve) => setTimeout(resolve, 1600));
-      const expired = await harness.client.applyTactic({ sessionId: start.sessionId, proofState: state, tactic: "exact h1.right" }).catch(code);
+      const expired = await harness.client
+        .applyTactic({ sessionId: start.sessionId, proofState: state, tactic: "exact h1.right" })
+        .catch(code);
       expect(expired).toBe(Code.NotFound);
       // With no session left, the next request is the last on this worker.
       expect((await harness.client.verify({ theorem, proof: "by trivial" })).verdict).toBe(Verdict.PROVED);

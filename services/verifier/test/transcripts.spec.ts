@@ -74,9 +74,15 @@ describe("every transcript response", () => {
 describe("verdicts of real responses", () => {
   const standard = (name: string): ReplResponse => ({
     kind: "command",
-    response: { env: 9, messages: [{ severity: "info", pos: { line: 1, column: 0 }, endPos: { line: 1, column: 6 }, data: `'${name}' depends on axioms: [propext]` }] },
+    response: {
+      env: 9,
+      messages: [
+        { severity: "info", pos: { line: 1, column: 0 }, endPos: { line: 1, column: 6 }, data: `'${name}' depends on axioms: [propext]` },
+      ],
+    },
   });
-  const judge = (proof: ReplResponse, name = "t") => classifyProof({ proof, axioms: standard(name), theoremName: name, proofStart: { line: 1, column: 0 } });
+  const judge = (proof: ReplResponse, name = "t") =>
+    classifyProof({ proof, axioms: standard(name), theoremName: name, proofStart: { line: 1, column: 0 } });
 
   it("success: no messages and the theorem's axioms are standard", () => {
     expect(judge(response("mathlib/H20231020", 1), "mathd_numbertheory_188").verdict).toBe(Verdict.PROVED);
@@ -87,7 +93,14 @@ describe("verdicts of real responses", () => {
   });
 
   it("sorry: INCOMPLETE, with the sorry's goal", () => {
-    for (const [name, index] of [["tactic_sorry", 0], ["variables", 2], ["calc", 0], ["line_breaks", 1], ["mathlib/line_breaks", 1], ["dup_sorries", 1]] as const) {
+    for (const [name, index] of [
+      ["tactic_sorry", 0],
+      ["variables", 2],
+      ["calc", 0],
+      ["line_breaks", 1],
+      ["mathlib/line_breaks", 1],
+      ["dup_sorries", 1],
+    ] as const) {
       const judgement = judge(response(name, index));
       expect(judgement.verdict, name).toBe(Verdict.INCOMPLETE);
       expect(judgement.reason, name).toBe("the proof contains sorry");

@@ -55,7 +55,7 @@ describe("lean-grpo verify", () => {
       { id: "x-2", formal_statement: "theorem mathd_2 : (1 : ℕ) < 2 := by\n", proof: "by linarith", header: "import Mathlib" },
       { name: "mathd_3", statement: "theorem mathd_3 : True", proof: "by sorry", imports: ["Mathlib"] },
     ];
-    writeFileSync(input, records.map((record) => JSON.stringify(record)).join("\n") + "\n\n");
+    writeFileSync(input, `${records.map((record) => JSON.stringify(record)).join("\n")}\n\n`);
     const { code, stdout, stderr } = await run([input, "--repl-cmd", replCmd(), "--repl-cwd", REPO_ROOT, "--pool-size", "2"]);
     expect(stderr).toBe("");
     expect(code).toBe(0);
@@ -68,7 +68,10 @@ describe("lean-grpo verify", () => {
     expect(lines.at(-2)).toMatch(/^3 proofs: (PROVED 1|ERROR 1|REJECTED 1)(, (PROVED 1|ERROR 1|REJECTED 1)){2}$/);
     expect(lines.at(-1)).toBe(`results: ${join(dir, "proofs.results.jsonl")}`);
 
-    const results = readFileSync(join(dir, "proofs.results.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    const results = readFileSync(join(dir, "proofs.results.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(results.map((result) => [result.id, result.verdict])).toEqual([
       ["mathd_1", "PROVED"],
       ["x-2", "ERROR"],
@@ -89,7 +92,10 @@ describe("lean-grpo verify", () => {
 
   it("names the line and the field of a bad record, exiting 2", async () => {
     const input = join(dir, "bad.jsonl");
-    writeFileSync(input, `${JSON.stringify({ statement: "theorem a : True", proof: "trivial" })}\n${JSON.stringify({ statement: "theorem b : True" })}\n`);
+    writeFileSync(
+      input,
+      `${JSON.stringify({ statement: "theorem a : True", proof: "trivial" })}\n${JSON.stringify({ statement: "theorem b : True" })}\n`,
+    );
     const { code, stderr } = await run([input, "--repl-cmd", replCmd()]);
     expect(code).toBe(2);
     expect(stderr).toBe(`lean-grpo: ${input}:2: missing "proof": the proof body, e.g. "by simp"\n`);

@@ -116,7 +116,10 @@ describe("Verify", () => {
       [{ theorem: undefined, proof: "by simp" }, "theorem: is required"],
       [{ theorem: { ...theorem, statement: "" }, proof: "by simp" }, "theorem.statement: is empty"],
       [{ theorem: { ...theorem, statement: "example : True" }, proof: "trivial" }, "theorem.statement: must declare a named theorem"],
-      [{ theorem: { ...theorem, name: "other" }, proof: "by simp" }, 'theorem.name: is "other" but theorem.statement declares "add_zero\'"'],
+      [
+        { theorem: { ...theorem, name: "other" }, proof: "by simp" },
+        'theorem.name: is "other" but theorem.statement declares "add_zero\'"',
+      ],
       [{ theorem: { ...theorem, imports: ["Mathlib", "not a module"] }, proof: "by simp" }, "theorem.imports[1]"],
       [{ theorem, proof: "" }, "proof: is empty"],
       [{ theorem, proof: "by simp", timeoutMs: 9_000_000 }, "timeout_ms: 9000000 ms is above the limit of 600000 ms (repl.max_timeout_ms)"],
@@ -154,7 +157,12 @@ describe("VerifyBatch", () => {
 
   it("fails the whole call naming the bad item before checking any", async () => {
     const before = repl.requests().length;
-    const stream = harness.client.verifyBatch({ items: [{ theorem, proof: "by simp" }, { theorem, proof: "" }] });
+    const stream = harness.client.verifyBatch({
+      items: [
+        { theorem, proof: "by simp" },
+        { theorem, proof: "" },
+      ],
+    });
     const error = await rejection(
       (async () => {
         for await (const _ of stream) void _;

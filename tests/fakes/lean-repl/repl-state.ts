@@ -58,7 +58,12 @@ export class ReplState {
     // Shapes of Lean's info and error messages at `#print` (as in the transcript options.expected.out).
     const message =
       axioms === undefined
-        ? { severity: "error", pos: { line: 1, column: 14 }, endPos: { line: 1, column: 14 + name.length }, data: `Unknown constant \`${name}\`` }
+        ? {
+            severity: "error",
+            pos: { line: 1, column: 14 },
+            endPos: { line: 1, column: 14 + name.length },
+            data: `Unknown constant \`${name}\``,
+          }
         : {
             severity: "info",
             pos: { line: 1, column: 0 },

@@ -117,12 +117,22 @@ describe("rules mode", () => {
     expect(await repl.ask({ cmd: "import Mathlib" })).toEqual({ env: 0 });
     expect(await repl.ask({ cmd: "theorem t : 1 = 1 := by simp", env: 0 })).toEqual({ env: 1 });
     expect(await repl.ask({ cmd: "#print axioms t", env: 1 })).toEqual({
-      messages: [{ severity: "info", pos: { line: 1, column: 0 }, endPos: { line: 1, column: 6 }, data: "'t' depends on axioms: [propext, Classical.choice]" }],
+      messages: [
+        {
+          severity: "info",
+          pos: { line: 1, column: 0 },
+          endPos: { line: 1, column: 6 },
+          data: "'t' depends on axioms: [propext, Classical.choice]",
+        },
+      ],
       env: 2,
     });
     // On the header's env the theorem does not exist.
     const missing = await repl.ask({ cmd: "#print axioms t", env: 0 });
-    expect((missing.messages as { severity: string; data: string }[])[0]).toMatchObject({ severity: "error", data: "Unknown constant `t`" });
+    expect((missing.messages as { severity: string; data: string }[])[0]).toMatchObject({
+      severity: "error",
+      data: "Unknown constant `t`",
+    });
     expect(await repl.ask({ cmd: "theorem u : 1 = 1 := by simp", env: 99 })).toEqual({ message: "Unknown environment." });
 
     const opened = await repl.ask({ cmd: "def f : Nat := by sorry", env: 0 });

@@ -34,14 +34,19 @@ export function splitRequests(text: string): string[] {
 
 /** Splits REPL output into responses: each is followed by a blank line. */
 export function splitResponses(text: string): string[] {
-  return text.split(/\n\s*\n/).map((response) => response.trim()).filter((response) => response !== "");
+  return text
+    .split(/\n\s*\n/)
+    .map((response) => response.trim())
+    .filter((response) => response !== "");
 }
 
 /** Every transcript that has both requests and expected responses. */
 export function loadTranscripts(dir = TRANSCRIPTS_DIR): Transcript[] {
   const names = [
     ...readdirSync(dir).filter((f) => f.endsWith(".in")),
-    ...readdirSync(`${dir}mathlib`).filter((f) => f.endsWith(".in")).map((f) => `mathlib/${f}`),
+    ...readdirSync(`${dir}mathlib`)
+      .filter((f) => f.endsWith(".in"))
+      .map((f) => `mathlib/${f}`),
   ].map((file) => file.slice(0, -".in".length));
   return names.flatMap((name) => {
     const out = `${dir}${name}.expected.out`;

@@ -47,7 +47,7 @@ export function detokenize(ids: number[]): string {
 
 /** A chat template in the ChatML style Qwen uses. */
 export function applyChatTemplate(messages: { role: string; content: string }[]): string {
-  return messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join("") + "<|im_start|>assistant\n";
+  return `${messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join("")}<|im_start|>assistant\n`;
 }
 
 export function tokenLogprob(token: number): number {
@@ -172,7 +172,12 @@ export async function startVllmStandIn(options: StandInOptions = {}): Promise<Vl
       }
       return { index, ids, finish, stopReason };
     });
-    const usage = { prompt_tokens: prompt.length, total_tokens: prompt.length + choices.reduce((a, c) => a + c.ids.length, 0), completion_tokens: choices.reduce((a, c) => a + c.ids.length, 0), prompt_tokens_details: null };
+    const usage = {
+      prompt_tokens: prompt.length,
+      total_tokens: prompt.length + choices.reduce((a, c) => a + c.ids.length, 0),
+      completion_tokens: choices.reduce((a, c) => a + c.ids.length, 0),
+      prompt_tokens_details: null,
+    };
     const id = `cmpl-${Math.random().toString(16).slice(2)}`;
     const logprobsOf = (ids: number[]) =>
       body.logprobs == null

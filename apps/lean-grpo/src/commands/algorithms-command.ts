@@ -4,9 +4,7 @@
 // path either way.
 import type { Command } from "commander";
 import { toJson } from "@bufbuild/protobuf";
-import {
-  LearnerService, ListAlgorithmsResponseSchema, type ListAlgorithmsResponse,
-} from "@lean-grpo/gen/leangrpo/v1/learner_pb";
+import { LearnerService, ListAlgorithmsResponseSchema, type ListAlgorithmsResponse } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { createServiceClient, loadConfig, serve } from "@lean-grpo/kit";
 import { LearnerConfigSchema, createLearnerService } from "@lean-grpo/learner";
 
@@ -72,8 +70,8 @@ export function registerAlgorithmsCommand(program: Command): void {
     .option("--json", "print the ListAlgorithms response as JSON")
     .action(async (options: AlgorithmsCommandOptions) => {
       const response = await listAlgorithms(options.url);
-      process.stdout.write(options.json
-        ? `${JSON.stringify(toJson(ListAlgorithmsResponseSchema, response), null, 2)}\n`
-        : `${formatAlgorithms(response)}\n`);
+      process.stdout.write(
+        options.json ? `${JSON.stringify(toJson(ListAlgorithmsResponseSchema, response), null, 2)}\n` : `${formatAlgorithms(response)}\n`,
+      );
     });
 }

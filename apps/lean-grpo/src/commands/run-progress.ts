@@ -16,7 +16,10 @@ const percent = (x: number | undefined) => (x === undefined ? "-" : `${(100 * x)
 export function runProgress(runId: string, totalSteps: number, startStep: number, tty: boolean): RunProgress {
   if (!tty) {
     return {
-      step: (s) => process.stdout.write(`${JSON.stringify({ run: runId, step: Number(s.step), metrics: s.metrics, timings: s.timings ? toJson(StepTimingsSchema, s.timings) : {} })}\n`),
+      step: (s) =>
+        process.stdout.write(
+          `${JSON.stringify({ run: runId, step: Number(s.step), metrics: s.metrics, timings: s.timings ? toJson(StepTimingsSchema, s.timings) : {} })}\n`,
+        ),
       log: (line) => process.stderr.write(`${line}\n`),
       stop: () => {},
     };

@@ -18,8 +18,10 @@ function heldoutTrend(evals: readonly EvalRecord[]): string {
   const [first, last] = [evals[0]!, evals[evals.length - 1]!];
   const best = evals.reduce((a, e) => (e.heldout_accuracy > a.heldout_accuracy ? e : a));
   const bestNote = best !== first && best !== last ? `, best ${percent(best.heldout_accuracy)} after step ${best.step}` : "";
-  return `${percent(first.heldout_accuracy)} after step ${first.step} -> ${percent(last.heldout_accuracy)} after step ${last.step}` +
-    ` (greedy, ${first.problems} problems, ${evals.length} evaluations${bestNote})`;
+  return (
+    `${percent(first.heldout_accuracy)} after step ${first.step} -> ${percent(last.heldout_accuracy)} after step ${last.step}` +
+    ` (greedy, ${first.problems} problems, ${evals.length} evaluations${bestNote})`
+  );
 }
 
 export function runSummaryTable(run: Run, steps: readonly StepRecord[], evals: readonly EvalRecord[]): string {

@@ -31,7 +31,12 @@ export function registerRunsCommand(program: Command): void {
     });
 }
 
-export async function runsCommand(action: string, id: string | undefined, options: RunsCommandOptions, write: (text: string) => void): Promise<void> {
+export async function runsCommand(
+  action: string,
+  id: string | undefined,
+  options: RunsCommandOptions,
+  write: (text: string) => void,
+): Promise<void> {
   if (!(ACTIONS as readonly string[]).includes(action)) throw new Error(`unknown runs action "${action}"; accepted: ${ACTIONS.join(", ")}`);
   if (action !== "list" && !id) throw new Error(`runs ${action} needs a run id`);
   const json = options.json ?? !process.stdout.isTTY;
@@ -61,13 +66,22 @@ export async function runsCommand(action: string, id: string | undefined, option
       for await (const event of client.watchRun({ runId: id!, fromStart: true })) {
         const e = event.event;
         if (json) {
-          const value = e.case === "step" ? { step: Number(e.value.step), metrics: e.value.metrics, timings: e.value.timings ? toJson(StepTimingsSchema, e.value.timings) : {} }
-            : e.case === "stateChange" ? { state: RunState[e.value.state], step: Number(e.value.step), error: e.value.error }
-            : { log: e.value };
+          const value =
+            e.case === "step"
+              ? {
+                  step: Number(e.value.step),
+                  metrics: e.value.metrics,
+                  timings: e.value.timings ? toJson(StepTimingsSchema, e.value.timings) : {},
+                }
+              : e.case === "stateChange"
+                ? { state: RunState[e.value.state], step: Number(e.value.step), error: e.value.error }
+                : { log: e.value };
           write(`${JSON.stringify({ run: event.runId, event: e.case, ...value })}\n`);
         } else if (e.case === "step") {
           const m = e.value.metrics;
-          write(`step ${e.value.step}  reward ${fmt(m.reward_mean)}  pass ${pct(m.pass_rate)}  loss ${fmt(m.loss)}  ${e.value.timings?.totalS.toFixed(2) ?? "-"}s\n`);
+          write(
+            `step ${e.value.step}  reward ${fmt(m.reward_mean)}  pass ${pct(m.pass_rate)}  loss ${fmt(m.loss)}  ${e.value.timings?.totalS.toFixed(2) ?? "-"}s\n`,
+          );
         } else if (e.case === "stateChange") {
           write(`state ${RunState[e.value.state]} at step ${e.value.step}${e.value.error ? `: ${e.value.error}` : ""}\n`);
         } else if (e.case === "log") {
@@ -100,20 +114,42 @@ function runTable(runs: Run[]): string {
   const rows = [
     ["ID", "STATE", "ALGORITHM", "STEP", "CHECKPOINT", "REWARD", "PASS", "CREATED"],
     ...runs.map((r) => [
-      r.id, RunState[r.state], r.algorithm, `${r.step}/${r.totalSteps}`, String(r.lastCheckpointStep),
-      fmt(r.lastMetrics.reward_mean), pct(r.lastMetrics.pass_rate), r.createdAt ? timestampDate(r.createdAt).toISOString() : "-",
+      r.id,
+      RunState[r.state],
+      r.algorithm,
+      `${r.step}/${r.totalSteps}`,
+      String(r.lastCheckpointStep),
+      fmt(r.lastMetrics.reward_mean),
+      pct(r.lastMetrics.pass_rate),
+      r.createdAt ? timestampDate(r.createdAt).toISOString() : "-",
     ]),
   ];
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
-  return rows.map((row) => row.map((cell, c) => cell.padEnd(widths[c]!)).join("  ").trimEnd() + "\n").join("");
+  return rows
+    .map(
+      (row) =>
+        `${row
+          .map((cell, c) => cell.padEnd(widths[c]!))
+          .join("  ")
+          .trimEnd()}\n`,
+    )
+    .join("");
 }
 
 function describeRun(run: Run): string {
   const lines = [
-    ["run", run.id], ["state", RunState[run.state]], ["algorithm", run.algorithm], ["steps", `${run.step}/${run.totalSteps}`],
-    ["checkpoint", String(run.lastCheckpointStep)], ["dataset", run.dataset], ["outputs", run.outputDir],
-    ["report", `${run.outputDir}/report.html`], ...(run.error ? [["error", run.error]] : []),
-    ...Object.entries(run.lastMetrics).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, String(v)]),
+    ["run", run.id],
+    ["state", RunState[run.state]],
+    ["algorithm", run.algorithm],
+    ["steps", `${run.step}/${run.totalSteps}`],
+    ["checkpoint", String(run.lastCheckpointStep)],
+    ["dataset", run.dataset],
+    ["outputs", run.outputDir],
+    ["report", `${run.outputDir}/report.html`],
+    ...(run.error ? [["error", run.error]] : []),
+    ...Object.entries(run.lastMetrics)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => [k, String(v)]),
   ];
   return lines.map(([k, v]) => `${k!.padEnd(24)}${v}\n`).join("");
 }

@@ -24,7 +24,10 @@ export function registerSftCommand(program: Command): void {
   program
     .command("sft")
     .description("warm-start a model on a math JSONL (supervised), saving a merged Hugging Face model directory")
-    .argument("<data>", "JSONL: problem/answer or question/ground_truth per line, optional solution holding \\boxed{answer} or ending with the answer (default: \\boxed{answer})")
+    .argument(
+      "<data>",
+      "JSONL: problem/answer or question/ground_truth per line, optional solution holding \\boxed{answer} or ending with the answer (default: \\boxed{answer})",
+    )
     .requiredOption("--model <dir>", "Hugging Face model directory to start from (config.json, model.safetensors, tokenizer files)")
     .requiredOption("--out <dir>", "where to write the warm-started model directory")
     .option("--steps <n>", "optimizer steps", "200")

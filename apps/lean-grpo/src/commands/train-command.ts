@@ -14,14 +14,23 @@ import { startMesh } from "../mesh/start-mesh.js";
 
 /** A `--config` file of `lean-grpo train` (configs/train/*.yaml, configs/algorithms/*.yaml). */
 export const TrainFileSchema = RunConfigSchema.extend({
-  model: z.object({ dir: z.string().min(1).default("models/arith-tiny") }).strict().prefault({}),
+  model: z
+    .object({ dir: z.string().min(1).default("models/arith-tiny") })
+    .strict()
+    .prefault({}),
   runs_dir: z.string().min(1).default("runs"),
   /** Per-service config sections for the embedded mesh (inference, verifier, reward, learner). */
   services: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
 }).strict();
 export type TrainFile = z.infer<typeof TrainFileSchema>;
 
-interface TrainOptions { config?: string; algorithm?: string; algoConfig?: string; n?: string; resume?: string }
+interface TrainOptions {
+  config?: string;
+  algorithm?: string;
+  algoConfig?: string;
+  n?: string;
+  resume?: string;
+}
 
 export function registerTrainCommand(program: Command): void {
   program
@@ -45,7 +54,9 @@ export function registerTrainCommand(program: Command): void {
       process.once("SIGINT", () => void (started && client.stopRun({ runId: started })));
       let started = "";
       try {
-        const response = await client.startRun(options.resume ? { resumeRunId: options.resume, datasetPath: data } : { datasetPath: data, config: run as never });
+        const response = await client.startRun(
+          options.resume ? { resumeRunId: options.resume, datasetPath: data } : { datasetPath: data, config: run as never },
+        );
         started = response.run!.id;
         let final = response.run!;
         const progress = runProgress(started, Number(final.totalSteps), Number(final.step), process.stdout.isTTY === true);

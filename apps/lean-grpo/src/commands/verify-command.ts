@@ -9,12 +9,7 @@ import { readJsonObjects } from "@lean-grpo/jsonl";
 import { positiveInteger } from "./flag-values.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
-import {
-  LeanVerifierService,
-  Verdict,
-  type VerifyRequestSchema,
-  type VerifyResponse,
-} from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import { LeanVerifierService, Verdict, type VerifyRequestSchema, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { createServiceClient, loadConfig, serve, type RunningServer } from "@lean-grpo/kit";
 import { VerifierConfigSchema, createVerifierService } from "@lean-grpo/verifier";
 
@@ -48,7 +43,10 @@ export function registerVerifyCommand(program: Command): void {
   program
     .command("verify")
     .description("check the proofs of a JSONL file (records with statement + proof) with the Lean verifier")
-    .argument("<file>", "JSONL: one record per line with statement (or formal_statement) and proof; optional id, name, context, header, imports")
+    .argument(
+      "<file>",
+      "JSONL: one record per line with statement (or formal_statement) and proof; optional id, name, context, header, imports",
+    )
     .option("--repl-cmd <command>", "REPL command, e.g. 'lake env /opt/repl/.lake/build/bin/repl' (default: LEAN_REPL_CMD)")
     .option("--repl-cwd <dir>", "REPL working directory, e.g. the Mathlib project (default: LEAN_REPL_CWD, else here)")
     .option("--url <url>", "use a running verifier instead, e.g. http://127.0.0.1:50052")
@@ -87,7 +85,7 @@ export async function verifyCommand(file: string, options: VerifyCommandOptions)
     await verifier.close();
   }
   const out = options.out ?? file.replace(/(\.jsonl)?$/, ".results.jsonl");
-  writeFileSync(out, results.map((result, i) => JSON.stringify(toResultLine(records[i]!, result!))).join("\n") + "\n");
+  writeFileSync(out, `${results.map((result, i) => JSON.stringify(toResultLine(records[i]!, result!))).join("\n")}\n`);
   const summary = [...counts].map(([verdict, count]) => `${verdict} ${count}`).join(", ");
   process.stdout.write(`${records.length} proofs: ${summary}\nresults: ${out}\n`);
   return counts;
@@ -113,7 +111,16 @@ function readRecords(file: string): ProofRecord[] {
     }
     const name = text("name");
     const id = text("id", name);
-    records.push({ id, name, label: name || id || `line ${line}`, statement, proof, context: text("context"), header: text("header"), imports });
+    records.push({
+      id,
+      name,
+      label: name || id || `line ${line}`,
+      statement,
+      proof,
+      context: text("context"),
+      header: text("header"),
+      imports,
+    });
   });
   if (records.length === 0) throw new Error(`${file}: no records`);
   return records;
@@ -163,7 +170,9 @@ async function connect(options: VerifyCommandOptions): Promise<Verifier> {
   }
   const command = options.replCmd ?? process.env.LEAN_REPL_CMD ?? "";
   if (command.trim() === "") {
-    throw new Error("no Lean REPL: pass --repl-cmd (e.g. --repl-cmd 'lake env /opt/repl/.lake/build/bin/repl' --repl-cwd /opt/mathlib4), set LEAN_REPL_CMD, or --url of a running verifier");
+    throw new Error(
+      "no Lean REPL: pass --repl-cmd (e.g. --repl-cmd 'lake env /opt/repl/.lake/build/bin/repl' --repl-cwd /opt/mathlib4), set LEAN_REPL_CMD, or --url of a running verifier",
+    );
   }
   const overrides = [
     `repl.command=${JSON.stringify(command)}`,

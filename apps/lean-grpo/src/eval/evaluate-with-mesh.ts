@@ -47,21 +47,32 @@ export async function evaluateWithMesh(options: EvalWithMeshOptions): Promise<Ev
   let adapterDir: string | undefined = options.adapter && path.resolve(options.adapter);
   if (options.run) {
     const outputs = RunOutputs.for(options.runsDir, options.run);
-    if (!existsSync(path.join(outputs.dir, "run.json"))) throw new Error(`run ${options.run} not found in ${path.resolve(options.runsDir)}`);
+    if (!existsSync(path.join(outputs.dir, "run.json")))
+      throw new Error(`run ${options.run} not found in ${path.resolve(options.runsDir)}`);
     runConfig = RunConfigSchema.parse((await outputs.readConfig()).run);
     adapterDir = await latestAdapter(outputs.adaptersDir);
     if (!adapterDir) throw new Error(`run ${options.run} has no adapter yet (no trained step in ${outputs.adaptersDir})`);
   }
-  if (adapterDir && !existsSync(path.join(adapterDir, "adapter_config.json"))) throw new Error(`${adapterDir} is not a PEFT adapter directory (no adapter_config.json)`);
+  if (adapterDir && !existsSync(path.join(adapterDir, "adapter_config.json")))
+    throw new Error(`${adapterDir} is not a PEFT adapter directory (no adapter_config.json)`);
 
   const mesh = await startMesh({ modelDir: options.modelDir, services: options.services ?? {} });
-  const clients = connectMesh(loadConfig(OrchestratorConfigSchema, { flags: { services: { inference: mesh.urls.inference, reward: mesh.urls.reward, learner: mesh.urls.learner } } }));
+  const clients = connectMesh(
+    loadConfig(OrchestratorConfigSchema, {
+      flags: { services: { inference: mesh.urls.inference, reward: mesh.urls.reward, learner: mesh.urls.learner } },
+    }),
+  );
   try {
     let adapter = "";
     if (adapterDir) {
       const loaded = await clients.inference.loadAdapter(
         (async function* () {
-          yield { part: { case: "source" as const, value: { name: `eval-${path.basename(adapterDir)}`, version: 1n, path: adapterDir, files: [] } } };
+          yield {
+            part: {
+              case: "source" as const,
+              value: { name: `eval-${path.basename(adapterDir)}`, version: 1n, path: adapterDir, files: [] },
+            },
+          };
         })(),
       );
       adapter = loaded.adapter!.name;

@@ -40,7 +40,9 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
         urls[entry.name] = remote;
         continue;
       }
-      const config = loadConfig(entry.schema, { flags: deepMerge(deepMerge(EPHEMERAL, modelFlags(entry.name, options.modelDir)), options.services?.[entry.name] ?? {}) });
+      const config = loadConfig(entry.schema, {
+        flags: deepMerge(deepMerge(EPHEMERAL, modelFlags(entry.name, options.modelDir)), options.services?.[entry.name] ?? {}),
+      });
       entry.wire?.(config, urls);
       const server = await serve({ name: entry.name, services: [entry.create(config)], config: config.server });
       started.push(server);
@@ -48,7 +50,12 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
       urls[entry.name] = server.url;
     }
     const config: OrchestratorConfig = loadConfig(OrchestratorConfigSchema, {
-      flags: deepMerge(deepMerge(EPHEMERAL, { services: { inference: urls.inference, reward: urls.reward, learner: urls.learner, verifier: urls.verifier } }), options.orchestrator ?? {}),
+      flags: deepMerge(
+        deepMerge(EPHEMERAL, {
+          services: { inference: urls.inference, reward: urls.reward, learner: urls.learner, verifier: urls.verifier },
+        }),
+        options.orchestrator ?? {},
+      ),
     });
     const orchestrator = createOrchestratorService(config);
     const server = await serve({ name: "orchestrator", services: [orchestrator], config: config.server as ServerConfig });
@@ -73,8 +80,12 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
 function remoteUrl(service: string, section: Record<string, unknown> | undefined): string | undefined {
   if (section?.url === undefined) return undefined;
   const { url, ...rest } = section;
-  if (typeof url !== "string" || url === "") throw new Error(`services.${service}.url must be host:port or an http(s):// URL, got ${JSON.stringify(url)}`);
-  if (Object.keys(rest).length > 0) throw new Error(`services.${service}.url names a remote ${service}: its other settings (${Object.keys(rest).join(", ")}) belong in that process's config`);
+  if (typeof url !== "string" || url === "")
+    throw new Error(`services.${service}.url must be host:port or an http(s):// URL, got ${JSON.stringify(url)}`);
+  if (Object.keys(rest).length > 0)
+    throw new Error(
+      `services.${service}.url names a remote ${service}: its other settings (${Object.keys(rest).join(", ")}) belong in that process's config`,
+    );
   return /^https?:\/\//.test(url) ? url : `http://${url}`;
 }
 

@@ -26,9 +26,7 @@ export const TopologySchema = z
     host: z.string().min(1).default("127.0.0.1"),
     /** Replicas take consecutive ports from here, in service order. */
     base_port: z.number().int().min(1024).max(65000).default(50100),
-    services: z
-      .object(Object.fromEntries(SERVICE_NAMES.map((name) => [name, ServiceTopologySchema.prefault({ replicas: 0 })])))
-      .strict(),
+    services: z.object(Object.fromEntries(SERVICE_NAMES.map((name) => [name, ServiceTopologySchema.prefault({ replicas: 0 })]))).strict(),
   })
   .strict();
 

@@ -40,7 +40,8 @@ export function readSftPairs(file: string): SftPair[] {
 /** The prompt as the chat template renders a one-message user turn, and the completion closed by the eos token. */
 export function tokenizePair(tokenizer: ModelTokenizer, pair: SftPair): { promptIds: number[]; completionIds: number[] } {
   const eos = tokenizer.specialTokens.eos_token;
-  if (eos === null) throw new Error("the tokenizer has no eos_token (tokenizer_config.json); the warm start teaches the model to end its answer with it");
+  if (eos === null)
+    throw new Error("the tokenizer has no eos_token (tokenizer_config.json); the warm start teaches the model to end its answer with it");
   return {
     promptIds: tokenizer.encodeChat([{ role: "user", content: pair.problem }], { addGenerationPrompt: true }),
     completionIds: tokenizer.encode(pair.completion + eos, { addSpecialTokens: false }),

@@ -6,8 +6,19 @@ import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { FullFineTuner, Learner, type OptimizerOptions, type TrainingExample } from "@lean-grpo/learner";
 import {
-  CausalLM, expectedWeights, LINEAR_MODULES, loadCheckpoint, loraScaling, mergeLora, ModelTokenizer, SeededRandom, serializeSafetensors,
-  useBackend, type BackendName, type Checkpoint, type LoraConfig,
+  CausalLM,
+  expectedWeights,
+  LINEAR_MODULES,
+  loadCheckpoint,
+  loraScaling,
+  mergeLora,
+  ModelTokenizer,
+  SeededRandom,
+  serializeSafetensors,
+  useBackend,
+  type BackendName,
+  type Checkpoint,
+  type LoraConfig,
 } from "@lean-grpo/lm";
 import { readSftPairs, tokenizePair } from "./sft-data.js";
 
@@ -42,21 +53,38 @@ const CARRIED_FILES = ["tokenizer.json", "tokenizer_config.json", "chat_template
 
 export async function warmStart(data: string, settings: WarmStartSettings): Promise<SftSummary> {
   const { steps, learningRate, batchSize, rank, seed, logEvery, backend } = settings;
-  if (path.resolve(settings.out) === path.resolve(settings.model)) throw new Error("--out must differ from --model (the base weights are read again to merge into)");
+  if (path.resolve(settings.out) === path.resolve(settings.model))
+    throw new Error("--out must differ from --model (the base weights are read again to merge into)");
   const pairs = readSftPairs(data);
   await useBackend(backend);
   const tokenizer = await ModelTokenizer.load(settings.model);
   const model = await CausalLM.load(settings.model, { trainable: settings.full });
   const examples: TrainingExample[] = pairs.map((pair, i) => ({
-    sampleId: `${data}:${i + 1}`, groupId: `#${i}`, ...tokenizePair(tokenizer, pair), samplerLogprobs: null, reward: 0, truncated: false,
+    sampleId: `${data}:${i + 1}`,
+    groupId: `#${i}`,
+    ...tokenizePair(tokenizer, pair),
+    samplerLogprobs: null,
+    reward: 0,
+    truncated: false,
   }));
   const optimizer = {
-    learningRate, maxGradNorm: 1, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0,
+    learningRate,
+    maxGradNorm: 1,
+    beta1: 0.9,
+    beta2: 0.999,
+    epsilon: 1e-8,
+    weightDecay: 0,
     schedule: { name: "cosine" as const, warmupSteps: Math.ceil(steps * 0.05), totalSteps: steps },
   };
   const trainer = settings.full
     ? fullTrainer(model, optimizer)
-    : loraTrainer(model, settings.model, { rank, alpha: rank, targetModules: [...LINEAR_MODULES], dropout: 0, useRslora: false }, optimizer, seed);
+    : loraTrainer(
+        model,
+        settings.model,
+        { rank, alpha: rank, targetModules: [...LINEAR_MODULES], dropout: 0, useRslora: false },
+        optimizer,
+        seed,
+      );
   const random = new SeededRandom(seed);
   let order: number[] = [];
   let firstLoss = Number.NaN;
@@ -72,7 +100,9 @@ export async function warmStart(data: string, settings: WarmStartSettings): Prom
       lastLoss = await trainer.step(batch, step);
       if (step === 1) firstLoss = lastLoss;
       if ((logEvery > 0 && step % logEvery === 0) || step === steps) {
-        process.stdout.write(`${JSON.stringify({ step, loss: Number(lastLoss.toFixed(4)), seconds: Number(((performance.now() - started) / 1000).toFixed(1)) })}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ step, loss: Number(lastLoss.toFixed(4)), seconds: Number(((performance.now() - started) / 1000).toFixed(1)) })}\n`,
+        );
       }
     }
     const checkpoint = await loadCheckpoint(settings.model);
@@ -83,12 +113,28 @@ export async function warmStart(data: string, settings: WarmStartSettings): Prom
     model.dispose();
   }
   const summary = { steps, examples: examples.length, firstLoss, lastLoss, seconds: (performance.now() - started) / 1000 };
-  writeFileSync(path.join(settings.out, "sft_run.json"), JSON.stringify({
-    data: path.basename(data), base: path.basename(settings.model), steps, lr: learningRate, batch: batchSize,
-    ...(settings.full ? { full: true } : { rank }), seed, backend,
-    first_loss: firstLoss, last_loss: lastLoss,
-  }, null, 2) + "\n");
-  process.stdout.write(`sft: ${steps} steps on ${examples.length} examples, loss ${firstLoss.toFixed(4)} -> ${lastLoss.toFixed(4)}; model written to ${settings.out}\n`);
+  writeFileSync(
+    path.join(settings.out, "sft_run.json"),
+    `${JSON.stringify(
+      {
+        data: path.basename(data),
+        base: path.basename(settings.model),
+        steps,
+        lr: learningRate,
+        batch: batchSize,
+        ...(settings.full ? { full: true } : { rank }),
+        seed,
+        backend,
+        first_loss: firstLoss,
+        last_loss: lastLoss,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  process.stdout.write(
+    `sft: ${steps} steps on ${examples.length} examples, loss ${firstLoss.toFixed(4)} -> ${lastLoss.toFixed(4)}; model written to ${settings.out}\n`,
+  );
   return summary;
 }
 
@@ -105,7 +151,13 @@ function loraTrainer(model: CausalLM, baseModel: string, lora: LoraConfig, optim
   return {
     async step(examples, step) {
       const result = await learner.trainStep({
-        algorithm: "grpo", algorithmConfig: {}, mode: "sft", examples, step, expectedSamples: 0, numGenerations: 0,
+        algorithm: "grpo",
+        algorithmConfig: {},
+        mode: "sft",
+        examples,
+        step,
+        expectedSamples: 0,
+        numGenerations: 0,
       });
       return result.metrics.loss ?? Number.NaN;
     },

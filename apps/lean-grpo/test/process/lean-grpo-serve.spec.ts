@@ -44,8 +44,14 @@ describe("lean-grpo serve all", () => {
     // sent on to it (which, with no REPL configured here, says so).
     const reward = createClient(RewardService, createGrpcTransport({ baseUrl: urls.reward! }));
     const error = await reward
-      .score({ theorem: { name: "t", statement: "theorem t : True" }, completion: { text: "```lean\ntheorem t : True := by trivial\n```" } })
-      .then(() => undefined, (e) => ConnectError.from(e));
+      .score({
+        theorem: { name: "t", statement: "theorem t : True" },
+        completion: { text: "```lean\ntheorem t : True := by trivial\n```" },
+      })
+      .then(
+        () => undefined,
+        (e) => ConnectError.from(e),
+      );
     expect(error?.code).toBe(Code.Unavailable);
     expect(error?.rawMessage).toContain("repl.command");
     child.kill("SIGTERM");

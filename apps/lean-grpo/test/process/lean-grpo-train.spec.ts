@@ -13,11 +13,27 @@ describe("lean-grpo train", () => {
   it("trains the shipped model 2 steps with configs/train/arith.yaml and prints steps, held-out accuracy and the summary", async () => {
     const runsDir = mkdtempSync(path.join(tmpdir(), "lean-grpo-train-"));
     try {
-      const { stdout, stderr } = await promisify(execFile)(process.execPath, [
-        `${repoRoot}apps/lean-grpo/bin/lean-grpo.mjs`, "train", "examples/arith.jsonl", "--config", "configs/train/arith.yaml",
-        "training.steps=2", "training.batch_size=2", "training.num_generations=2", "eval.max_problems=4", "eval.every=1", `runs_dir=${runsDir}`,
-      ], { cwd: repoRoot, env: { ...process.env, LOG_LEVEL: "warn" } });
-      const lines = stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+      const { stdout, stderr } = await promisify(execFile)(
+        process.execPath,
+        [
+          `${repoRoot}apps/lean-grpo/bin/lean-grpo.mjs`,
+          "train",
+          "examples/arith.jsonl",
+          "--config",
+          "configs/train/arith.yaml",
+          "training.steps=2",
+          "training.batch_size=2",
+          "training.num_generations=2",
+          "eval.max_problems=4",
+          "eval.every=1",
+          `runs_dir=${runsDir}`,
+        ],
+        { cwd: repoRoot, env: { ...process.env, LOG_LEVEL: "warn" } },
+      );
+      const lines = stdout
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l));
       expect(lines.map((l) => l.step)).toEqual([1, 2]);
       for (const line of lines) {
         expect(Number.isFinite(line.metrics.reward_mean)).toBe(true);
@@ -28,7 +44,10 @@ describe("lean-grpo train", () => {
       expect(stdout).toMatch(/state\s*│\s*COMPLETED/);
       expect(stdout).toMatch(/held-out\s*│\s*\d+\.\d% after step 0 -> \d+\.\d% after step 2 \(greedy, 4 problems, 3 evaluations/);
       const runId = /run\s*│\s*(\S+)/.exec(stdout)![1]!;
-      const evals = readFileSync(path.join(runsDir, runId, "eval.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      const evals = readFileSync(path.join(runsDir, runId, "eval.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
       expect(evals.map((e) => e.step)).toEqual([0, 1, 2]);
       expect(readFileSync(path.join(runsDir, runId, "report.html"), "utf8")).toContain("held-out greedy accuracy");
     } finally {

@@ -25,12 +25,29 @@ export async function meshFixture(options: { extraChars?: string } = {}): Promis
   const dir = await mkdtemp(path.join(tmpdir(), "orchestrator-"));
   const modelDir = await writeTinyModel(path.join(dir, "model"), 1, options.extraChars);
   const dataset = path.join(dir, "arith.jsonl");
-  const problems = [["1+1", "2"], ["2+2", "4"], ["3+1", "4"], ["2*3", "6"], ["5-2", "3"], ["4+4", "8"]];
+  const problems = [
+    ["1+1", "2"],
+    ["2+2", "4"],
+    ["3+1", "4"],
+    ["2*3", "6"],
+    ["5-2", "3"],
+    ["4+4", "8"],
+  ];
   await writeFile(dataset, problems.map(([problem, answer]) => JSON.stringify({ problem, answer })).join("\n"));
   const runsDir = path.join(dir, "runs");
-  const learner = { backend: "cpu", "lora.rank": 2, "lora.alpha": 4, "optimizer.learning_rate": 1e-2, checkpoint_dir: path.join(dir, "ckpt"), "model.dir": modelDir };
+  const learner = {
+    backend: "cpu",
+    "lora.rank": 2,
+    "lora.alpha": 4,
+    "optimizer.learning_rate": 1e-2,
+    checkpoint_dir: path.join(dir, "ckpt"),
+    "model.dir": modelDir,
+  };
   return {
-    dir, modelDir, dataset, runsDir,
+    dir,
+    modelDir,
+    dataset,
+    runsDir,
     learnerOverrides: Object.entries(learner).map(([key, value]) => `${key}=${value}`),
     start: (options = {}) =>
       startMesh({

@@ -41,7 +41,10 @@ export function replStandIn(script: RulesFile, poolSize = 2): ReplStandIn {
     },
     requests: () =>
       existsSync(log)
-        ? readFileSync(log, "utf8").split("\n").filter((line) => line !== "").map((line) => (JSON.parse(line) as { request: LoggedRequest }).request)
+        ? readFileSync(log, "utf8")
+            .split("\n")
+            .filter((line) => line !== "")
+            .map((line) => (JSON.parse(line) as { request: LoggedRequest }).request)
         : [],
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };

@@ -85,10 +85,14 @@ const GRADIENTS: tf.GradConfig[] = [
       const ta = attrs.transposeA === true;
       const tb = attrs.transposeB === true;
       const mm = (x: tf.Tensor, y: tf.Tensor, tx: boolean, ty: boolean) => tf.matMul(x, y, tx, ty);
-      const [da, db] = !ta && !tb ? [() => mm(d, b!, false, true), () => mm(a!, d, true, false)]
-        : !ta && tb ? [() => mm(d, b!, false, false), () => mm(d, a!, true, false)]
-        : ta && !tb ? [() => mm(b!, d, false, true), () => mm(a!, d, false, false)]
-        : [() => mm(b!, d, true, true), () => mm(d, a!, true, true)];
+      const [da, db] =
+        !ta && !tb
+          ? [() => mm(d, b!, false, true), () => mm(a!, d, true, false)]
+          : !ta && tb
+            ? [() => mm(d, b!, false, false), () => mm(d, a!, true, false)]
+            : ta && !tb
+              ? [() => mm(b!, d, false, true), () => mm(a!, d, false, false)]
+              : [() => mm(b!, d, true, true), () => mm(d, a!, true, true)];
       // A rank-2 operand broadcast over a batch gets its gradient summed over that batch.
       return { a: () => reduceTo(da(), a!.shape), b: () => reduceTo(db(), b!.shape) };
     },
@@ -204,7 +208,12 @@ const GRADIENTS: tf.GradConfig[] = [
     kernelName: tf.PadV2,
     inputsToSave: ["x"],
     gradFunc: (dy, [x]: Saved, attrs: Attrs) => ({
-      x: () => tf.slice(single(dy), (attrs.paddings as Array<[number, number]>).map((p) => p[0]), x!.shape),
+      x: () =>
+        tf.slice(
+          single(dy),
+          (attrs.paddings as Array<[number, number]>).map((p) => p[0]),
+          x!.shape,
+        ),
     }),
   },
   { kernelName: tf.SplitV, gradFunc: (dy, _saved, attrs: Attrs) => ({ x: () => tf.concat(many(dy), attrs.axis as number) }) },
@@ -213,7 +222,11 @@ const GRADIENTS: tf.GradConfig[] = [
     saveAllInputs: true,
     gradFunc: (dy, saved: Saved, attrs: Attrs) => {
       const axis = tf.util.parseAxisParam(attrs.axis as number, saved[0]!.shape)[0]!;
-      const parts = tf.split(single(dy), saved.map((t) => t.shape[axis]!), axis);
+      const parts = tf.split(
+        single(dy),
+        saved.map((t) => t.shape[axis]!),
+        axis,
+      );
       return Object.fromEntries(parts.map((part, i) => [String(i), () => part]));
     },
   },

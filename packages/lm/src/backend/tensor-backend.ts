@@ -57,7 +57,9 @@ function probeTensorflow(): Promise<BackendProbe> {
         continue;
       }
       if (tf.findBackendFactory("tensorflow")) return { name: "tensorflow", available: true, detail: spec };
-      failures.push(`${spec} loaded but registered its backend with another @tensorflow/tfjs-core copy (its version must match ${tf.version_core})`);
+      failures.push(
+        `${spec} loaded but registered its backend with another @tensorflow/tfjs-core copy (its version must match ${tf.version_core})`,
+      );
     }
     return { name: "tensorflow", available: false, detail: failures.join("; ") };
   })();

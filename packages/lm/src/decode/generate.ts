@@ -56,7 +56,9 @@ export async function generate(
   const batch = leftPaddedBatch(prompts, model.config);
   const longest = Math.max(...batch.lengths) + maxNewTokens;
   if (longest > model.config.maxPositionEmbeddings) {
-    throw new ModelInputError(`prompt plus max_tokens is ${longest} tokens; the model's context (max_position_embeddings) is ${model.config.maxPositionEmbeddings}`);
+    throw new ModelInputError(
+      `prompt plus max_tokens is ${longest} tokens; the model's context (max_position_embeddings) is ${model.config.maxPositionEmbeddings}`,
+    );
   }
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 32);
   const randoms = prompts.map((_, row) => new SeededRandom(rowSeed(seed, row)));
@@ -120,7 +122,10 @@ async function recomputedLogits(
   results: GeneratedSequence[],
   forwardOptions: { adapter: LoraAdapter | null; signal: AbortSignal | undefined },
 ): Promise<Float32Array> {
-  const batch = leftPaddedBatch(prompts.map((p, row) => [...p, ...results[row]!.tokenIds]), model.config);
+  const batch = leftPaddedBatch(
+    prompts.map((p, row) => [...p, ...results[row]!.tokenIds]),
+    model.config,
+  );
   const hidden = model.hiddenStates(batch, forwardOptions);
   return lastLogits(model, hidden).finally(() => hidden.dispose());
 }

@@ -45,10 +45,16 @@ export function completionLogprobs(
     throw new ModelInputError(`temperature ${temperature} must be a positive number`);
   }
   sequences.forEach((s, row) => {
-    if (s.promptIds.length === 0) throw new ModelInputError(`sequence ${row}: the prompt is empty; at least one prompt token is needed to score the first completion token`);
+    if (s.promptIds.length === 0)
+      throw new ModelInputError(
+        `sequence ${row}: the prompt is empty; at least one prompt token is needed to score the first completion token`,
+      );
     if (s.completionIds.length === 0) throw new ModelInputError(`sequence ${row}: the completion is empty`);
   });
-  const batch = leftPaddedBatch(sequences.map((s) => [...s.promptIds, ...s.completionIds]), model.config);
+  const batch = leftPaddedBatch(
+    sequences.map((s) => [...s.promptIds, ...s.completionIds]),
+    model.config,
+  );
   const lengths = sequences.map((s) => s.completionIds.length);
   const window = Math.max(...lengths);
   const { length } = batch;
@@ -63,10 +69,10 @@ export function completionLogprobs(
   }
   return tf.tidy(() => {
     const hidden = model.hiddenStates(batch, options);
-    const scored = tf.reshape(
-      tf.slice(hidden, [0, length - 1 - window, 0], [-1, window, -1]),
-      [batch.batch * window, model.config.hiddenSize],
-    ) as tf.Tensor2D;
+    const scored = tf.reshape(tf.slice(hidden, [0, length - 1 - window, 0], [-1, window, -1]), [
+      batch.batch * window,
+      model.config.hiddenSize,
+    ]) as tf.Tensor2D;
     const both = tokenLogprobsAndEntropy(scored, model.weights.head, targets, {
       temperature,
       chunkRows: options.chunkRows ?? defaultChunkRows(model.config.vocabSize),

@@ -97,14 +97,11 @@ export function tokenLogprobsAndEntropy(
             const { logp, p, onehot } = chunkDistribution(savedHidden, headT, start, end);
             const [dTarget, dEntropy] = tf.split(rowsOf(dy, start, end), 2, 1);
             const entropy = tf.neg(tf.sum(tf.mul(p, logp), -1, true));
-            const dz = tf.sub(
-              tf.mul(dTarget!, tf.sub(onehot, p)),
-              tf.mul(dEntropy!, tf.mul(p, tf.add(logp, entropy))),
-            ) as tf.Tensor2D;
+            const dz = tf.sub(tf.mul(dTarget!, tf.sub(onehot, p)), tf.mul(dEntropy!, tf.mul(p, tf.add(logp, entropy)))) as tf.Tensor2D;
             if (trainableHead) {
               const part = tf.div(ops.product(dz, rowsOf(savedHidden, start, end), true, false), temperature) as tf.Tensor2D;
               const previous = headGradient.sum;
-              headGradient.sum = tf.keep(previous ? tf.add(previous, part) as tf.Tensor2D : part);
+              headGradient.sum = tf.keep(previous ? (tf.add(previous, part) as tf.Tensor2D) : part);
               previous?.dispose();
             }
             return tf.div(ops.product(dz, head), temperature) as tf.Tensor2D;

@@ -73,8 +73,11 @@ function refuse(key: string, message: string): never {
 }
 
 function isEmpty(value: unknown): boolean {
-  return value == null || (Array.isArray(value) && value.length === 0) ||
-    (typeof value === "object" && Object.keys(value as object).length === 0);
+  return (
+    value == null ||
+    (Array.isArray(value) && value.length === 0) ||
+    (typeof value === "object" && Object.keys(value as object).length === 0)
+  );
 }
 
 /** Reads adapter_config.json into a LoraConfig, refusing what the learner does not implement. */
@@ -93,7 +96,8 @@ export function parsePeftAdapterConfig(raw: unknown): LoraConfig {
   const alpha = c.lora_alpha;
   if (typeof alpha !== "number" || !(alpha > 0)) refuse("lora_alpha", `is ${JSON.stringify(alpha)}; it must be a positive number`);
   const dropout = c.lora_dropout ?? 0;
-  if (typeof dropout !== "number" || !(dropout >= 0 && dropout < 1)) refuse("lora_dropout", `is ${JSON.stringify(dropout)}; it must be in [0, 1)`);
+  if (typeof dropout !== "number" || !(dropout >= 0 && dropout < 1))
+    refuse("lora_dropout", `is ${JSON.stringify(dropout)}; it must be in [0, 1)`);
   const useRslora = c.use_rslora ?? false;
   if (typeof useRslora !== "boolean") refuse("use_rslora", `is ${JSON.stringify(useRslora)}; it must be true or false`);
   return { rank: rank as number, alpha, dropout, useRslora, targetModules: parseTargets(c.target_modules) };
@@ -103,7 +107,10 @@ function parseTargets(value: unknown): LinearModule[] {
   // PEFT's shorthand for every linear layer but the output head.
   if (value === "all-linear") return [...LINEAR_MODULES];
   if (!Array.isArray(value) || value.length === 0) {
-    refuse("target_modules", `is ${JSON.stringify(value)}; give a list of module names (${LINEAR_MODULES.join(", ")}) or "all-linear" (regular expressions are not supported)`);
+    refuse(
+      "target_modules",
+      `is ${JSON.stringify(value)}; give a list of module names (${LINEAR_MODULES.join(", ")}) or "all-linear" (regular expressions are not supported)`,
+    );
   }
   for (const name of value) {
     if (!(LINEAR_MODULES as readonly unknown[]).includes(name)) {
@@ -125,7 +132,8 @@ export async function importPeftAdapter(files: PeftFiles, modelConfig: ModelConf
   const weights = await SafetensorsFile.fromBytes(files[ADAPTER_WEIGHTS_FILE], ADAPTER_WEIGHTS_FILE);
   const tensors = new Map<string, PeftTensor>();
   for (const info of weights.tensors.values()) {
-    if (info.shape.length !== 2) throw new AdapterError(`${ADAPTER_WEIGHTS_FILE}: tensor "${info.name}" has shape [${info.shape.join(", ")}]; LoRA matrices are 2-D`);
+    if (info.shape.length !== 2)
+      throw new AdapterError(`${ADAPTER_WEIGHTS_FILE}: tensor "${info.name}" has shape [${info.shape.join(", ")}]; LoRA matrices are 2-D`);
     tensors.set(info.name, { key: info.name, shape: info.shape as [number, number], data: await weights.float32(info.name) });
   }
   const adapter = LoraAdapter.fromPeftTensors(modelConfig, config, tensors);
@@ -134,7 +142,12 @@ export async function importPeftAdapter(files: PeftFiles, modelConfig: ModelConf
   const stray = [...tensors.keys()].filter((key) => !expected.has(key));
   if (stray.length > 0) {
     adapter.dispose();
-    throw new AdapterError(`${ADAPTER_WEIGHTS_FILE} holds tensors the config's target_modules and the model's layers do not explain: ${stray.slice(0, 3).map((k) => `"${k}"`).join(", ")}${stray.length > 3 ? ", ..." : ""}`);
+    throw new AdapterError(
+      `${ADAPTER_WEIGHTS_FILE} holds tensors the config's target_modules and the model's layers do not explain: ${stray
+        .slice(0, 3)
+        .map((k) => `"${k}"`)
+        .join(", ")}${stray.length > 3 ? ", ..." : ""}`,
+    );
   }
   return adapter;
 }
@@ -144,8 +157,13 @@ export async function loadPeftAdapter(directory: string, modelConfig: ModelConfi
     try {
       return new Uint8Array(await readFile(path.join(directory, file)));
     } catch (error) {
-      throw new AdapterError(`cannot read ${path.join(directory, file)}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      throw new AdapterError(
+        `cannot read ${path.join(directory, file)}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
     }
   };
-  return importPeftAdapter({ [ADAPTER_CONFIG_FILE]: await read(ADAPTER_CONFIG_FILE), [ADAPTER_WEIGHTS_FILE]: await read(ADAPTER_WEIGHTS_FILE) }, modelConfig);
+  return importPeftAdapter(
+    { [ADAPTER_CONFIG_FILE]: await read(ADAPTER_CONFIG_FILE), [ADAPTER_WEIGHTS_FILE]: await read(ADAPTER_WEIGHTS_FILE) },
+    modelConfig,
+  );
 }

@@ -48,7 +48,11 @@ export function selfAttention(
   const flatKeys = tf.reshape(keys, [batch * numKvHeads, keyLength, headDim]) as tf.Tensor3D;
   const flatValues = tf.reshape(values, [batch * numKvHeads, keyLength, headDim]) as tf.Tensor3D;
   const scores = tf.reshape(ops.batchMatMul(grouped, flatKeys, false, true), [batch, numKvHeads, groups, queryLength, keyLength]);
-  const weightsOfKeys = tf.reshape(tf.softmax(tf.add(scores, ctx.bias)), [batch * numKvHeads, groups * queryLength, keyLength]) as tf.Tensor3D;
+  const weightsOfKeys = tf.reshape(tf.softmax(tf.add(scores, ctx.bias)), [
+    batch * numKvHeads,
+    groups * queryLength,
+    keyLength,
+  ]) as tf.Tensor3D;
   const attended = tf.reshape(ops.batchMatMul(weightsOfKeys, flatValues), [batch, numHeads, queryLength, headDim]);
   const merged = tf.reshape(tf.transpose(attended, [0, 2, 1, 3]), [batch * queryLength, numHeads * headDim]) as tf.Tensor2D;
   return { output: project(ctx, layer, "o_proj", merged, weights.linears.o_proj), present: { keys, values } };

@@ -138,12 +138,14 @@ export class CausalLM {
     if (ids.length !== batch * queryLength || positions.length !== ids.length || keyLength !== pastLength + queryLength) {
       throw new ModelInputError(
         `forward input shapes disagree: ${ids.length} ids and ${positions.length} positions for batch ${batch} × ${queryLength}, ` +
-        `key mask ${input.keyMask.length} for ${pastLength} cached + ${queryLength} new keys per row`,
+          `key mask ${input.keyMask.length} for ${pastLength} cached + ${queryLength} new keys per row`,
       );
     }
-    if (past && past.length !== this.config.numLayers) throw new ModelInputError(`cache has ${past.length} layers; the model has ${this.config.numLayers}`);
+    if (past && past.length !== this.config.numLayers)
+      throw new ModelInputError(`cache has ${past.length} layers; the model has ${this.config.numLayers}`);
     for (const id of ids) {
-      if (id < 0 || id >= this.config.vocabSize) throw new ModelInputError(`token id ${id} is not in the vocabulary [0, ${this.config.vocabSize})`);
+      if (id < 0 || id >= this.config.vocabSize)
+        throw new ModelInputError(`token id ${id} is not in the vocabulary [0, ${this.config.vocabSize})`);
     }
   }
 
@@ -155,8 +157,12 @@ export class CausalLM {
     const a = adapter.modelConfig;
     const m = this.config;
     if (
-      a.numLayers !== m.numLayers || a.hiddenSize !== m.hiddenSize || a.intermediateSize !== m.intermediateSize ||
-      a.numHeads !== m.numHeads || a.numKvHeads !== m.numKvHeads || a.headDim !== m.headDim
+      a.numLayers !== m.numLayers ||
+      a.hiddenSize !== m.hiddenSize ||
+      a.intermediateSize !== m.intermediateSize ||
+      a.numHeads !== m.numHeads ||
+      a.numKvHeads !== m.numKvHeads ||
+      a.headDim !== m.headDim
     ) {
       throw new AdapterError("adapter was built for a model of another shape (layers, hidden, heads or head_dim differ)");
     }

@@ -97,7 +97,10 @@ export async function loadCheckpoint(directory: string): Promise<Checkpoint> {
   }
   const missing = [...expected.keys()].filter((name) => !weights.has(name));
   if (missing.length > 0) {
-    const shown = missing.slice(0, 5).map((n) => `"${n}"`).join(", ");
+    const shown = missing
+      .slice(0, 5)
+      .map((n) => `"${n}"`)
+      .join(", ");
     throw new ModelCheckpointError(
       `${directory}: ${missing.length} tensor(s) the config needs are missing: ${shown}${missing.length > 5 ? ", ..." : ""}`,
     );

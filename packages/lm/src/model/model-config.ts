@@ -62,7 +62,8 @@ function positiveInteger(raw: Raw, key: string, fallback?: number): number {
 
 function positiveNumber(raw: Raw, key: string, fallback: number): number {
   const value = raw[key] ?? fallback;
-  if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) fail(key, `is ${JSON.stringify(value)}; it must be a positive number`);
+  if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value))
+    fail(key, `is ${JSON.stringify(value)}; it must be a positive number`);
   return value;
 }
 
@@ -76,7 +77,8 @@ function tokenIds(raw: Raw, key: string): number[] {
   const value = raw[key];
   if (value === undefined || value === null) return [];
   const ids = Array.isArray(value) ? value : [value];
-  if (!ids.every((id) => Number.isSafeInteger(id) && id >= 0)) fail(key, `is ${JSON.stringify(value)}; it must be a token id or a list of token ids`);
+  if (!ids.every((id) => Number.isSafeInteger(id) && id >= 0))
+    fail(key, `is ${JSON.stringify(value)}; it must be a token id or a list of token ids`);
   return ids as number[];
 }
 
@@ -95,7 +97,8 @@ function ropeSettings(raw: Raw): { theta: number; scaling: Llama3RopeScaling | n
   if (type === "default") return { theta, scaling: null };
   const number = (name: string) => {
     const value = rope[name];
-    if (typeof value !== "number" || !(value > 0)) fail(`${key}.${name}`, `is ${JSON.stringify(value)}; llama3 RoPE needs a positive number`);
+    if (typeof value !== "number" || !(value > 0))
+      fail(`${key}.${name}`, `is ${JSON.stringify(value)}; llama3 RoPE needs a positive number`);
     return value;
   };
   const scaling = {
@@ -121,7 +124,8 @@ export function parseModelConfig(raw: unknown): ModelConfig {
     fail("model_type", `is ${JSON.stringify(modelType)}; accepted: ${MODEL_TYPES.join(", ")}`);
   }
   const type = modelType as ModelType;
-  if (config.quantization_config != null) fail("quantization_config", "is set; quantized checkpoints are not supported (use F32, BF16 or F16 weights)");
+  if (config.quantization_config != null)
+    fail("quantization_config", "is set; quantized checkpoints are not supported (use F32, BF16 or F16 weights)");
   const dtypeKey = config.dtype !== undefined ? "dtype" : "torch_dtype";
   const dtype = config[dtypeKey] ?? "float32";
   if (!(CHECKPOINT_DTYPES as readonly unknown[]).includes(dtype)) {

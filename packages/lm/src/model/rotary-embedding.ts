@@ -11,7 +11,7 @@ const f32 = Math.fround;
 export function inverseFrequencies(config: ModelConfig): Float32Array {
   const dim = config.headDim;
   const inv = new Float32Array(dim / 2);
-  for (let i = 0; i < dim / 2; i++) inv[i] = f32(1 / f32(Math.pow(config.ropeTheta, f32((2 * i) / dim))));
+  for (let i = 0; i < dim / 2; i++) inv[i] = f32(1 / f32(config.ropeTheta ** f32((2 * i) / dim)));
   const scaling = config.ropeScaling;
   if (!scaling) return inv;
   const lowFreqWavelen = scaling.originalMaxPositionEmbeddings / scaling.lowFreqFactor;
@@ -24,8 +24,8 @@ export function inverseFrequencies(config: ModelConfig): Float32Array {
       inv[i] = f32(freq / scaling.factor); // low frequencies are divided by the factor
     } else {
       // In between, interpolate smoothly between the two.
-      const smooth = (scaling.originalMaxPositionEmbeddings / wavelen - scaling.lowFreqFactor) /
-        (scaling.highFreqFactor - scaling.lowFreqFactor);
+      const smooth =
+        (scaling.originalMaxPositionEmbeddings / wavelen - scaling.lowFreqFactor) / (scaling.highFreqFactor - scaling.lowFreqFactor);
       inv[i] = f32((1 - smooth) * (freq / scaling.factor) + smooth * freq);
     }
   }

@@ -23,7 +23,9 @@ export function validateTokenIds(sequences: readonly (readonly number[])[], conf
   if (sequences.length === 0) throw new ModelInputError(`no ${what}s given; at least one is needed`);
   sequences.forEach((sequence, row) => {
     if (sequence.length > config.maxPositionEmbeddings) {
-      throw new ModelInputError(`${what} ${row} has ${sequence.length} tokens; the model's context (max_position_embeddings) is ${config.maxPositionEmbeddings}`);
+      throw new ModelInputError(
+        `${what} ${row} has ${sequence.length} tokens; the model's context (max_position_embeddings) is ${config.maxPositionEmbeddings}`,
+      );
     }
     sequence.forEach((id, column) => {
       if (!Number.isInteger(id) || id < 0 || id >= config.vocabSize) {

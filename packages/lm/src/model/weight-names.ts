@@ -21,13 +21,18 @@ export const MODULE_GROUP: Record<LinearModule, "self_attn" | "mlp"> = {
 export function linearFeatures(config: ModelConfig, module: LinearModule): [number, number] {
   const { hiddenSize: h, intermediateSize: m, numHeads, numKvHeads, headDim } = config;
   switch (module) {
-    case "q_proj": return [h, numHeads * headDim];
+    case "q_proj":
+      return [h, numHeads * headDim];
     case "k_proj":
-    case "v_proj": return [h, numKvHeads * headDim];
-    case "o_proj": return [numHeads * headDim, h];
+    case "v_proj":
+      return [h, numKvHeads * headDim];
+    case "o_proj":
+      return [numHeads * headDim, h];
     case "gate_proj":
-    case "up_proj": return [h, m];
-    case "down_proj": return [m, h];
+    case "up_proj":
+      return [h, m];
+    case "down_proj":
+      return [m, h];
   }
 }
 

@@ -11,10 +11,21 @@ import { bfloat16ToFloat32, float16ToFloat32 } from "./float-conversion.js";
 
 /** Bytes per element of every safetensors dtype (the learner converts only the float ones). */
 const DTYPE_SIZES: Record<string, number> = {
-  BOOL: 1, U8: 1, I8: 1, F8_E5M2: 1, F8_E4M3: 1,
-  I16: 2, U16: 2, F16: 2, BF16: 2,
-  I32: 4, U32: 4, F32: 4,
-  F64: 8, I64: 8, U64: 8,
+  BOOL: 1,
+  U8: 1,
+  I8: 1,
+  F8_E5M2: 1,
+  F8_E4M3: 1,
+  I16: 2,
+  U16: 2,
+  F16: 2,
+  BF16: 2,
+  I32: 4,
+  U32: 4,
+  F32: 4,
+  F64: 8,
+  I64: 8,
+  U64: 8,
 };
 
 /** Dtypes that convert to float32 without loss. */
@@ -96,15 +107,21 @@ export class SafetensorsFile {
       throw new SafetensorsFormatError("reading safetensors needs a little-endian machine");
     }
     if (bytes.size < 8) {
-      throw new SafetensorsFormatError(`${name}: ${bytes.size} bytes is too short for a safetensors file (needs an 8-byte header length first)`);
+      throw new SafetensorsFormatError(
+        `${name}: ${bytes.size} bytes is too short for a safetensors file (needs an 8-byte header length first)`,
+      );
     }
     const lengthBytes = await bytes.read(0, 8);
     const headerLength = Number(new DataView(lengthBytes.buffer, lengthBytes.byteOffset, 8).getBigUint64(0, true));
     if (headerLength > MAX_HEADER_BYTES) {
-      throw new SafetensorsFormatError(`${name}: header length ${headerLength} exceeds the ${MAX_HEADER_BYTES}-byte limit (not a safetensors file?)`);
+      throw new SafetensorsFormatError(
+        `${name}: header length ${headerLength} exceeds the ${MAX_HEADER_BYTES}-byte limit (not a safetensors file?)`,
+      );
     }
     if (8 + headerLength > bytes.size) {
-      throw new SafetensorsFormatError(`${name}: header says ${headerLength} bytes but the file has only ${bytes.size - 8} after the length (file truncated?)`);
+      throw new SafetensorsFormatError(
+        `${name}: header says ${headerLength} bytes but the file has only ${bytes.size - 8} after the length (file truncated?)`,
+      );
     }
     const headerBytes = await bytes.read(8, headerLength);
     let header: unknown;
@@ -131,9 +148,7 @@ export class SafetensorsFile {
   async float32(name: string): Promise<Float32Array> {
     const info = this.info(name);
     if (!(FLOAT_DTYPES as readonly string[]).includes(info.dtype)) {
-      throw new SafetensorsFormatError(
-        `${this.source}: tensor "${name}" has dtype ${info.dtype}; accepted: ${FLOAT_DTYPES.join(", ")}`,
-      );
+      throw new SafetensorsFormatError(`${this.source}: tensor "${name}" has dtype ${info.dtype}; accepted: ${FLOAT_DTYPES.join(", ")}`);
     }
     // Copy into a fresh buffer: typed-array views need an aligned offset. Not .slice(): on a
     // Node Buffer (bytes streamed over gRPC) it is a view into a shared pool, not a copy.
@@ -200,8 +215,10 @@ function parseEntry(name: string, entry: unknown, source: string): SafetensorsTe
     throw fail(`shape ${JSON.stringify(shape)} must be a list of non-negative integers`);
   }
   if (
-    !Array.isArray(offsets) || offsets.length !== 2 ||
-    !offsets.every((o) => Number.isSafeInteger(o) && o >= 0) || offsets[1] < offsets[0]
+    !Array.isArray(offsets) ||
+    offsets.length !== 2 ||
+    !offsets.every((o) => Number.isSafeInteger(o) && o >= 0) ||
+    offsets[1] < offsets[0]
   ) {
     throw fail(`data_offsets ${JSON.stringify(offsets)} must be [begin, end] with 0 <= begin <= end`);
   }
@@ -214,10 +231,7 @@ function parseEntry(name: string, entry: unknown, source: string): SafetensorsTe
 }
 
 function parseMetadata(entry: unknown, source: string): Record<string, string> {
-  if (
-    typeof entry !== "object" || entry === null || Array.isArray(entry) ||
-    !Object.values(entry).every((v) => typeof v === "string")
-  ) {
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry) || !Object.values(entry).every((v) => typeof v === "string")) {
     throw new SafetensorsFormatError(`${source}: "__metadata__" must be an object of string values`);
   }
   return entry as Record<string, string>;

@@ -19,12 +19,15 @@ export function serializeSafetensors(tensors: TensorToWrite[], metadata?: Record
   for (const tensor of tensors) {
     const elements = tensor.shape.reduce((a, b) => a * b, 1);
     if (elements !== tensor.data.length) {
-      throw new Error(`tensor "${tensor.name}": shape [${tensor.shape.join(", ")}] has ${elements} elements, data has ${tensor.data.length}`);
+      throw new Error(
+        `tensor "${tensor.name}": shape [${tensor.shape.join(", ")}] has ${elements} elements, data has ${tensor.data.length}`,
+      );
     }
     const dtype = tensor.dtype ?? "F32";
-    const payload = dtype === "F32"
-      ? new Uint8Array(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength)
-      : new Uint8Array(float32ToBfloat16(tensor.data).buffer);
+    const payload =
+      dtype === "F32"
+        ? new Uint8Array(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength)
+        : new Uint8Array(float32ToBfloat16(tensor.data).buffer);
     header[tensor.name] = { dtype, shape: tensor.shape, data_offsets: [offset, offset + payload.byteLength] };
     payloads.push(payload);
     offset += payload.byteLength;

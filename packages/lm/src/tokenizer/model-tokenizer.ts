@@ -60,7 +60,8 @@ async function readOptional(file: string): Promise<string | null> {
 function tokenText(value: unknown, key: string): string | null {
   if (value == null) return null;
   if (typeof value === "string") return value;
-  if (typeof value === "object" && typeof (value as { content?: unknown }).content === "string") return (value as { content: string }).content;
+  if (typeof value === "object" && typeof (value as { content?: unknown }).content === "string")
+    return (value as { content: string }).content;
   throw new TokenizerError(`tokenizer_config.json "${key}" must be a string or {"content": ...}`);
 }
 
@@ -115,9 +116,17 @@ export class ModelTokenizer {
     const declared = (tokenizerJson.model as { unk_token?: unknown } | undefined)?.unk_token;
     const unkToken = typeof declared === "string" ? declared : (tokenizer.model?.unk_token ?? null);
     useDeclaredUnkToken(tokenizer, unkToken);
-    const specialTokens = Object.fromEntries(SPECIAL_TOKEN_KEYS.map((key) => [key, tokenText(config[key], key)])) as ModelTokenizer["specialTokens"];
+    const specialTokens = Object.fromEntries(
+      SPECIAL_TOKEN_KEYS.map((key) => [key, tokenText(config[key], key)]),
+    ) as ModelTokenizer["specialTokens"];
     const source = templateSource(config, await readOptional(path.join(directory, "chat_template.jinja")));
-    return new ModelTokenizer(tokenizer, specialTokens, source === null ? null : new ChatTemplate(source, specialTokens), directory, unkToken);
+    return new ModelTokenizer(
+      tokenizer,
+      specialTokens,
+      source === null ? null : new ChatTemplate(source, specialTokens),
+      directory,
+      unkToken,
+    );
   }
 
   /**
@@ -214,7 +223,8 @@ export class ModelTokenizer {
 
   /** The prompt text of a conversation, as apply_chat_template(tokenize=False) gives it. */
   applyChatTemplate(messages: readonly ChatMessage[], options: ChatTemplateOptions = {}): string {
-    if (!this.chatTemplate) throw new TokenizerError("this tokenizer has no chat template (tokenizer_config.json chat_template or chat_template.jinja)");
+    if (!this.chatTemplate)
+      throw new TokenizerError("this tokenizer has no chat template (tokenizer_config.json chat_template or chat_template.jinja)");
     return this.chatTemplate.render(messages, options);
   }
 

@@ -27,7 +27,13 @@ export async function writeCharTokenizer(dir: string, options: CharTokenizerOpti
   if (unkToken !== null && (options.unkInVocab ?? true)) pieces.unshift(unkToken);
   for (const byte of options.fallbackBytes ?? []) pieces.push(`<0x${byte.toString(16).toUpperCase().padStart(2, "0")}>`);
   const wordLevel = options.type === "WordLevel";
-  const merges = wordLevel ? [] : [["t", "h"], ["th", "e"], ["o", "r"]];
+  const merges = wordLevel
+    ? []
+    : [
+        ["t", "h"],
+        ["th", "e"],
+        ["o", "r"],
+      ];
   for (const [a, b] of merges) pieces.push(a! + b!);
   const vocab = Object.fromEntries(pieces.map((piece, id) => [piece, id]));
   const special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"];
@@ -35,23 +41,33 @@ export async function writeCharTokenizer(dir: string, options: CharTokenizerOpti
     version: "1.0",
     truncation: null,
     padding: null,
-    added_tokens: special.map((content, i) => ({ id: pieces.length + i, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
+    added_tokens: special.map((content, i) => ({
+      id: pieces.length + i,
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    })),
     normalizer: null,
     pre_tokenizer: wordLevel ? { type: "Split", pattern: { Regex: "." }, behavior: "Isolated", invert: false } : null,
     post_processor: null,
     decoder: { type: "Fuse" },
-    model: wordLevel ? { type: "WordLevel", vocab, unk_token: unkToken } : {
-      type: "BPE",
-      dropout: null,
-      unk_token: unkToken,
-      continuing_subword_prefix: null,
-      end_of_word_suffix: null,
-      fuse_unk: options.fuseUnk ?? false,
-      byte_fallback: (options.fallbackBytes?.length ?? 0) > 0,
-      ignore_merges: false,
-      vocab,
-      merges,
-    },
+    model: wordLevel
+      ? { type: "WordLevel", vocab, unk_token: unkToken }
+      : {
+          type: "BPE",
+          dropout: null,
+          unk_token: unkToken,
+          continuing_subword_prefix: null,
+          end_of_word_suffix: null,
+          fuse_unk: options.fuseUnk ?? false,
+          byte_fallback: (options.fallbackBytes?.length ?? 0) > 0,
+          ignore_merges: false,
+          vocab,
+          merges,
+        },
   };
   const config = {
     tokenizer_class: "PreTrainedTokenizerFast",

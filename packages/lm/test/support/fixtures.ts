@@ -60,7 +60,9 @@ export function maxAbsDifference(a: number[][], b: number[][]): number {
   a.forEach((row, i) => {
     const other = b[i]!;
     if (row.length !== other.length) throw new Error(`row ${i} lengths differ: ${row.length} vs ${other.length}`);
-    row.forEach((v, j) => { worst = Math.max(worst, Math.abs(v - other[j]!)); });
+    row.forEach((v, j) => {
+      worst = Math.max(worst, Math.abs(v - other[j]!));
+    });
   });
   return worst;
 }
@@ -69,6 +71,10 @@ export function maxAbsDifference(a: number[][], b: number[][]): number {
 export function alignedWeights(rows: number[][]): tf.Tensor2D {
   const window = Math.max(...rows.map((r) => r.length));
   const out = new Float32Array(rows.length * window);
-  rows.forEach((row, b) => row.forEach((w, i) => { out[b * window + window - row.length + i] = w; }));
+  rows.forEach((row, b) =>
+    row.forEach((w, i) => {
+      out[b * window + window - row.length + i] = w;
+    }),
+  );
   return tf.tensor2d(out, [rows.length, window]);
 }

@@ -4,7 +4,11 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { AdapterDirWriter, AdapterTransferError, type TransferProblem } from "@lean-grpo/adapter-files";
 import type { FileChunk, FileInfo } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 
-const CODE_OF: Record<TransferProblem, Code> = { invalid: Code.InvalidArgument, corrupt: Code.DataLoss, "too-large": Code.ResourceExhausted };
+const CODE_OF: Record<TransferProblem, Code> = {
+  invalid: Code.InvalidArgument,
+  corrupt: Code.DataLoss,
+  "too-large": Code.ResourceExhausted,
+};
 
 export class AdapterFileWriter {
   private constructor(private readonly files: AdapterDirWriter) {}
@@ -12,7 +16,10 @@ export class AdapterFileWriter {
   /** Prepares an empty directory for the announced files. */
   static async create(dir: string, files: FileInfo[]): Promise<AdapterFileWriter> {
     if (files.length === 0) {
-      throw new ConnectError("source.files is empty: list the adapter's files (with size and sha256) or give source.path", Code.InvalidArgument);
+      throw new ConnectError(
+        "source.files is empty: list the adapter's files (with size and sha256) or give source.path",
+        Code.InvalidArgument,
+      );
     }
     return new AdapterFileWriter(await withStatus(() => AdapterDirWriter.create(dir, files)));
   }
@@ -44,7 +51,10 @@ async function withStatus<T>(operation: () => Promise<T>): Promise<T> {
 /** Adapter names become directory names and vLLM model names. */
 export function checkAdapterName(name: string): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(name)) {
-    throw new ConnectError(`adapter name "${name}" must be 1-128 of letters, digits, ".", "_", "-", starting with a letter or digit`, Code.InvalidArgument);
+    throw new ConnectError(
+      `adapter name "${name}" must be 1-128 of letters, digits, ".", "_", "-", starting with a letter or digit`,
+      Code.InvalidArgument,
+    );
   }
   return name;
 }

@@ -51,7 +51,14 @@ export class AdapterRegistry {
     if (name === "") return () => {};
     const entry = this.entries.get(name);
     if (!entry || entry.retiring) {
-      throw new ConnectError(`adapter "${name}" is not loaded; loaded: ${this.list().map((a) => a.name).join(", ") || "none"}`, Code.NotFound);
+      throw new ConnectError(
+        `adapter "${name}" is not loaded; loaded: ${
+          this.list()
+            .map((a) => a.name)
+            .join(", ") || "none"
+        }`,
+        Code.NotFound,
+      );
     }
     entry.inFlight++;
     let released = false;

@@ -21,7 +21,10 @@ export function tokenizeLocally(tokenizer: ModelTokenizer, prompt: Prompt): Toke
       });
     }
     default:
-      return refusingInput("prompt.text", () => ({ ids: tokenizer.encode(kind.value ?? "", { addSpecialTokens: true }), text: kind.value ?? "" }));
+      return refusingInput("prompt.text", () => ({
+        ids: tokenizer.encode(kind.value ?? "", { addSpecialTokens: true }),
+        text: kind.value ?? "",
+      }));
   }
 }
 

@@ -41,7 +41,8 @@ function checkSampling(s: SamplingParams) {
   const bad = (field: string, value: unknown, accepted: string) => {
     throw new ConnectError(`sampling.${field} is ${value}; accepted: ${accepted}`, Code.InvalidArgument);
   };
-  if (s.temperature !== undefined && !(s.temperature >= 0 && Number.isFinite(s.temperature))) bad("temperature", s.temperature, ">= 0 (0 is greedy)");
+  if (s.temperature !== undefined && !(s.temperature >= 0 && Number.isFinite(s.temperature)))
+    bad("temperature", s.temperature, ">= 0 (0 is greedy)");
   if (s.topP !== undefined && !(s.topP > 0 && s.topP <= 1)) bad("top_p", s.topP, "(0, 1]");
   if (s.repetitionPenalty !== undefined && !(s.repetitionPenalty > 0)) bad("repetition_penalty", s.repetitionPenalty, "> 0 (1 disables)");
   if (s.minTokens > 0 && s.maxTokens > 0 && s.minTokens > s.maxTokens) bad("min_tokens", s.minTokens, `<= max_tokens (${s.maxTokens})`);

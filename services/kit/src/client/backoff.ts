@@ -28,9 +28,7 @@ export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
     throw new Error(`retry.maxAttempts must be an integer >= 1, got ${policy.maxAttempts}`);
   }
   if (!(policy.initialBackoffMs >= 0 && policy.maxBackoffMs >= policy.initialBackoffMs && policy.multiplier >= 1)) {
-    throw new Error(
-      `retry needs 0 <= initialBackoffMs <= maxBackoffMs and multiplier >= 1, got ${JSON.stringify(policy)}`,
-    );
+    throw new Error(`retry needs 0 <= initialBackoffMs <= maxBackoffMs and multiplier >= 1, got ${JSON.stringify(policy)}`);
   }
   return policy;
 }

@@ -24,11 +24,10 @@ console.log("served by " + templatedText);
 
 describe("createServiceClient", () => {
   it("lets the process exit once the transport is closed", async () => {
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      ["--import", "tsx", "--input-type=module", "--eval", script],
-      { cwd: here, timeout: 15_000 },
-    );
+    const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "--input-type=module", "--eval", script], {
+      cwd: here,
+      timeout: 15_000,
+    });
     expect(stdout.trim()).toBe("served by r0");
   });
 });

@@ -6,8 +6,7 @@ import { promises as dns } from "node:dns";
 /** Returns every address `hostname` resolves to. */
 export type Lookup = (hostname: string) => Promise<string[]>;
 
-export const systemLookup: Lookup = async (hostname) =>
-  (await dns.lookup(hostname, { all: true })).map((a) => a.address);
+export const systemLookup: Lookup = async (hostname) => (await dns.lookup(hostname, { all: true })).map((a) => a.address);
 
 /** Parses `dns:///host:port` (an authority, `dns://resolver/host:port`, is accepted and ignored). */
 export function parseDnsTarget(target: string): { host: string; port: number } {

@@ -35,10 +35,7 @@ export function unknownKeyIssue(path: readonly string[], accepted: readonly stri
 }
 
 /** `sourceOf` names the source of the value at a path; undefined when no source set it. */
-export function describeZodIssue(
-  issue: z.core.$ZodIssue,
-  sourceOf: (path: readonly PropertyKey[]) => string | undefined,
-): ConfigIssue[] {
+export function describeZodIssue(issue: z.core.$ZodIssue, sourceOf: (path: readonly PropertyKey[]) => string | undefined): ConfigIssue[] {
   const path = issue.path.map(String);
   const key = path.join(".");
   const label = key ? `config key "${key}"` : "config";

@@ -19,14 +19,14 @@ const Schema = z
         num_generations: z.number().int().default(4),
         stop: z.array(z.string()).default([]),
         // An object-level default and no leaf defaults: a source setting one key keeps the other's default.
-        optimizer: z
-          .object({ beta1: z.number(), beta2: z.number() })
-          .strict()
-          .default({ beta1: 0.9, beta2: 0.999 }),
+        optimizer: z.object({ beta1: z.number(), beta2: z.number() }).strict().default({ beta1: 0.9, beta2: 0.999 }),
       })
       .strict()
       .prefault({}),
-    model: z.object({ name: z.string().default("base"), revision: z.string().optional() }).strict().prefault({}),
+    model: z
+      .object({ name: z.string().default("base"), revision: z.string().optional() })
+      .strict()
+      .prefault({}),
   })
   .strict();
 
@@ -253,9 +253,7 @@ describe("unknown keys", () => {
 
 describe("bad values", () => {
   it("names the key, the expected type, the value received and its source", () => {
-    const error = configError(() =>
-      loadConfig(Schema, { envPrefix: "LEANGRPO_", env: { LEANGRPO_SERVER__PORT: "abc" } }),
-    );
+    const error = configError(() => loadConfig(Schema, { envPrefix: "LEANGRPO_", env: { LEANGRPO_SERVER__PORT: "abc" } }));
     expect(error.issues).toEqual([
       {
         path: "server.port",
@@ -327,9 +325,7 @@ describe("malformed sources", () => {
       const error = configError(() => loadConfig(Schema, { overrides: [override] }));
       expect(error.issues).toHaveLength(1);
       expect(error.issues[0]!.source).toBe(`override ${override}`);
-      expect(error.message).toBe(
-        `malformed override "${override}": expected key.path=value, e.g. training.learning_rate=1e-5`,
-      );
+      expect(error.message).toBe(`malformed override "${override}": expected key.path=value, e.g. training.learning_rate=1e-5`);
       expect(() => parseOverride(override)).toThrow(ConfigError);
     },
   );

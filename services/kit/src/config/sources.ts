@@ -59,7 +59,10 @@ export function envEntries(env: Record<string, string | undefined>, prefix: stri
     // Sorted so that LEANGRPO_A__B (more specific) lands after LEANGRPO_A, whatever the environment's order.
     .sort();
   return names.flatMap((name) => {
-    const path = name.slice(prefix.length).split("__").map((part) => part.toLowerCase());
+    const path = name
+      .slice(prefix.length)
+      .split("__")
+      .map((part) => part.toLowerCase());
     const source = `env ${name}`;
     if (path.some((part) => part === "")) {
       issues.push({

@@ -12,7 +12,10 @@ afterAll(() => cancel.abort());
 
 function clientFor(registry: HealthRegistry) {
   const { service, impl } = createHealthService(registry);
-  return createClient(Health, createRouterTransport((router) => router.service(service, impl)));
+  return createClient(
+    Health,
+    createRouterTransport((router) => router.service(service, impl)),
+  );
 }
 
 describe("health", () => {

@@ -86,10 +86,7 @@ describe("server reflection", () => {
   it("lists the registered services and the reflection services", async () => {
     const response = await askOne(served, { case: "listServices", value: "" });
     expect(response.messageResponse.case).toBe("listServicesResponse");
-    const names =
-      response.messageResponse.case === "listServicesResponse"
-        ? response.messageResponse.value.service.map((s) => s.name)
-        : [];
+    const names = response.messageResponse.case === "listServicesResponse" ? response.messageResponse.value.service.map((s) => s.name) : [];
     expect(names.sort()).toEqual(
       [
         "grpc.health.v1.Health",
@@ -158,11 +155,7 @@ describe("server reflection", () => {
       { case: "fileByFilename", value: "nope.proto" },
       { case: "listServices", value: "" },
     );
-    expect(responses.map((r) => r.messageResponse.case)).toEqual([
-      "errorResponse",
-      "errorResponse",
-      "listServicesResponse",
-    ]);
+    expect(responses.map((r) => r.messageResponse.case)).toEqual(["errorResponse", "errorResponse", "listServicesResponse"]);
     const error = responses[0]?.messageResponse;
     expect(error?.case === "errorResponse" && error.value.errorCode).toBe(5);
   });

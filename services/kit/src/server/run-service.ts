@@ -18,9 +18,7 @@ export interface RunServiceOptions<S extends z.ZodType<{ server: ServerConfig }>
 
 const USAGE = "usage: [--config FILE.yaml] [--host HOST] [--port PORT] [key.path=value ...]";
 
-export async function runService<S extends z.ZodType<{ server: ServerConfig }>>(
-  options: RunServiceOptions<S>,
-): Promise<RunningServer> {
+export async function runService<S extends z.ZodType<{ server: ServerConfig }>>(options: RunServiceOptions<S>): Promise<RunningServer> {
   const logger = createLogger(options.name);
   let config: z.infer<S>;
   try {

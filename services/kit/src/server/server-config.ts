@@ -17,9 +17,17 @@ export const ServerConfigSchema = z
     limits: z
       .object({
         /** Largest request message accepted, bytes. */
-        read_max_bytes: z.number().int().positive().default(4 * 1024 * 1024),
+        read_max_bytes: z
+          .number()
+          .int()
+          .positive()
+          .default(4 * 1024 * 1024),
         /** Largest response message sent, bytes. */
-        write_max_bytes: z.number().int().positive().default(16 * 1024 * 1024),
+        write_max_bytes: z
+          .number()
+          .int()
+          .positive()
+          .default(16 * 1024 * 1024),
         /** Calls in flight per service before RESOURCE_EXHAUSTED; 0 = unlimited. */
         max_concurrent_calls: z.number().int().min(0).default(256),
         /** Longest deadline a client may ask for, ms. */

@@ -24,12 +24,7 @@ export function tokenizeAs(name: string): InferenceImpl {
   return { tokenize: () => ({ tokenIds: [1, 2, 3], templatedText: name }) };
 }
 
-export async function startReplica(
-  name: string,
-  impl: InferenceImpl = tokenizeAs(name),
-  host = "127.0.0.1",
-  port = 0,
-): Promise<Replica> {
+export async function startReplica(name: string, impl: InferenceImpl = tokenizeAs(name), host = "127.0.0.1", port = 0): Promise<Replica> {
   const server = http2.createServer(connectNodeAdapter({ routes: (router) => router.service(InferenceService, impl) }));
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {

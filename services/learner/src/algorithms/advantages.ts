@@ -31,7 +31,8 @@ export function groupAdvantages(
   const members = new Map<string, number[]>();
   groupIds.forEach((g, i) => {
     const list = members.get(g);
-    if (list) list.push(i); else members.set(g, [i]);
+    if (list) list.push(i);
+    else members.set(g, [i]);
   });
   const batchStd = besselStd(rewards);
   const advantages = new Array<number>(rewards.length).fill(0);

@@ -6,7 +6,13 @@
 import { AlgorithmConfigError } from "./algorithm-config-error.js";
 import type { AlgorithmDefaults } from "./algorithm.js";
 import {
-  KL_ESTIMATORS, LOSS_AGGREGATIONS, SCALE_REWARDS, type KlEstimator, type LossAggregation, type LossSettings, type ScaleRewards,
+  KL_ESTIMATORS,
+  LOSS_AGGREGATIONS,
+  SCALE_REWARDS,
+  type KlEstimator,
+  type LossAggregation,
+  type LossSettings,
+  type ScaleRewards,
 } from "./loss-settings.js";
 import type { ParameterSpec, ParameterValue } from "./parameters.js";
 
@@ -14,28 +20,99 @@ const KL_ALIASES: Readonly<Record<string, KlEstimator>> = { schulman: "k3", mse:
 
 export function commonParameters(defaults: Required<AlgorithmDefaults>): ParameterSpec[] {
   return [
-    { name: "temperature", type: "number", default: 1, above: 0, description: "sampling temperature; logits are divided by it, as the sampler did" },
-    { name: "scale_rewards", type: "enum", default: defaults.scale_rewards, allowed: SCALE_REWARDS,
-      description: "advantage = r − group mean, divided by the group's or the batch's Bessel std (+1e-4), or not (none)" },
-    { name: "epsilon", type: "number", default: defaults.epsilon, min: 0, max: 1, aliases: ["clip_low"],
-      description: "lower clip: ratios below 1 − epsilon stop pushing down" },
-    { name: "epsilon_high", type: "number", default: defaults.epsilon_high, min: 0, nullable: true, aliases: ["clip_high"],
-      description: "upper clip: ratios above 1 + epsilon_high stop pushing up; null means = epsilon" },
-    { name: "delta", type: "number", default: null, above: 1, nullable: true,
-      description: "two-sided clipping: the ratio is capped at delta for negative advantages (INTELLECT-2 used 4); null is off" },
-    { name: "beta", type: "number", default: defaults.beta, min: 0, description: "KL coefficient against the reference policy (adapter disabled)" },
-    { name: "kl_estimator", type: "enum", default: "k3", allowed: [...KL_ESTIMATORS, ...Object.keys(KL_ALIASES).filter((k) => k !== "abs")],
-      description: "k1 = logp − ref, k2 = ½(logp − ref)², k3 = exp(ref − logp) − (ref − logp) − 1, abs = |logp − ref|; seed schulman = k3, mse = k2" },
-    { name: "loss_aggregation", type: "enum", default: defaults.loss_aggregation, allowed: LOSS_AGGREGATIONS,
-      description: "seq-mean-token-mean (GRPO), token-mean over the batch (DAPO), seq-mean-token-sum-norm (Dr. GRPO: Σ tokens / max_completion_length)" },
-    { name: "max_completion_length", type: "integer", default: 512, min: 1,
-      description: "the constant normaliser of seq-mean-token-sum-norm (the generation budget)" },
-    { name: "mask_truncated_completions", type: "boolean", default: false,
-      description: "completions cut by max_tokens leave the loss (they still count in the advantages)" },
-    { name: "importance_sampling_cap", type: "number", default: null, above: 0, nullable: true, aliases: ["truncated_is"],
-      description: "truncated importance sampling: the policy term is weighted by min(exp(old − sampler logprob), cap); null is off" },
-    { name: "num_iterations", type: "integer", default: 1, min: 1, max: 64,
-      description: "μ: optimizer updates on the same batch, ratios against the logprobs taken before the first" },
+    {
+      name: "temperature",
+      type: "number",
+      default: 1,
+      above: 0,
+      description: "sampling temperature; logits are divided by it, as the sampler did",
+    },
+    {
+      name: "scale_rewards",
+      type: "enum",
+      default: defaults.scale_rewards,
+      allowed: SCALE_REWARDS,
+      description: "advantage = r − group mean, divided by the group's or the batch's Bessel std (+1e-4), or not (none)",
+    },
+    {
+      name: "epsilon",
+      type: "number",
+      default: defaults.epsilon,
+      min: 0,
+      max: 1,
+      aliases: ["clip_low"],
+      description: "lower clip: ratios below 1 − epsilon stop pushing down",
+    },
+    {
+      name: "epsilon_high",
+      type: "number",
+      default: defaults.epsilon_high,
+      min: 0,
+      nullable: true,
+      aliases: ["clip_high"],
+      description: "upper clip: ratios above 1 + epsilon_high stop pushing up; null means = epsilon",
+    },
+    {
+      name: "delta",
+      type: "number",
+      default: null,
+      above: 1,
+      nullable: true,
+      description: "two-sided clipping: the ratio is capped at delta for negative advantages (INTELLECT-2 used 4); null is off",
+    },
+    {
+      name: "beta",
+      type: "number",
+      default: defaults.beta,
+      min: 0,
+      description: "KL coefficient against the reference policy (adapter disabled)",
+    },
+    {
+      name: "kl_estimator",
+      type: "enum",
+      default: "k3",
+      allowed: [...KL_ESTIMATORS, ...Object.keys(KL_ALIASES).filter((k) => k !== "abs")],
+      description:
+        "k1 = logp − ref, k2 = ½(logp − ref)², k3 = exp(ref − logp) − (ref − logp) − 1, abs = |logp − ref|; seed schulman = k3, mse = k2",
+    },
+    {
+      name: "loss_aggregation",
+      type: "enum",
+      default: defaults.loss_aggregation,
+      allowed: LOSS_AGGREGATIONS,
+      description:
+        "seq-mean-token-mean (GRPO), token-mean over the batch (DAPO), seq-mean-token-sum-norm (Dr. GRPO: Σ tokens / max_completion_length)",
+    },
+    {
+      name: "max_completion_length",
+      type: "integer",
+      default: 512,
+      min: 1,
+      description: "the constant normaliser of seq-mean-token-sum-norm (the generation budget)",
+    },
+    {
+      name: "mask_truncated_completions",
+      type: "boolean",
+      default: false,
+      description: "completions cut by max_tokens leave the loss (they still count in the advantages)",
+    },
+    {
+      name: "importance_sampling_cap",
+      type: "number",
+      default: null,
+      above: 0,
+      nullable: true,
+      aliases: ["truncated_is"],
+      description: "truncated importance sampling: the policy term is weighted by min(exp(old − sampler logprob), cap); null is off",
+    },
+    {
+      name: "num_iterations",
+      type: "integer",
+      default: 1,
+      min: 1,
+      max: 64,
+      description: "μ: optimizer updates on the same batch, ratios against the logprobs taken before the first",
+    },
   ];
 }
 

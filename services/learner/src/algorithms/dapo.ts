@@ -9,13 +9,18 @@ import { commonParameters, commonSettings } from "./common-parameters.js";
 export const dapo = defineAlgorithm({
   name: "dapo",
   title: "Decoupled Clip and Dynamic sAmpling Policy Optimization",
-  summary: "Long chain-of-thought RL without entropy collapse: clip-higher (0.2 / 0.28) lets rare tokens grow, "
-    + "a token-level loss over the whole batch weights long answers fully, groups with no reward spread are dropped "
-    + "(dynamic sampling) and reported for resampling; no KL.",
+  summary:
+    "Long chain-of-thought RL without entropy collapse: clip-higher (0.2 / 0.28) lets rare tokens grow, " +
+    "a token-level loss over the whole batch weights long answers fully, groups with no reward spread are dropped " +
+    "(dynamic sampling) and reported for resampling; no KL.",
   parameters: [
     ...commonParameters({ scale_rewards: "group", epsilon: 0.2, epsilon_high: 0.28, beta: 0, loss_aggregation: "token-mean" }),
-    { name: "dynamic_sampling", type: "boolean", default: true,
-      description: "groups whose rewards are all equal leave the batch (they are still reported in zero_std_groups)" },
+    {
+      name: "dynamic_sampling",
+      type: "boolean",
+      default: true,
+      description: "groups whose rewards are all equal leave the batch (they are still reported in zero_std_groups)",
+    },
   ],
   settings: (values) => ({ ...commonSettings(values), dynamicSampling: values.dynamic_sampling as boolean }),
 });

@@ -12,8 +12,9 @@ import { GRPO_DEFAULTS } from "./grpo.js";
 export const dgpo = defineAlgorithm({
   name: "dgpo",
   title: "GRPO with a Direct (DPO) pairwise preference term",
-  summary: "GRPO plus, per group, a DPO loss between the best and the worst completion against the reference: "
-    + "a sharper contrast when a group holds both a proof and a failure.",
+  summary:
+    "GRPO plus, per group, a DPO loss between the best and the worst completion against the reference: " +
+    "a sharper contrast when a group holds both a proof and a failure.",
   parameters: [
     ...commonParameters(GRPO_DEFAULTS),
     { name: "use_dpo_loss", type: "boolean", default: true, description: "add the pairwise DPO term" },

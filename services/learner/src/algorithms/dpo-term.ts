@@ -15,7 +15,8 @@ export function preferencePairs(rewards: readonly number[], groupIds: readonly s
   const members = new Map<string, number[]>();
   groupIds.forEach((g, i) => {
     const list = members.get(g);
-    if (list) list.push(i); else members.set(g, [i]);
+    if (list) list.push(i);
+    else members.set(g, [i]);
   });
   const pairs: PreferencePair[] = [];
   for (const rows of members.values()) {

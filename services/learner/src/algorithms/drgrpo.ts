@@ -7,8 +7,15 @@ import { commonParameters, commonSettings } from "./common-parameters.js";
 export const drgrpo = defineAlgorithm({
   name: "drgrpo",
   title: "Dr. GRPO (GRPO Done Right)",
-  summary: "Removes GRPO's two biases: no std scaling of advantages (question difficulty) and no per-response length "
-    + "normalisation (wrong answers growing longer); token sums over a constant max_completion_length; no KL.",
-  parameters: commonParameters({ scale_rewards: "none", epsilon: 0.2, epsilon_high: null, beta: 0, loss_aggregation: "seq-mean-token-sum-norm" }),
+  summary:
+    "Removes GRPO's two biases: no std scaling of advantages (question difficulty) and no per-response length " +
+    "normalisation (wrong answers growing longer); token sums over a constant max_completion_length; no KL.",
+  parameters: commonParameters({
+    scale_rewards: "none",
+    epsilon: 0.2,
+    epsilon_high: null,
+    beta: 0,
+    loss_aggregation: "seq-mean-token-sum-norm",
+  }),
   settings: commonSettings,
 });

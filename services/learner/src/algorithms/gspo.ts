@@ -8,8 +8,15 @@ import { commonParameters, commonSettings } from "./common-parameters.js";
 export const gspo = defineAlgorithm({
   name: "gspo",
   title: "Group Sequence Policy Optimization",
-  summary: "Sequence-level importance ratio (length-normalised geometric mean of token ratios) and sequence-level "
-    + "clipping at 3e-4 / 4e-4: stable off-policy updates (num_iterations > 1), notably for MoE models; no KL.",
-  parameters: commonParameters({ scale_rewards: "group", epsilon: 3e-4, epsilon_high: 4e-4, beta: 0, loss_aggregation: "seq-mean-token-mean" }),
+  summary:
+    "Sequence-level importance ratio (length-normalised geometric mean of token ratios) and sequence-level " +
+    "clipping at 3e-4 / 4e-4: stable off-policy updates (num_iterations > 1), notably for MoE models; no KL.",
+  parameters: commonParameters({
+    scale_rewards: "group",
+    epsilon: 3e-4,
+    epsilon_high: 4e-4,
+    beta: 0,
+    loss_aggregation: "seq-mean-token-mean",
+  }),
   settings: (values) => ({ ...commonSettings(values), level: "sequence" }),
 });

@@ -28,17 +28,23 @@ function describeAccepted(spec: ParameterSpec): string {
     spec.above !== undefined ? `> ${spec.above}` : "",
     spec.min !== undefined ? `>= ${spec.min}` : "",
     spec.max !== undefined ? `<= ${spec.max}` : "",
-  ].filter(Boolean).join(" and ");
-  const base = spec.type === "enum" ? `one of ${spec.allowed!.map((v) => JSON.stringify(v)).join(", ")}`
-    : spec.type === "boolean" ? "true or false"
-    : `${spec.type === "integer" ? "an integer" : "a finite number"}${range ? ` ${range}` : ""}`;
+  ]
+    .filter(Boolean)
+    .join(" and ");
+  const base =
+    spec.type === "enum"
+      ? `one of ${spec.allowed!.map((v) => JSON.stringify(v)).join(", ")}`
+      : spec.type === "boolean"
+        ? "true or false"
+        : `${spec.type === "integer" ? "an integer" : "a finite number"}${range ? ` ${range}` : ""}`;
   return spec.nullable ? `${base}, or null` : base;
 }
 
 function checkValue(algorithm: string, spec: ParameterSpec, value: unknown): ParameterValue {
-  const bad = () => new AlgorithmConfigError(
-    `algorithm_config.${spec.name} = ${JSON.stringify(value)} is not accepted by "${algorithm}"; accepted: ${describeAccepted(spec)}`,
-  );
+  const bad = () =>
+    new AlgorithmConfigError(
+      `algorithm_config.${spec.name} = ${JSON.stringify(value)} is not accepted by "${algorithm}"; accepted: ${describeAccepted(spec)}`,
+    );
   if (value === null) {
     if (spec.nullable) return null;
     throw bad();

@@ -50,15 +50,16 @@ export function policyLoss(settings: LossSettings, inputs: PolicyLossInputs, tot
   const liveMask = tf.mul(mask, inputs.live) as tf.Tensor2D;
   const logRatio = tf.clipByValue(tf.sub(logp, old), -LOG_RATIO_BOUND, LOG_RATIO_BOUND);
   // Token ratios [b, C], or one length-normalised sequence ratio per row [b, 1] (GSPO).
-  const ratio = settings.level === "sequence"
-    ? tf.exp(tf.div(tf.sum(tf.mul(logRatio, mask), 1, true), inputs.lengths))
-    : tf.exp(logRatio);
+  const ratio = settings.level === "sequence" ? tf.exp(tf.div(tf.sum(tf.mul(logRatio, mask), 1, true), inputs.lengths)) : tf.exp(logRatio);
   const capped = settings.delta !== null ? tf.minimum(ratio, settings.delta) : ratio;
   const clipped = tf.clipByValue(ratio, 1 - settings.epsilonLow, 1 + settings.epsilonHigh);
   let perToken: tf.Tensor = tf.neg(tf.minimum(tf.mul(capped, adv), tf.mul(clipped, adv)));
   if (settings.importanceSamplingCap !== null && inputs.sampler) {
     const { logprobs, known } = inputs.sampler;
-    const weight = tf.minimum(tf.exp(tf.clipByValue(tf.sub(old, logprobs), -LOG_RATIO_BOUND, LOG_RATIO_BOUND)), settings.importanceSamplingCap);
+    const weight = tf.minimum(
+      tf.exp(tf.clipByValue(tf.sub(old, logprobs), -LOG_RATIO_BOUND, LOG_RATIO_BOUND)),
+      settings.importanceSamplingCap,
+    );
     // Rows without sampler logprobs keep weight 1.
     perToken = tf.mul(perToken, tf.add(tf.mul(weight, known), tf.sub(1, known)));
   }

@@ -67,8 +67,7 @@ export class AdamW {
   }
 
   state(): AdamWState {
-    const read = (moments: Map<string, tf.Variable>) =>
-      new Map([...moments].map(([key, m]) => [key, m.dataSync() as Float32Array]));
+    const read = (moments: Map<string, tf.Variable>) => new Map([...moments].map(([key, m]) => [key, m.dataSync() as Float32Array]));
     return { step: this.step, firstMoments: read(this.first), secondMoments: read(this.second) };
   }
 
@@ -76,7 +75,10 @@ export class AdamW {
   restore(state: AdamWState, shapes: ReadonlyMap<string, number[]>): void {
     this.dispose();
     this.step = state.step;
-    for (const [target, source] of [[this.first, state.firstMoments], [this.second, state.secondMoments]] as const) {
+    for (const [target, source] of [
+      [this.first, state.firstMoments],
+      [this.second, state.secondMoments],
+    ] as const) {
       for (const [key, data] of source) {
         const shape = shapes.get(key);
         if (!shape) throw new Error(`optimizer state holds "${key}", which the adapter lacks`);

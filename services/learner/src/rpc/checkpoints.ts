@@ -4,17 +4,25 @@ import path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import {
-  LoadCheckpointResponseSchema, SaveCheckpointResponseSchema,
-  type LoadCheckpointRequest, type LoadCheckpointResponse, type SaveCheckpointRequest, type SaveCheckpointResponse,
+  LoadCheckpointResponseSchema,
+  SaveCheckpointResponseSchema,
+  type LoadCheckpointRequest,
+  type LoadCheckpointResponse,
+  type SaveCheckpointRequest,
+  type SaveCheckpointResponse,
 } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import type { LearnerHost } from "./learner-host.js";
 
 export async function saveCheckpoint(host: LearnerHost, request: SaveCheckpointRequest): Promise<SaveCheckpointResponse> {
   const learner = await host.learner();
   const saved = await learner.exclusive(() =>
-    learner.saveCheckpoint(request.path || path.join(host.config.checkpoint_dir, `step-${learner.step}`)));
+    learner.saveCheckpoint(request.path || path.join(host.config.checkpoint_dir, `step-${learner.step}`)),
+  );
   return create(SaveCheckpointResponseSchema, {
-    path: saved.path, step: BigInt(saved.step), adapterVersion: BigInt(saved.adapterVersion), sizeBytes: BigInt(saved.sizeBytes),
+    path: saved.path,
+    step: BigInt(saved.step),
+    adapterVersion: BigInt(saved.adapterVersion),
+    sizeBytes: BigInt(saved.sizeBytes),
   });
 }
 
@@ -22,5 +30,9 @@ export async function loadCheckpoint(host: LearnerHost, request: LoadCheckpointR
   if (!request.path) throw new ConnectError("path is empty; give the directory SaveCheckpoint wrote", Code.InvalidArgument);
   const learner = await host.learner();
   const loaded = await learner.exclusive(() => learner.loadCheckpoint(request.path));
-  return create(LoadCheckpointResponseSchema, { step: BigInt(loaded.step), adapterVersion: BigInt(loaded.adapterVersion), algorithm: loaded.algorithm });
+  return create(LoadCheckpointResponseSchema, {
+    step: BigInt(loaded.step),
+    adapterVersion: BigInt(loaded.adapterVersion),
+    algorithm: loaded.algorithm,
+  });
 }

@@ -2,14 +2,21 @@
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import {
-  ComputeLogprobsResponseSchema, type ComputeLogprobsRequest, type ComputeLogprobsResponse,
+  ComputeLogprobsResponseSchema,
+  type ComputeLogprobsRequest,
+  type ComputeLogprobsResponse,
 } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import type { LearnerHost } from "./learner-host.js";
 
-export async function computeLogprobs(host: LearnerHost, request: ComputeLogprobsRequest, ctx: HandlerContext): Promise<ComputeLogprobsResponse> {
+export async function computeLogprobs(
+  host: LearnerHost,
+  request: ComputeLogprobsRequest,
+  ctx: HandlerContext,
+): Promise<ComputeLogprobsResponse> {
   if (request.sequences.length === 0) throw new ConnectError("sequences is empty; send at least one", Code.InvalidArgument);
   request.sequences.forEach((s, i) => {
-    if (s.promptTokenIds.length === 0) throw new ConnectError(`sequences[${i}].prompt_token_ids is empty; at least one prompt token is needed`, Code.InvalidArgument);
+    if (s.promptTokenIds.length === 0)
+      throw new ConnectError(`sequences[${i}].prompt_token_ids is empty; at least one prompt token is needed`, Code.InvalidArgument);
     if (s.completionTokenIds.length === 0) throw new ConnectError(`sequences[${i}].completion_token_ids is empty`, Code.InvalidArgument);
   });
   const temperature = request.temperature === 0 ? 1 : request.temperature;

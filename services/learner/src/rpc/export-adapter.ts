@@ -2,17 +2,30 @@
 // the PEFT files in chunks, config first.
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { ExportAdapterRequest, ExportAdapterResponse } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
-import { adapterMessages, AdapterVersionError, DEFAULT_CHUNK_SIZE, exportAdapterEnvelope, versionFromProto } from "@lean-grpo/adapter-files";
+import {
+  adapterMessages,
+  AdapterVersionError,
+  DEFAULT_CHUNK_SIZE,
+  exportAdapterEnvelope,
+  versionFromProto,
+} from "@lean-grpo/adapter-files";
 import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE } from "@lean-grpo/lm";
 import { toConnectError } from "./connect-errors.js";
 import type { LearnerHost } from "./learner-host.js";
 
-export async function* exportAdapter(host: LearnerHost, request: ExportAdapterRequest, ctx: HandlerContext): AsyncGenerator<ExportAdapterResponse> {
+export async function* exportAdapter(
+  host: LearnerHost,
+  request: ExportAdapterRequest,
+  ctx: HandlerContext,
+): AsyncGenerator<ExportAdapterResponse> {
   const chunkSize = request.chunkSize === 0 ? DEFAULT_CHUNK_SIZE : request.chunkSize;
   // A chunk must fit in one response message, with room for its envelope.
   const largest = host.config.server.limits.write_max_bytes - 1024;
   if (chunkSize > largest) {
-    throw new ConnectError(`chunk_size ${chunkSize} exceeds the largest response (server.limits.write_max_bytes allows ${largest}); send 0 for the default ${DEFAULT_CHUNK_SIZE}`, Code.InvalidArgument);
+    throw new ConnectError(
+      `chunk_size ${chunkSize} exceeds the largest response (server.limits.write_max_bytes allows ${largest}); send 0 for the default ${DEFAULT_CHUNK_SIZE}`,
+      Code.InvalidArgument,
+    );
   }
   let exported;
   try {

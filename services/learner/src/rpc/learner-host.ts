@@ -56,7 +56,11 @@ export class LearnerHost {
         epsilon: config.optimizer.epsilon,
         weightDecay: config.optimizer.weight_decay,
         maxGradNorm: config.optimizer.max_grad_norm,
-        schedule: { name: config.optimizer.lr_schedule, warmupSteps: config.optimizer.warmup_steps, totalSteps: config.optimizer.total_steps },
+        schedule: {
+          name: config.optimizer.lr_schedule,
+          warmupSteps: config.optimizer.warmup_steps,
+          totalSteps: config.optimizer.total_steps,
+        },
       },
       microBatchTokens: config.micro_batch_tokens,
       seed: config.seed,

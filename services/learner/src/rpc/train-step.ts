@@ -3,12 +3,20 @@
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import {
-  TrainingMode, TrainStepResponseSchema, type TrainStepHeader, type TrainStepRequest, type TrainStepResponse,
+  TrainingMode,
+  TrainStepResponseSchema,
+  type TrainStepHeader,
+  type TrainStepRequest,
+  type TrainStepResponse,
 } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import type { TrainingExample } from "../training/training-example.js";
 import type { LearnerHost } from "./learner-host.js";
 
-export async function trainStep(host: LearnerHost, requests: AsyncIterable<TrainStepRequest>, ctx: HandlerContext): Promise<TrainStepResponse> {
+export async function trainStep(
+  host: LearnerHost,
+  requests: AsyncIterable<TrainStepRequest>,
+  ctx: HandlerContext,
+): Promise<TrainStepResponse> {
   let header: TrainStepHeader | null = null;
   const examples: TrainingExample[] = [];
   for await (const message of requests) {
@@ -19,7 +27,10 @@ export async function trainStep(host: LearnerHost, requests: AsyncIterable<Train
     } else if (part.case === "sample") {
       if (!header) throw new ConnectError("TrainStep: the first message must be the header; a sample came first", Code.InvalidArgument);
       if (examples.length >= host.config.max_samples_per_step) {
-        throw new ConnectError(`TrainStep: more than ${host.config.max_samples_per_step} samples (max_samples_per_step); split the batch`, Code.ResourceExhausted);
+        throw new ConnectError(
+          `TrainStep: more than ${host.config.max_samples_per_step} samples (max_samples_per_step); split the batch`,
+          Code.ResourceExhausted,
+        );
       }
       const s = part.value;
       examples.push({
@@ -32,23 +43,28 @@ export async function trainStep(host: LearnerHost, requests: AsyncIterable<Train
         truncated: s.truncated,
       });
     } else {
-      throw new ConnectError(`TrainStep: message ${examples.length + (header ? 1 : 0)} has neither header nor sample`, Code.InvalidArgument);
+      throw new ConnectError(
+        `TrainStep: message ${examples.length + (header ? 1 : 0)} has neither header nor sample`,
+        Code.InvalidArgument,
+      );
     }
   }
   if (!header) throw new ConnectError("TrainStep: the stream ended without a header", Code.InvalidArgument);
   const request = header;
   const mode = request.mode === TrainingMode.SFT ? "sft" : "rl";
   const learner = await host.learner();
-  const result = await learner.exclusive(() => learner.trainStep({
-    algorithm: request.algorithm,
-    algorithmConfig: request.algorithmConfig ?? {},
-    mode,
-    examples,
-    step: Number(request.step),
-    expectedSamples: request.expectedSamples,
-    numGenerations: request.numGenerations,
-    signal: ctx.signal,
-  }));
+  const result = await learner.exclusive(() =>
+    learner.trainStep({
+      algorithm: request.algorithm,
+      algorithmConfig: request.algorithmConfig ?? {},
+      mode,
+      examples,
+      step: Number(request.step),
+      expectedSamples: request.expectedSamples,
+      numGenerations: request.numGenerations,
+      signal: ctx.signal,
+    }),
+  );
   return create(TrainStepResponseSchema, {
     step: BigInt(result.step),
     adapterVersion: BigInt(result.adapterVersion),

@@ -29,7 +29,12 @@ export class CheckpointError extends Error {
   override readonly name = "CheckpointError";
 }
 
-export async function writeCheckpointState(directory: string, state: TrainerState, optimizer: AdamWState, shapes: ReadonlyMap<string, number[]>): Promise<void> {
+export async function writeCheckpointState(
+  directory: string,
+  state: TrainerState,
+  optimizer: AdamWState,
+  shapes: ReadonlyMap<string, number[]>,
+): Promise<void> {
   await mkdir(directory, { recursive: true });
   const tensors = [...optimizer.firstMoments].flatMap(([key, m]) => [
     { name: `${key}.exp_avg`, shape: shapes.get(key)!, data: m },
@@ -62,10 +67,14 @@ export async function readCheckpointState(directory: string): Promise<{ state: T
   try {
     json = JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
   } catch (error) {
-    throw new CheckpointError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; is ${directory} a directory written by SaveCheckpoint?`);
+    throw new CheckpointError(
+      `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; is ${directory} a directory written by SaveCheckpoint?`,
+    );
   }
   if (json.format_version !== FORMAT_VERSION) {
-    throw new CheckpointError(`${file}: format_version ${JSON.stringify(json.format_version)} is not supported; accepted: ${FORMAT_VERSION}`);
+    throw new CheckpointError(
+      `${file}: format_version ${JSON.stringify(json.format_version)} is not supported; accepted: ${FORMAT_VERSION}`,
+    );
   }
   const state: TrainerState = {
     step: field(json, "step", file),
@@ -92,7 +101,12 @@ export async function readCheckpointState(directory: string): Promise<{ state: T
 
 /** Total bytes of the files directly in a directory and its adapter folder. */
 export async function checkpointSize(directory: string): Promise<number> {
-  const files = [OPTIMIZER_FILE, STATE_FILE, path.join(ADAPTER_DIR, "adapter_config.json"), path.join(ADAPTER_DIR, "adapter_model.safetensors")];
+  const files = [
+    OPTIMIZER_FILE,
+    STATE_FILE,
+    path.join(ADAPTER_DIR, "adapter_config.json"),
+    path.join(ADAPTER_DIR, "adapter_model.safetensors"),
+  ];
   const sizes = await Promise.all(files.map(async (f) => (await stat(path.join(directory, f))).size));
   return sizes.reduce((a, b) => a + b, 0);
 }

@@ -44,7 +44,9 @@ export class FullFineTuner {
     this.keyOf = new Map(model.weights.trainable.map((w) => [w.variable.name, w.name]));
   }
 
-  get updates(): number { return this.optimizer.updates; }
+  get updates(): number {
+    return this.optimizer.updates;
+  }
 
   /** One optimizer update on the completion tokens of `examples`. */
   step(examples: readonly TrainingExample[], signal?: AbortSignal): FullStepResult {
@@ -56,11 +58,15 @@ export class FullFineTuner {
     try {
       for (const rows of microBatches(batch.rows, this.options.microBatchTokens)) {
         const { value, grads } = lossGradients(() => {
-          const scores = completionLogprobs(this.model, rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds })), {
-            temperature: 1,
-            adapter: null,
-            signal,
-          });
+          const scores = completionLogprobs(
+            this.model,
+            rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds })),
+            {
+              temperature: 1,
+              adapter: null,
+              signal,
+            },
+          );
           return sftLoss(scores.logprobs, scores.mask, batch.totals.tokens);
         }, variables);
         loss += value.dataSync()[0]!;
@@ -73,9 +79,13 @@ export class FullFineTuner {
         }
       }
       const clipped = clipByGlobalNorm(sums, this.options.optimizer.maxGradNorm);
-      const learningRate = this.options.optimizer.learningRate * learningRateMultiplier(this.options.optimizer.schedule, this.optimizer.updates);
+      const learningRate =
+        this.options.optimizer.learningRate * learningRateMultiplier(this.options.optimizer.schedule, this.optimizer.updates);
       const byKey = new Map(this.model.weights.trainable.map((w) => [w.name, w.variable]));
-      this.optimizer.apply([...clipped.grads].map(([key, grad]) => ({ key, variable: byKey.get(key)!, grad })), learningRate);
+      this.optimizer.apply(
+        [...clipped.grads].map(([key, grad]) => ({ key, variable: byKey.get(key)!, grad })),
+        learningRate,
+      );
       tf.dispose([...clipped.grads.values()]);
       return { loss, gradNorm: clipped.norm, learningRate };
     } finally {

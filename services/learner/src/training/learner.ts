@@ -84,19 +84,34 @@ export class Learner {
   private readonly versions = new Map<number, PeftFiles>();
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(readonly model: CausalLM, readonly options: LearnerOptions) {
+  constructor(
+    readonly model: CausalLM,
+    readonly options: LearnerOptions,
+  ) {
     this.seed = options.seed;
     this.adapter = LoraAdapter.create(model.config, options.lora, options.seed);
     this.optimizer = new AdamW(options.optimizer);
     this.snapshotVersion();
   }
 
-  get step(): number { return this.stepCount; }
-  get adapterVersion(): number { return this.version; }
-  get algorithm(): string { return this.lastAlgorithm; }
-  get lora(): LoraConfig { return this.adapter.config; }
-  get optimizerUpdates(): number { return this.optimizer.updates; }
-  get policy(): LoraAdapter { return this.adapter; }
+  get step(): number {
+    return this.stepCount;
+  }
+  get adapterVersion(): number {
+    return this.version;
+  }
+  get algorithm(): string {
+    return this.lastAlgorithm;
+  }
+  get lora(): LoraConfig {
+    return this.adapter.config;
+  }
+  get optimizerUpdates(): number {
+    return this.optimizer.updates;
+  }
+  get policy(): LoraAdapter {
+    return this.adapter;
+  }
 
   /** Runs `operation` after every earlier one has finished. */
   exclusive<T>(operation: () => Promise<T>): Promise<T> {
@@ -109,7 +124,9 @@ export class Learner {
   private checkRequest(request: StepRequest): LossSettings {
     const settings = algorithmNamed(request.algorithm).resolve(request.algorithmConfig);
     if (request.step !== 0 && request.step !== this.stepCount + 1) {
-      throw new StepOrderError(`header.step is ${request.step} but the learner is at step ${this.stepCount}; send ${this.stepCount + 1} (or 0 to skip the check)`);
+      throw new StepOrderError(
+        `header.step is ${request.step} but the learner is at step ${this.stepCount}; send ${this.stepCount + 1} (or 0 to skip the check)`,
+      );
     }
     validateExamples(request.examples, this.model.config, request);
     return settings;
@@ -120,7 +137,9 @@ export class Learner {
     const started = performance.now();
     const batch = prepareBatch(request.examples, settings, request.mode);
     if (batch.rows.length === 0) {
-      throw new SampleError(`every group has zero reward spread and dapo's dynamic_sampling dropped them all (${batch.zeroStdGroups.join(", ")}); resample, or set dynamic_sampling false`);
+      throw new SampleError(
+        `every group has zero reward spread and dapo's dynamic_sampling dropped them all (${batch.zeroStdGroups.join(", ")}); resample, or set dynamic_sampling false`,
+      );
     }
     const sequences = batch.rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds }));
     const score = async (adapter: LoraAdapter | null) =>
@@ -149,7 +168,10 @@ export class Learner {
         tf.dispose([...gradients.grads.values()]);
         const learningRate = this.options.optimizer.learningRate * learningRateMultiplier(this.options.optimizer.schedule, updateIndex);
         const variables = new Map(this.adapter.variables().map((v) => [this.adapter.peftKeyOfVariable(v.name)!, v]));
-        this.optimizer.apply([...clipped.grads].map(([key, grad]) => ({ key, variable: variables.get(key)!, grad })), learningRate);
+        this.optimizer.apply(
+          [...clipped.grads].map(([key, grad]) => ({ key, variable: variables.get(key)!, grad })),
+          learningRate,
+        );
         tf.dispose([...clipped.grads.values()]);
         updates.push({ gradients, gradNorm: clipped.norm, learningRate });
       }
@@ -165,7 +187,13 @@ export class Learner {
     this.lastAlgorithm = algorithmNamed(request.algorithm).name;
     this.snapshotVersion();
     const metrics = stepMetrics(request.examples, batch, updates, old, (performance.now() - started) / 1000);
-    return { step: this.stepCount, adapterVersion: this.version, adapterName: adapterName(this.version), metrics, zeroStdGroups: batch.zeroStdGroups };
+    return {
+      step: this.stepCount,
+      adapterVersion: this.version,
+      adapterName: adapterName(this.version),
+      metrics,
+      zeroStdGroups: batch.zeroStdGroups,
+    };
   }
 
   /** Logprobs (and entropies) without gradient, in micro-batches within the token budget. */
@@ -195,7 +223,10 @@ export class Learner {
 
   /** ComputeLogprobs: under the current policy, or the reference with `reference`. */
   async computeLogprobs(sequences: PromptCompletion[], reference: boolean, temperature: number, signal?: AbortSignal) {
-    validateTokenIds(sequences.map((s) => [...s.promptIds, ...s.completionIds]), this.model.config);
+    validateTokenIds(
+      sequences.map((s) => [...s.promptIds, ...s.completionIds]),
+      this.model.config,
+    );
     const scores = await this.scoreInChunks(sequences, { temperature, adapter: reference ? null : this.adapter, signal });
     return { ...scores, adapterVersion: reference ? 0 : this.version };
   }
@@ -205,7 +236,9 @@ export class Learner {
     const wanted = version === 0 ? this.version : version;
     const files = this.versions.get(wanted);
     if (!files) {
-      throw new UnknownVersionError(`adapter version ${version} is not held; held versions: ${[...this.versions.keys()].join(", ")} (0 means the latest)`);
+      throw new UnknownVersionError(
+        `adapter version ${version} is not held; held versions: ${[...this.versions.keys()].join(", ")} (0 means the latest)`,
+      );
     }
     return { version: wanted, files };
   }
@@ -213,9 +246,18 @@ export class Learner {
   async saveCheckpoint(directory: string): Promise<{ path: string; step: number; adapterVersion: number; sizeBytes: number }> {
     const target = path.resolve(directory);
     await savePeftAdapter(this.adapter, path.join(target, ADAPTER_DIR), { baseModel: this.options.baseModel });
-    await writeCheckpointState(target, {
-      step: this.stepCount, adapterVersion: this.version, algorithm: this.lastAlgorithm, seed: this.seed, baseModel: this.options.baseModel,
-    }, this.optimizer.state(), this.tensorShapes());
+    await writeCheckpointState(
+      target,
+      {
+        step: this.stepCount,
+        adapterVersion: this.version,
+        algorithm: this.lastAlgorithm,
+        seed: this.seed,
+        baseModel: this.options.baseModel,
+      },
+      this.optimizer.state(),
+      this.tensorShapes(),
+    );
     return { path: target, step: this.stepCount, adapterVersion: this.version, sizeBytes: await checkpointSize(target) };
   }
 

@@ -13,7 +13,8 @@ export function microBatches(rows: readonly PreparedRow[], tokenBudget: number):
   const groups = new Map<string, PreparedRow[]>();
   for (const row of rows) {
     const list = groups.get(row.example.groupId);
-    if (list) list.push(row); else groups.set(row.example.groupId, [row]);
+    if (list) list.push(row);
+    else groups.set(row.example.groupId, [row]);
   }
   const batches: PreparedRow[][] = [];
   let current: PreparedRow[] = [];

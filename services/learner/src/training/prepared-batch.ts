@@ -30,9 +30,10 @@ export interface PreparedBatch {
 export function prepareBatch(examples: readonly TrainingExample[], settings: LossSettings, mode: TrainingModeName): PreparedBatch {
   const rewards = examples.map((e) => e.reward);
   const groups = examples.map((e) => e.groupId);
-  const { advantages, zeroStdGroups, fracRewardZeroStd } = mode === "rl"
-    ? groupAdvantages(rewards, groups, settings.scaleRewards, settings.advantageEpsilon)
-    : { advantages: rewards.map(() => 0), zeroStdGroups: [], fracRewardZeroStd: 0 };
+  const { advantages, zeroStdGroups, fracRewardZeroStd } =
+    mode === "rl"
+      ? groupAdvantages(rewards, groups, settings.scaleRewards, settings.advantageEpsilon)
+      : { advantages: rewards.map(() => 0), zeroStdGroups: [], fracRewardZeroStd: 0 };
   const dropped = new Set(mode === "rl" && settings.dynamicSampling ? zeroStdGroups : []);
   const rows: PreparedRow[] = [];
   examples.forEach((example, index) => {
@@ -40,9 +41,13 @@ export function prepareBatch(examples: readonly TrainingExample[], settings: Los
     const live = mode === "sft" || !(settings.maskTruncatedCompletions && example.truncated);
     rows.push({ example, index, advantage: advantages[index]!, live });
   });
-  const pairs = mode === "rl" && settings.dpoCoef !== 0
-    ? preferencePairs(rows.map((r) => r.example.reward), rows.map((r) => r.example.groupId)).length
-    : 0;
+  const pairs =
+    mode === "rl" && settings.dpoCoef !== 0
+      ? preferencePairs(
+          rows.map((r) => r.example.reward),
+          rows.map((r) => r.example.groupId),
+        ).length
+      : 0;
   return {
     mode,
     rows,

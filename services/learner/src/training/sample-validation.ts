@@ -33,15 +33,20 @@ export function validateExamples(examples: readonly TrainingExample[], config: M
     checkIds(where, "completion_token_ids", example.completionIds, config);
     const total = example.promptIds.length + example.completionIds.length;
     if (total > config.maxPositionEmbeddings) {
-      throw new SampleError(`${where}: prompt + completion is ${total} tokens; the model's context (max_position_embeddings) is ${config.maxPositionEmbeddings}`);
+      throw new SampleError(
+        `${where}: prompt + completion is ${total} tokens; the model's context (max_position_embeddings) is ${config.maxPositionEmbeddings}`,
+      );
     }
     const sampler = example.samplerLogprobs;
     if (sampler) {
       if (sampler.length !== example.completionIds.length) {
-        throw new SampleError(`${where}: sampler_logprobs has ${sampler.length} values but completion_token_ids has ${example.completionIds.length}; send one per completion token, or none`);
+        throw new SampleError(
+          `${where}: sampler_logprobs has ${sampler.length} values but completion_token_ids has ${example.completionIds.length}; send one per completion token, or none`,
+        );
       }
       sampler.forEach((lp, i) => {
-        if (!Number.isFinite(lp) || lp > 0) throw new SampleError(`${where}: sampler_logprobs[${i}] = ${lp}; a logprob must be finite and <= 0`);
+        if (!Number.isFinite(lp) || lp > 0)
+          throw new SampleError(`${where}: sampler_logprobs[${i}] = ${lp}; a logprob must be finite and <= 0`);
       });
     }
     if (!Number.isFinite(example.reward)) throw new SampleError(`${where}: reward is ${example.reward}; it must be a finite number`);
@@ -50,7 +55,9 @@ export function validateExamples(examples: readonly TrainingExample[], config: M
   if (expected.numGenerations !== 0) {
     for (const [group, size] of groupSizes) {
       if (size !== expected.numGenerations) {
-        throw new SampleError(`group_id ${JSON.stringify(group)} has ${size} samples; header.num_generations is ${expected.numGenerations}`);
+        throw new SampleError(
+          `group_id ${JSON.stringify(group)} has ${size} samples; header.num_generations is ${expected.numGenerations}`,
+        );
       }
     }
   }

@@ -53,15 +53,27 @@ export function stepGradients(inputs: StepGradientInputs): StepGradients {
       const kept: tf.Tensor[] = [];
       const constants: tf.Tensor[] = [];
       const { value, grads } = lossGradients(() => {
-        const scores = completionLogprobs(model, rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds })), {
-          temperature: settings.temperature,
-          adapter,
-          dropoutSeed: inputs.dropoutSeed?.(k),
-          signal: inputs.signal,
-        });
+        const scores = completionLogprobs(
+          model,
+          rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds })),
+          {
+            temperature: settings.temperature,
+            adapter,
+            dropoutSeed: inputs.dropoutSeed?.(k),
+            signal: inputs.signal,
+          },
+        );
         kept.push(tf.keep(tf.sum(tf.mul(scores.entropies, scores.mask))));
         if (batch.mode === "sft") return sftLoss(scores.logprobs, scores.mask, batch.totals.tokens);
-        return microBatchRlLoss(inputs, rows, rows.map((r) => rowOf.get(r)!), scores.logprobs, scores.mask, kept, constants);
+        return microBatchRlLoss(
+          inputs,
+          rows,
+          rows.map((r) => rowOf.get(r)!),
+          scores.logprobs,
+          scores.mask,
+          kept,
+          constants,
+        );
       }, adapter.variables());
       out.loss += value.dataSync()[0]!;
       value.dispose();
@@ -105,30 +117,58 @@ function microBatchRlLoss(
   if (!inputs.old) throw new Error("stepGradients: RL needs old logprobs");
   const window = logp.shape[1];
   // Constants need the pass's window C, so they are made here and kept until the pass ends.
-  const constant = <T extends tf.Tensor>(t: T): T => { constants.push(tf.keep(t)); return t; };
-  const ref = inputs.ref ? constant(rightAligned(batchRows.map((i) => inputs.ref![i]!), window)) : null;
-  const known = rows.map((r) => (r.example.samplerLogprobs ? 1 : 0));
-  const sampler = settings.importanceSamplingCap !== null && known.some((k) => k === 1)
-    ? {
-      logprobs: constant(rightAligned(rows.map((r) => r.example.samplerLogprobs ?? []), window)),
-      known: constant(column(known)),
-    }
+  const constant = <T extends tf.Tensor>(t: T): T => {
+    constants.push(tf.keep(t));
+    return t;
+  };
+  const ref = inputs.ref
+    ? constant(
+        rightAligned(
+          batchRows.map((i) => inputs.ref![i]!),
+          window,
+        ),
+      )
     : null;
-  const terms = policyLoss(settings, {
-    logp,
-    mask,
-    old: constant(rightAligned(batchRows.map((i) => inputs.old![i]!), window)),
-    ref,
-    sampler,
-    advantages: constant(column(rows.map((r) => r.advantage))),
-    live: constant(column(rows.map((r) => (r.live ? 1 : 0)))),
-    lengths: constant(column(rows.map((r) => r.example.completionIds.length))),
-  }, { sequences: batch.totals.sequences, liveTokens: batch.totals.liveTokens });
+  const known = rows.map((r) => (r.example.samplerLogprobs ? 1 : 0));
+  const sampler =
+    settings.importanceSamplingCap !== null && known.some((k) => k === 1)
+      ? {
+          logprobs: constant(
+            rightAligned(
+              rows.map((r) => r.example.samplerLogprobs ?? []),
+              window,
+            ),
+          ),
+          known: constant(column(known)),
+        }
+      : null;
+  const terms = policyLoss(
+    settings,
+    {
+      logp,
+      mask,
+      old: constant(
+        rightAligned(
+          batchRows.map((i) => inputs.old![i]!),
+          window,
+        ),
+      ),
+      ref,
+      sampler,
+      advantages: constant(column(rows.map((r) => r.advantage))),
+      live: constant(column(rows.map((r) => (r.live ? 1 : 0)))),
+      lengths: constant(column(rows.map((r) => r.example.completionIds.length))),
+    },
+    { sequences: batch.totals.sequences, liveTokens: batch.totals.liveTokens },
+  );
   kept.push(terms.clipLow, terms.clipHigh, terms.clipRegion);
   if (terms.kl) kept.push(terms.kl);
   if (settings.dpoCoef === 0) return terms.loss;
   if (!ref) throw new Error("stepGradients: the DPO term needs reference logprobs");
-  const pairs = preferencePairs(rows.map((r) => r.example.reward), rows.map((r) => r.example.groupId));
+  const pairs = preferencePairs(
+    rows.map((r) => r.example.reward),
+    rows.map((r) => r.example.groupId),
+  );
   const dpo = dpoPairLoss(logp, ref, mask, pairs, settings.dpoBeta, Math.max(1, batch.totals.pairs));
   return tf.add(terms.loss, tf.mul(dpo, settings.dpoCoef)) as tf.Scalar;
 }

@@ -63,7 +63,10 @@ function samplerDifference(batch: PreparedBatch, old: readonly (readonly number[
   batch.rows.forEach((row, i) => {
     const sampler = row.example.samplerLogprobs;
     if (!sampler) return;
-    sampler.forEach((s, t) => { sum += Math.abs(old[i]![t]! - s); count += 1; });
+    sampler.forEach((s, t) => {
+      sum += Math.abs(old[i]![t]! - s);
+      count += 1;
+    });
   });
   return count > 0 ? sum / count : null;
 }

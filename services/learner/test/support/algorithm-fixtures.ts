@@ -23,10 +23,28 @@ export interface AlgorithmFixture {
   model: string;
   adapter: string;
   temperature: number;
-  samples: Array<{ group_id: string; prompt: number[]; completion: number[]; reward: number; truncated: boolean; old: number[]; sampler: number[] | null }>;
+  samples: Array<{
+    group_id: string;
+    prompt: number[];
+    completion: number[];
+    reward: number;
+    truncated: boolean;
+    old: number[];
+    sampler: number[] | null;
+  }>;
   zero_std_groups: string[];
   cases: AlgorithmCase[];
-  adamw: { lr: number; betas: [number, number]; eps: number; weight_decay: number; max_grad_norm: number; steps: number; grad_norms: number[]; gradients: string; weights: string };
+  adamw: {
+    lr: number;
+    betas: [number, number];
+    eps: number;
+    weight_decay: number;
+    max_grad_norm: number;
+    steps: number;
+    grad_norms: number[];
+    gradients: string;
+    weights: string;
+  };
   schedules: { warmup: number; total: number; multipliers: Record<"constant" | "linear" | "cosine", number[]> };
 }
 

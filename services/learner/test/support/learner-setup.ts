@@ -8,7 +8,12 @@ export function learnerOptions(overrides: Partial<LearnerOptions> = {}): Learner
     baseModel: "qwen2-tiny",
     lora: { rank: 4, alpha: 8, targetModules: ["q_proj", "v_proj", "o_proj", "down_proj"], dropout: 0, useRslora: false },
     optimizer: {
-      learningRate: 1e-2, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0.01, maxGradNorm: 1,
+      learningRate: 1e-2,
+      beta1: 0.9,
+      beta2: 0.999,
+      epsilon: 1e-8,
+      weightDecay: 0.01,
+      maxGradNorm: 1,
       schedule: { name: "constant", warmupSteps: 0, totalSteps: 100 },
     },
     microBatchTokens: 4096,

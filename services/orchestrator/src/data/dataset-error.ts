@@ -15,9 +15,13 @@ export class DatasetError extends Error {
     readonly source: string,
     readonly issues: readonly DatasetIssue[],
   ) {
-    const lines = issues.slice(0, SHOWN).map((i) => `  ${i.line > 0 ? `line ${i.line}` : "file"}${i.field ? `, field "${i.field}"` : ""}: ${i.message}`);
+    const lines = issues
+      .slice(0, SHOWN)
+      .map((i) => `  ${i.line > 0 ? `line ${i.line}` : "file"}${i.field ? `, field "${i.field}"` : ""}: ${i.message}`);
     if (issues.length > SHOWN) lines.push(`  ... and ${issues.length - SHOWN} more`);
-    super(`dataset ${source} is invalid (${issues.length} problem${issues.length === 1 ? "" : "s"}); nothing was loaded:\n${lines.join("\n")}`);
+    super(
+      `dataset ${source} is invalid (${issues.length} problem${issues.length === 1 ? "" : "s"}); nothing was loaded:\n${lines.join("\n")}`,
+    );
     this.name = "DatasetError";
   }
 }

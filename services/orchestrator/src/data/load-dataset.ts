@@ -11,7 +11,9 @@ export async function loadDataset(file: string): Promise<Theorem[]> {
   try {
     text = await readFile(file, "utf8");
   } catch (error) {
-    throw new DatasetError(file, [{ line: 0, field: "", message: `cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` }]);
+    throw new DatasetError(file, [
+      { line: 0, field: "", message: `cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` },
+    ]);
   }
   return parseDataset(text, file);
 }
@@ -49,7 +51,11 @@ export function validateInlineTheorems(theorems: readonly Theorem[]): void {
     const line = index + 1;
     if (!theorem.id) issues.push({ line, field: "id", message: "is empty" });
     if (!theorem.statement && !(theorem.informalStatement && theorem.answer)) {
-      issues.push({ line, field: "statement", message: "a theorem needs a Lean statement, or informal_statement + answer for a math task" });
+      issues.push({
+        line,
+        field: "statement",
+        message: "a theorem needs a Lean statement, or informal_statement + answer for a math task",
+      });
     }
     const first = seen.get(theorem.id);
     if (first !== undefined) issues.push({ line, field: "id", message: `"${theorem.id}" is already used by theorem ${first}` });

@@ -11,8 +11,21 @@ export const ACCEPTED_SHAPES =
   "name + statement (Lean), formal_statement [+ header] (miniF2F), problem + answer or question + ground_truth (math)";
 
 const KNOWN = new Set([
-  "id", "name", "statement", "context", "imports", "formal_statement", "header", "informal_stmt", "informal_statement",
-  "problem", "answer", "question", "ground_truth", "domain", "difficulty",
+  "id",
+  "name",
+  "statement",
+  "context",
+  "imports",
+  "formal_statement",
+  "header",
+  "informal_stmt",
+  "informal_statement",
+  "problem",
+  "answer",
+  "question",
+  "ground_truth",
+  "domain",
+  "difficulty",
 ]);
 
 type Issue = Omit<DatasetIssue, "line">;

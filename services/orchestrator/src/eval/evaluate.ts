@@ -69,18 +69,29 @@ export async function evaluate(options: EvalOptions): Promise<EvalReport> {
 
 async function evaluateProblem(options: EvalOptions, theorem: Theorem, index: number, greedy: boolean): Promise<ProblemResult> {
   const { clients, signal } = options;
-  const generated = await clients.withRetry("inference", () =>
-    clients.inference.generate(
-      {
-        prompt: buildPrompt(theorem, options.prompt, options.chatPrompts),
-        n: options.samples,
-        adapter: options.adapter,
-        requestId: `eval/${index}`,
-        sampling: { maxTokens: options.maxTokens, temperature: greedy ? 0 : options.temperature, seed: BigInt((options.seed * 1_000_003 + index) >>> 0) },
-      },
-      { signal },
-    ),
-  signal);
-  const scored = await clients.withRetry("reward", () => clients.reward.scoreGroup({ theorem, completions: generated.completions, groupId: `eval-${index}` }, { signal }), signal);
+  const generated = await clients.withRetry(
+    "inference",
+    () =>
+      clients.inference.generate(
+        {
+          prompt: buildPrompt(theorem, options.prompt, options.chatPrompts),
+          n: options.samples,
+          adapter: options.adapter,
+          requestId: `eval/${index}`,
+          sampling: {
+            maxTokens: options.maxTokens,
+            temperature: greedy ? 0 : options.temperature,
+            seed: BigInt((options.seed * 1_000_003 + index) >>> 0),
+          },
+        },
+        { signal },
+      ),
+    signal,
+  );
+  const scored = await clients.withRetry(
+    "reward",
+    () => clients.reward.scoreGroup({ theorem, completions: generated.completions, groupId: `eval-${index}` }, { signal }),
+    signal,
+  );
   return { id: theorem.id, samples: generated.completions.length, solved: scored.results.filter((r) => r.solved).length };
 }

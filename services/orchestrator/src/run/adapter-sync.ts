@@ -13,7 +13,12 @@ export interface SyncedAdapter {
 }
 
 /** Syncs `version` (as TrainStep and GetStatus report it; 0 is the learner's latest). */
-export async function syncAdapter(clients: MeshClients, version: bigint, adaptersDir: string, signal?: AbortSignal): Promise<SyncedAdapter> {
+export async function syncAdapter(
+  clients: MeshClients,
+  version: bigint,
+  adaptersDir: string,
+  signal?: AbortSignal,
+): Promise<SyncedAdapter> {
   let synced: SyncedAdapter | undefined;
   const exported = clients.learner.exportAdapter({ version }, { signal });
   // Named by the version the manifest carries, not by the learner's suggested name.

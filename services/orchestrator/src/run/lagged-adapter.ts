@@ -14,7 +14,10 @@ import type { AdapterRef } from "./step-rollouts.js";
 export async function adapterAfterStep(clients: MeshClients, outputs: RunOutputs, step: number, signal?: AbortSignal): Promise<AdapterRef> {
   if (step === 0) return { name: "", version: 0 };
   const record = (await outputs.readSteps()).find((r) => r.step === step);
-  if (!record) throw new Error(`resuming an async run needs step ${step}'s line in ${path.join(outputs.dir, "metrics.jsonl")} (the adapter step ${step + 2} sampled with)`);
+  if (!record)
+    throw new Error(
+      `resuming an async run needs step ${step}'s line in ${path.join(outputs.dir, "metrics.jsonl")} (the adapter step ${step + 2} sampled with)`,
+    );
   if (record.adapter_version === 0) return { name: "", version: 0 };
   return clients.withRetry("inference", () => loadSavedAdapter(clients, outputs.adaptersDir, record.adapter_version, signal), signal);
 }
@@ -22,7 +25,10 @@ export async function adapterAfterStep(clients: MeshClients, outputs: RunOutputs
 async function loadSavedAdapter(clients: MeshClients, adaptersDir: string, version: number, signal?: AbortSignal): Promise<AdapterRef> {
   const name = adapterName(version);
   const dir = path.join(adaptersDir, name);
-  if (!existsSync(dir)) throw new Error(`adapter version ${version} is not in ${adaptersDir} (no ${name}/); an async run resumes from the adapters it synced (or resume with training.async=false)`);
+  if (!existsSync(dir))
+    throw new Error(
+      `adapter version ${version} is not in ${adaptersDir} (no ${name}/); an async run resumes from the adapters it synced (or resume with training.async=false)`,
+    );
   const { adapters } = await clients.inference.listModels({}, { signal });
   if (adapters.some((a) => a.name === name)) return { name, version };
 
@@ -32,7 +38,9 @@ async function loadSavedAdapter(clients: MeshClients, adaptersDir: string, versi
   }
   const loaded = await clients.inference.loadAdapter(requests(), { signal });
   if (loaded.unloaded.includes(name)) {
-    throw new Error(`the inference service unloaded ${name} as soon as it loaded it: an async run samples with the previous adapter while the next one loads, so the inference service must keep at least 2 adapters (adapters.keep)`);
+    throw new Error(
+      `the inference service unloaded ${name} as soon as it loaded it: an async run samples with the previous adapter while the next one loads, so the inference service must keep at least 2 adapters (adapters.keep)`,
+    );
   }
   return { name, version };
 }

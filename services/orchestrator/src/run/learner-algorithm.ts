@@ -12,12 +12,18 @@ export async function describeAlgorithm(clients: MeshClients, config: RunConfig,
   const { algorithms } = await clients.withRetry("learner", () => clients.learner.listAlgorithms({}, signal ? { signal } : {}), signal);
   const algorithm = algorithms.find((a) => a.name === config.algorithm.name);
   if (!algorithm) {
-    throw new ConnectError(`algorithm.name: the learner has no algorithm "${config.algorithm.name}"; it has: ${algorithms.map((a) => a.name).join(", ")}`, Code.InvalidArgument);
+    throw new ConnectError(
+      `algorithm.name: the learner has no algorithm "${config.algorithm.name}"; it has: ${algorithms.map((a) => a.name).join(", ")}`,
+      Code.InvalidArgument,
+    );
   }
   const known = new Set(algorithm.params.map((p) => p.name));
   const unknown = Object.keys(config.algorithm.config).filter((key) => !known.has(key));
   if (unknown.length > 0) {
-    throw new ConnectError(`algorithm.config: unknown key${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} for ${algorithm.name}; accepted: ${[...known].join(", ")}`, Code.InvalidArgument);
+    throw new ConnectError(
+      `algorithm.config: unknown key${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} for ${algorithm.name}; accepted: ${[...known].join(", ")}`,
+      Code.InvalidArgument,
+    );
   }
   return algorithm;
 }

@@ -31,7 +31,13 @@ export function connectMesh(config: OrchestratorConfig): MeshClients {
     // Only tactic mode calls the verifier directly (the reward service verifies whole proofs).
     verifier: config.services.verifier ?? "",
   };
-  const options = (url: string) => ({ ...clientTarget(url), interceptors: [rpcClientTracing()], defaultTimeoutMs: config.rpc_deadline_ms, readMaxBytes: 64 << 20, writeMaxBytes: 64 << 20 });
+  const options = (url: string) => ({
+    ...clientTarget(url),
+    interceptors: [rpcClientTracing()],
+    defaultTimeoutMs: config.rpc_deadline_ms,
+    readMaxBytes: 64 << 20,
+    writeMaxBytes: 64 << 20,
+  });
   const inference = createServiceClient(InferenceService, options(urls.inference));
   const reward = createServiceClient(RewardService, options(urls.reward));
   const learner = createServiceClient(LearnerService, options(urls.learner));
@@ -67,6 +73,7 @@ export function connectMesh(config: OrchestratorConfig): MeshClients {
 
 function required(config: OrchestratorConfig, service: "inference" | "reward" | "learner"): string {
   const url = config.services[service];
-  if (!url) throw new ConnectError(`services.${service} is not set: the orchestrator needs the ${service} service's URL`, Code.FailedPrecondition);
+  if (!url)
+    throw new ConnectError(`services.${service} is not set: the orchestrator needs the ${service} service's URL`, Code.FailedPrecondition);
   return url;
 }

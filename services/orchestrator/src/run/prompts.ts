@@ -26,7 +26,10 @@ export function buildPrompt(theorem: Theorem, config: RunConfig["prompt"], chat:
 }
 
 /** "auto": chat when the model's tokenizer has a chat template (Tokenize of a chat prompt succeeds). */
-export async function usesChatPrompts(format: RunConfig["prompt"]["format"], clients: Pick<MeshClients, "inference" | "withRetry">): Promise<boolean> {
+export async function usesChatPrompts(
+  format: RunConfig["prompt"]["format"],
+  clients: Pick<MeshClients, "inference" | "withRetry">,
+): Promise<boolean> {
   if (format !== "auto") return format === "chat";
   try {
     await clients.withRetry("inference", () =>

@@ -32,16 +32,23 @@ export function lineChart(title: string, points: ReadonlyArray<[number, number]>
     `<text x="${PAD}" y="${HEIGHT - PAD + 14}" font-size="10">step ${x0}</text>`,
     `<text x="${WIDTH - PAD - 40}" y="${HEIGHT - PAD + 14}" font-size="10">step ${x1}</text>`,
     `<path d="${path}" fill="none" stroke="#1f77b4" stroke-width="2"/>`,
-    ...points.map(([x, y]) => `<circle cx="${sx(x).toFixed(1)}" cy="${sy(y).toFixed(1)}" r="2.5" fill="#1f77b4"><title>step ${x}: ${y}</title></circle>`),
+    ...points.map(
+      ([x, y]) =>
+        `<circle cx="${sx(x).toFixed(1)}" cy="${sy(y).toFixed(1)}" r="2.5" fill="#1f77b4"><title>step ${x}: ${y}</title></circle>`,
+    ),
     `</svg>`,
   ].join("\n");
 }
 
 export function reportHtml(title: string, steps: readonly StepRecord[], evals: readonly EvalRecord[] = []): string {
-  const series = (key: string) => steps.filter((s) => Number.isFinite(s.metrics[key])).map((s) => [s.step, s.metrics[key]!] as [number, number]);
+  const series = (key: string) =>
+    steps.filter((s) => Number.isFinite(s.metrics[key])).map((s) => [s.step, s.metrics[key]!] as [number, number]);
   const columns = ["reward_mean", "pass_rate", "loss", "kl", "completion_length_mean"];
   const rows = steps
-    .map((s) => `<tr><td>${s.step}</td>${columns.map((c) => `<td>${s.metrics[c]?.toFixed(4) ?? ""}</td>`).join("")}<td>${s.timings.total_s?.toFixed(2) ?? ""}</td></tr>`)
+    .map(
+      (s) =>
+        `<tr><td>${s.step}</td>${columns.map((c) => `<td>${s.metrics[c]?.toFixed(4) ?? ""}</td>`).join("")}<td>${s.timings.total_s?.toFixed(2) ?? ""}</td></tr>`,
+    )
     .join("\n");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
@@ -50,7 +57,14 @@ export function reportHtml(title: string, steps: readonly StepRecord[], evals: r
 <h1>${escapeHtml(title)}</h1>
 ${lineChart("reward (mean over the batch)", series("reward_mean"))}
 ${lineChart("pass rate (solved completions)", series("pass_rate"))}
-${evals.length > 0 ? lineChart("held-out greedy accuracy", evals.map((e) => [e.step, e.heldout_accuracy] as [number, number])) : ""}
+${
+  evals.length > 0
+    ? lineChart(
+        "held-out greedy accuracy",
+        evals.map((e) => [e.step, e.heldout_accuracy] as [number, number]),
+      )
+    : ""
+}
 ${evals.length > 0 ? `<p>held-out greedy accuracy: ${evals.map((e) => `step ${e.step}: ${(100 * e.heldout_accuracy).toFixed(1)}% (${e.solved}/${e.problems})`).join(", ")}</p>` : ""}
 <table><tr><th>step</th>${columns.map((c) => `<th>${c}</th>`).join("")}<th>seconds</th></tr>
 ${rows}
@@ -59,6 +73,11 @@ ${rows}
 `;
 }
 
-export async function writeReport(file: string, title: string, steps: readonly StepRecord[], evals: readonly EvalRecord[] = []): Promise<void> {
+export async function writeReport(
+  file: string,
+  title: string,
+  steps: readonly StepRecord[],
+  evals: readonly EvalRecord[] = [],
+): Promise<void> {
   await writeFile(file, reportHtml(title, steps, evals));
 }

@@ -52,32 +52,38 @@ export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: str
     const started = performance.now();
     const startedAt = Date.now();
     const generated = await inSpan("rollout.generate", attributes, () =>
-      ctx.clients.withRetry("inference", () =>
-        ctx.clients.inference.generate(
-          {
-            prompt: buildPrompt(theorem, ctx.config.prompt, ctx.chatPrompts),
-            n: training.num_generations,
-            adapter: ctx.adapter,
-            requestId: `${ctx.runId}/${groupId}`,
-            sampling: { maxTokens: training.max_tokens, temperature: training.temperature, topP: training.top_p, seed: BigInt(seed) },
-          },
-          { signal: ctx.signal },
-        ),
-      ctx.signal),
+      ctx.clients.withRetry(
+        "inference",
+        () =>
+          ctx.clients.inference.generate(
+            {
+              prompt: buildPrompt(theorem, ctx.config.prompt, ctx.chatPrompts),
+              n: training.num_generations,
+              adapter: ctx.adapter,
+              requestId: `${ctx.runId}/${groupId}`,
+              sampling: { maxTokens: training.max_tokens, temperature: training.temperature, topP: training.top_p, seed: BigInt(seed) },
+            },
+            { signal: ctx.signal },
+          ),
+        ctx.signal,
+      ),
     );
     const scoring = performance.now();
     const scored = await inSpan("rollout.score", attributes, () =>
-      ctx.clients.withRetry("reward", () =>
-        ctx.clients.reward.scoreGroup(
-          {
-            theorem,
-            completions: generated.completions,
-            groupId,
-            ...(ctx.config.reward.preset ? { spec: { preset: ctx.config.reward.preset, scorers: [] } } : {}),
-          },
-          { signal: ctx.signal },
-        ),
-      ctx.signal),
+      ctx.clients.withRetry(
+        "reward",
+        () =>
+          ctx.clients.reward.scoreGroup(
+            {
+              theorem,
+              completions: generated.completions,
+              groupId,
+              ...(ctx.config.reward.preset ? { spec: { preset: ctx.config.reward.preset, scorers: [] } } : {}),
+            },
+            { signal: ctx.signal },
+          ),
+        ctx.signal,
+      ),
     );
     const done = performance.now();
     const scoreGroupS = (done - scoring) / 1000;
@@ -85,7 +91,18 @@ export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: str
     const rewards = scored.results.map((r) => r.reward);
     const solved = scored.results.map((r) => r.solved);
     generated.completions.forEach((completion, i) => {
-      recordedSpan("rollout.completion", { ...attributes, "leangrpo.completion_index": i, "leangrpo.reward": rewards[i] ?? 0, "leangrpo.solved": solved[i] ?? false, "leangrpo.completion_tokens": completion.tokenIds.length }, startedAt, Date.now());
+      recordedSpan(
+        "rollout.completion",
+        {
+          ...attributes,
+          "leangrpo.completion_index": i,
+          "leangrpo.reward": rewards[i] ?? 0,
+          "leangrpo.solved": solved[i] ?? false,
+          "leangrpo.completion_tokens": completion.tokenIds.length,
+        },
+        startedAt,
+        Date.now(),
+      );
     });
     span.setAttributes({ "leangrpo.reward_mean": scored.rewardMean, "leangrpo.pass_rate": scored.passRate });
     return {

@@ -89,9 +89,7 @@ export const RunConfigSchema = z
         /** Math prompt; {problem} is replaced by the problem text. */
         math_template: z.string().default("{problem}\nPut the final answer in \\boxed{}."),
         /** Lean prompt; {header}, {context} and {statement} are replaced. */
-        lean_template: z
-          .string()
-          .default("Complete the following Lean 4 proof.\n```lean4\n{header}\n{context}\n{statement} := by\n"),
+        lean_template: z.string().default("Complete the following Lean 4 proof.\n```lean4\n{header}\n{context}\n{statement} := by\n"),
         /**
          * Tactic-mode prompt of each turn; {header}, {context}, {statement} and {informal} as in
          * lean_template, {proof} the tactics applied so far (one per line, indented), {goals} the

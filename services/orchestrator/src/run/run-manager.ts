@@ -11,7 +11,14 @@ import { writeFile, readFile } from "node:fs/promises";
 import path from "node:path";
 import { TheoremSchema, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import {
-  RunSchema, RunState, StepEventSchema, StepTimingsSchema, WatchRunResponseSchema, type Run, type StartRunRequest, type WatchRunResponse,
+  RunSchema,
+  RunState,
+  StepEventSchema,
+  StepTimingsSchema,
+  WatchRunResponseSchema,
+  type Run,
+  type StartRunRequest,
+  type WatchRunResponse,
 } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { ConfigError, createLogger, loadConfig } from "@lean-grpo/kit";
 import type { OrchestratorConfig } from "../config.js";
@@ -50,12 +57,18 @@ export class RunManager {
 
   async start(request: StartRunRequest): Promise<Run> {
     const busy = [...this.runs.values()].find((r) => !FINAL.has(r.run.state));
-    if (busy) throw new ConnectError(`run ${busy.run.id} is ${RunState[busy.run.state]}; the learner trains one run at a time (StopRun it first)`, Code.FailedPrecondition);
+    if (busy)
+      throw new ConnectError(
+        `run ${busy.run.id} is ${RunState[busy.run.state]}; the learner trains one run at a time (StopRun it first)`,
+        Code.FailedPrecondition,
+      );
     const resumeId = request.resumeRunId;
     const id = request.runId || resumeId || newRunId();
-    if (!/^[A-Za-z0-9._-]+$/.test(id)) throw new ConnectError(`run_id "${id}" may hold only letters, digits, ".", "_" and "-"`, Code.InvalidArgument);
+    if (!/^[A-Za-z0-9._-]+$/.test(id))
+      throw new ConnectError(`run_id "${id}" may hold only letters, digits, ".", "_" and "-"`, Code.InvalidArgument);
     const outputs = RunOutputs.for(this.config.runs_dir, id);
-    if (!resumeId && existsSync(outputs.dir)) throw new ConnectError(`run ${id} already exists in ${outputs.dir}; resume it with resume_run_id`, Code.AlreadyExists);
+    if (!resumeId && existsSync(outputs.dir))
+      throw new ConnectError(`run ${id} already exists in ${outputs.dir}; resume it with resume_run_id`, Code.AlreadyExists);
 
     let config: RunConfig;
     let theorems: Theorem[];
@@ -64,10 +77,13 @@ export class RunManager {
     let previous: RunFile | undefined;
     if (resumeId) {
       const from = RunOutputs.for(this.config.runs_dir, resumeId);
-      if (!existsSync(path.join(from.dir, "run.json"))) throw new ConnectError(`run ${resumeId} not found in ${this.config.runs_dir}`, Code.NotFound);
-      if (request.runId && request.runId !== resumeId) throw new ConnectError("a resumed run keeps its id: leave run_id empty or equal to resume_run_id", Code.InvalidArgument);
+      if (!existsSync(path.join(from.dir, "run.json")))
+        throw new ConnectError(`run ${resumeId} not found in ${this.config.runs_dir}`, Code.NotFound);
+      if (request.runId && request.runId !== resumeId)
+        throw new ConnectError("a resumed run keeps its id: leave run_id empty or equal to resume_run_id", Code.InvalidArgument);
       previous = await from.readRun();
-      if (previous.state === RunState[RunState.COMPLETED]) throw new ConnectError(`run ${resumeId} is already COMPLETED`, Code.FailedPrecondition);
+      if (previous.state === RunState[RunState.COMPLETED])
+        throw new ConnectError(`run ${resumeId} is already COMPLETED`, Code.FailedPrecondition);
       const saved = await from.readConfig();
       config = parseRunConfig(saved.run as Record<string, unknown>, request.overrides);
       dataset = String(saved.dataset);
@@ -94,7 +110,11 @@ export class RunManager {
     }
 
     await outputs.create({ run: config, dataset });
-    if (dataset === "inline") await writeFile(path.join(outputs.dir, "dataset.jsonl"), theorems.map((t) => JSON.stringify(toJson(TheoremSchema, t))).join("\n") + "\n");
+    if (dataset === "inline")
+      await writeFile(
+        path.join(outputs.dir, "dataset.jsonl"),
+        `${theorems.map((t) => JSON.stringify(toJson(TheoremSchema, t))).join("\n")}\n`,
+      );
     const now = timestampFromDate(new Date());
     const run = create(RunSchema, {
       id,
@@ -136,7 +156,11 @@ export class RunManager {
         await outputs.truncateStepsAfter(start);
         const restored = await clients.withRetry("learner", () => clients.learner.getStatus({}, { signal }), signal);
         if (restored.adapterVersion > 0n) {
-          const synced = await clients.withRetry("inference", () => syncAdapter(clients, restored.adapterVersion, outputs.adaptersDir, signal), signal);
+          const synced = await clients.withRetry(
+            "inference",
+            () => syncAdapter(clients, restored.adapterVersion, outputs.adaptersDir, signal),
+            signal,
+          );
           adapter = synced.name;
           adapterVersion = synced.version;
         }
@@ -148,11 +172,22 @@ export class RunManager {
       await this.persist(active, outputs);
       const last = await runLoop(
         {
-          runId: run.id, config: job.config, theorems: job.theorems, heldout: job.heldout, clients, outputs, adapter, adapterVersion, signal,
+          runId: run.id,
+          config: job.config,
+          theorems: job.theorems,
+          heldout: job.heldout,
+          clients,
+          outputs,
+          adapter,
+          adapterVersion,
+          signal,
           stopRequested: () => active.stop,
           onEval: async (record) => {
             await outputs.appendEval(record);
-            this.emitLog(active, `held-out greedy accuracy after step ${record.step}: ${(100 * record.heldout_accuracy).toFixed(1)}% (${record.solved}/${record.problems}, ${record.seconds.toFixed(1)} s)`);
+            this.emitLog(
+              active,
+              `held-out greedy accuracy after step ${record.step}: ${(100 * record.heldout_accuracy).toFixed(1)}% (${record.solved}/${record.problems}, ${record.seconds.toFixed(1)} s)`,
+            );
           },
           onStep: async (record) => this.recordStep(active, outputs, record),
           onCheckpoint: checkpoint,
@@ -184,7 +219,15 @@ export class RunManager {
     await outputs.writeReport(`lean-grpo run ${active.run.id} (${active.run.algorithm})`);
     await this.persist(active, outputs);
     this.emit(active, {
-      event: { case: "step", value: create(StepEventSchema, { step: BigInt(record.step), metrics: record.metrics, timings: toTimings(record.timings), adapterVersion: BigInt(record.adapter_version) }) },
+      event: {
+        case: "step",
+        value: create(StepEventSchema, {
+          step: BigInt(record.step),
+          metrics: record.metrics,
+          timings: toTimings(record.timings),
+          adapterVersion: BigInt(record.adapter_version),
+        }),
+      },
     });
   }
 
@@ -202,7 +245,8 @@ export class RunManager {
     const active = this.runs.get(id);
     if (active) return active.run;
     const outputs = RunOutputs.for(this.config.runs_dir, id);
-    if (!existsSync(path.join(outputs.dir, "run.json"))) throw new ConnectError(`run ${id} not found in ${this.config.runs_dir}`, Code.NotFound);
+    if (!existsSync(path.join(outputs.dir, "run.json")))
+      throw new ConnectError(`run ${id} not found in ${this.config.runs_dir}`, Code.NotFound);
     return runFromFile(await outputs.readRun(), outputs.dir);
   }
 
@@ -234,7 +278,11 @@ export class RunManager {
       }
       if (FINAL.has(active.run.state) && next >= active.events.length) return;
       await new Promise<void>((resolve) => {
-        const wake = () => { active.listeners.delete(wake); signal.removeEventListener("abort", wake); resolve(); };
+        const wake = () => {
+          active.listeners.delete(wake);
+          signal.removeEventListener("abort", wake);
+          resolve();
+        };
         active.listeners.add(wake);
         signal.addEventListener("abort", wake);
       });
@@ -269,9 +317,17 @@ export class RunManager {
   private async persist(active: ActiveRun, outputs: RunOutputs): Promise<void> {
     const r = active.run;
     await outputs.writeRun({
-      id: r.id, state: RunState[r.state], algorithm: r.algorithm, step: Number(r.step), total_steps: Number(r.totalSteps), dataset: r.dataset,
-      created_at: timestampDate(r.createdAt!).toISOString(), updated_at: timestampDate(r.updatedAt!).toISOString(), error: r.error,
-      last_checkpoint_step: Number(r.lastCheckpointStep), last_metrics: r.lastMetrics,
+      id: r.id,
+      state: RunState[r.state],
+      algorithm: r.algorithm,
+      step: Number(r.step),
+      total_steps: Number(r.totalSteps),
+      dataset: r.dataset,
+      created_at: timestampDate(r.createdAt!).toISOString(),
+      updated_at: timestampDate(r.updatedAt!).toISOString(),
+      error: r.error,
+      last_checkpoint_step: Number(r.lastCheckpointStep),
+      last_metrics: r.lastMetrics,
     });
   }
 }
@@ -306,22 +362,46 @@ async function loadTheorems(datasetPath: string, inline: readonly Theorem[], out
 }
 
 function toTimings(t: Record<string, number>) {
-  return create(StepTimingsSchema, { generateS: t.generate_s ?? 0, verifyS: t.verify_s ?? 0, scoreS: t.score_s ?? 0, trainS: t.train_s ?? 0, syncS: t.sync_s ?? 0, otherS: t.other_s ?? 0, totalS: t.total_s ?? 0 });
+  return create(StepTimingsSchema, {
+    generateS: t.generate_s ?? 0,
+    verifyS: t.verify_s ?? 0,
+    scoreS: t.score_s ?? 0,
+    trainS: t.train_s ?? 0,
+    syncS: t.sync_s ?? 0,
+    otherS: t.other_s ?? 0,
+    totalS: t.total_s ?? 0,
+  });
 }
 
 function stepResponse(runId: string, record: StepRecord): WatchRunResponse {
   return create(WatchRunResponseSchema, {
     runId,
     time: timestampFromDate(new Date(record.time)),
-    event: { case: "step", value: { step: BigInt(record.step), metrics: record.metrics, timings: toTimings(record.timings), adapterVersion: BigInt(record.adapter_version) } },
+    event: {
+      case: "step",
+      value: {
+        step: BigInt(record.step),
+        metrics: record.metrics,
+        timings: toTimings(record.timings),
+        adapterVersion: BigInt(record.adapter_version),
+      },
+    },
   });
 }
 
 function runFromFile(file: RunFile, dir: string): Run {
   return create(RunSchema, {
-    id: file.id, state: RunState[file.state as keyof typeof RunState] ?? RunState.UNSPECIFIED, algorithm: file.algorithm,
-    step: BigInt(file.step), totalSteps: BigInt(file.total_steps), dataset: file.dataset, outputDir: dir,
-    createdAt: timestampFromDate(new Date(file.created_at)), updatedAt: timestampFromDate(new Date(file.updated_at)),
-    error: file.error, lastMetrics: file.last_metrics, lastCheckpointStep: BigInt(file.last_checkpoint_step),
+    id: file.id,
+    state: RunState[file.state as keyof typeof RunState] ?? RunState.UNSPECIFIED,
+    algorithm: file.algorithm,
+    step: BigInt(file.step),
+    totalSteps: BigInt(file.total_steps),
+    dataset: file.dataset,
+    outputDir: dir,
+    createdAt: timestampFromDate(new Date(file.created_at)),
+    updatedAt: timestampFromDate(new Date(file.updated_at)),
+    error: file.error,
+    lastMetrics: file.last_metrics,
+    lastCheckpointStep: BigInt(file.last_checkpoint_step),
   });
 }

@@ -121,5 +121,7 @@ export class RunOutputs {
 export async function listRunDirs(runsDir: string): Promise<RunOutputs[]> {
   if (!existsSync(runsDir)) return [];
   const entries = await readdir(runsDir, { withFileTypes: true });
-  return entries.filter((e) => e.isDirectory() && existsSync(path.join(runsDir, e.name, "run.json"))).map((e) => RunOutputs.for(runsDir, e.name));
+  return entries
+    .filter((e) => e.isDirectory() && existsSync(path.join(runsDir, e.name, "run.json")))
+    .map((e) => RunOutputs.for(runsDir, e.name));
 }

@@ -50,7 +50,10 @@ export function stepTimings(rollouts: StepRollouts, clock: StepClock): StepTimin
     total_s: (clock.end - clock.stepStart) / 1000,
     rollout_overlap_s: overlapS,
   };
-  timings.other_s = Math.max(0, timings.total_s - timings.generate_s - timings.verify_s - timings.score_s - timings.train_s - timings.sync_s);
+  timings.other_s = Math.max(
+    0,
+    timings.total_s - timings.generate_s - timings.verify_s - timings.score_s - timings.train_s - timings.sync_s,
+  );
   return timings;
 }
 

@@ -56,11 +56,23 @@ export class StepRolloutPlanner {
   async roll(step: number, adapter: AdapterRef, signal?: AbortSignal): Promise<StepRollouts> {
     const { config, theorems } = this.plan;
     const startedAt = performance.now();
-    const ctx: RolloutContext = { clients: this.plan.clients, config, runId: this.plan.runId, step, adapter: adapter.name, chatPrompts: this.plan.chatPrompts, ...(signal ? { signal } : {}) };
+    const ctx: RolloutContext = {
+      clients: this.plan.clients,
+      config,
+      runId: this.plan.runId,
+      step,
+      adapter: adapter.name,
+      chatPrompts: this.plan.chatPrompts,
+      ...(signal ? { signal } : {}),
+    };
     const rollGroup = config.training.mode === "tactic" ? tacticRolloutGroup : rolloutGroup;
     const batchSize = config.training.batch_size;
     const roll = (indices: number[], slotBase: number) =>
-      Promise.all(indices.map((index, i) => rollGroup(ctx, theorems[index]!, `s${step}-g${slotBase + i}`, groupSeed(config.training.seed, step, slotBase + i))));
+      Promise.all(
+        indices.map((index, i) =>
+          rollGroup(ctx, theorems[index]!, `s${step}-g${slotBase + i}`, groupSeed(config.training.seed, step, slotBase + i)),
+        ),
+      );
 
     let groups = await roll(this.order.batch(step, batchSize), 0);
     const rolled: RolloutGroup[] = [...groups];

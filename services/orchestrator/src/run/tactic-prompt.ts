@@ -25,7 +25,13 @@ export function tacticPromptText(theorem: Theorem, template: string, tactics: re
   return template.replace(PLACEHOLDER, (_, key: string) => values[key]!);
 }
 
-export function buildTacticPrompt(theorem: Theorem, config: RunConfig["prompt"], chat: boolean, tactics: readonly string[], goals: readonly string[]): Prompt {
+export function buildTacticPrompt(
+  theorem: Theorem,
+  config: RunConfig["prompt"],
+  chat: boolean,
+  tactics: readonly string[],
+  goals: readonly string[],
+): Prompt {
   const text = tacticPromptText(theorem, config.tactic_template, tactics, goals);
   return create(PromptSchema, {
     kind: chat ? { case: "chat", value: { messages: [{ role: "user", content: text }] } } : { case: "text", value: text },

@@ -76,7 +76,13 @@ export function proofCompletion(trajectory: Trajectory, adapter: string): Comple
   });
 }
 
-async function runTrajectory(ctx: RolloutContext, theorem: Theorem, groupId: string, groupSeed: number, index: number): Promise<Trajectory> {
+async function runTrajectory(
+  ctx: RolloutContext,
+  theorem: Theorem,
+  groupId: string,
+  groupSeed: number,
+  index: number,
+): Promise<Trajectory> {
   const verifier = ctx.clients.verifier;
   if (!verifier) throw new Error("tactic mode needs the verifier: set services.verifier in the orchestrator's config");
   const training = ctx.config.training;
@@ -98,7 +104,11 @@ async function runTrajectory(ctx: RolloutContext, theorem: Theorem, groupId: str
       ),
     ).catch((error: unknown) => {
       if (!failedWith(error, START_FAILURES, ctx.signal)) throw error;
-      if (index === 0) log.warn({ run: ctx.runId, theorem: theorem.id, reason: (error as ConnectError).rawMessage }, "StartProof refused the theorem; its trajectories score an empty proof");
+      if (index === 0)
+        log.warn(
+          { run: ctx.runId, theorem: theorem.id, reason: (error as ConnectError).rawMessage },
+          "StartProof refused the theorem; its trajectories score an empty proof",
+        );
       return undefined;
     });
     if (!start) {
@@ -113,19 +123,28 @@ async function runTrajectory(ctx: RolloutContext, theorem: Theorem, groupId: str
         const turnAttributes = { ...attributes, "leangrpo.turn": turn };
         const generated = await timed("generateS", () =>
           inSpan("rollout.generate", turnAttributes, () =>
-            ctx.clients.withRetry("inference", () =>
-              ctx.clients.inference.generate(
-                {
-                  prompt: buildTacticPrompt(theorem, ctx.config.prompt, ctx.chatPrompts, trajectory.tactics, goals),
-                  n: 1,
-                  adapter: ctx.adapter,
-                  requestId: `${ctx.runId}/${groupId}/t${index}/${turn}`,
-                  // One tactic per turn: the line ends it.
-                  sampling: { maxTokens: training.max_tokens, temperature: training.temperature, topP: training.top_p, seed: BigInt(turnSeed(groupSeed, index, turn)), stop: ["\n"] },
-                },
-                { signal: ctx.signal },
-              ),
-            ctx.signal),
+            ctx.clients.withRetry(
+              "inference",
+              () =>
+                ctx.clients.inference.generate(
+                  {
+                    prompt: buildTacticPrompt(theorem, ctx.config.prompt, ctx.chatPrompts, trajectory.tactics, goals),
+                    n: 1,
+                    adapter: ctx.adapter,
+                    requestId: `${ctx.runId}/${groupId}/t${index}/${turn}`,
+                    // One tactic per turn: the line ends it.
+                    sampling: {
+                      maxTokens: training.max_tokens,
+                      temperature: training.temperature,
+                      topP: training.top_p,
+                      seed: BigInt(turnSeed(groupSeed, index, turn)),
+                      stop: ["\n"],
+                    },
+                  },
+                  { signal: ctx.signal },
+                ),
+              ctx.signal,
+            ),
           ),
         );
         const completion = generated.completions[0];
@@ -141,7 +160,11 @@ async function runTrajectory(ctx: RolloutContext, theorem: Theorem, groupId: str
         try {
           applied = await timed("leanS", () =>
             inSpan("rollout.apply_tactic", turnAttributes, async (tacticSpan) => {
-              const response = await ctx.clients.withRetry("verifier", () => verifier.applyTactic({ sessionId: start.sessionId, proofState, tactic }, { signal: ctx.signal }), ctx.signal);
+              const response = await ctx.clients.withRetry(
+                "verifier",
+                () => verifier.applyTactic({ sessionId: start.sessionId, proofState, tactic }, { signal: ctx.signal }),
+                ctx.signal,
+              );
               tacticSpan.setAttribute("leangrpo.tactic_status", TacticStatus[response.status]);
               return response;
             }),
@@ -180,33 +203,50 @@ export function tacticRolloutGroup(ctx: RolloutContext, theorem: Theorem, groupI
     );
     const scoring = performance.now();
     const scored = await inSpan("rollout.score", attributes, () =>
-      ctx.clients.withRetry("reward", () =>
-        ctx.clients.reward.scoreGroup(
-          {
-            theorem,
-            completions: trajectories.map((t) => proofCompletion(t, ctx.adapter)),
-            groupId,
-            ...(ctx.config.reward.preset ? { spec: { preset: ctx.config.reward.preset, scorers: [] } } : {}),
-          },
-          { signal: ctx.signal },
-        ),
-      ctx.signal),
+      ctx.clients.withRetry(
+        "reward",
+        () =>
+          ctx.clients.reward.scoreGroup(
+            {
+              theorem,
+              completions: trajectories.map((t) => proofCompletion(t, ctx.adapter)),
+              groupId,
+              ...(ctx.config.reward.preset ? { spec: { preset: ctx.config.reward.preset, scorers: [] } } : {}),
+            },
+            { signal: ctx.signal },
+          ),
+        ctx.signal,
+      ),
     );
     const scoreGroupS = (performance.now() - scoring) / 1000;
     const recheckS = Math.min(scoreGroupS, Math.max(0, ...scored.results.map((r) => (r.verification?.timings?.totalMs ?? 0) / 1000)));
     const rewards = scored.results.map((r) => r.reward);
     const solved = scored.results.map((r) => r.solved);
     trajectories.forEach((t, i) => {
-      recordedSpan("rollout.completion", {
-        ...attributes, "leangrpo.completion_index": i, "leangrpo.reward": rewards[i] ?? 0, "leangrpo.solved": solved[i] ?? false,
-        "leangrpo.proof_steps": t.proofSteps, "leangrpo.trajectory_end": t.end,
-      }, startedAt, Date.now());
+      recordedSpan(
+        "rollout.completion",
+        {
+          ...attributes,
+          "leangrpo.completion_index": i,
+          "leangrpo.reward": rewards[i] ?? 0,
+          "leangrpo.solved": solved[i] ?? false,
+          "leangrpo.proof_steps": t.proofSteps,
+          "leangrpo.trajectory_end": t.end,
+        },
+        startedAt,
+        Date.now(),
+      );
     });
     span.setAttributes({ "leangrpo.reward_mean": scored.rewardMean, "leangrpo.pass_rate": scored.passRate });
     // A turn that sampled no token has nothing to train on (the learner refuses empty completions).
     const samples: RolloutSample[] = trajectories.flatMap((t, i) =>
       t.turns
-        .map((turn, n) => ({ sampleId: `${groupId}/${t.index}.${n}`, promptTokenIds: turn.promptTokenIds, completion: turn.completion, reward: rewards[i] ?? 0 }))
+        .map((turn, n) => ({
+          sampleId: `${groupId}/${t.index}.${n}`,
+          promptTokenIds: turn.promptTokenIds,
+          completion: turn.completion,
+          reward: rewards[i] ?? 0,
+        }))
         .filter((sample) => sample.completion.tokenIds.length > 0),
     );
     const mean = (f: (t: Trajectory) => number) => trajectories.reduce((a, t) => a + f(t), 0) / Math.max(1, trajectories.length);

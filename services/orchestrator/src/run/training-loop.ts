@@ -49,7 +49,14 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
   const { config, clients, signal } = options;
   const chatPrompts = await usesChatPrompts(config.prompt.format, clients);
   const dynamicSampling = usesDynamicSampling(config, await describeAlgorithm(clients, config, signal));
-  const planner = new StepRolloutPlanner({ clients, config, runId: options.runId, theorems: options.theorems, chatPrompts, dynamicSampling });
+  const planner = new StepRolloutPlanner({
+    clients,
+    config,
+    runId: options.runId,
+    theorems: options.theorems,
+    chatPrompts,
+    dynamicSampling,
+  });
   const parent = context.active();
   let current: AdapterRef = { name: options.adapter, version: options.adapterVersion };
   let step = startStep;
@@ -60,7 +67,12 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
     return record;
   };
   const prefetch = (next: number, adapter: AdapterRef) =>
-    new PrefetchedRollouts(next, StepSpan.start(parent, options.runId, next), (prefetchSignal) => planner.roll(next, adapter, prefetchSignal), signal);
+    new PrefetchedRollouts(
+      next,
+      StepSpan.start(parent, options.runId, next),
+      (prefetchSignal) => planner.roll(next, adapter, prefetchSignal),
+      signal,
+    );
 
   if (step === 0 && options.heldout.length > 0 && evaluatesAt(config, 0)) await evaluate(0, current.name);
   let pending: PrefetchedRollouts | undefined;
@@ -91,23 +103,41 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
           let trained: { adapterVersion: bigint; metrics: Record<string, number> } | undefined;
           if (samples > 0) {
             trained = await inSpan("learner.step", runAttributes(options.runId, next), () =>
-              clients.withRetry("learner", () => clients.learner.trainStep(trainingStream(options.runId, config, rollouts.groups), { signal }), signal),
+              clients.withRetry(
+                "learner",
+                () => clients.learner.trainStep(trainingStream(options.runId, config, rollouts.groups), { signal }),
+                signal,
+              ),
             );
           }
           const syncStart = performance.now();
           if (trained) {
             const version = versionFromProto(trained.adapterVersion);
-            const synced = await inSpan("adapter.sync", { ...runAttributes(options.runId, next), "leangrpo.adapter_version": version }, () =>
-              clients.withRetry("inference", () => syncAdapter(clients, trained.adapterVersion, options.outputs.adaptersDir, signal), signal),
+            const synced = await inSpan(
+              "adapter.sync",
+              { ...runAttributes(options.runId, next), "leangrpo.adapter_version": version },
+              () =>
+                clients.withRetry(
+                  "inference",
+                  () => syncAdapter(clients, trained.adapterVersion, options.outputs.adaptersDir, signal),
+                  signal,
+                ),
             );
             current = { name: synced.name, version: synced.version };
           }
           const end = performance.now();
 
-          const metrics = stepMetrics({ rollouts, trained: trained?.metrics, trainedFromVersion, samplesSent: trained ? samples : 0, tactic: config.training.mode === "tactic" });
+          const metrics = stepMetrics({
+            rollouts,
+            trained: trained?.metrics,
+            trainedFromVersion,
+            samplesSent: trained ? samples : 0,
+            tactic: config.training.mode === "tactic",
+          });
           const timings = stepTimings(rollouts, { stepStart, rolloutsReady, syncStart, end });
           // Evaluation time is its own (eval.jsonl), outside the step's timings.
-          if (options.heldout.length > 0 && evaluatesAt(config, next)) metrics.heldout_accuracy = (await evaluate(next, current.name)).heldout_accuracy;
+          if (options.heldout.length > 0 && evaluatesAt(config, next))
+            metrics.heldout_accuracy = (await evaluate(next, current.name)).heldout_accuracy;
           step = next;
           await options.onStep({ step, time: new Date().toISOString(), adapter_version: current.version, metrics, timings });
           if (step % config.training.checkpoint_every === 0 || step === config.training.steps) await options.onCheckpoint(step);

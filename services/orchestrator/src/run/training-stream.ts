@@ -22,7 +22,11 @@ export function sampleCount(groups: readonly RolloutGroup[]): number {
   return groups.reduce((n, g) => n + g.samples.length, 0);
 }
 
-export async function* trainingStream(runId: string, config: RunConfig, groups: readonly RolloutGroup[]): AsyncGenerator<MessageInitShape<typeof TrainStepRequestSchema>> {
+export async function* trainingStream(
+  runId: string,
+  config: RunConfig,
+  groups: readonly RolloutGroup[],
+): AsyncGenerator<MessageInitShape<typeof TrainStepRequestSchema>> {
   yield {
     part: {
       case: "header",

@@ -35,7 +35,14 @@ export function parseAnswerShape(latex: string): AnswerShape {
   if (pm.length === 2) {
     const [base = "", offset = ""] = pm;
     const plus = base === "" ? offset : `${base}+(${offset})`;
-    return { kind: "collection", of: "set", items: [{ kind: "scalar", latex: plus }, { kind: "scalar", latex: `${base}-(${offset})` }] };
+    return {
+      kind: "collection",
+      of: "set",
+      items: [
+        { kind: "scalar", latex: plus },
+        { kind: "scalar", latex: `${base}-(${offset})` },
+      ],
+    };
   }
   return { kind: "scalar", latex };
 }
@@ -81,7 +88,11 @@ function splitTopLevel(s: string, separator: string): string[] {
       i = Math.max(i, j - 1);
       continue;
     }
-    if (depth === 0 && s.startsWith(separator, i) && !(/[a-zA-Z]/.test(separator.at(-1)!) && /[a-zA-Z]/.test(s[i + separator.length] ?? ""))) {
+    if (
+      depth === 0 &&
+      s.startsWith(separator, i) &&
+      !(/[a-zA-Z]/.test(separator.at(-1)!) && /[a-zA-Z]/.test(s[i + separator.length] ?? ""))
+    ) {
       parts.push(s.slice(start, i));
       start = i + separator.length;
       i = start - 1;

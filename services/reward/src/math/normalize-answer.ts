@@ -19,7 +19,8 @@ const UNICODE: ReadonlyArray<readonly [string, string]> = [
 ];
 
 /** Commands that only change spacing or size, with no mathematical meaning. */
-const LAYOUT_COMMANDS = /\\(?:displaystyle|textstyle|scriptstyle|quad|qquad|enspace|thinspace|medspace|thickspace|negthinspace|negmedspace|negthickspace|left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![a-zA-Z])/g;
+const LAYOUT_COMMANDS =
+  /\\(?:displaystyle|textstyle|scriptstyle|quad|qquad|enspace|thinspace|medspace|thickspace|negthinspace|negmedspace|negthickspace|left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![a-zA-Z])/g;
 
 /** Commands whose argument is text: a unit after a number, or a word answer. */
 const TEXT_COMMAND = /\\(?:text|textrm|textnormal|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{/g;
@@ -49,7 +50,12 @@ export function normalizeAnswer(raw: string): string {
 }
 
 function stripMathDelimiters(s: string): string {
-  for (const [open, close] of [["$$", "$$"], ["$", "$"], ["\\(", "\\)"], ["\\[", "\\]"]] as const) {
+  for (const [open, close] of [
+    ["$$", "$$"],
+    ["$", "$"],
+    ["\\(", "\\)"],
+    ["\\[", "\\]"],
+  ] as const) {
     if (s.length >= open.length + close.length && s.startsWith(open) && s.endsWith(close)) {
       return s.slice(open.length, s.length - close.length).trim();
     }
@@ -71,7 +77,8 @@ function unwrapText(s: string): string {
     if (end < 0) break;
     const before = s.slice(last, match.index);
     const content = s.slice(start, end);
-    const isTrailingUnit = s.slice(end + 1).trim() === "" && /\d/.test(out + before) && /^[\sa-zA-Z.\/^0-9]*$/.test(content) && /[a-zA-Z]/.test(content);
+    const isTrailingUnit =
+      s.slice(end + 1).trim() === "" && /\d/.test(out + before) && /^[\sa-zA-Z./^0-9]*$/.test(content) && /[a-zA-Z]/.test(content);
     out += before + (isTrailingUnit ? "" : content);
     last = end + 1;
   }
@@ -91,5 +98,8 @@ function mergeDigitGroups(s: string): string {
 
 /** Spaces carry no meaning in LaTeX math except to end a command name before a letter (\pi r). */
 function removeSpaces(s: string): string {
-  return s.replace(/(\\[a-zA-Z]+)\s+(?=[a-zA-Z])/g, "$1\u0000").replace(/\s+/g, "").replaceAll("\u0000", " ");
+  return s
+    .replace(/(\\[a-zA-Z]+)\s+(?=[a-zA-Z])/g, "$1\u0000")
+    .replace(/\s+/g, "")
+    .replaceAll("\u0000", " ");
 }

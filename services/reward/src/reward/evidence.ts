@@ -62,7 +62,7 @@ function isEmpty(completion: Completion): boolean {
 function judgedMathCompletions(theorem: Theorem, inputs: readonly CompletionInput[], context: EvidenceContext): Evidence[] {
   if (theorem.answer.trim() === "") {
     throw new ConnectError(
-      "theorem.answer is empty: a math task needs its ground-truth answer (LaTeX or plain text, e.g. \"\\\\frac{3}{4}\")",
+      'theorem.answer is empty: a math task needs its ground-truth answer (LaTeX or plain text, e.g. "\\\\frac{3}{4}")',
       Code.InvalidArgument,
     );
   }
@@ -74,14 +74,31 @@ function judgedMathCompletions(theorem: Theorem, inputs: readonly CompletionInpu
       );
     }
     const empty = isEmpty(input.completion);
-    const math = empty ? { outcome: "no_answer" as const, detail: "empty completion" } : judgeMathAnswer(input.completion.text, theorem.answer, context.math);
-    return { task: TaskKind.MATH_ANSWER, field: input.field, theorem, completion: input.completion, empty, solved: math.outcome === "correct", math };
+    const math = empty
+      ? { outcome: "no_answer" as const, detail: "empty completion" }
+      : judgeMathAnswer(input.completion.text, theorem.answer, context.math);
+    return {
+      task: TaskKind.MATH_ANSWER,
+      field: input.field,
+      theorem,
+      completion: input.completion,
+      empty,
+      solved: math.outcome === "correct",
+      math,
+    };
   });
 }
 
-async function verifiedLeanCompletions(theorem: Theorem, inputs: readonly CompletionInput[], context: EvidenceContext): Promise<LeanEvidence[]> {
+async function verifiedLeanCompletions(
+  theorem: Theorem,
+  inputs: readonly CompletionInput[],
+  context: EvidenceContext,
+): Promise<LeanEvidence[]> {
   if (theorem.statement.trim() === "") {
-    throw new ConnectError("theorem.statement is empty: a Lean task needs the statement its proofs are checked against", Code.InvalidArgument);
+    throw new ConnectError(
+      "theorem.statement is empty: a Lean task needs the statement its proofs are checked against",
+      Code.InvalidArgument,
+    );
   }
   for (const input of inputs) {
     if (input.verification?.verdict === Verdict.UNSPECIFIED) {
@@ -100,7 +117,11 @@ async function verifiedLeanCompletions(theorem: Theorem, inputs: readonly Comple
       Code.FailedPrecondition,
     );
   }
-  const verified = await verifyAll(theorem, toVerify.map((i) => ({ index: i, field: inputs[i]!.field, proof: proofs[i]!.body })), context);
+  const verified = await verifyAll(
+    theorem,
+    toVerify.map((i) => ({ index: i, field: inputs[i]!.field, proof: proofs[i]!.body })),
+    context,
+  );
   return inputs.map((input, i) => {
     const verification = input.verification ?? verified.get(i);
     const proof = proofs[i];

@@ -64,14 +64,20 @@ export function applyOverrides(base: ResolvedReward, overrides: readonly ScorerO
   for (const override of overrides) {
     const scorer = scorerNamed(override.name);
     if (!scorer) {
-      throw new RewardSpecError(`${override.field}.name`, `unknown scorer ${JSON.stringify(override.name)}; accepted: ${SCORER_NAMES.join(", ")}`);
+      throw new RewardSpecError(
+        `${override.field}.name`,
+        `unknown scorer ${JSON.stringify(override.name)}; accepted: ${SCORER_NAMES.join(", ")}`,
+      );
     }
     if (seen.has(scorer.name)) throw new RewardSpecError(`${override.field}.name`, `scorer ${JSON.stringify(scorer.name)} is named twice`);
     seen.add(scorer.name);
     const existing = scorers.get(scorer.name);
     const weight = override.weight ?? existing?.weight ?? 1;
     if (!Number.isFinite(weight) || weight < 0) {
-      throw new RewardSpecError(`${override.field}.weight`, `${weight} is not accepted; expected a finite number >= 0 (0 reports the scorer but adds nothing)`);
+      throw new RewardSpecError(
+        `${override.field}.weight`,
+        `${weight} is not accepted; expected a finite number >= 0 (0 reports the scorer but adds nothing)`,
+      );
     }
     const params = { ...(existing?.params ?? defaultValues(scorer.params)), ...validParams(scorer, override.params, override.paramsField) };
     const problem = scorer.check?.(params);

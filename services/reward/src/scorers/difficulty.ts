@@ -16,7 +16,12 @@ export const difficultyScorer = defineScorer({
   groupLevel: true,
   params: {
     source: enumParam({ values: ["dataset", "pass_rate"], default: "dataset", description: "Where the difficulty comes from." }),
-    missing: numberParam({ default: 0.5, min: 0, max: 1, description: "source dataset: the difficulty assumed when theorem.difficulty is unset." }),
+    missing: numberParam({
+      default: 0.5,
+      min: 0,
+      max: 1,
+      description: "source dataset: the difficulty assumed when theorem.difficulty is unset.",
+    }),
   },
   bounds: () => ({ solved: [0, 1], unsolved: [0, 0] }),
   score(evidence, p, group) {

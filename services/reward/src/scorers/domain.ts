@@ -36,9 +36,12 @@ export const domainScorer = defineScorer({
   score(evidence, p) {
     if (!evidence.solved) return { value: 0, detail: "not proved" };
     const domain = domainOf(evidence.theorem.domain);
-    if (!domain) return { value: 0, detail: evidence.theorem.domain ? `no tools listed for domain "${evidence.theorem.domain}"` : "no domain tag" };
+    if (!domain)
+      return { value: 0, detail: evidence.theorem.domain ? `no tools listed for domain "${evidence.theorem.domain}"` : "no domain tag" };
     const proof = leanEvidence(evidence).proof;
     const tool = proof ? domainToolUsed(domain, reliedOnIdentifiers(proof.code)) : undefined;
-    return tool ? { value: p[domain], detail: `${domain} proof uses ${tool}` } : { value: 0, detail: `${domain} proof uses none of its domain's tools` };
+    return tool
+      ? { value: p[domain], detail: `${domain} proof uses ${tool}` }
+      : { value: 0, detail: `${domain} proof uses none of its domain's tools` };
   },
 });

@@ -23,9 +23,13 @@ export const formatScorer = defineScorer({
       default: false,
       description: "The chat template already opened <think> in the prompt (Qwen3, DeepSeek-R1): expect only </think> in the completion.",
     }),
-    require_answer: booleanParam({ default: true, description: "Require the answer part (\\boxed{} or a Lean code block) after the thinking." }),
+    require_answer: booleanParam({
+      default: true,
+      description: "Require the answer part (\\boxed{} or a Lean code block) after the thinking.",
+    }),
   },
-  check: (p) => (p.require_think || p.require_answer ? undefined : "require_think and require_answer are both false: format would pay for anything"),
+  check: (p) =>
+    p.require_think || p.require_answer ? undefined : "require_think and require_answer are both false: format would pay for anything",
   bounds: () => ({ solved: [0, 1], unsolved: [0, 1] }),
   score(evidence, p) {
     const text = evidence.completion.text;

@@ -20,7 +20,11 @@ export const leanProofScorer = defineScorer({
   tasks: [TaskKind.LEAN_PROOF],
   groupLevel: false,
   params: {
-    mode: enumParam({ values: ["binary", "shaped"], default: "binary", description: "binary: 1 or 0; shaped: partial credit for unproved proofs." }),
+    mode: enumParam({
+      values: ["binary", "shaped"],
+      default: "binary",
+      description: "binary: 1 or 0; shaped: partial credit for unproved proofs.",
+    }),
     max_partial: numberParam({
       default: 0.3,
       min: 0,

@@ -16,19 +16,30 @@ export const lengthScorer = defineScorer({
   groupLevel: false,
   params: {
     max_tokens: integerParam({ default: 4096, min: 1, description: "L_max: at and beyond it the penalty is -1." }),
-    cache_tokens: integerParam({ default: 1024, min: 0, description: "L_cache: the length of the soft zone before max_tokens; at most max_tokens." }),
-    truncated: numberParam({ default: -1, min: -1, max: 0, description: "Value of a completion the sampler truncated (finish_reason LENGTH)." }),
+    cache_tokens: integerParam({
+      default: 1024,
+      min: 0,
+      description: "L_cache: the length of the soft zone before max_tokens; at most max_tokens.",
+    }),
+    truncated: numberParam({
+      default: -1,
+      min: -1,
+      max: 0,
+      description: "Value of a completion the sampler truncated (finish_reason LENGTH).",
+    }),
     unit: enumParam({
       values: ["tokens", "characters"],
       default: "tokens",
       description: "tokens: len(completion.token_ids) (required); characters: code points of completion.text.",
     }),
   },
-  check: (p) => (p.cache_tokens <= p.max_tokens ? undefined : `cache_tokens (${p.cache_tokens}) must be at most max_tokens (${p.max_tokens})`),
+  check: (p) =>
+    p.cache_tokens <= p.max_tokens ? undefined : `cache_tokens (${p.cache_tokens}) must be at most max_tokens (${p.max_tokens})`,
   bounds: () => ({ solved: [-1, 0], unsolved: [-1, 0] }),
   score(evidence, p) {
     const completion = evidence.completion;
-    if (completion.finishReason === FinishReason.LENGTH) return { value: p.truncated, detail: "truncated by the sampler (finish_reason LENGTH)" };
+    if (completion.finishReason === FinishReason.LENGTH)
+      return { value: p.truncated, detail: "truncated by the sampler (finish_reason LENGTH)" };
     let length: number;
     if (p.unit === "tokens") {
       if (completion.tokenIds.length === 0) {
@@ -42,7 +53,10 @@ export const lengthScorer = defineScorer({
     } else {
       length = [...completion.text].length;
     }
-    return { value: overlongPenalty(length, p.max_tokens, p.cache_tokens), detail: `${length} ${p.unit} (soft limit ${p.max_tokens - p.cache_tokens}, hard ${p.max_tokens})` };
+    return {
+      value: overlongPenalty(length, p.max_tokens, p.cache_tokens),
+      detail: `${length} ${p.unit} (soft limit ${p.max_tokens - p.cache_tokens}, hard ${p.max_tokens})`,
+    };
   },
 });
 

@@ -18,13 +18,18 @@ const params = {
       "Relative tolerance for values only the symbolic engine compares (irrationals, expressions); plain numbers, " +
       "fractions and percents always compare exactly.",
   }),
-  max_answer_chars: integerParam({ default: 500, min: 1, max: 100_000, description: "Longer boxed answers are wrong without being parsed." }),
+  max_answer_chars: integerParam({
+    default: 500,
+    min: 1,
+    max: 100_000,
+    description: "Longer boxed answers are wrong without being parsed.",
+  }),
 };
 
 export const mathAnswerScorer = defineScorer({
   name: "math_answer",
   description:
-    "Math tasks. Takes the last \\boxed{...} (nested braces), normalises it (spacing commands, \\dfrac, units, \"x =\", " +
+    'Math tasks. Takes the last \\boxed{...} (nested braces), normalises it (spacing commands, \\dfrac, units, "x =", ' +
     "thousands separators) and compares it with theorem.answer: exactly for numbers, fractions, mixed numbers, percents " +
     "(50% matches 50 and 0.5) and scientific notation; by shape for tuples, intervals, sets and unions; by value with " +
     "@cortex-js/compute-engine for the rest (sample points when there are variables).",

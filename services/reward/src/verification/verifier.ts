@@ -8,7 +8,10 @@ import { clientTarget, createServiceClient, rpcClientTracing } from "@lean-grpo/
 export interface Verifier {
   /** Where it sends requests, for messages. */
   readonly target: string;
-  verify(request: MessageInitShape<typeof VerifyRequestSchema>, options: { signal: AbortSignal; timeoutMs: number }): Promise<VerifyResponse>;
+  verify(
+    request: MessageInitShape<typeof VerifyRequestSchema>,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<VerifyResponse>;
   close(): void;
 }
 

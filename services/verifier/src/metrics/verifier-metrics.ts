@@ -42,7 +42,7 @@ export class VerifierMetrics {
     poolGauge("queue_capacity", "Requests that may wait before RESOURCE_EXHAUSTED", (pool) => pool.queueCapacity);
     poolGauge("headers_cached", "Distinct headers elaborated over all workers", (pool) => pool.headersCached);
     new Gauge({
-      name: PREFIX + "tactic_sessions",
+      name: `${PREFIX}tactic_sessions`,
       help: "Live tactic-mode sessions",
       registers,
       collect() {
@@ -50,7 +50,7 @@ export class VerifierMetrics {
       },
     });
     new Gauge({
-      name: PREFIX + "worker_resident_bytes",
+      name: `${PREFIX}worker_resident_bytes`,
       help: "Resident memory of each REPL worker's process group at the last sample",
       labelNames: ["worker"],
       registers,
@@ -60,7 +60,7 @@ export class VerifierMetrics {
       },
     });
     new Counter({
-      name: PREFIX + "worker_restarts_total",
+      name: `${PREFIX}worker_restarts_total`,
       help: "REPL worker restarts by cause: timeout, crash, memory, recycle, cancel",
       labelNames: ["cause"],
       registers,
@@ -72,7 +72,7 @@ export class VerifierMetrics {
     });
     const verdicts = this.verdicts;
     new Counter({
-      name: PREFIX + "verdicts_total",
+      name: `${PREFIX}verdicts_total`,
       help: "Verify results by verdict",
       labelNames: ["verdict"],
       registers,
@@ -82,7 +82,7 @@ export class VerifierMetrics {
       },
     });
     this.latency = new Summary({
-      name: PREFIX + "verify_duration_seconds",
+      name: `${PREFIX}verify_duration_seconds`,
       help: "Verify latency as the service saw it (queue, header, Lean), over the last 10 minutes",
       percentiles: [0.5, 0.9, 0.99],
       maxAgeSeconds: 600,

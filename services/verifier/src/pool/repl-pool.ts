@@ -289,10 +289,13 @@ export class ReplPool {
     worker.lastUsed = Date.now();
     const ranOn: WorkerPin = { workerId: worker.id, generation: worker.generation };
     const queueMs = performance.now() - entry.enqueuedAt;
-    worker.execute(entry.job).then(
-      ({ value, headerMs }) => this.settle(entry, () => entry.resolve({ value, queueMs, headerMs, ranOn })),
-      (error: unknown) => this.settle(entry, () => entry.reject(error)),
-    ).finally(() => this.afterJob(worker, ranOn.generation));
+    worker
+      .execute(entry.job)
+      .then(
+        ({ value, headerMs }) => this.settle(entry, () => entry.resolve({ value, queueMs, headerMs, ranOn })),
+        (error: unknown) => this.settle(entry, () => entry.reject(error)),
+      )
+      .finally(() => this.afterJob(worker, ranOn.generation));
   }
 
   private afterJob(worker: ReplWorker, generation: number): void {
@@ -378,4 +381,3 @@ function overMemory(bytes: number, limit: number): string {
   const mb = (n: number) => Math.round(n / (1024 * 1024));
   return `the worker's resident memory ${mb(bytes)} MB exceeded its cap of ${mb(limit)} MB (repl.memory_limit_mb)`;
 }
-

@@ -6,7 +6,7 @@ import { validateRequest, type ReplRequest } from "./protocol.js";
 
 /** The bytes to write for a request, after validating it. JSON.stringify escapes every newline, so it is one line. */
 export function encodeRequest(request: ReplRequest): string {
-  return JSON.stringify(validateRequest(request)) + "\n\n";
+  return `${JSON.stringify(validateRequest(request))}\n\n`;
 }
 
 /** Splits stdout text into response frames; keeps the unfinished tail. */

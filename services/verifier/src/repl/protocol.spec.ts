@@ -12,7 +12,15 @@ describe("parseResponse", () => {
   });
 
   it("refuses values of none of the shapes", () => {
-    for (const value of [null, [], "text", 3, {}, { env: "0" }, { env: 0, messages: [{ severity: "fatal", pos: { line: 1, column: 0 }, data: "" }] }]) {
+    for (const value of [
+      null,
+      [],
+      "text",
+      3,
+      {},
+      { env: "0" },
+      { env: 0, messages: [{ severity: "fatal", pos: { line: 1, column: 0 }, data: "" }] },
+    ]) {
       expect(parseResponse(value), JSON.stringify(value)).toBeUndefined();
     }
   });
@@ -26,7 +34,11 @@ describe("parseResponse", () => {
 describe("validateRequest", () => {
   it("passes the two requests the service sends", () => {
     expect(validateRequest({ cmd: "import Mathlib" })).toEqual({ cmd: "import Mathlib" });
-    expect(validateRequest({ cmd: "#print axioms t", env: 3, allTactics: true })).toEqual({ cmd: "#print axioms t", env: 3, allTactics: true });
+    expect(validateRequest({ cmd: "#print axioms t", env: 3, allTactics: true })).toEqual({
+      cmd: "#print axioms t",
+      env: 3,
+      allTactics: true,
+    });
     expect(validateRequest({ tactic: "simp", proofState: 0 })).toEqual({ tactic: "simp", proofState: 0 });
   });
 });

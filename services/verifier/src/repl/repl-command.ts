@@ -26,7 +26,10 @@ export function resolveReplCommand(config: ReplConfig, env: NodeJS.ProcessEnv): 
 export function findExecutable(command: string, cwd: string, path: string | undefined): string | undefined {
   const candidates = command.includes("/")
     ? [isAbsolute(command) ? command : join(cwd, command)]
-    : (path ?? "").split(delimiter).filter((dir) => dir !== "").map((dir) => join(dir, command));
+    : (path ?? "")
+        .split(delimiter)
+        .filter((dir) => dir !== "")
+        .map((dir) => join(dir, command));
   return candidates.find((candidate) => {
     try {
       accessSync(candidate, constants.X_OK);

@@ -5,7 +5,9 @@ const config: SandboxConfig = { network: "isolate", limits: { address_space_mb: 
 
 function recordingLogger() {
   const lines: string[] = [];
-  const logger = { warn: (...args: unknown[]) => void lines.push(args.map((arg) => (typeof arg === "string" ? arg : JSON.stringify(arg))).join(" ")) };
+  const logger = {
+    warn: (...args: unknown[]) => void lines.push(args.map((arg) => (typeof arg === "string" ? arg : JSON.stringify(arg))).join(" ")),
+  };
   return { logger, lines };
 }
 
@@ -22,11 +24,23 @@ describe("prepareSandbox", () => {
       },
     );
     expect(sandbox.wrap(["lake", "env", "repl"])).toEqual([
-      "prlimit", "--core=0", "--fsize=1048576", `--as=${12288 * 1024 * 1024}`, "--nproc=64", "--",
-      "unshare", "--net", "--",
-      "lake", "env", "repl",
+      "prlimit",
+      "--core=0",
+      "--fsize=1048576",
+      `--as=${12288 * 1024 * 1024}`,
+      "--nproc=64",
+      "--",
+      "unshare",
+      "--net",
+      "--",
+      "lake",
+      "env",
+      "repl",
     ]);
-    expect(sandbox.enforced).toEqual(["resource limits (--core=0 --fsize=1048576 --as=12884901888 --nproc=64)", "no network (unshare --net)"]);
+    expect(sandbox.enforced).toEqual([
+      "resource limits (--core=0 --fsize=1048576 --as=12884901888 --nproc=64)",
+      "no network (unshare --net)",
+    ]);
     expect(tried).toHaveLength(2);
     expect(lines).toEqual([]);
   });
@@ -34,7 +48,18 @@ describe("prepareSandbox", () => {
   it("tries a user namespace when a plain network namespace is refused", async () => {
     const { logger } = recordingLogger();
     const sandbox = await prepareSandbox(config, logger, async (argv) => argv[0] === "prlimit" || argv.includes("--map-current-user"));
-    expect(sandbox.wrap(["repl"])).toEqual(["prlimit", "--core=0", "--fsize=1073741824", "--", "unshare", "--user", "--map-current-user", "--net", "--", "repl"]);
+    expect(sandbox.wrap(["repl"])).toEqual([
+      "prlimit",
+      "--core=0",
+      "--fsize=1073741824",
+      "--",
+      "unshare",
+      "--user",
+      "--map-current-user",
+      "--net",
+      "--",
+      "repl",
+    ]);
   });
 
   it("runs workers unconfined, with a warning for each missing piece, where the host allows nothing", async () => {
@@ -60,6 +85,14 @@ describe("workerEnvironment", () => {
       { LEAN_NUM_THREADS: "1" },
       "/tmp/w0",
     );
-    expect(env).toEqual({ PATH: "/bin", HOME: "/home/u", ELAN_HOME: "/e", LEAN_NUM_THREADS: "1", TMPDIR: "/tmp/w0", TMP: "/tmp/w0", TEMP: "/tmp/w0" });
+    expect(env).toEqual({
+      PATH: "/bin",
+      HOME: "/home/u",
+      ELAN_HOME: "/e",
+      LEAN_NUM_THREADS: "1",
+      TMPDIR: "/tmp/w0",
+      TMP: "/tmp/w0",
+      TEMP: "/tmp/w0",
+    });
   });
 });

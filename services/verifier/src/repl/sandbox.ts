@@ -33,7 +33,20 @@ export interface Sandbox {
 }
 
 /** Variables passed to workers; everything else in the service's environment stays out. */
-const PASSED_ENV = ["PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "ELAN_HOME", "ELAN_TOOLCHAIN", "LEAN_PATH", "LEAN_SRC_PATH", "LAKE_HOME"];
+const PASSED_ENV = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "TZ",
+  "ELAN_HOME",
+  "ELAN_TOOLCHAIN",
+  "LEAN_PATH",
+  "LEAN_SRC_PATH",
+  "LAKE_HOME",
+];
 
 /** A worker's environment: the passed variables, the configured extras, and its private temporary directory. */
 export function workerEnvironment(
@@ -66,7 +79,11 @@ export const runQuietly: CommandRunner = (argv) =>
   });
 
 /** Probes what this host permits and returns the sandbox; logs what could not be enforced. */
-export async function prepareSandbox(config: SandboxConfig, logger: Pick<Logger, "warn">, run: CommandRunner = runQuietly): Promise<Sandbox> {
+export async function prepareSandbox(
+  config: SandboxConfig,
+  logger: Pick<Logger, "warn">,
+  run: CommandRunner = runQuietly,
+): Promise<Sandbox> {
   const enforced: string[] = [];
   const prefix: string[] = [];
 

@@ -101,7 +101,10 @@ export async function applyTactic(
     throw tacticModeError(error, signal, {
       timeout: `the tactic ran past ${timeoutMs} ms; its worker was restarted and session ${session.id} is lost`,
       crash: (detail) =>
-        new ConnectError(`the REPL worker failed (${detail}); session ${session.id} is lost, start the proof again`, Code.FailedPrecondition),
+        new ConnectError(
+          `the REPL worker failed (${detail}); session ${session.id} is lost, start the proof again`,
+          Code.FailedPrecondition,
+        ),
     });
   }
 }

@@ -86,7 +86,9 @@ export async function verifyProof(request: ValidVerifyRequest, signal: AbortSign
       if (error.kind !== "timeout") return finish(Verdict.CRASHED, error.message, { checkedSource: source.text }, { leanMs });
       // Before Lean started on the proof, it was the header that ran out of time.
       const reason =
-        clock.leanStarted === undefined ? error.message : `Lean ran past its time limit of ${request.timeoutMs} ms; the worker was restarted`;
+        clock.leanStarted === undefined
+          ? error.message
+          : `Lean ran past its time limit of ${request.timeoutMs} ms; the worker was restarted`;
       return finish(Verdict.TIMEOUT, reason, { checkedSource: source.text }, { leanMs });
     }
     throw error;

@@ -68,7 +68,9 @@ describe("readProofStart", () => {
         response: {
           env: 0,
           sorries: [{ proofState: 0, pos: { line: 1, column: 49 }, endPos: { line: 1, column: 54 }, goal: "x : Nat\nh1 : x = 2\n⊢ x = 2" }],
-          messages: [{ severity: "warning", pos: { line: 1, column: 8 }, endPos: { line: 1, column: 10 }, data: "declaration uses `sorry`" }],
+          messages: [
+            { severity: "warning", pos: { line: 1, column: 8 }, endPos: { line: 1, column: 10 }, data: "declaration uses `sorry`" },
+          ],
         },
       },
       sorryAt,
@@ -78,7 +80,10 @@ describe("readProofStart", () => {
 
   it("fails when the statement has errors or the sorry is missing", () => {
     const broken = readProofStart(
-      { kind: "command", response: { env: 0, messages: [{ severity: "error", pos: { line: 1, column: 7 }, data: "Unknown identifier `g`" }] } },
+      {
+        kind: "command",
+        response: { env: 0, messages: [{ severity: "error", pos: { line: 1, column: 7 }, data: "Unknown identifier `g`" }] },
+      },
       sorryAt,
     );
     expect(broken).toMatchObject({ ok: false, reason: "the statement does not elaborate: Unknown identifier `g`" });

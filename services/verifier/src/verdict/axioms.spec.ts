@@ -9,7 +9,11 @@ const info = (data: string): ReplMessage => ({ severity: "info", pos: { line: 1,
 
 describe("readAxiomsReport", () => {
   it("reads the axioms of Lean's report (texts from lean4 tests/lean/run/collectAxioms.lean)", () => {
-    expect(readAxiomsReport(answer(info("'A2' depends on axioms: [A0, A1, A2]")))).toEqual({ found: true, constant: "A2", axioms: ["A0", "A1", "A2"] });
+    expect(readAxiomsReport(answer(info("'A2' depends on axioms: [A0, A1, A2]")))).toEqual({
+      found: true,
+      constant: "A2",
+      axioms: ["A0", "A1", "A2"],
+    });
     expect(readAxiomsReport(answer(info("'one_add_one' depends on axioms: [Lean.ofReduceBool, Lean.trustCompiler]")))).toEqual({
       found: true,
       constant: "one_add_one",
@@ -29,14 +33,29 @@ describe("readAxiomsReport", () => {
   });
 
   it("reads a theorem that depends on no axiom", () => {
-    expect(readAxiomsReport(answer(info("'Nat.add_zero' does not depend on any axioms")))).toEqual({ found: true, constant: "Nat.add_zero", axioms: [] });
+    expect(readAxiomsReport(answer(info("'Nat.add_zero' does not depend on any axioms")))).toEqual({
+      found: true,
+      constant: "Nat.add_zero",
+      axioms: [],
+    });
   });
 
   it("reports the theorem missing on an error, a REPL error or no report", () => {
-    const error: ReplMessage = { severity: "error", pos: { line: 1, column: 14 }, endPos: { line: 1, column: 17 }, data: "Unknown constant `foo`" };
+    const error: ReplMessage = {
+      severity: "error",
+      pos: { line: 1, column: 14 },
+      endPos: { line: 1, column: 17 },
+      data: "Unknown constant `foo`",
+    };
     expect(readAxiomsReport(answer(error))).toEqual({ found: false, detail: "Unknown constant `foo`" });
-    expect(readAxiomsReport({ kind: "error", response: { message: "Unknown environment." } })).toEqual({ found: false, detail: "Unknown environment." });
-    expect(readAxiomsReport(answer(info("something else")))).toEqual({ found: false, detail: "no axioms report in the answer to #print axioms" });
+    expect(readAxiomsReport({ kind: "error", response: { message: "Unknown environment." } })).toEqual({
+      found: false,
+      detail: "Unknown environment.",
+    });
+    expect(readAxiomsReport(answer(info("something else")))).toEqual({
+      found: false,
+      detail: "no axioms report in the answer to #print axioms",
+    });
     expect(readAxiomsReport(answer())).toMatchObject({ found: false });
   });
 });

@@ -8,9 +8,7 @@ import type { ReplResponse } from "../repl/protocol.js";
 /** The axioms a proof may use (the Lean reference manual's "Validating a Lean Proof"). */
 export const STANDARD_AXIOMS: ReadonlySet<string> = new Set(["propext", "Classical.choice", "Quot.sound"]);
 
-export type AxiomsReport =
-  | { found: true; constant: string; axioms: string[] }
-  | { found: false; detail: string };
+export type AxiomsReport = { found: true; constant: string; axioms: string[] } | { found: false; detail: string };
 
 // Lean quoted the name with '…'; newer messages elsewhere moved to `…`, so both are read.
 const DEPENDS = /^['`]([\s\S]+?)['`] depends on axioms: \[([\s\S]*)\]\s*$/u;
@@ -25,7 +23,10 @@ export function readAxiomsReport(response: ReplResponse): AxiomsReport {
   for (const message of messages) {
     const depends = DEPENDS.exec(message.data);
     if (depends) {
-      const axioms = depends[2]!.split(",").map((axiom) => axiom.trim()).filter((axiom) => axiom !== "");
+      const axioms = depends[2]!
+        .split(",")
+        .map((axiom) => axiom.trim())
+        .filter((axiom) => axiom !== "");
       return { found: true, constant: depends[1]!, axioms };
     }
     const none = DEPENDS_ON_NONE.exec(message.data);

@@ -139,6 +139,8 @@ describe("BANNED_CONSTRUCTS", () => {
     expect(lastComponent("Nat.foo")).toBe("foo");
     expect(lastComponent("«my thm»")).toBe("my thm");
     expect(lastComponent("A.«b.c»")).toBe("b.c");
-    expect(findBannedUse("by simp\ntheorem «my thm» : True := trivial", "proof", "«my thm»")?.construct.name).toBe("redeclaring the theorem");
+    expect(findBannedUse("by simp\ntheorem «my thm» : True := trivial", "proof", "«my thm»")?.construct.name).toBe(
+      "redeclaring the theorem",
+    );
   });
 });

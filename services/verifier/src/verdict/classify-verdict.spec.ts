@@ -18,7 +18,12 @@ const axioms = (...names: string[]): ReplResponse =>
       },
     ],
   });
-const error = (data: string, line = 1, column = 40): ReplMessage => ({ severity: "error", pos: at(line, column), endPos: at(line, column + 4), data });
+const error = (data: string, line = 1, column = 40): ReplMessage => ({
+  severity: "error",
+  pos: at(line, column),
+  endPos: at(line, column + 4),
+  data,
+});
 const sorryWarning: ReplMessage = { severity: "warning", pos: at(1, 8), endPos: at(1, 9), data: "declaration uses `sorry`" };
 
 function judge(proof: ReplResponse, axiomsAnswer: ReplResponse | undefined) {
@@ -51,14 +56,25 @@ describe("classifyProof", () => {
   });
 
   it("INCOMPLETE: sorries, or Lean's sorry warning, even when the axioms look clean", () => {
-    const withSorry = judge(command({ sorries: [{ proofState: 0, pos: at(1, 40), endPos: at(1, 45), goal: "⊢ False" }] }), axioms("sorryAx"));
-    expect(withSorry).toMatchObject({ verdict: Verdict.INCOMPLETE, reason: "the proof contains sorry", goals: ["⊢ False"], axioms: ["sorryAx"] });
+    const withSorry = judge(
+      command({ sorries: [{ proofState: 0, pos: at(1, 40), endPos: at(1, 45), goal: "⊢ False" }] }),
+      axioms("sorryAx"),
+    );
+    expect(withSorry).toMatchObject({
+      verdict: Verdict.INCOMPLETE,
+      reason: "the proof contains sorry",
+      goals: ["⊢ False"],
+      axioms: ["sorryAx"],
+    });
     const warned = judge(command({ messages: [sorryWarning] }), axioms());
     expect(warned).toMatchObject({ verdict: Verdict.INCOMPLETE, reason: "the proof contains sorry" });
   });
 
   it("INCOMPLETE: a clean elaboration whose theorem depends on sorryAx", () => {
-    expect(judge(command({}), axioms("propext", "sorryAx"))).toMatchObject({ verdict: Verdict.INCOMPLETE, reason: "the theorem depends on sorryAx" });
+    expect(judge(command({}), axioms("propext", "sorryAx"))).toMatchObject({
+      verdict: Verdict.INCOMPLETE,
+      reason: "the theorem depends on sorryAx",
+    });
   });
 
   it("ERROR: non-standard axioms, native code included", () => {
@@ -73,7 +89,10 @@ describe("classifyProof", () => {
 
   it("ERROR: the theorem is not in the environment (e.g. after #exit), or another constant was reported", () => {
     const missing = judge(command({}), command({ messages: [error("Unknown constant `t`", 1, 14)] }));
-    expect(missing).toMatchObject({ verdict: Verdict.ERROR, reason: "the theorem `t` is not in the environment after the proof: Unknown constant `t`" });
+    expect(missing).toMatchObject({
+      verdict: Verdict.ERROR,
+      reason: "the theorem `t` is not in the environment after the proof: Unknown constant `t`",
+    });
     const other = judge(
       command({}),
       command({ messages: [{ severity: "info", pos: at(1, 0), data: "'t_aux' depends on axioms: [propext]" }] }),

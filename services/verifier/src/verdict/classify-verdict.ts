@@ -62,7 +62,10 @@ export function classifyProof(input: ElaboratedProof): Judgement {
     return done(Verdict.INCOMPLETE, "the proof contains sorry", report.found ? report.axioms : []);
   }
   if (!report.found) {
-    return done(Verdict.ERROR, `the theorem \`${input.theoremName}\` is not in the environment after the proof: ${firstLine(report.detail)}`);
+    return done(
+      Verdict.ERROR,
+      `the theorem \`${input.theoremName}\` is not in the environment after the proof: ${firstLine(report.detail)}`,
+    );
   }
   if (!isDeclaredConstant(report.constant, input.theoremName)) {
     return done(Verdict.ERROR, `#print axioms reported \`${report.constant}\`, not the theorem \`${input.theoremName}\``, report.axioms);

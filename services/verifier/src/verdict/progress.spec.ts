@@ -54,7 +54,12 @@ describe("progressOf", () => {
       ],
       messages: [{ severity: "error", pos: at(5, 2), endPos: at(5, 10), data: "linarith failed" }],
     };
-    expect(progressOf(response, proofStart)).toEqual({ tacticsTotal: 5, tacticsValidBeforeFirstError: 3, goalsRemaining: 0, errorCount: 1 });
+    expect(progressOf(response, proofStart)).toEqual({
+      tacticsTotal: 5,
+      tacticsValidBeforeFirstError: 3,
+      goalsRemaining: 0,
+      errorCount: 1,
+    });
   });
 
   it("counts every tactic as valid when only unsolved goals remain at the end of the block", () => {
@@ -64,6 +69,11 @@ describe("progressOf", () => {
 
   it("counts all tactics without an error", () => {
     const response: CommandResponse = { env: 1, tactics: [tactic("simp", [2, 2], [2, 6])] };
-    expect(progressOf(response, proofStart)).toEqual({ tacticsTotal: 1, tacticsValidBeforeFirstError: 1, goalsRemaining: 0, errorCount: 0 });
+    expect(progressOf(response, proofStart)).toEqual({
+      tacticsTotal: 1,
+      tacticsValidBeforeFirstError: 1,
+      goalsRemaining: 0,
+      errorCount: 0,
+    });
   });
 });

@@ -7,7 +7,10 @@ const target: TheoremTarget = { header: "import Mathlib", name: "t", statement: 
 describe("prepareProof", () => {
   it("joins the proof body to the statement with :=", () => {
     const prepared = prepareProof(target, "by simp");
-    expect(prepared).toEqual({ ok: true, value: { text: "theorem t (n : ℕ) : n + 0 = n := by simp", proofStart: { line: 1, column: 33 } } });
+    expect(prepared).toEqual({
+      ok: true,
+      value: { text: "theorem t (n : ℕ) : n + 0 = n := by simp", proofStart: { line: 1, column: 33 } },
+    });
   });
 
   it("accepts a leading := and drops comments, keeping the proof's lines", () => {
@@ -45,7 +48,10 @@ describe("prepareProof", () => {
   });
 
   it("refuses a proof that is empty once comments are gone", () => {
-    expect(prepareProof(target, ":= -- nothing\n /- here -/")).toEqual({ ok: false, reason: "the proof is empty (after removing comments)" });
+    expect(prepareProof(target, ":= -- nothing\n /- here -/")).toEqual({
+      ok: false,
+      reason: "the proof is empty (after removing comments)",
+    });
   });
 });
 

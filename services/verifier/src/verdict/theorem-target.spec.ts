@@ -40,7 +40,9 @@ describe("theoremTarget", () => {
   });
 
   it("builds the header: verbatim, else from imports, else the default", () => {
-    expect(theoremTarget({ ...base, header: "import Mathlib\nopen Real\n", imports: ["Ignored"] }, "").header).toBe("import Mathlib\nopen Real");
+    expect(theoremTarget({ ...base, header: "import Mathlib\nopen Real\n", imports: ["Ignored"] }, "").header).toBe(
+      "import Mathlib\nopen Real",
+    );
     expect(theoremTarget({ ...base, imports: ["Mathlib", "Aesop"] }, "").header).toBe("import Mathlib\nimport Aesop");
     expect(theoremTarget(base, "import Mathlib").header).toBe("import Mathlib");
     expect(theoremTarget(base, "").header).toBe("");

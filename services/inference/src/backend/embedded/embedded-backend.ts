@@ -56,17 +56,21 @@ export function createEmbeddedBackend(options: EmbeddedBackendOptions): Inferenc
     const s = input.sampling;
     const stopTokenIds = [...new Set([...model.config.eosTokenIds, ...s.stopTokenIds])];
     const sequences = await gate.run(input.signal, () =>
-      generate(model, Array.from({ length: input.n }, () => input.promptIds), {
-        maxNewTokens: input.maxTokens,
-        temperature: s.temperature ?? 1,
-        topK: s.topK ?? 0,
-        topP: s.topP ?? 1,
-        // Each row draws from its own stream of the seed, so the request is reproducible.
-        ...(s.seed !== undefined ? { seed: Number(s.seed) } : {}),
-        stopTokenIds,
-        adapter,
-        signal: input.signal,
-      }).catch((error) => {
+      generate(
+        model,
+        Array.from({ length: input.n }, () => input.promptIds),
+        {
+          maxNewTokens: input.maxTokens,
+          temperature: s.temperature ?? 1,
+          topK: s.topK ?? 0,
+          topP: s.topP ?? 1,
+          // Each row draws from its own stream of the seed, so the request is reproducible.
+          ...(s.seed !== undefined ? { seed: Number(s.seed) } : {}),
+          stopTokenIds,
+          adapter,
+          signal: input.signal,
+        },
+      ).catch((error) => {
         throw asConnectError(error, "embedded generation failed");
       }),
     );

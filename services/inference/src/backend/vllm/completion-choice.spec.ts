@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, type ConnectError } from "@connectrpc/connect";
 import { FinishReason } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { choiceLogprobs, choiceTokenIds, finishReason } from "./completion-choice.js";
 
@@ -10,7 +10,12 @@ describe("reading a vLLM completion choice", () => {
   });
 
   it("falls back to token_id:N logprob tokens from servers without return_token_ids", () => {
-    const choice = { index: 0, text: "ab", finish_reason: "length", logprobs: { tokens: ["token_id:151644", "token_id:0"], token_logprobs: [-0.25, -1.5] } };
+    const choice = {
+      index: 0,
+      text: "ab",
+      finish_reason: "length",
+      logprobs: { tokens: ["token_id:151644", "token_id:0"], token_logprobs: [-0.25, -1.5] },
+    };
     expect(choiceTokenIds(choice)).toEqual([151644, 0]);
     expect(choiceLogprobs(choice, 2)).toEqual([-0.25, -1.5]);
   });

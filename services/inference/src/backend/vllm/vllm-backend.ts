@@ -43,7 +43,10 @@ export function createVllmBackend(options: VllmBackendOptions): InferenceBackend
     ? () =>
         (localTokenizer ??= ModelTokenizer.load(tokenizerDir).catch((error) => {
           localTokenizer = undefined;
-          throw new ConnectError(`cannot load the tokenizer in ${tokenizerDir} (vllm.tokenizer_dir): ${(error as Error).message}`, Code.FailedPrecondition);
+          throw new ConnectError(
+            `cannot load the tokenizer in ${tokenizerDir} (vllm.tokenizer_dir): ${(error as Error).message}`,
+            Code.FailedPrecondition,
+          );
         }))
     : undefined;
 
@@ -58,7 +61,10 @@ export function createVllmBackend(options: VllmBackendOptions): InferenceBackend
     const model = options.model ? models.find((m) => m.id === options.model) : models.find((m) => !m.parent);
     if (!model) {
       const served = models.map((m) => m.id).join(", ");
-      throw new ConnectError(`vLLM at ${root} serves no model "${options.model ?? "(base)"}"; it serves: ${served}`, Code.FailedPrecondition);
+      throw new ConnectError(
+        `vLLM at ${root} serves no model "${options.model ?? "(base)"}"; it serves: ${served}`,
+        Code.FailedPrecondition,
+      );
     }
     // vLLM does not report the vocabulary size; 0 means unknown.
     return { id: model.id, maxModelLen: model.max_model_len ?? 0, vocabSize: 0 };
@@ -79,12 +85,15 @@ export function createVllmBackend(options: VllmBackendOptions): InferenceBackend
     const model = (await baseModel(signal)).id;
     const body =
       kind.case === "chat"
-        ? { model, messages: kind.value.messages.map((m) => ({ role: m.role, content: m.content })), add_generation_prompt: true, add_special_tokens: false }
+        ? {
+            model,
+            messages: kind.value.messages.map((m) => ({ role: m.role, content: m.content })),
+            add_generation_prompt: true,
+            add_special_tokens: false,
+          }
         : { model, prompt: kind.value ?? "", add_special_tokens: true };
     // /tokenize lives at the server root, beside /v1.
-    const res = await call(signal, () =>
-      client.post<{ tokens: number[] }>(`${root}/tokenize`, { body, signal }),
-    );
+    const res = await call(signal, () => client.post<{ tokens: number[] }>(`${root}/tokenize`, { body, signal }));
     return { ids: res.tokens, text: kind.case === "text" ? kind.value : "" };
   }
 
