@@ -2,7 +2,7 @@
 // completions per problem (the ground truth repeats within a group, the answers
 // do not), each with ~1 kB of reasoning before its box, in the answer forms math
 // datasets use. Each completion knows whether it should be judged correct.
-import { SeededRandom } from "@lean-grpo/lm/seeded-random";
+import { SeededRandom } from "@lean-grpo/random";
 
 export interface MathCase {
   completion: string;

@@ -19,7 +19,7 @@ out="${2:?usage: prune.sh SERVICE OUT}"
 # An image is a production install, so the dependency graph it is cut from is the
 # run-time one. turbo prune keeps the root's dependencies (the root depends on the
 # CLI, which depends on every service) and every workspace's devDependencies (reward
-# names the model library for its tests only); drop both here, or each image would
+# names the seeded generator for its tests only); drop both here, or each image would
 # hold workspaces its service never loads.
 npm pkg delete dependencies
 npm pkg delete devDependencies --workspaces

@@ -1,7 +1,7 @@
 // Seeded arithmetic problems with boxed answers: the data of the shipped model's warm start
 // (SFT), of its RL training set and of its held-out set. Every problem is keyed by its
 // text, so sets drawn from the same generator can be kept disjoint.
-import { SeededRandom } from "@lean-grpo/lm/seeded-random";
+import { SeededRandom } from "@lean-grpo/random";
 
 export type Operation = "+" | "-" | "×";
 

@@ -6,7 +6,7 @@
 //   npx tsx scripts/arith/make-data.ts [--sft FILE] [--sft-count N]
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { SeededRandom } from "@lean-grpo/lm/seeded-random";
+import { SeededRandom } from "@lean-grpo/random";
 import { drawProblems, plainSolution, type ArithProblem } from "./arith-problems.js";
 
 export const HELDOUT_SEED = 1;

@@ -140,7 +140,7 @@ describe("the model library's light subpaths", () => {
     return bare;
   }
 
-  for (const subpath of ["./tokenizer", "./seeded-random", "./safetensors"]) {
+  for (const subpath of ["./tokenizer", "./safetensors"]) {
     it(`${subpath} loads no tfjs`, () => {
       const entry = manifest.exports[subpath];
       expect(entry).toBeDefined();

@@ -1,8 +1,8 @@
 // @lean-grpo/lm: the project's model library on tfjs. Qwen2/Qwen3/Llama causal LMs from
 // Hugging Face directories, safetensors, LoRA and PEFT files, exact token logprobs and their
 // gradients, KV-cache decoding. Services depend on it; it depends on no service.
-// Subpaths that load no tfjs: "@lean-grpo/lm/tokenizer", "@lean-grpo/lm/seeded-random",
-// "@lean-grpo/lm/safetensors".
+// Subpaths that load no tfjs: "@lean-grpo/lm/tokenizer", "@lean-grpo/lm/safetensors"; the
+// seeded generator is its own package, @lean-grpo/random.
 export {
   AdapterError,
   BackendUnavailableError,
@@ -59,4 +59,4 @@ export { ModelTokenizer } from "./tokenizer/model-tokenizer.js";
 export { ChatTemplate, type ChatMessage, type ChatTemplateOptions } from "./tokenizer/chat-template.js";
 export { generate, type GeneratedSequence, type GenerationOptions } from "./decode/generate.js";
 export { sampleToken, validateSamplingParams, type SampledToken, type SamplingParams } from "./decode/sampler.js";
-export { SeededRandom } from "./decode/seeded-random.js";
+export { rowSeed, SeededRandom } from "@lean-grpo/random";

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import * as tf from "@tensorflow/tfjs-core";
 import "../src/backend/register-gradients.js";
 import { useBackend } from "../src/backend/tensor-backend.js";
-import { SeededRandom } from "../src/decode/seeded-random.js";
+import { SeededRandom } from "@lean-grpo/random";
 
 const random = new SeededRandom(17);
 const values = (shape: number[], low = -1, high = 1) =>

@@ -1,7 +1,7 @@
 // The sampler on hand-made logits, where the right answer is known exactly.
 import { describe, expect, it } from "vitest";
 import { sampleToken, type SamplingParams } from "../src/decode/sampler.js";
-import { SeededRandom } from "../src/decode/seeded-random.js";
+import { SeededRandom } from "@lean-grpo/random";
 
 // Probabilities 0.5, 0.25, 0.125, 0.125 at temperature 1.
 const logits = Float32Array.from([Math.log(0.125), Math.log(0.5), Math.log(0.125), Math.log(0.25)]);

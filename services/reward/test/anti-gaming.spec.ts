@@ -8,7 +8,7 @@ import { Verdict, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifie
 import { PRESET_NAMES } from "../src/reward/presets.js";
 import { completion, leanAnswer, leanTheorem, mathProblem, proved, verification } from "./messages.js";
 import { preset, scoreGroup, scoreOne } from "./scoring.js";
-import { SeededRandom } from "@lean-grpo/lm/seeded-random";
+import { SeededRandom } from "@lean-grpo/random";
 
 const theorem = leanTheorem({ domain: "algebra", difficulty: 0.7 });
 const correctProof = completion(leanAnswer("by\n  simp"));

@@ -8,7 +8,7 @@ import type { CausalLM } from "../model/causal-lm.js";
 import { leftPaddedBatch } from "../model/token-batch.js";
 import { KvCache } from "./kv-cache.js";
 import { sampleToken, validateSamplingParams, type SamplingParams } from "./sampler.js";
-import { rowSeed, SeededRandom } from "./seeded-random.js";
+import { rowSeed, SeededRandom } from "@lean-grpo/random";
 
 export interface GenerationOptions extends Partial<SamplingParams> {
   /** Tokens to generate per sequence at most. */

@@ -1,7 +1,7 @@
 // Which prompts a step trains on, as a pure function of (seed, step): a resumed run
 // replays exactly the order the stopped one would have used. Epochs are seeded
 // shuffles of the dataset; the batch of step k is positions [(k-1)·B, k·B) of that stream.
-import { SeededRandom } from "@lean-grpo/lm/seeded-random";
+import { SeededRandom } from "@lean-grpo/random";
 
 export class DataOrder {
   private readonly epochs = new Map<number, number[]>();

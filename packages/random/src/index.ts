@@ -1,0 +1,1 @@
+export { rowSeed, SeededRandom } from "./seeded-random.js";
