@@ -6,7 +6,7 @@ import type { Command } from "commander";
 import { toJson } from "@bufbuild/protobuf";
 import { LearnerService, ListAlgorithmsResponseSchema, type ListAlgorithmsResponse } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { createServiceClient, loadConfig, serve } from "@lean-grpo/kit";
-import { LearnerConfigSchema, createLearnerService } from "@lean-grpo/learner";
+import { ALGORITHM_NAMES, LearnerConfigSchema, createLearnerService } from "@lean-grpo/learner";
 
 export interface AlgorithmsCommandOptions {
   url?: string;
@@ -65,7 +65,7 @@ async function listAlgorithms(url: string | undefined): Promise<ListAlgorithmsRe
 export function registerAlgorithmsCommand(program: Command): void {
   program
     .command("algorithms")
-    .description("list the GRPO-family algorithms (grpo, drgrpo, dapo, gspo, dgpo), what each is for, and their algorithm_config knobs")
+    .description(`list the GRPO-family algorithms (${ALGORITHM_NAMES.join(", ")}), what each is for, and their algorithm_config knobs`)
     .option("--url <url>", "a running learner, e.g. http://127.0.0.1:50054 (default: start one here on loopback)")
     .option("--json", "print the ListAlgorithms response as JSON")
     .action(async (options: AlgorithmsCommandOptions) => {
