@@ -26,7 +26,7 @@ import { DatasetError } from "../data/dataset-error.js";
 import { loadDataset, validateInlineTheorems } from "../data/load-dataset.js";
 import { syncAdapter } from "./adapter-sync.js";
 import { readJsonObjects } from "@lean-grpo/jsonl";
-import { describeAlgorithm } from "./learner-algorithm.js";
+import { describeAlgorithm, usesDynamicSampling } from "./learner-algorithm.js";
 import { connectMesh, type MeshClients } from "./mesh-clients.js";
 import { RunConfigSchema, type RunConfig } from "./run-config.js";
 import { checkRunMode } from "./run-mode-check.js";
@@ -102,8 +102,9 @@ export class RunManager {
     checkRunMode(config, theorems, this.config.services);
 
     const clients = connectMesh(this.config);
+    let dynamicSampling: boolean;
     try {
-      await describeAlgorithm(clients, config);
+      dynamicSampling = usesDynamicSampling(config, await describeAlgorithm(clients, config));
     } catch (error) {
       clients.close();
       throw error;
@@ -130,13 +131,21 @@ export class RunManager {
     });
     const active: ActiveRun = { run, events: [], listeners: new Set(), stop: false, done: Promise.resolve() };
     this.runs.set(id, active);
-    active.done = this.execute(active, { config, theorems, heldout, outputs, clients, resume: previous !== undefined });
+    active.done = this.execute(active, { config, dynamicSampling, theorems, heldout, outputs, clients, resume: previous !== undefined });
     return run;
   }
 
   private async execute(
     active: ActiveRun,
-    job: { config: RunConfig; theorems: Theorem[]; heldout: Theorem[]; outputs: RunOutputs; clients: MeshClients; resume: boolean },
+    job: {
+      config: RunConfig;
+      dynamicSampling: boolean;
+      theorems: Theorem[];
+      heldout: Theorem[];
+      outputs: RunOutputs;
+      clients: MeshClients;
+      resume: boolean;
+    },
   ): Promise<void> {
     const { run } = active;
     const { clients, outputs } = job;
@@ -174,6 +183,7 @@ export class RunManager {
         {
           runId: run.id,
           config: job.config,
+          dynamicSampling: job.dynamicSampling,
           theorems: job.theorems,
           heldout: job.heldout,
           clients,

@@ -16,7 +16,6 @@ import { evaluatesAt, heldoutAccuracy } from "./heldout-eval.js";
 import { adapterAfterStep } from "./lagged-adapter.js";
 import type { MeshClients } from "./mesh-clients.js";
 import { versionFromProto } from "@lean-grpo/adapter-files";
-import { describeAlgorithm, usesDynamicSampling } from "./learner-algorithm.js";
 import { usesChatPrompts } from "./prompts.js";
 import { PrefetchedRollouts } from "./rollout-prefetch.js";
 import type { RunConfig } from "./run-config.js";
@@ -30,6 +29,8 @@ import { sampleCount, trainingStream } from "./training-stream.js";
 export interface LoopOptions {
   runId: string;
   config: RunConfig;
+  /** Drop groups whose rewards all agree and refill the batch (decided at StartRun from the learner's algorithm). */
+  dynamicSampling: boolean;
   theorems: readonly Theorem[];
   clients: MeshClients;
   outputs: RunOutputs;
@@ -48,14 +49,13 @@ export interface LoopOptions {
 export async function runLoop(options: LoopOptions, startStep: number): Promise<number> {
   const { config, clients, signal } = options;
   const chatPrompts = await usesChatPrompts(config.prompt.format, clients);
-  const dynamicSampling = usesDynamicSampling(config, await describeAlgorithm(clients, config, signal));
   const planner = new StepRolloutPlanner({
     clients,
     config,
     runId: options.runId,
     theorems: options.theorems,
     chatPrompts,
-    dynamicSampling,
+    dynamicSampling: options.dynamicSampling,
   });
   const parent = context.active();
   let current: AdapterRef = { name: options.adapter, version: options.adapterVersion };
