@@ -8,8 +8,8 @@ import type { MeshClients } from "./mesh-clients.js";
 import type { RunConfig } from "./run-config.js";
 
 /** The learner's entry for config.algorithm.name; INVALID_ARGUMENT naming what it has when the name or a knob is unknown. */
-export async function describeAlgorithm(clients: MeshClients, config: RunConfig, signal?: AbortSignal): Promise<AlgorithmInfo> {
-  const { algorithms } = await clients.withRetry("learner", () => clients.learner.listAlgorithms({}, signal ? { signal } : {}), signal);
+export async function describeAlgorithm(clients: MeshClients, config: RunConfig): Promise<AlgorithmInfo> {
+  const { algorithms } = await clients.withRetry("learner", () => clients.learner.listAlgorithms({}));
   const algorithm = algorithms.find((a) => a.name === config.algorithm.name);
   if (!algorithm) {
     throw new ConnectError(
