@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file leangrpo/v1/common.proto.
  */
 export const file_leangrpo_v1_common: GenFile = /*@__PURE__*/
-  fileDesc("ChhsZWFuZ3Jwby92MS9jb21tb24ucHJvdG8SC2xlYW5ncnBvLnYxItgCCgdUaGVvcmVtEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJc3RhdGVtZW50GAMgASgJEg8KB2NvbnRleHQYBCABKAkSDwoHaW1wb3J0cxgFIAMoCRIOCgZoZWFkZXIYBiABKAkSGgoSaW5mb3JtYWxfc3RhdGVtZW50GAcgASgJEg4KBmRvbWFpbhgIIAEoCRIXCgpkaWZmaWN1bHR5GAkgASgBSACIAQESDgoGYW5zd2VyGAogASgJEiMKBGtpbmQYCyABKA4yFS5sZWFuZ3Jwby52MS5UYXNrS2luZBI0CghtZXRhZGF0YRgMIAMoCzIiLmxlYW5ncnBvLnYxLlRoZW9yZW0uTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDQoLX2RpZmZpY3VsdHkiLAoLQ2hhdE1lc3NhZ2USDAoEcm9sZRgBIAEoCRIPCgdjb250ZW50GAIgASgJIjgKCkNoYXRQcm9tcHQSKgoIbWVzc2FnZXMYASADKAsyGC5sZWFuZ3Jwby52MS5DaGF0TWVzc2FnZSIXCghUb2tlbklkcxILCgNpZHMYASADKA0idQoGUHJvbXB0Eg4KBHRleHQYASABKAlIABInCgRjaGF0GAIgASgLMhcubGVhbmdycG8udjEuQ2hhdFByb21wdEgAEioKCXRva2VuX2lkcxgDIAEoCzIVLmxlYW5ncnBvLnYxLlRva2VuSWRzSABCBgoEa2luZCKYAgoOU2FtcGxpbmdQYXJhbXMSEgoKbWF4X3Rva2VucxgBIAEoDRIYCgt0ZW1wZXJhdHVyZRgCIAEoAkgAiAEBEhIKBXRvcF9wGAMgASgCSAGIAQESEgoFdG9wX2sYBCABKA1IAogBARIMCgRzdG9wGAUgAygJEhYKDnN0b3BfdG9rZW5faWRzGAYgAygNEhEKBHNlZWQYByABKARIA4gBARISCgptaW5fdG9rZW5zGAggASgNEh8KEnJlcGV0aXRpb25fcGVuYWx0eRgJIAEoAkgEiAEBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQgcKBV9zZWVkQhUKE19yZXBldGl0aW9uX3BlbmFsdHkivgEKCkNvbXBsZXRpb24SDQoFaW5kZXgYASABKA0SDAoEdGV4dBgCIAEoCRIRCgl0b2tlbl9pZHMYAyADKA0SEAoIbG9ncHJvYnMYBCADKAISMAoNZmluaXNoX3JlYXNvbhgFIAEoDjIZLmxlYW5ncnBvLnYxLkZpbmlzaFJlYXNvbhITCgtzdG9wX3JlYXNvbhgGIAEoCRIPCgdhZGFwdGVyGAcgASgJEhYKDnBvbGljeV92ZXJzaW9uGAggASgEIjkKBVVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0iRAoJRmlsZUNodW5rEgwKBHBhdGgYASABKAkSDgoGb2Zmc2V0GAIgASgEEgwKBGRhdGEYAyABKAwSCwoDZW9mGAQgASgIIjYKCEZpbGVJbmZvEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoBBIOCgZzaGEyNTYYAyABKAkibwoNUGFyYW1ldGVySW5mbxIMCgRuYW1lGAEgASgJEgwKBHR5cGUYAiABKAkSFQoNZGVmYXVsdF92YWx1ZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIWCg5hbGxvd2VkX3ZhbHVlcxgFIAMoCSpaCghUYXNrS2luZBIZChVUQVNLX0tJTkRfVU5TUEVDSUZJRUQQABIYChRUQVNLX0tJTkRfTEVBTl9QUk9PRhABEhkKFVRBU0tfS0lORF9NQVRIX0FOU1dFUhACKngKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNPTl9TVE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAhIXChNGSU5JU0hfUkVBU09OX0FCT1JUEANiBnByb3RvMw");
+  fileDesc("ChhsZWFuZ3Jwby92MS9jb21tb24ucHJvdG8SC2xlYW5ncnBvLnYxItgCCgdUaGVvcmVtEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJc3RhdGVtZW50GAMgASgJEg8KB2NvbnRleHQYBCABKAkSDwoHaW1wb3J0cxgFIAMoCRIOCgZoZWFkZXIYBiABKAkSGgoSaW5mb3JtYWxfc3RhdGVtZW50GAcgASgJEg4KBmRvbWFpbhgIIAEoCRIXCgpkaWZmaWN1bHR5GAkgASgBSACIAQESDgoGYW5zd2VyGAogASgJEiMKBGtpbmQYCyABKA4yFS5sZWFuZ3Jwby52MS5UYXNrS2luZBI0CghtZXRhZGF0YRgMIAMoCzIiLmxlYW5ncnBvLnYxLlRoZW9yZW0uTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDQoLX2RpZmZpY3VsdHkiLAoLQ2hhdE1lc3NhZ2USDAoEcm9sZRgBIAEoCRIPCgdjb250ZW50GAIgASgJIjgKCkNoYXRQcm9tcHQSKgoIbWVzc2FnZXMYASADKAsyGC5sZWFuZ3Jwby52MS5DaGF0TWVzc2FnZSIXCghUb2tlbklkcxILCgNpZHMYASADKA0idQoGUHJvbXB0Eg4KBHRleHQYASABKAlIABInCgRjaGF0GAIgASgLMhcubGVhbmdycG8udjEuQ2hhdFByb21wdEgAEioKCXRva2VuX2lkcxgDIAEoCzIVLmxlYW5ncnBvLnYxLlRva2VuSWRzSABCBgoEa2luZCKYAgoOU2FtcGxpbmdQYXJhbXMSEgoKbWF4X3Rva2VucxgBIAEoDRIYCgt0ZW1wZXJhdHVyZRgCIAEoAkgAiAEBEhIKBXRvcF9wGAMgASgCSAGIAQESEgoFdG9wX2sYBCABKA1IAogBARIMCgRzdG9wGAUgAygJEhYKDnN0b3BfdG9rZW5faWRzGAYgAygNEhEKBHNlZWQYByABKARIA4gBARISCgptaW5fdG9rZW5zGAggASgNEh8KEnJlcGV0aXRpb25fcGVuYWx0eRgJIAEoAkgEiAEBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQgcKBV9zZWVkQhUKE19yZXBldGl0aW9uX3BlbmFsdHkiSQoUU2FtcGxpbmdEaXN0cmlidXRpb24SEwoLdGVtcGVyYXR1cmUYASABKAISDQoFdG9wX2sYAiABKA0SDQoFdG9wX3AYAyABKAIivgEKCkNvbXBsZXRpb24SDQoFaW5kZXgYASABKA0SDAoEdGV4dBgCIAEoCRIRCgl0b2tlbl9pZHMYAyADKA0SEAoIbG9ncHJvYnMYBCADKAISMAoNZmluaXNoX3JlYXNvbhgFIAEoDjIZLmxlYW5ncnBvLnYxLkZpbmlzaFJlYXNvbhITCgtzdG9wX3JlYXNvbhgGIAEoCRIPCgdhZGFwdGVyGAcgASgJEhYKDnBvbGljeV92ZXJzaW9uGAggASgEIjkKBVVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0iRAoJRmlsZUNodW5rEgwKBHBhdGgYASABKAkSDgoGb2Zmc2V0GAIgASgEEgwKBGRhdGEYAyABKAwSCwoDZW9mGAQgASgIIjYKCEZpbGVJbmZvEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoBBIOCgZzaGEyNTYYAyABKAkibwoNUGFyYW1ldGVySW5mbxIMCgRuYW1lGAEgASgJEgwKBHR5cGUYAiABKAkSFQoNZGVmYXVsdF92YWx1ZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIWCg5hbGxvd2VkX3ZhbHVlcxgFIAMoCSpaCghUYXNrS2luZBIZChVUQVNLX0tJTkRfVU5TUEVDSUZJRUQQABIYChRUQVNLX0tJTkRfTEVBTl9QUk9PRhABEhkKFVRBU0tfS0lORF9NQVRIX0FOU1dFUhACKngKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNPTl9TVE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAhIXChNGSU5JU0hfUkVBU09OX0FCT1JUEANiBnByb3RvMw");
 
 /**
  * One task of a dataset: a Lean theorem to prove or a math problem to answer.
@@ -312,6 +312,46 @@ export const SamplingParamsSchema: GenMessage<SamplingParams> = /*@__PURE__*/
   messageDesc(file_leangrpo_v1_common, 5);
 
 /**
+ * The distribution a completion's tokens were drawn from, defined once for the sampler
+ * and the learner: the policy's logits divided by `temperature`, then restricted to the
+ * `top_k` most likely tokens, then to the smallest most-likely set whose probability
+ * reaches `top_p`, then renormalised. Samplers report each token's logprob under this
+ * distribution (vLLM: `--logprobs-mode processed_logprobs`), and the learner computes
+ * policy and reference logprobs, KL and importance weights under the same one.
+ *
+ * @generated from message leangrpo.v1.SamplingDistribution
+ */
+export type SamplingDistribution = Message<"leangrpo.v1.SamplingDistribution"> & {
+  /**
+   * Softmax temperature (> 0); 0 means unset, i.e. 1.
+   *
+   * @generated from field: float temperature = 1;
+   */
+  temperature: number;
+
+  /**
+   * Keep only the k most likely tokens; 0 keeps all.
+   *
+   * @generated from field: uint32 top_k = 2;
+   */
+  topK: number;
+
+  /**
+   * Nucleus mass in (0, 1]; 0 means unset, i.e. 1 (keep all).
+   *
+   * @generated from field: float top_p = 3;
+   */
+  topP: number;
+};
+
+/**
+ * Describes the message leangrpo.v1.SamplingDistribution.
+ * Use `create(SamplingDistributionSchema)` to create a new message.
+ */
+export const SamplingDistributionSchema: GenMessage<SamplingDistribution> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_common, 6);
+
+/**
  * One sampled completion with the exact token ids and sampler logprobs, so the
  * learner trains on what was sampled, never on re-tokenised text.
  *
@@ -340,8 +380,8 @@ export type Completion = Message<"leangrpo.v1.Completion"> & {
   tokenIds: number[];
 
   /**
-   * Sampler log-probability of each token in `token_ids` (same length), at the
-   * sampling temperature, as the backend reports it.
+   * Sampler log-probability of each token in `token_ids` (same length), under the
+   * request's SamplingDistribution (temperature, top-k and top-p applied, renormalised).
    *
    * @generated from field: repeated float logprobs = 4;
    */
@@ -381,7 +421,7 @@ export type Completion = Message<"leangrpo.v1.Completion"> & {
  * Use `create(CompletionSchema)` to create a new message.
  */
 export const CompletionSchema: GenMessage<Completion> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_common, 6);
+  messageDesc(file_leangrpo_v1_common, 7);
 
 /**
  * Token counts of a request.
@@ -409,7 +449,7 @@ export type Usage = Message<"leangrpo.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_common, 7);
+  messageDesc(file_leangrpo_v1_common, 8);
 
 /**
  * A piece of a file sent over a stream (adapter files, checkpoints). Files are sent
@@ -453,7 +493,7 @@ export type FileChunk = Message<"leangrpo.v1.FileChunk"> & {
  * Use `create(FileChunkSchema)` to create a new message.
  */
 export const FileChunkSchema: GenMessage<FileChunk> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_common, 8);
+  messageDesc(file_leangrpo_v1_common, 9);
 
 /**
  * Size and digest of one file, sent ahead of its chunks so the receiver can check it.
@@ -488,7 +528,7 @@ export type FileInfo = Message<"leangrpo.v1.FileInfo"> & {
  * Use `create(FileInfoSchema)` to create a new message.
  */
 export const FileInfoSchema: GenMessage<FileInfo> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_common, 9);
+  messageDesc(file_leangrpo_v1_common, 10);
 
 /**
  * Describes one configurable parameter of a pluggable component (a scorer, an
@@ -538,7 +578,7 @@ export type ParameterInfo = Message<"leangrpo.v1.ParameterInfo"> & {
  * Use `create(ParameterInfoSchema)` to create a new message.
  */
 export const ParameterInfoSchema: GenMessage<ParameterInfo> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_common, 10);
+  messageDesc(file_leangrpo_v1_common, 11);
 
 /**
  * What kind of check decides whether a completion solved a task.
