@@ -1,0 +1,9 @@
+import { defineProject } from "vitest/config";
+
+export default defineProject({
+  test: {
+    name: "lean",
+    include: ["src/**/*.spec.ts", "test/**/*.spec.ts"],
+    testTimeout: 20_000,
+  },
+});
