@@ -1,11 +1,12 @@
 // Starts the services a training run needs in this process, each on its own loopback
 // port through its public createXService(config) (the same code path as `serve all` and
 // a deployment), wired to each other, with the orchestrator last pointed at them all.
-import { deepMerge, loadConfig, serve, type RunningServer, type ServerConfig } from "@lean-grpo/kit";
+import { deepMerge, loadConfig, serve, type ServerConfig } from "@lean-grpo/kit";
 import { OrchestratorConfigSchema, type OrchestratorConfig } from "@lean-grpo/orchestrator";
 import { createOrchestratorService } from "@lean-grpo/orchestrator";
 import type { RunManager } from "@lean-grpo/orchestrator";
 import { SERVICE_CATALOG } from "./service-catalog.js";
+import { startServiceThread } from "./service-thread.js";
 
 export interface MeshOptions {
   /** Hugging Face model directory for the embedded sampler and the learner. */
@@ -18,11 +19,19 @@ export interface MeshOptions {
   services?: Record<string, Record<string, unknown>>;
   /** Orchestrator settings (runs_dir, retries). */
   orchestrator?: Record<string, unknown>;
+  /** Services started in worker threads of their own (default: the learner). */
+  threads?: readonly string[];
 }
+
+/**
+ * The learner trains in its own thread: with the sampler on the main thread, generation
+ * of the next step overlaps training on a second core (training.async).
+ */
+const DEFAULT_THREADS: readonly string[] = ["learner"];
 
 export interface RunningMesh {
   urls: Record<string, string>;
-  servers: Record<string, RunningServer>;
+  servers: Record<string, { url: string; shutdown(): Promise<void> }>;
   runs: RunManager;
   shutdown(): Promise<void>;
 }
@@ -31,8 +40,8 @@ const EPHEMERAL = { server: { port: 0, shutdown: { drain_delay_ms: 0, grace_peri
 
 export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
   const urls: Record<string, string> = {};
-  const servers: Record<string, RunningServer> = {};
-  const started: RunningServer[] = [];
+  const servers: RunningMesh["servers"] = {};
+  const started: { shutdown(): Promise<void> }[] = [];
   try {
     for (const entry of SERVICE_CATALOG.filter((s) => s.name !== "orchestrator")) {
       const remote = remoteUrl(entry.name, options.services?.[entry.name]);
@@ -44,6 +53,14 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
         flags: deepMerge(deepMerge(EPHEMERAL, modelFlags(entry.name, options.modelDir)), options.services?.[entry.name] ?? {}),
       });
       entry.wire?.(config, urls);
+      if ((options.threads ?? DEFAULT_THREADS).includes(entry.name)) {
+        // Its own thread, so its tensor work runs on another core (service-thread.ts).
+        const server = await startServiceThread(entry.name, config as Record<string, unknown>);
+        started.push(server);
+        servers[entry.name] = server;
+        urls[entry.name] = server.url;
+        continue;
+      }
       const server = await serve({ name: entry.name, services: [entry.create(config)], config: config.server });
       started.push(server);
       servers[entry.name] = server;
