@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file leangrpo/v1/orchestrator.proto.
  */
 export const file_leangrpo_v1_orchestrator: GenFile = /*@__PURE__*/
-  fileDesc("Ch5sZWFuZ3Jwby92MS9vcmNoZXN0cmF0b3IucHJvdG8SC2xlYW5ncnBvLnYxIowDCgNSdW4SCgoCaWQYASABKAkSJAoFc3RhdGUYAiABKA4yFS5sZWFuZ3Jwby52MS5SdW5TdGF0ZRIRCglhbGdvcml0aG0YAyABKAkSDAoEc3RlcBgEIAEoBBITCgt0b3RhbF9zdGVwcxgFIAEoBBIPCgdkYXRhc2V0GAYgASgJEhIKCm91dHB1dF9kaXIYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZXJyb3IYCiABKAkSNwoMbGFzdF9tZXRyaWNzGAsgAygLMiEubGVhbmdycG8udjEuUnVuLkxhc3RNZXRyaWNzRW50cnkSHAoUbGFzdF9jaGVja3BvaW50X3N0ZXAYDCABKAQaMgoQTGFzdE1ldHJpY3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBIrIBCg9TdGFydFJ1blJlcXVlc3QSFAoMZGF0YXNldF9wYXRoGAEgASgJEiYKCHRoZW9yZW1zGAIgAygLMhQubGVhbmdycG8udjEuVGhlb3JlbRInCgZjb25maWcYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCW92ZXJyaWRlcxgEIAMoCRIVCg1yZXN1bWVfcnVuX2lkGAUgASgJEg4KBnJ1bl9pZBgGIAEoCSIxChBTdGFydFJ1blJlc3BvbnNlEh0KA3J1bhgBIAEoCzIQLmxlYW5ncnBvLnYxLlJ1biI1Cg9XYXRjaFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKCmZyb21fc3RhcnQYAiABKAgihwEKC1N0ZXBUaW1pbmdzEhIKCmdlbmVyYXRlX3MYASABKAESEAoIdmVyaWZ5X3MYAiABKAESDwoHc2NvcmVfcxgDIAEoARIPCgd0cmFpbl9zGAQgASgBEg4KBnN5bmNfcxgFIAEoARIPCgdvdGhlcl9zGAYgASgBEg8KB3RvdGFsX3MYByABKAEiwwEKCVN0ZXBFdmVudBIMCgRzdGVwGAEgASgEEjQKB21ldHJpY3MYAiADKAsyIy5sZWFuZ3Jwby52MS5TdGVwRXZlbnQuTWV0cmljc0VudHJ5EikKB3RpbWluZ3MYAyABKAsyGC5sZWFuZ3Jwby52MS5TdGVwVGltaW5ncxIXCg9hZGFwdGVyX3ZlcnNpb24YBCABKAQaLgoMTWV0cmljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEitgEKEFdhdGNoUnVuUmVzcG9uc2USDgoGcnVuX2lkGAEgASgJEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKBHN0ZXAYAyABKAsyFi5sZWFuZ3Jwby52MS5TdGVwRXZlbnRIABIoCgxzdGF0ZV9jaGFuZ2UYBCABKAsyEC5sZWFuZ3Jwby52MS5SdW5IABINCgNsb2cYBSABKAlIAEIHCgVldmVudCIgCg5TdG9wUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkiMAoPU3RvcFJ1blJlc3BvbnNlEh0KA3J1bhgBIAEoCzIQLmxlYW5ncnBvLnYxLlJ1biIfCg1HZXRSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSIvCg5HZXRSdW5SZXNwb25zZRIdCgNydW4YASABKAsyEC5sZWFuZ3Jwby52MS5SdW4iOAoPTGlzdFJ1bnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIksKEExpc3RSdW5zUmVzcG9uc2USHgoEcnVucxgBIAMoCzIQLmxlYW5ncnBvLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkqsQEKCFJ1blN0YXRlEhkKFVJVTl9TVEFURV9VTlNQRUNJRklFRBAAEhUKEVJVTl9TVEFURV9QRU5ESU5HEAESFQoRUlVOX1NUQVRFX1JVTk5JTkcQAhIWChJSVU5fU1RBVEVfU1RPUFBJTkcQAxIVChFSVU5fU1RBVEVfU1RPUFBFRBAEEhcKE1JVTl9TVEFURV9DT01QTEVURUQQBRIUChBSVU5fU1RBVEVfRkFJTEVEEAYy+wIKE09yY2hlc3RyYXRvclNlcnZpY2USRwoIU3RhcnRSdW4SHC5sZWFuZ3Jwby52MS5TdGFydFJ1blJlcXVlc3QaHS5sZWFuZ3Jwby52MS5TdGFydFJ1blJlc3BvbnNlEkkKCFdhdGNoUnVuEhwubGVhbmdycG8udjEuV2F0Y2hSdW5SZXF1ZXN0Gh0ubGVhbmdycG8udjEuV2F0Y2hSdW5SZXNwb25zZTABEkQKB1N0b3BSdW4SGy5sZWFuZ3Jwby52MS5TdG9wUnVuUmVxdWVzdBocLmxlYW5ncnBvLnYxLlN0b3BSdW5SZXNwb25zZRJBCgZHZXRSdW4SGi5sZWFuZ3Jwby52MS5HZXRSdW5SZXF1ZXN0GhsubGVhbmdycG8udjEuR2V0UnVuUmVzcG9uc2USRwoITGlzdFJ1bnMSHC5sZWFuZ3Jwby52MS5MaXN0UnVuc1JlcXVlc3QaHS5sZWFuZ3Jwby52MS5MaXN0UnVuc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_leangrpo_v1_common]);
+  fileDesc("Ch5sZWFuZ3Jwby92MS9vcmNoZXN0cmF0b3IucHJvdG8SC2xlYW5ncnBvLnYxIowDCgNSdW4SCgoCaWQYASABKAkSJAoFc3RhdGUYAiABKA4yFS5sZWFuZ3Jwby52MS5SdW5TdGF0ZRIRCglhbGdvcml0aG0YAyABKAkSDAoEc3RlcBgEIAEoBBITCgt0b3RhbF9zdGVwcxgFIAEoBBIPCgdkYXRhc2V0GAYgASgJEhIKCm91dHB1dF9kaXIYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZXJyb3IYCiABKAkSNwoMbGFzdF9tZXRyaWNzGAsgAygLMiEubGVhbmdycG8udjEuUnVuLkxhc3RNZXRyaWNzRW50cnkSHAoUbGFzdF9jaGVja3BvaW50X3N0ZXAYDCABKAQaMgoQTGFzdE1ldHJpY3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBIrIBCg9TdGFydFJ1blJlcXVlc3QSFAoMZGF0YXNldF9wYXRoGAEgASgJEiYKCHRoZW9yZW1zGAIgAygLMhQubGVhbmdycG8udjEuVGhlb3JlbRInCgZjb25maWcYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCW92ZXJyaWRlcxgEIAMoCRIVCg1yZXN1bWVfcnVuX2lkGAUgASgJEg4KBnJ1bl9pZBgGIAEoCSIxChBTdGFydFJ1blJlc3BvbnNlEh0KA3J1bhgBIAEoCzIQLmxlYW5ncnBvLnYxLlJ1biI1Cg9XYXRjaFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKCmZyb21fc3RhcnQYAiABKAgihwEKC1N0ZXBUaW1pbmdzEhIKCmdlbmVyYXRlX3MYASABKAESEAoIdmVyaWZ5X3MYAiABKAESDwoHc2NvcmVfcxgDIAEoARIPCgd0cmFpbl9zGAQgASgBEg4KBnN5bmNfcxgFIAEoARIPCgdvdGhlcl9zGAYgASgBEg8KB3RvdGFsX3MYByABKAEi8wEKCVN0ZXBFdmVudBIMCgRzdGVwGAEgASgEEjQKB21ldHJpY3MYAiADKAsyIy5sZWFuZ3Jwby52MS5TdGVwRXZlbnQuTWV0cmljc0VudHJ5EikKB3RpbWluZ3MYAyABKAsyGC5sZWFuZ3Jwby52MS5TdGVwVGltaW5ncxIXCg9hZGFwdGVyX3ZlcnNpb24YBCABKAQSLgoHc2FtcGxlcxgFIAMoCzIdLmxlYW5ncnBvLnYxLkNvbXBsZXRpb25TYW1wbGUaLgoMTWV0cmljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEi7QIKEENvbXBsZXRpb25TYW1wbGUSEAoIZ3JvdXBfaWQYASABKAkSEgoKdGhlb3JlbV9pZBgCIAEoCRIOCgZwcm9tcHQYAyABKAkSEgoKY29tcGxldGlvbhgEIAEoCRIOCgZyZXdhcmQYBSABKAESTgoRcmV3YXJkX2NvbXBvbmVudHMYBiADKAsyMy5sZWFuZ3Jwby52MS5Db21wbGV0aW9uU2FtcGxlLlJld2FyZENvbXBvbmVudHNFbnRyeRIOCgZzb2x2ZWQYByABKAgSDwoHdmVyZGljdBgIIAEoCRIQCghtZXNzYWdlcxgJIAMoCRIZChFjb21wbGV0aW9uX3Rva2VucxgKIAEoDRIVCg1maW5pc2hfcmVhc29uGAsgASgJEhEKCXRydW5jYXRlZBgMIAEoCBo3ChVSZXdhcmRDb21wb25lbnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASK2AQoQV2F0Y2hSdW5SZXNwb25zZRIOCgZydW5faWQYASABKAkSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoEc3RlcBgDIAEoCzIWLmxlYW5ncnBvLnYxLlN0ZXBFdmVudEgAEigKDHN0YXRlX2NoYW5nZRgEIAEoCzIQLmxlYW5ncnBvLnYxLlJ1bkgAEg0KA2xvZxgFIAEoCUgAQgcKBWV2ZW50IiAKDlN0b3BSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSIwCg9TdG9wUnVuUmVzcG9uc2USHQoDcnVuGAEgASgLMhAubGVhbmdycG8udjEuUnVuIh8KDUdldFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJIrQBCg5HZXRSdW5SZXNwb25zZRIdCgNydW4YASABKAsyEC5sZWFuZ3Jwby52MS5SdW4SJwoGY29uZmlnGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBITCgtjaGVja3BvaW50cxgDIAMoCRIQCghhZGFwdGVycxgEIAMoCRIzCgtldmFsdWF0aW9ucxgFIAMoCzIeLmxlYW5ncnBvLnYxLkhlbGRvdXRFdmFsdWF0aW9uImYKEUhlbGRvdXRFdmFsdWF0aW9uEgwKBHN0ZXAYASABKAQSEAoIYWNjdXJhY3kYAiABKAESDgoGc29sdmVkGAMgASgNEhAKCHByb2JsZW1zGAQgASgNEg8KB3NlY29uZHMYBSABKAEiOAoPTGlzdFJ1bnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIksKEExpc3RSdW5zUmVzcG9uc2USHgoEcnVucxgBIAMoCzIQLmxlYW5ncnBvLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkqsQEKCFJ1blN0YXRlEhkKFVJVTl9TVEFURV9VTlNQRUNJRklFRBAAEhUKEVJVTl9TVEFURV9QRU5ESU5HEAESFQoRUlVOX1NUQVRFX1JVTk5JTkcQAhIWChJSVU5fU1RBVEVfU1RPUFBJTkcQAxIVChFSVU5fU1RBVEVfU1RPUFBFRBAEEhcKE1JVTl9TVEFURV9DT01QTEVURUQQBRIUChBSVU5fU1RBVEVfRkFJTEVEEAYy+wIKE09yY2hlc3RyYXRvclNlcnZpY2USRwoIU3RhcnRSdW4SHC5sZWFuZ3Jwby52MS5TdGFydFJ1blJlcXVlc3QaHS5sZWFuZ3Jwby52MS5TdGFydFJ1blJlc3BvbnNlEkkKCFdhdGNoUnVuEhwubGVhbmdycG8udjEuV2F0Y2hSdW5SZXF1ZXN0Gh0ubGVhbmdycG8udjEuV2F0Y2hSdW5SZXNwb25zZTABEkQKB1N0b3BSdW4SGy5sZWFuZ3Jwby52MS5TdG9wUnVuUmVxdWVzdBocLmxlYW5ncnBvLnYxLlN0b3BSdW5SZXNwb25zZRJBCgZHZXRSdW4SGi5sZWFuZ3Jwby52MS5HZXRSdW5SZXF1ZXN0GhsubGVhbmdycG8udjEuR2V0UnVuUmVzcG9uc2USRwoITGlzdFJ1bnMSHC5sZWFuZ3Jwby52MS5MaXN0UnVuc1JlcXVlc3QaHS5sZWFuZ3Jwby52MS5MaXN0UnVuc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_leangrpo_v1_common]);
 
 /**
  * A training run.
@@ -318,6 +318,14 @@ export type StepEvent = Message<"leangrpo.v1.StepEvent"> & {
    * @generated from field: uint64 adapter_version = 4;
    */
   adapterVersion: bigint;
+
+  /**
+   * A few of the step's completions to read (the run's `report.samples_per_step`),
+   * texts cut to a bounded size; also stored in `runs/<id>/samples.jsonl`.
+   *
+   * @generated from field: repeated leangrpo.v1.CompletionSample samples = 5;
+   */
+  samples: CompletionSample[];
 };
 
 /**
@@ -326,6 +334,104 @@ export type StepEvent = Message<"leangrpo.v1.StepEvent"> & {
  */
 export const StepEventSchema: GenMessage<StepEvent> = /*@__PURE__*/
   messageDesc(file_leangrpo_v1_orchestrator, 5);
+
+/**
+ * One completion of a step, kept so that people can read what the policy writes.
+ *
+ * @generated from message leangrpo.v1.CompletionSample
+ */
+export type CompletionSample = Message<"leangrpo.v1.CompletionSample"> & {
+  /**
+   * Group (prompt) it belongs to, e.g. "s12-g3".
+   *
+   * @generated from field: string group_id = 1;
+   */
+  groupId: string;
+
+  /**
+   * Theorem or problem id.
+   *
+   * @generated from field: string theorem_id = 2;
+   */
+  theoremId: string;
+
+  /**
+   * The prompt as text (the chat turn's content for chat prompts).
+   *
+   * @generated from field: string prompt = 3;
+   */
+  prompt: string;
+
+  /**
+   * The completion (tactic mode: the assembled proof).
+   *
+   * @generated from field: string completion = 4;
+   */
+  completion: string;
+
+  /**
+   * Its reward.
+   *
+   * @generated from field: double reward = 5;
+   */
+  reward: number;
+
+  /**
+   * Each scorer's weighted part of the reward, by scorer name.
+   *
+   * @generated from field: map<string, double> reward_components = 6;
+   */
+  rewardComponents: { [key: string]: number };
+
+  /**
+   * True when it solved the task.
+   *
+   * @generated from field: bool solved = 7;
+   */
+  solved: boolean;
+
+  /**
+   * The verifier's verdict name (e.g. "PROVED", "ERROR") for Lean tasks; empty otherwise.
+   *
+   * @generated from field: string verdict = 8;
+   */
+  verdict: string;
+
+  /**
+   * The verifier's one-line reason and Lean's messages, for Lean tasks.
+   *
+   * @generated from field: repeated string messages = 9;
+   */
+  messages: string[];
+
+  /**
+   * Tokens sampled.
+   *
+   * @generated from field: uint32 completion_tokens = 10;
+   */
+  completionTokens: number;
+
+  /**
+   * Why it ended ("STOP", "LENGTH", ...).
+   *
+   * @generated from field: string finish_reason = 11;
+   */
+  finishReason: string;
+
+  /**
+   * True when `prompt`, `completion` or `messages` were cut to the size bound.
+   *
+   * @generated from field: bool truncated = 12;
+   */
+  truncated: boolean;
+};
+
+/**
+ * Describes the message leangrpo.v1.CompletionSample.
+ * Use `create(CompletionSampleSchema)` to create a new message.
+ */
+export const CompletionSampleSchema: GenMessage<CompletionSample> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 6);
 
 /**
  * Response of OrchestratorService.WatchRun: one event.
@@ -384,7 +490,7 @@ export type WatchRunResponse = Message<"leangrpo.v1.WatchRunResponse"> & {
  * Use `create(WatchRunResponseSchema)` to create a new message.
  */
 export const WatchRunResponseSchema: GenMessage<WatchRunResponse> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_orchestrator, 6);
+  messageDesc(file_leangrpo_v1_orchestrator, 7);
 
 /**
  * Request of OrchestratorService.StopRun.
@@ -405,7 +511,7 @@ export type StopRunRequest = Message<"leangrpo.v1.StopRunRequest"> & {
  * Use `create(StopRunRequestSchema)` to create a new message.
  */
 export const StopRunRequestSchema: GenMessage<StopRunRequest> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_orchestrator, 7);
+  messageDesc(file_leangrpo_v1_orchestrator, 8);
 
 /**
  * Response of OrchestratorService.StopRun.
@@ -426,7 +532,7 @@ export type StopRunResponse = Message<"leangrpo.v1.StopRunResponse"> & {
  * Use `create(StopRunResponseSchema)` to create a new message.
  */
 export const StopRunResponseSchema: GenMessage<StopRunResponse> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_orchestrator, 8);
+  messageDesc(file_leangrpo_v1_orchestrator, 9);
 
 /**
  * Request of OrchestratorService.GetRun.
@@ -447,7 +553,7 @@ export type GetRunRequest = Message<"leangrpo.v1.GetRunRequest"> & {
  * Use `create(GetRunRequestSchema)` to create a new message.
  */
 export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_orchestrator, 9);
+  messageDesc(file_leangrpo_v1_orchestrator, 10);
 
 /**
  * Response of OrchestratorService.GetRun.
@@ -461,6 +567,34 @@ export type GetRunResponse = Message<"leangrpo.v1.GetRunResponse"> & {
    * @generated from field: leangrpo.v1.Run run = 1;
    */
   run?: Run | undefined;
+
+  /**
+   * Its resolved config as recorded in `config.json` (`run`: the run config, `dataset`).
+   *
+   * @generated from field: google.protobuf.Struct config = 2;
+   */
+  config?: JsonObject | undefined;
+
+  /**
+   * Checkpoints saved, relative to `Run.output_dir`, e.g. "checkpoints/step-10".
+   *
+   * @generated from field: repeated string checkpoints = 3;
+   */
+  checkpoints: string[];
+
+  /**
+   * Adapters exported, relative to `Run.output_dir`, e.g. "adapters/policy-v3".
+   *
+   * @generated from field: repeated string adapters = 4;
+   */
+  adapters: string[];
+
+  /**
+   * Held-out evaluations so far, in step order (step 0: before training).
+   *
+   * @generated from field: repeated leangrpo.v1.HeldoutEvaluation evaluations = 5;
+   */
+  evaluations: HeldoutEvaluation[];
 };
 
 /**
@@ -468,7 +602,56 @@ export type GetRunResponse = Message<"leangrpo.v1.GetRunResponse"> & {
  * Use `create(GetRunResponseSchema)` to create a new message.
  */
 export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_orchestrator, 10);
+  messageDesc(file_leangrpo_v1_orchestrator, 11);
+
+/**
+ * One held-out evaluation of a run (greedy decoding).
+ *
+ * @generated from message leangrpo.v1.HeldoutEvaluation
+ */
+export type HeldoutEvaluation = Message<"leangrpo.v1.HeldoutEvaluation"> & {
+  /**
+   * Evaluated after this step (0: before training).
+   *
+   * @generated from field: uint64 step = 1;
+   */
+  step: bigint;
+
+  /**
+   * Fraction of problems solved.
+   *
+   * @generated from field: double accuracy = 2;
+   */
+  accuracy: number;
+
+  /**
+   * Problems solved.
+   *
+   * @generated from field: uint32 solved = 3;
+   */
+  solved: number;
+
+  /**
+   * Problems evaluated.
+   *
+   * @generated from field: uint32 problems = 4;
+   */
+  problems: number;
+
+  /**
+   * Seconds the evaluation took.
+   *
+   * @generated from field: double seconds = 5;
+   */
+  seconds: number;
+};
+
+/**
+ * Describes the message leangrpo.v1.HeldoutEvaluation.
+ * Use `create(HeldoutEvaluationSchema)` to create a new message.
+ */
+export const HeldoutEvaluationSchema: GenMessage<HeldoutEvaluation> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 12);
 
 /**
  * Request of OrchestratorService.ListRuns.
@@ -496,7 +679,7 @@ export type ListRunsRequest = Message<"leangrpo.v1.ListRunsRequest"> & {
  * Use `create(ListRunsRequestSchema)` to create a new message.
  */
 export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_orchestrator, 11);
+  messageDesc(file_leangrpo_v1_orchestrator, 13);
 
 /**
  * Response of OrchestratorService.ListRuns.
@@ -524,7 +707,7 @@ export type ListRunsResponse = Message<"leangrpo.v1.ListRunsResponse"> & {
  * Use `create(ListRunsResponseSchema)` to create a new message.
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_orchestrator, 12);
+  messageDesc(file_leangrpo_v1_orchestrator, 14);
 
 /**
  * Lifecycle of a run.
