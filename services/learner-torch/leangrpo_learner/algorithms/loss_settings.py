@@ -1,0 +1,30 @@
+"""The knobs of a GRPO-family loss, resolved from an algorithm's defaults and algorithm_config;
+every algorithm is a point in this space (grpo-math §13)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SCALE_REWARDS = ("group", "batch", "none")
+KL_ESTIMATORS = ("k1", "k2", "k3", "abs")
+LOSS_AGGREGATIONS = ("seq-mean-token-mean", "token-mean", "seq-mean-token-sum-norm")
+
+
+@dataclass(frozen=True)
+class LossSettings:
+    temperature: float
+    scale_rewards: str
+    advantage_epsilon: float
+    level: str  # "token" (GRPO, DAPO) or "sequence" (GSPO)
+    epsilon_low: float
+    epsilon_high: float
+    delta: float | None  # two-sided clipping cap for negative advantages; None is off
+    beta: float
+    kl_estimator: str
+    aggregation: str
+    max_completion_length: int
+    mask_truncated_completions: bool
+    importance_sampling_cap: float | None
+    dynamic_sampling: bool
+    dpo_coef: float
+    dpo_beta: float
+    num_iterations: int

@@ -1,0 +1,73 @@
+"""The clipped-surrogate loss of the GRPO family on one micro-batch (grpo-math §4.1, §4.2, §6, §9,
+§10.2, §10.6, §15.3), in the [batch, C] right-aligned layout of completion_logprobs.
+
+Each micro-batch's loss is its share of the whole step's loss: the denominators (sequences, live
+tokens) are the whole batch's, so micro-batch gradients sum to the full-batch gradient."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .kl_estimators import kl_estimate
+from .loss_settings import LossSettings
+
+LOG_RATIO_BOUND = 20.0
+
+
+@dataclass
+class PolicyLossInputs:
+    logp: torch.Tensor  # [b, C] current policy (carries gradient), 0 off the mask
+    mask: torch.Tensor  # [b, C]
+    old: torch.Tensor  # [b, C] logprobs before the update
+    ref: torch.Tensor | None  # [b, C] reference logprobs
+    sampler: torch.Tensor | None  # [b, C] sampler logprobs
+    sampler_known: torch.Tensor | None  # [b, 1] 1 where the row has sampler logprobs
+    advantages: torch.Tensor  # [b, 1]
+    live: torch.Tensor  # [b, 1] 0 for rows masked out of the loss
+    lengths: torch.Tensor  # [b, 1]
+
+
+@dataclass
+class PolicyLossTerms:
+    loss: torch.Tensor
+    clip_low: float  # sums over live tokens
+    clip_high: float
+    clip_region: float
+    kl: float | None
+
+
+def policy_loss(settings: LossSettings, x: PolicyLossInputs, sequences: int, live_tokens: int) -> PolicyLossTerms:
+    live_mask = x.mask * x.live
+    log_ratio = (x.logp - x.old).clamp(-LOG_RATIO_BOUND, LOG_RATIO_BOUND)
+    if settings.level == "sequence":
+        ratio = torch.exp((log_ratio * x.mask).sum(1, keepdim=True) / x.lengths)
+    else:
+        ratio = torch.exp(log_ratio)
+    capped = ratio.clamp(max=settings.delta) if settings.delta is not None else ratio
+    clipped = ratio.clamp(1 - settings.epsilon_low, 1 + settings.epsilon_high)
+    per_token = -torch.minimum(capped * x.advantages, clipped * x.advantages)
+    if settings.importance_sampling_cap is not None and x.sampler is not None:
+        weight = torch.exp((x.old - x.sampler).clamp(-LOG_RATIO_BOUND, LOG_RATIO_BOUND)).clamp(max=settings.importance_sampling_cap)
+        # Rows without sampler logprobs keep weight 1.
+        per_token = per_token * (weight * x.sampler_known + (1 - x.sampler_known))
+    kl = kl_estimate(x.logp, x.ref, settings.kl_estimator) if x.ref is not None else None
+    if settings.beta != 0:
+        if kl is None:
+            raise RuntimeError("policy_loss: beta ≠ 0 needs reference logprobs")
+        per_token = per_token + settings.beta * kl
+    masked = per_token * live_mask
+    if settings.aggregation == "seq-mean-token-mean":
+        live_lengths = (x.lengths * x.live).clamp(min=1)
+        loss = (masked.sum(1, keepdim=True) / live_lengths).sum() / sequences
+    elif settings.aggregation == "token-mean":
+        loss = masked.sum() / max(1, live_tokens)
+    else:
+        loss = masked.sum() / (sequences * settings.max_completion_length)
+    with torch.no_grad():
+        r = torch.ones_like(x.logp) * ratio
+        low = ((r < 1 - settings.epsilon_low) & (x.advantages < 0)).to(x.logp.dtype) * live_mask
+        high = ((r > 1 + settings.epsilon_high) & (x.advantages > 0)).to(x.logp.dtype) * live_mask
+        region = (low + high).clamp(max=1)
+        kl_sum = float((kl * live_mask).sum()) if kl is not None else None
+    return PolicyLossTerms(loss, float(low.sum()), float(high.sum()), float(region.sum()), kl_sum)

@@ -1,0 +1,88 @@
+"""Per-token logprobs and entropies of completions given their prompts: what the losses train
+on and what ComputeLogprobs returns.
+
+Prompt + completion are left-padded into one batch, so every completion ends in the last
+column and all completion tokens lie in the last C columns (C = longest completion); only
+those columns are projected onto the vocabulary, in row chunks so that the [rows × vocab]
+logits of a large vocabulary never exist at once (with a gradient, each chunk is recomputed
+in the backward pass instead of kept).
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import torch
+from torch.utils.checkpoint import checkpoint
+
+from .model.causal_lm import CausalLM, ForwardOptions
+from .sampling import SamplingDistribution, token_logprobs_and_entropy
+
+LOGIT_FLOATS_PER_CHUNK = 4_194_304  # 16 MiB of float32 logits
+
+
+@dataclass
+class CompletionScores:
+    logprobs: torch.Tensor  # [batch, C], right-aligned; 0 off the mask
+    entropies: torch.Tensor  # [batch, C]
+    mask: torch.Tensor  # [batch, C] float, 1 on completion tokens
+    lengths: list[int]
+
+
+def left_padded(sequences: list[list[int]], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    length = max(len(s) for s in sequences)
+    ids = torch.zeros(len(sequences), length, dtype=torch.long)
+    mask = torch.zeros(len(sequences), length, dtype=torch.long)
+    for row, s in enumerate(sequences):
+        ids[row, length - len(s) :] = torch.tensor(s, dtype=torch.long)
+        mask[row, length - len(s) :] = 1
+    return ids.to(device), mask.to(device)
+
+
+def _compute_precision(device: torch.device):
+    """bf16 autocast on CUDA; nothing on CPU (autocast would refuse bf16 on a torch built without CUDA)."""
+    if device.type == "cuda":
+        return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def _project(hidden: torch.Tensor, head: torch.Tensor, targets: torch.Tensor, sampling: SamplingDistribution):
+    target, entropy = token_logprobs_and_entropy(hidden @ head.t().to(hidden.dtype), targets, sampling)
+    return torch.stack([target, entropy], dim=-1)
+
+
+def completion_logprobs(
+    model: CausalLM,
+    pairs: list[tuple[list[int], list[int]]],
+    sampling: SamplingDistribution,
+    options: ForwardOptions,
+) -> CompletionScores:
+    """Differentiable (in the adapter) logprobs of (prompt ids, completion ids) pairs."""
+    lengths = [len(c) for _, c in pairs]
+    window = max(lengths)
+    ids, mask = left_padded([list(p) + list(c) for p, c in pairs], model.device)
+    batch, length = ids.shape
+    with _compute_precision(model.device):
+        hidden = model.hidden_states(ids, mask, options)
+        # Column j's hidden state predicts the token in column j + 1.
+        scored = hidden[:, length - 1 - window : length - 1, :].reshape(batch * window, -1)
+        targets = ids[:, length - window :].reshape(-1)
+        chunk = max(1, LOGIT_FLOATS_PER_CHUNK // model.config.vocab_size)
+        pieces = []
+        for start in range(0, batch * window, chunk):
+            h, t = scored[start : start + chunk], targets[start : start + chunk]
+            if torch.is_grad_enabled() and batch * window > chunk:
+                pieces.append(checkpoint(_project, h, model.head, t, sampling, use_reentrant=False))
+            else:
+                pieces.append(_project(h, model.head, t, sampling))
+        both = torch.cat(pieces).view(batch, window, 2).to(torch.float32)
+    columns = torch.arange(window, device=model.device)
+    completion_mask = (columns[None, :] >= (window - torch.tensor(lengths, device=model.device))[:, None]).to(torch.float32)
+    return CompletionScores(both[..., 0] * completion_mask, both[..., 1] * completion_mask, completion_mask, lengths)
+
+
+def rows_of(values: torch.Tensor, lengths: list[int]) -> list[list[float]]:
+    """Right-aligned [batch, C] values as one list per row (its completion tokens only)."""
+    window = values.shape[1]
+    data = values.detach().to("cpu", torch.float64)
+    return [data[row, window - n :].tolist() for row, n in enumerate(lengths)]

@@ -1,0 +1,1 @@
+"""LoRA adapters (PEFT layout and names) and their PEFT files."""

@@ -1,0 +1,1 @@
+"""Qwen2 / Qwen3 / Llama decoders in plain torch, loaded from Hugging Face directories."""

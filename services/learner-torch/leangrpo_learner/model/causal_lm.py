@@ -1,0 +1,125 @@
+"""A pre-norm decoder (Qwen2, Qwen3, Llama) with frozen base weights and an optional LoRA
+adapter per forward pass. One code path for CPU and CUDA: only the device and the compute
+dtype differ (float32 on CPU; bf16 autocast on CUDA, norms and softmax in float32).
+
+Batches are left-padded, so every sequence ends in the last column; position ids are
+cumsum(mask) − 1 (left padding does not shift positions).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+from ..lora.lora_adapter import LoraAdapter
+from .checkpoint_loader import load_weights, read_model_config
+from .linear_modules import LINEAR_MODULES, has_bias, linear_name
+from .model_config import ModelConfig
+from .rotary import apply_rotary, inverse_frequencies, rotary_tables
+
+# torch >= 2.0 has a fused attention kernel; torch 1.13 (Debian) takes the plain path.
+HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
+
+
+@dataclass
+class ForwardOptions:
+    adapter: LoraAdapter | None = None
+    # Seed of this pass's LoRA dropout masks; None: no dropout (scoring, reference).
+    dropout_seed: int | None = None
+    gradient_checkpointing: bool = False
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    dtype = x.dtype
+    x32 = x.to(torch.float32)
+    x32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)
+    return weight * x32.to(dtype)
+
+
+class CausalLM:
+    def __init__(self, config: ModelConfig, weights: dict[str, torch.Tensor], device: torch.device, name: str = ""):
+        self.config = config
+        self.device = device
+        self.name = name
+        self.weights = {k: v.to(device).requires_grad_(False) for k, v in weights.items()}
+        self.head = self.weights["model.embed_tokens.weight"] if config.tie_word_embeddings else self.weights["lm_head.weight"]
+        self.inv_freq = inverse_frequencies(config).to(device)
+
+    @staticmethod
+    def load(directory: str | Path, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32) -> "CausalLM":
+        directory = Path(directory)
+        config = read_model_config(directory)
+        return CausalLM(config, load_weights(directory, config, dtype), torch.device(device), str(directory))
+
+    def parameter_count(self) -> int:
+        seen = {id(t): t.numel() for t in self.weights.values()}
+        return sum(seen.values())
+
+    def _linear(self, layer: int, module: str, x: torch.Tensor, options: ForwardOptions) -> torch.Tensor:
+        name = linear_name(layer, module)
+        out = F.linear(x, self.weights[f"{name}.weight"], self.weights.get(f"{name}.bias") if has_bias(self.config, module) else None)
+        pair = options.adapter.pair(layer, module) if options.adapter is not None else None
+        if pair is None:
+            return out
+        a, b = pair
+        inputs = x
+        p = options.adapter.config.dropout
+        if options.dropout_seed is not None and p > 0:
+            # A generator per (seed, layer, module): the same mask when checkpointing recomputes.
+            generator = torch.Generator(device=x.device).manual_seed(
+                (options.dropout_seed * 1_000_003 + layer * len(LINEAR_MODULES) + LINEAR_MODULES.index(module)) % (2**63)
+            )
+            keep = torch.empty(x.shape, device=x.device).bernoulli_(1 - p, generator=generator)
+            inputs = x * keep.to(x.dtype) / (1 - p)
+        down = F.linear(inputs, a.to(x.dtype) if x.dtype != torch.float32 else a) * options.adapter.scaling
+        return out + F.linear(down, b.to(x.dtype) if x.dtype != torch.float32 else b)
+
+    def _attention(self, layer: int, x: torch.Tensor, cos, sin, bias: torch.Tensor, options: ForwardOptions) -> torch.Tensor:
+        c = self.config
+        batch, length, _ = x.shape
+        q = self._linear(layer, "q_proj", x, options).view(batch, length, c.num_heads, c.head_dim).transpose(1, 2)
+        k = self._linear(layer, "k_proj", x, options).view(batch, length, c.num_kv_heads, c.head_dim).transpose(1, 2)
+        v = self._linear(layer, "v_proj", x, options).view(batch, length, c.num_kv_heads, c.head_dim).transpose(1, 2)
+        if c.qk_norm:
+            q = rms_norm(q, self.weights[f"model.layers.{layer}.self_attn.q_norm.weight"], c.rms_norm_eps)
+            k = rms_norm(k, self.weights[f"model.layers.{layer}.self_attn.k_norm.weight"], c.rms_norm_eps)
+        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        groups = c.num_heads // c.num_kv_heads
+        if groups > 1:  # kv head j serves q heads j·g … j·g+g−1 (HF repeat_kv)
+            k = k.repeat_interleave(groups, dim=1)
+            v = v.repeat_interleave(groups, dim=1)
+        if HAS_SDPA:
+            # Clamped to the compute dtype's range first: float32's min would round to −inf in bf16.
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.clamp(min=torch.finfo(q.dtype).min).to(q.dtype))
+        else:
+            scores = torch.matmul(q, k.transpose(-1, -2)) * (c.head_dim**-0.5) + bias
+            out = torch.matmul(torch.softmax(scores.to(torch.float32), dim=-1).to(q.dtype), v)
+        out = out.transpose(1, 2).reshape(batch, length, c.num_heads * c.head_dim)
+        return self._linear(layer, "o_proj", out, options)
+
+    def _layer(self, layer: int, h: torch.Tensor, cos, sin, bias, options: ForwardOptions) -> torch.Tensor:
+        w, eps = self.weights, self.config.rms_norm_eps
+        h = h + self._attention(layer, rms_norm(h, w[f"model.layers.{layer}.input_layernorm.weight"], eps), cos, sin, bias, options)
+        x = rms_norm(h, w[f"model.layers.{layer}.post_attention_layernorm.weight"], eps)
+        gated = F.silu(self._linear(layer, "gate_proj", x, options)) * self._linear(layer, "up_proj", x, options)
+        return h + self._linear(layer, "down_proj", gated, options)
+
+    def hidden_states(self, ids: torch.Tensor, mask: torch.Tensor, options: ForwardOptions) -> torch.Tensor:
+        """Final-norm hidden states [batch, length, hidden] of left-padded ids with their 0/1 mask."""
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        cos, sin = rotary_tables(self.inv_freq, positions)
+        length = ids.shape[1]
+        causal = torch.ones(length, length, dtype=torch.bool, device=ids.device).tril()
+        allowed = causal[None, None] & mask.bool()[:, None, None, :]
+        # A large negative rather than −inf: a padded query row sees only pads, and must not turn NaN.
+        bias = torch.zeros(allowed.shape, dtype=torch.float32, device=ids.device).masked_fill(~allowed, torch.finfo(torch.float32).min)
+        h = F.embedding(ids, self.weights["model.embed_tokens.weight"])
+        for layer in range(self.config.num_layers):
+            if options.gradient_checkpointing and torch.is_grad_enabled():
+                h = checkpoint(self._layer, layer, h, cos, sin, bias, options, use_reentrant=False)
+            else:
+                h = self._layer(layer, h, cos, sin, bias, options)
+        return rms_norm(h, self.weights["model.norm.weight"], self.config.rms_norm_eps)

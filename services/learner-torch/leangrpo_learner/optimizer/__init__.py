@@ -1,0 +1,1 @@
+"""torch.optim.AdamW with global-norm clipping and transformers' learning-rate schedules."""

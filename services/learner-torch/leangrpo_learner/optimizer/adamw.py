@@ -1,0 +1,66 @@
+"""torch.optim.AdamW over the adapter's parameters, with its state exposed by PEFT key in the TS
+learner's checkpoint layout (moments of A as [in, r], of B as [r, out]: PEFT's transposes), so a
+checkpoint written by either learner resumes on the other."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ..lora.lora_adapter import LoraAdapter
+
+
+@dataclass(frozen=True)
+class AdamWSettings:
+    learning_rate: float
+    beta1: float
+    beta2: float
+    epsilon: float
+    weight_decay: float
+
+
+class AdamW:
+    def __init__(self, adapter: LoraAdapter, settings: AdamWSettings):
+        self.adapter = adapter
+        self.settings = settings
+        self.updates = 0
+        self.optimizer = torch.optim.AdamW(
+            list(adapter.parameters()),
+            lr=settings.learning_rate,
+            betas=(settings.beta1, settings.beta2),
+            eps=settings.epsilon,
+            weight_decay=settings.weight_decay,
+        )
+
+    def apply(self, learning_rate: float) -> None:
+        """One update from the parameters' .grad with this learning rate."""
+        for group in self.optimizer.param_groups:
+            group["lr"] = learning_rate
+        self.optimizer.step()
+        self.updates += 1
+
+    def moments(self) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+        """PEFT key -> (exp_avg, exp_avg_sq) in the checkpoint layout; tensors never updated are absent."""
+        out = {}
+        for key, p in self.adapter.named_tensors().items():
+            state = self.optimizer.state.get(p)
+            if state and "exp_avg" in state:
+                out[key] = (state["exp_avg"].detach().t().to("cpu", torch.float32).contiguous(), state["exp_avg_sq"].detach().t().to("cpu", torch.float32).contiguous())
+        return out
+
+    def restore(self, updates: int, moments: dict[str, tuple[torch.Tensor, torch.Tensor]]) -> None:
+        tensors = self.adapter.named_tensors()
+        for key in moments:
+            if key not in tensors:
+                raise ValueError(f'optimizer state holds "{key}", which the adapter lacks')
+        self.updates = updates
+        self.optimizer.state.clear()
+        for key, (m, v) in moments.items():
+            p = tensors[key]
+            if list(m.t().shape) != list(p.shape) or list(v.t().shape) != list(p.shape):
+                raise ValueError(f'optimizer moment "{key}" has shape {list(m.shape)}; the adapter needs {list(p.t().shape)}')
+            self.optimizer.state[p] = {
+                "step": torch.tensor(float(updates)),
+                "exp_avg": m.t().contiguous().to(p.device, p.dtype),
+                "exp_avg_sq": v.t().contiguous().to(p.device, p.dtype),
+            }

@@ -1,0 +1,1 @@
+"""One training step: validation, prepared batches, micro-batches, gradients, metrics, checkpoints."""

@@ -1,0 +1,269 @@
+"""The learner's state and operations: a policy (base model + LoRA adapter), AdamW, the step
+counter and the adapter versions; one training step, logprobs, exports and checkpoints.
+The gRPC layer runs operations one at a time (a step mutates what everything else reads).
+
+Under torch.distributed every rank holds a Learner and runs the same operations on the same
+validated batch (rank 0 broadcasts it); `collective` splits the micro-batches between ranks and
+sums their gradients, so every rank applies the same update."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from ..algorithms.registry import algorithm_named
+from ..completion_logprobs import completion_logprobs, rows_of
+from ..errors import AdapterError, CheckpointError, SampleError, StepOrderError, UnknownVersionError
+from ..lora.lora_adapter import LoraAdapter
+from ..lora.lora_config import LoraConfig
+from ..lora.peft_files import export_peft_files, load_peft_adapter, save_peft_files
+from ..model.causal_lm import CausalLM, ForwardOptions
+from ..optimizer.adamw import AdamW, AdamWSettings
+from ..optimizer.grad_clipping import clip_by_global_norm
+from ..optimizer.lr_schedule import learning_rate_multiplier
+from ..sampling import SamplingDistribution
+from .checkpoint_files import ADAPTER_DIR, TrainerState, checkpoint_size, read_checkpoint_state, write_checkpoint_state
+from .prepared_batch import prepare_batch
+from .sample_validation import validate_examples
+from .single_process import SingleProcess
+from .step_gradients import StepGradientInputs, step_gradients
+from .step_metrics import UpdateRecord, step_metrics
+from .training_example import TrainingExample
+
+
+@dataclass(frozen=True)
+class OptimizerOptions:
+    adamw: AdamWSettings
+    max_grad_norm: float | None
+    lr_schedule: str
+    warmup_steps: int
+    total_steps: int
+
+
+@dataclass(frozen=True)
+class LearnerOptions:
+    base_model: str
+    lora: LoraConfig
+    optimizer: OptimizerOptions
+    micro_batch_tokens: int
+    seed: int
+    keep_versions: int
+    gradient_checkpointing: bool = False
+
+
+@dataclass
+class StepRequest:
+    algorithm: str
+    algorithm_config: dict
+    mode: str  # "rl" | "sft"
+    examples: list[TrainingExample]
+    step: int = 0
+    expected_samples: int = 0
+    num_generations: int = 0
+    sampling: SamplingDistribution | None = None  # None: header.sampling unset
+
+
+@dataclass
+class StepResult:
+    step: int
+    adapter_version: int
+    adapter_name: str
+    metrics: dict[str, float]
+    zero_std_groups: list[str] = field(default_factory=list)
+
+
+def adapter_name(version: int) -> str:
+    """The name packages/adapter-files gives a version ("policy-v12")."""
+    return f"policy-v{version}"
+
+
+def dropout_seed(seed: int, update: int, micro_batch: int) -> int:
+    """LoRA dropout seed of micro-batch k of update u: a function of the saved seed and update count only."""
+    product = ((update * 4096 + micro_batch + 1) * 0x9E3779B9) & 0xFFFFFFFF
+    return (seed + product) & 0xFFFFFFFF
+
+
+class Learner:
+    def __init__(self, model: CausalLM, options: LearnerOptions, collective=None):
+        self.model = model
+        self.options = options
+        self.collective = collective or SingleProcess()
+        self.seed = options.seed
+        self.step = 0
+        self.adapter_version = 0
+        self.algorithm = ""
+        self.adapter = LoraAdapter.create(model.config, options.lora, options.seed).to(model.device)
+        self.optimizer = AdamW(self.adapter, options.optimizer.adamw)
+        self.versions: dict[int, dict[str, bytes]] = {}
+        self._snapshot_version()
+
+    # ---- scoring -------------------------------------------------------------------------
+    def score(self, pairs, sampling: SamplingDistribution, adapter: LoraAdapter | None) -> tuple[list[list[float]], list[list[float]]]:
+        """Logprobs and entropies without gradient, in chunks within the token budget."""
+        logprobs: list[list[float]] = []
+        entropies: list[list[float]] = []
+        start = 0
+        with torch.no_grad():
+            while start < len(pairs):
+                end = start + 1
+                longest = len(pairs[start][0]) + len(pairs[start][1])
+                while end < len(pairs):
+                    nxt = max(longest, len(pairs[end][0]) + len(pairs[end][1]))
+                    if nxt * (end - start + 1) > self.options.micro_batch_tokens:
+                        break
+                    longest = nxt
+                    end += 1
+                scores = completion_logprobs(self.model, pairs[start:end], sampling, ForwardOptions(adapter=adapter))
+                logprobs += rows_of(scores.logprobs, scores.lengths)
+                entropies += rows_of(scores.entropies, scores.lengths)
+                start = end
+        return logprobs, entropies
+
+    def compute_logprobs(self, pairs, reference: bool, sampling: SamplingDistribution):
+        for row, (prompt, completion) in enumerate(pairs):
+            for name, ids in (("prompt_token_ids", prompt), ("completion_token_ids", completion)):
+                for i, token in enumerate(ids):
+                    if token >= self.model.config.vocab_size:
+                        raise SampleError(
+                            f"sequences[{row}].{name}[{i}] = {token} is outside the model's vocabulary [0, {self.model.config.vocab_size})"
+                        )
+            if len(prompt) + len(completion) > self.model.config.max_position_embeddings:
+                raise SampleError(
+                    f"sequences[{row}]: prompt + completion is {len(prompt) + len(completion)} tokens; the model's context (max_position_embeddings) is {self.model.config.max_position_embeddings}"
+                )
+        logprobs, entropies = self.score(pairs, sampling, None if reference else self.adapter)
+        return logprobs, entropies, 0 if reference else self.adapter_version
+
+    # ---- training ------------------------------------------------------------------------
+    def check_request(self, request: StepRequest):
+        """Resolves the algorithm and checks the batch; raises before anything is computed."""
+        settings = algorithm_named(request.algorithm).resolve(request.algorithm_config)
+        if request.step != 0 and request.step != self.step + 1:
+            raise StepOrderError(
+                f"header.step is {request.step} but the learner is at step {self.step}; send {self.step + 1} (or 0 to skip the check)"
+            )
+        validate_examples(request.examples, self.model.config, request.expected_samples, request.num_generations)
+        sampling = sampling_of(settings.temperature, request)
+        return settings, sampling
+
+    def train_step(self, request: StepRequest) -> StepResult:
+        settings, sampling = self.check_request(request)
+        started = time.perf_counter()
+        batch = prepare_batch(request.examples, settings, request.mode)
+        if not batch.rows:
+            raise SampleError(
+                f"every group has zero reward spread and dapo's dynamic_sampling dropped them all ({', '.join(batch.zero_std_groups)}); resample, or set dynamic_sampling false"
+            )
+        pairs = [(r.example.prompt_ids, r.example.completion_ids) for r in batch.rows]
+        rl = request.mode == "rl"
+        old = self.score(pairs, sampling, self.adapter)[0] if rl else None
+        ref = self.score(pairs, sampling, None)[0] if rl and (settings.beta != 0 or settings.dpo_coef != 0) else None
+        iterations = settings.num_iterations if rl else 1
+        # With replays, a failure after the first update must not leave a half-applied step.
+        before = (self.adapter.peft_tensors(), self.optimizer.updates, self.optimizer.moments()) if iterations > 1 else None
+        updates: list[UpdateRecord] = []
+        try:
+            for _ in range(iterations):
+                updates.append(self._update(settings, sampling, batch, old, ref))
+        except Exception:
+            if before is not None and updates:
+                self.adapter.assign(before[0])
+                self.optimizer.restore(before[1], before[2])
+            raise
+        self.step += 1
+        self.adapter_version += 1
+        self.algorithm = algorithm_named(request.algorithm).name
+        self._snapshot_version()
+        metrics = step_metrics(request.examples, batch, updates, old, time.perf_counter() - started)
+        return StepResult(self.step, self.adapter_version, adapter_name(self.adapter_version), metrics, batch.zero_std_groups)
+
+    def _update(self, settings, sampling, batch, old, ref) -> UpdateRecord:
+        update_index = self.optimizer.updates
+        self.optimizer.optimizer.zero_grad(set_to_none=False)
+        for p in self.adapter.parameters():
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
+        gradients = step_gradients(
+            StepGradientInputs(
+                model=self.model,
+                adapter=self.adapter,
+                settings=settings,
+                sampling=sampling,
+                batch=batch,
+                old=old,
+                ref=ref,
+                micro_batch_tokens=self.options.micro_batch_tokens,
+                dropout_seed=(lambda k: dropout_seed(self.seed, update_index, k)) if self.adapter.config.dropout > 0 else None,
+                gradient_checkpointing=self.options.gradient_checkpointing,
+            ),
+            share=self.collective.owns_micro_batch,
+        )
+        grads = [p.grad for p in self.adapter.parameters()]
+        sums = self.collective.sum_gradients(grads, gradients.as_list())
+        gradients.loss, gradients.clip_low, gradients.clip_high, gradients.clip_region = sums[0], sums[1], sums[2], sums[3]
+        gradients.kl = sums[4] if ref is not None and batch.mode == "rl" else None
+        gradients.entropy = sums[5]
+        grad_norm = clip_by_global_norm(grads, self.options.optimizer.max_grad_norm)
+        o = self.options.optimizer
+        learning_rate = o.adamw.learning_rate * learning_rate_multiplier(o.lr_schedule, o.warmup_steps, o.total_steps, update_index)
+        self.optimizer.apply(learning_rate)
+        return UpdateRecord(gradients, grad_norm, learning_rate)
+
+    # ---- adapters and checkpoints --------------------------------------------------------
+    def export_adapter(self, version: int) -> tuple[int, dict[str, bytes]]:
+        wanted = self.adapter_version if version == 0 else version
+        files = self.versions.get(wanted)
+        if files is None:
+            held = ", ".join(str(v) for v in self.versions)
+            raise UnknownVersionError(f"adapter version {version} is not held; held versions: {held} (0 means the latest)")
+        return wanted, files
+
+    def save_checkpoint(self, directory: str) -> tuple[str, int, int, int]:
+        target = Path(directory).resolve()
+        save_peft_files(export_peft_files(self.adapter, self.options.base_model), target / ADAPTER_DIR)
+        state = TrainerState(self.step, self.adapter_version, self.algorithm, self.optimizer.updates, self.seed, self.options.base_model)
+        write_checkpoint_state(target, state, self.optimizer.moments())
+        return str(target), self.step, self.adapter_version, checkpoint_size(target)
+
+    def load_checkpoint(self, directory: str) -> tuple[int, int, str]:
+        """Replaces adapter, optimizer and counters with a checkpoint's; on any error nothing changes."""
+        source = Path(directory).resolve()
+        state, moments = read_checkpoint_state(source)
+        try:
+            adapter = load_peft_adapter(source / ADAPTER_DIR, self.model.config).to(self.model.device)
+        except AdapterError as error:
+            raise CheckpointError(str(error)) from None
+        optimizer = AdamW(adapter, self.options.optimizer.adamw)
+        try:
+            optimizer.restore(state.optimizer_updates, moments)
+        except ValueError as error:
+            raise CheckpointError(str(error)) from None
+        self.adapter, self.optimizer = adapter, optimizer
+        self.step, self.adapter_version, self.algorithm, self.seed = state.step, state.adapter_version, state.algorithm, state.seed
+        self.versions.clear()
+        self._snapshot_version()
+        return state.step, state.adapter_version, state.algorithm
+
+    def _snapshot_version(self) -> None:
+        if not self.collective.is_main:
+            return  # only the serving rank exports
+        self.versions[self.adapter_version] = export_peft_files(self.adapter, self.options.base_model)
+        for held in sorted(self.versions):
+            if len(self.versions) <= self.options.keep_versions:
+                break
+            del self.versions[held]
+
+
+def sampling_of(algorithm_temperature: float, request: StepRequest) -> SamplingDistribution:
+    """header.sampling when set (its temperature must agree with an explicit algorithm_config
+    temperature); else algorithm_config.temperature with no truncation."""
+    if request.sampling is None:
+        return SamplingDistribution(temperature=algorithm_temperature)
+    explicit = "temperature" in request.algorithm_config
+    if explicit and abs(algorithm_temperature - request.sampling.temperature) > 1e-6 * request.sampling.temperature:
+        raise SampleError(
+            f"algorithm_config.temperature {algorithm_temperature:g} differs from header.sampling.temperature {request.sampling.temperature:g}; give one, or the same value"
+        )
+    return request.sampling

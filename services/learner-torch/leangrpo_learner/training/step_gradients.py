@@ -1,0 +1,125 @@
+"""The gradient of one step's loss with respect to the LoRA weights, accumulated into the
+parameters' .grad over micro-batches, and the sums behind the step's metrics. Old and reference
+logprobs are inputs (computed without gradient beforehand), so the same code serves the first
+and every replayed iteration (num_iterations) and the parity tests' fixed inputs.
+
+`share` picks which micro-batches this process computes (all of them, or one rank's share under
+torch.distributed); each micro-batch's loss is already its share of the whole step's loss."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from ..algorithms.dpo_term import dpo_pair_loss, preference_pairs
+from ..algorithms.loss_settings import LossSettings
+from ..algorithms.policy_loss import PolicyLossInputs, policy_loss
+from ..completion_logprobs import completion_logprobs
+from ..lora.lora_adapter import LoraAdapter
+from ..model.causal_lm import CausalLM, ForwardOptions
+from ..sampling import SamplingDistribution
+from .micro_batches import micro_batches
+from .prepared_batch import PreparedBatch, PreparedRow
+
+
+@dataclass
+class StepGradients:
+    loss: float = 0.0
+    clip_low: float = 0.0
+    clip_high: float = 0.0
+    clip_region: float = 0.0
+    kl: float | None = None
+    entropy: float = 0.0
+    micro_batches: int = 0
+
+    def as_list(self) -> list[float]:
+        return [self.loss, self.clip_low, self.clip_high, self.clip_region, self.kl if self.kl is not None else 0.0, self.entropy]
+
+
+@dataclass
+class StepGradientInputs:
+    model: CausalLM
+    adapter: LoraAdapter
+    settings: LossSettings
+    sampling: SamplingDistribution
+    batch: PreparedBatch
+    old: list[list[float]] | None  # per batch row (RL)
+    ref: list[list[float]] | None  # per batch row; when beta ≠ 0 or the DPO term is on
+    micro_batch_tokens: int
+    dropout_seed: Callable[[int], int] | None = None
+    gradient_checkpointing: bool = False
+
+
+def right_aligned(rows: list[list[float]], window: int, device) -> torch.Tensor:
+    out = torch.zeros(len(rows), window, dtype=torch.float32)
+    for r, row in enumerate(rows):
+        if row:
+            out[r, window - len(row) :] = torch.tensor(row, dtype=torch.float32)
+    return out.to(device)
+
+
+def column(values: list[float], device) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float32, device=device)[:, None]
+
+
+def step_gradients(inputs: StepGradientInputs, share: Callable[[int], bool] = lambda k: True) -> StepGradients:
+    batch = inputs.batch
+    row_of = {id(row): i for i, row in enumerate(batch.rows)}
+    out = StepGradients()
+    for k, rows in enumerate(micro_batches(batch.rows, inputs.micro_batch_tokens)):
+        out.micro_batches += 1
+        if not share(k):
+            continue
+        options = ForwardOptions(
+            adapter=inputs.adapter,
+            dropout_seed=inputs.dropout_seed(k) if inputs.dropout_seed else None,
+            gradient_checkpointing=inputs.gradient_checkpointing,
+        )
+        scores = completion_logprobs(
+            inputs.model, [(r.example.prompt_ids, r.example.completion_ids) for r in rows], inputs.sampling, options
+        )
+        out.entropy += float((scores.entropies * scores.mask).sum())
+        if batch.mode == "sft":
+            loss = -(scores.logprobs * scores.mask).sum() / max(1, batch.totals.tokens)
+        else:
+            loss = _rl_loss(inputs, rows, [row_of[id(r)] for r in rows], scores.logprobs, scores.mask, out)
+        loss.backward()
+        out.loss += float(loss.detach())
+    return out
+
+
+def _rl_loss(inputs: StepGradientInputs, rows: list[PreparedRow], batch_rows: list[int], logp, mask, out: StepGradients):
+    settings, batch, device = inputs.settings, inputs.batch, logp.device
+    window = logp.shape[1]
+    ref = right_aligned([inputs.ref[i] for i in batch_rows], window, device) if inputs.ref is not None else None
+    known = [1.0 if r.example.sampler_logprobs is not None else 0.0 for r in rows]
+    use_sampler = settings.importance_sampling_cap is not None and any(known)
+    terms = policy_loss(
+        settings,
+        PolicyLossInputs(
+            logp=logp,
+            mask=mask,
+            old=right_aligned([inputs.old[i] for i in batch_rows], window, device),
+            ref=ref,
+            sampler=right_aligned([r.example.sampler_logprobs or [] for r in rows], window, device) if use_sampler else None,
+            sampler_known=column(known, device) if use_sampler else None,
+            advantages=column([r.advantage for r in rows], device),
+            live=column([1.0 if r.live else 0.0 for r in rows], device),
+            lengths=column([float(len(r.example.completion_ids)) for r in rows], device),
+        ),
+        batch.totals.sequences,
+        batch.totals.live_tokens,
+    )
+    out.clip_low += terms.clip_low
+    out.clip_high += terms.clip_high
+    out.clip_region += terms.clip_region
+    if terms.kl is not None:
+        out.kl = (out.kl or 0.0) + terms.kl
+    if settings.dpo_coef == 0:
+        return terms.loss
+    if ref is None:
+        raise RuntimeError("step_gradients: the DPO term needs reference logprobs")
+    pairs = preference_pairs([r.example.reward for r in rows], [r.example.group_id for r in rows])
+    dpo = dpo_pair_loss(logp, ref, mask, pairs, settings.dpo_beta, max(1, batch.totals.pairs))
+    return terms.loss + settings.dpo_coef * dpo
