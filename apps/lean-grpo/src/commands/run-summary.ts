@@ -24,6 +24,22 @@ function heldoutTrend(evals: readonly EvalRecord[]): string {
   );
 }
 
+/** How the greedy answers changed, first → last evaluation (math problems): right number, form, accuracy per form, length. */
+function heldoutForms(evals: readonly EvalRecord[]): Record<string, string>[] {
+  const withForms = evals.filter((e) => e.forms !== undefined);
+  if (withForms.length === 0) return [];
+  const [first, last] = [withForms[0]!.forms!, withForms[withForms.length - 1]!.forms!];
+  const pair = (f: (x: NonNullable<EvalRecord["forms"]>) => string) => `${f(first)} -> ${f(last)}`;
+  return [
+    { "  right number": `${pair((x) => percent(x.right_number))} (last number written is the answer, boxed or not)` },
+    { "  worked out": `${pair((x) => percent(x.worked_share))} of answers` },
+    {
+      "  accuracy by form": `worked ${pair((x) => percent(x.accuracy_worked ?? undefined))}, direct ${pair((x) => percent(x.accuracy_direct ?? undefined))}`,
+    },
+    { "  length": `${pair((x) => x.completion_tokens.toFixed(1))} tokens (cut by max_tokens: ${pair((x) => percent(x.truncated))})` },
+  ];
+}
+
 export function runSummaryTable(run: Run, steps: readonly StepRecord[], evals: readonly EvalRecord[]): string {
   const table = new Table({ style: { head: [], border: [] } });
   const total = (key: string) => steps.reduce((a, s) => a + (s.timings[key] ?? 0), 0);
@@ -36,6 +52,7 @@ export function runSummaryTable(run: Run, steps: readonly StepRecord[], evals: r
     { reward: trend(steps, "reward_mean", (x) => x?.toFixed(3) ?? "-") },
     { "pass rate": trend(steps, "pass_rate", percent) },
     { "held-out": heldoutTrend(evals) },
+    ...heldoutForms(evals),
     { "step time": `${wall.toFixed(1)} s over ${steps.length} steps` },
     { "  generate": share("generate_s") },
     { "  verify + score": `${share("verify_s")} + ${share("score_s")}` },

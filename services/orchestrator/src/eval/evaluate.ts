@@ -1,10 +1,13 @@
 // Held-out evaluation over the mesh: for each problem, Generate n completions with an
 // adapter (greedy when n = 1), ScoreGroup them, count the solved ones, and report the
-// mean of the unbiased pass@1 and pass@k estimates over the problems.
-import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+// mean of the unbiased pass@1 and pass@k estimates over the problems; for math problems,
+// how the completions answered too (answer-form.ts: right number, worked out or direct,
+// accuracy per form, length).
+import { FinishReason, TaskKind, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { MeshClients } from "../run/mesh-clients.js";
 import { buildPrompt } from "../run/prompts.js";
 import type { RunConfig } from "../run/run-config.js";
+import { type AnswerFormStats, answerFormStats, type FormCounts, formCounts } from "./answer-form.js";
 import { passAtK } from "./pass-at-k.js";
 
 export interface EvalOptions {
@@ -30,6 +33,8 @@ export interface ProblemResult {
   id: string;
   samples: number;
   solved: number;
+  /** The answer forms of its completions; absent for Lean theorems. */
+  forms?: FormCounts;
 }
 
 export interface EvalReport {
@@ -39,6 +44,8 @@ export interface EvalReport {
   greedy: boolean;
   pass_at_1: number;
   pass_at_k: number;
+  /** How the math completions answered; absent when no problem is a math problem. */
+  forms?: AnswerFormStats;
   results: ProblemResult[];
 }
 
@@ -56,6 +63,7 @@ export async function evaluate(options: EvalOptions): Promise<EvalReport> {
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency, options.theorems.length)) }, worker));
   const mean = (f: (r: ProblemResult) => number) => results.reduce((a, r) => a + f(r), 0) / Math.max(1, results.length);
+  const forms = answerFormStats(results.flatMap((r) => (r.forms ? [r.forms] : [])));
   return {
     problems: results.length,
     k,
@@ -63,6 +71,7 @@ export async function evaluate(options: EvalOptions): Promise<EvalReport> {
     greedy,
     pass_at_1: mean((r) => passAtK(r.samples, r.solved, 1)),
     pass_at_k: mean((r) => passAtK(r.samples, r.solved, k)),
+    ...(forms ? { forms } : {}),
     results,
   };
 }
@@ -93,5 +102,24 @@ async function evaluateProblem(options: EvalOptions, theorem: Theorem, index: nu
     () => clients.reward.scoreGroup({ theorem, completions: generated.completions, groupId: `eval-${index}` }, { signal }),
     signal,
   );
-  return { id: theorem.id, samples: generated.completions.length, solved: scored.results.filter((r) => r.solved).length };
+  const result: ProblemResult = {
+    id: theorem.id,
+    samples: generated.completions.length,
+    solved: scored.results.filter((r) => r.solved).length,
+  };
+  if (isMathProblem(theorem)) {
+    const samples = generated.completions.map((completion, i) => ({
+      text: completion.text,
+      tokens: completion.tokenIds.length,
+      truncated: completion.finishReason === FinishReason.LENGTH,
+      solved: scored.results[i]?.solved ?? false,
+    }));
+    result.forms = formCounts(samples, theorem.informalStatement, theorem.answer);
+  }
+  return result;
+}
+
+/** As the prompts decide it (run/prompts.ts): a math task, or no Lean statement but an answer. */
+function isMathProblem(theorem: Theorem): boolean {
+  return theorem.kind === TaskKind.MATH_ANSWER || (!theorem.statement && theorem.answer !== "");
 }

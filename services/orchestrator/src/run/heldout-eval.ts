@@ -1,6 +1,8 @@
 // Held-out greedy accuracy during a run: the `eval` section's problems, one greedy
 // completion each with the current adapter, scored by the reward service. What the
-// report's accuracy curve plots; the same code as `lean-grpo eval --k 1`.
+// report's accuracy curve plots; the same code as `lean-grpo eval --k 1`. For math
+// problems the record also says how the policy answers (eval/answer-form.ts): the
+// right-number rate (boxed or not), the share worked out, accuracy per form, and length.
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { evaluate } from "../eval/evaluate.js";
 import type { MeshClients } from "./mesh-clients.js";
@@ -42,5 +44,6 @@ export async function heldoutAccuracy(ctx: HeldoutContext, step: number, adapter
     solved: report.results.reduce((n, r) => n + r.solved, 0),
     problems: report.problems,
     seconds: (performance.now() - started) / 1000,
+    ...(report.forms ? { forms: report.forms } : {}),
   };
 }

@@ -5,6 +5,7 @@ import { appendFile, mkdir, readFile, readdir, writeFile } from "node:fs/promise
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { readJsonLines } from "@lean-grpo/jsonl";
+import type { AnswerFormStats } from "../eval/answer-form.js";
 import { writeReport } from "./report-html.js";
 
 export interface StepRecord {
@@ -22,6 +23,8 @@ export interface EvalRecord {
   solved: number;
   problems: number;
   seconds: number;
+  /** How the greedy answers were written (math problems only): eval/answer-form.ts. */
+  forms?: AnswerFormStats;
 }
 
 export interface RunFile {

@@ -7,6 +7,7 @@
 // rollouts ran before that, hidden behind the previous step's training: generate_s,
 // verify_s and score_s split only the time the step waited for its rollouts, and the hidden
 // part is reported apart as rollout_overlap_s, not counted in total_s.
+import type { EvalRecord } from "./run-outputs.js";
 import type { StepRollouts } from "./step-rollouts.js";
 
 export interface StepClock {
@@ -88,6 +89,15 @@ export function stepMetrics({ rollouts, trained, trainedFromVersion, samplesSent
     metrics.proof_steps_mean = steps.reduce((a, b) => a + b, 0) / Math.max(1, steps.length);
     metrics.samples_sent = samplesSent;
     metrics.proofs_not_started = rolled.reduce((n, g) => n + (g.unstarted ?? 0), 0);
+  }
+  return metrics;
+}
+
+/** The held-out evaluation after a step, as the step's metrics: accuracy, and for math how the policy answers. */
+export function heldoutMetrics(record: EvalRecord): Record<string, number> {
+  const metrics: Record<string, number> = { heldout_accuracy: record.heldout_accuracy };
+  for (const [key, value] of Object.entries(record.forms ?? {})) {
+    if (key !== "completions" && typeof value === "number") metrics[`heldout_${key}`] = value;
   }
   return metrics;
 }

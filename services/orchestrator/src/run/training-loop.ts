@@ -20,7 +20,7 @@ import { usesChatPrompts } from "./prompts.js";
 import { PrefetchedRollouts } from "./rollout-prefetch.js";
 import type { RunConfig } from "./run-config.js";
 import type { EvalRecord, RunOutputs, StepRecord } from "./run-outputs.js";
-import { stepMetrics, stepTimings } from "./step-record.js";
+import { heldoutMetrics, stepMetrics, stepTimings } from "./step-record.js";
 import { StepRolloutPlanner, type AdapterRef, type StepRollouts } from "./step-rollouts.js";
 import { StepSpan } from "./step-span.js";
 import { inSpan, runAttributes } from "./tracing.js";
@@ -137,7 +137,7 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
           const timings = stepTimings(rollouts, { stepStart, rolloutsReady, syncStart, end });
           // Evaluation time is its own (eval.jsonl), outside the step's timings.
           if (options.heldout.length > 0 && evaluatesAt(config, next))
-            metrics.heldout_accuracy = (await evaluate(next, current.name)).heldout_accuracy;
+            Object.assign(metrics, heldoutMetrics(await evaluate(next, current.name)));
           step = next;
           await options.onStep({ step, time: new Date().toISOString(), adapter_version: current.version, metrics, timings });
           if (step % config.training.checkpoint_every === 0 || step === config.training.steps) await options.onCheckpoint(step);
