@@ -1,0 +1,319 @@
+// One Lean 4 lexer, following `tokenFn` and `whitespace` in Lean/Parser/Basic.lean:
+// nested `/- -/` comments and doc comments, `--` comments, string literals with
+// Lean's escapes (and interpolation), raw strings `r#"…"#`, character literals,
+// «escaped» identifiers, numerals, `#`-commands, and identifiers by Lean's Unicode
+// rules (characters.ts).
+//
+// What Lean decides from the environment's token table (which symbols are multi-
+// character tokens, which words are keywords) is left to the callers: a symbol here
+// is one code point (but `:=`, `@[`, `#[` and the quote-ending tokens below), and
+// every word is an identifier. Where Lean would report a lexical error this stops
+// with that error: Lean's recovery after one re-reads the text from the next
+// character, so a caller that trusts nothing after an error stays on the safe side.
+import { isDigit, isHexDigit, isIdFirst, isIdRest, isWhitespace } from "./characters.js";
+import type { LeanToken, LexError, LexResult } from "./tokens.js";
+
+export interface TokenizeOptions {
+  /**
+   * Which string literals are read as interpolated (`s!"x = {x}"`): "auto" after the
+   * interpolating words (`s!`, `m!`, `f!`, `throwError`, ...), "always" for every one.
+   * A screen that must not depend on context reads both ways.
+   */
+  interpolation?: "auto" | "always";
+}
+
+/** Words after which Lean's grammar reads an interpolated string (`interpolatedStr` in core and Mathlib syntax). */
+const INTERPOLATING = new Set(["s!", "m!", "f!", "throwError", "throwErrorAt", "logInfo", "logWarning", "logError", "dbg_trace"]);
+
+/** Symbol tokens that end in a quote (Mathlib: `f '' s`, `f ⁻¹' s`, `∑' i, f i`, `∏' i, f i`): the quote opens no char literal. */
+const QUOTE_ENDED_SYMBOLS = ["⁻¹", "∑", "∏"];
+
+const MULTI_CHAR_SYMBOLS = [":=", "@[", "#["];
+
+class LexFailure extends Error {
+  constructor(readonly lexError: LexError) {
+    super(lexError.message);
+  }
+}
+
+export function tokenize(source: string, options: TokenizeOptions = {}): LexResult {
+  const lexer = new Lexer(source, options.interpolation ?? "auto");
+  try {
+    lexer.run(false);
+    return { tokens: lexer.tokens };
+  } catch (error) {
+    if (error instanceof LexFailure) return { tokens: lexer.tokens, error: error.lexError };
+    throw error;
+  }
+}
+
+class Lexer {
+  readonly tokens: LeanToken[] = [];
+  private i = 0;
+
+  constructor(
+    private readonly src: string,
+    private readonly interpolation: "auto" | "always",
+  ) {}
+
+  private cp(at = this.i): number {
+    return at < this.src.length ? this.src.codePointAt(at)! : -1;
+  }
+
+  private width(at: number): number {
+    const cp = this.cp(at);
+    return cp > 0xffff ? 2 : 1;
+  }
+
+  private fail(message: string, index: number): never {
+    throw new LexFailure({ message, index });
+  }
+
+  private push(kind: LeanToken["kind"], start: number, extra: Partial<LeanToken> = {}): LeanToken {
+    const token: LeanToken = { kind, text: this.src.slice(start, this.i), start, end: this.i, ...extra };
+    this.tokens.push(token);
+    return token;
+  }
+
+  /** Reads tokens to the end, or (inside an interpolation) up to the `}` that closes it. */
+  run(insideInterpolation: boolean): void {
+    let depth = 0;
+    for (;;) {
+      this.skipWhitespace();
+      if (this.i >= this.src.length) {
+        if (insideInterpolation) this.fail("unterminated string interpolation", this.i);
+        return;
+      }
+      const ch = this.src[this.i]!;
+      if (insideInterpolation && ch === "}" && depth === 0) return;
+      if (ch === "{") depth++;
+      else if (ch === "}") depth--;
+      this.token();
+    }
+  }
+
+  private skipWhitespace(): void {
+    while (this.i < this.src.length && isWhitespace(this.cp())) this.i++;
+  }
+
+  private token(): void {
+    const start = this.i;
+    const ch = this.src[start]!;
+    const next = this.src[start + 1];
+    if (ch === "-" && next === "-") {
+      const newline = this.src.indexOf("\n", start);
+      this.i = newline < 0 ? this.src.length : newline;
+      this.push("lineComment", start);
+    } else if (ch === "/" && next === "-") {
+      const third = this.src[start + 2];
+      this.i = this.commentEnd(start + 2);
+      this.push(third === "-" || third === "!" ? "docComment" : "blockComment", start);
+    } else if (ch === '"') {
+      this.string(start);
+    } else if (ch === "'") {
+      this.quote(start);
+    } else if (isDigit(this.cp())) {
+      this.number(start);
+    } else if (ch === "`" && next !== undefined && (isIdFirst(this.cp(start + 1)) || next === "«")) {
+      this.i++;
+      this.identifierParts();
+      this.push("nameLiteral", start);
+    } else if (ch === "r" && this.rawStringAhead()) {
+      this.rawString(start);
+    } else if (isIdFirst(this.cp()) || ch === "«") {
+      const { components, escaped } = this.identifierParts();
+      this.push("identifier", start, { components, escaped });
+    } else if (ch === "#" && next !== undefined && isIdFirst(this.cp(start + 1))) {
+      this.i++;
+      while (this.i < this.src.length && isIdRest(this.cp())) this.i += this.width(this.i);
+      this.push("hashCommand", start);
+    } else {
+      const multi = MULTI_CHAR_SYMBOLS.find((symbol) => this.src.startsWith(symbol, start));
+      this.i += multi ? multi.length : this.width(start);
+      this.push("symbol", start);
+    }
+  }
+
+  /** Index just past the `-/` closing a comment whose body starts at `from` (Lean's finishCommentBlock). */
+  private commentEnd(from: number): number {
+    let nesting = 1;
+    let i = from;
+    while (i < this.src.length) {
+      if (this.src[i] === "-" && this.src[i + 1] === "/") {
+        i += 2;
+        if (--nesting === 0) return i;
+      } else if (this.src[i] === "/" && this.src[i + 1] === "-") {
+        i += 2;
+        nesting++;
+      } else {
+        i++;
+      }
+    }
+    // Lean reports "unterminated comment"; a comment is blanked before Lean sees the text, so it runs to the end.
+    return this.src.length;
+  }
+
+  /** A `'`: the `''` symbol, the end of a quote-ended symbol, or a character literal. */
+  private quote(start: number): void {
+    if (this.src[start + 1] === "'") {
+      this.i = start + 2;
+      this.push("symbol", start);
+      return;
+    }
+    const glued = QUOTE_ENDED_SYMBOLS.find((symbol) => this.src.startsWith(symbol, start - symbol.length));
+    const symbolStart = glued === undefined ? -1 : start - glued.length;
+    if (glued && this.tokens.at(-1)?.end === start && this.tokens.some((t) => t.kind === "symbol" && t.start === symbolStart)) {
+      // The quote ends the symbol before it (`⁻¹'`, `∑'`): one symbol token.
+      while ((this.tokens.at(-1)?.start ?? -1) >= symbolStart) this.tokens.pop();
+      this.i = start + 1;
+      this.push("symbol", symbolStart);
+      return;
+    }
+    this.i = start + 1;
+    if (this.i >= this.src.length) this.fail("unexpected end of input", this.i);
+    if (this.src[this.i] === "\\") this.escape(false);
+    else this.i += this.width(this.i);
+    if (this.src[this.i] !== "'") this.fail("missing end of character literal", this.i);
+    this.i++;
+    this.push("char", start);
+  }
+
+  /** An escape after `\` at `this.i` (Lean's quotedCharCoreFn); `inString` also allows gaps and (interpolated) `\{`. */
+  private escape(inString: boolean, interpolated = false): void {
+    const at = this.i + 1;
+    const ch = this.src[at];
+    if (ch === undefined) this.fail("unexpected end of input", at);
+    if ("\\\"'rnt".includes(ch) || (interpolated && ch === "{")) {
+      this.i = at + 1;
+    } else if (ch === "x" || ch === "u") {
+      const digits = ch === "x" ? 2 : 4;
+      for (let k = 1; k <= digits; k++) {
+        if (!isHexDigit(this.cp(at + k))) this.fail("invalid hexadecimal numeral", at + k);
+      }
+      this.i = at + 1 + digits;
+    } else if (inString && (ch === "\n" || (ch === "\r" && this.src[at + 1] === "\n"))) {
+      // A string gap: `\`, the line break, and the next line's indentation are not part of the string.
+      this.i = at + (ch === "\r" ? 2 : 1);
+      while (this.src[this.i] === " " || this.src[this.i] === "\t") this.i++;
+    } else {
+      this.fail("invalid escape sequence", at);
+    }
+  }
+
+  private string(start: number): void {
+    const previous = this.tokens.at(-1);
+    const interpolated =
+      this.interpolation === "always" || (previous?.kind === "identifier" && !previous.escaped && INTERPOLATING.has(previous.text));
+    this.i = start + 1;
+    let chunkStart = start;
+    for (;;) {
+      if (this.i >= this.src.length) this.fail("unterminated string literal", start);
+      const ch = this.src[this.i]!;
+      if (ch === "\\") {
+        this.escape(true, interpolated);
+      } else if (ch === '"') {
+        this.i++;
+        this.push(interpolated ? "interpolatedChunk" : "string", chunkStart);
+        return;
+      } else if (ch === "{" && interpolated) {
+        this.i++;
+        this.push("interpolatedChunk", chunkStart);
+        this.run(true);
+        chunkStart = this.i;
+        this.i++; // the closing `}` belongs to the next chunk
+      } else {
+        this.i += this.width(this.i);
+      }
+    }
+  }
+
+  /** `r` then `#`s then `"` (Lean's isRawStrLitStart). */
+  private rawStringAhead(): boolean {
+    let i = this.i + 1;
+    while (this.src[i] === "#") i++;
+    return this.src[i] === '"';
+  }
+
+  private rawString(start: number): void {
+    let hashes = 0;
+    this.i = start + 1;
+    while (this.src[this.i] === "#") {
+      hashes++;
+      this.i++;
+    }
+    this.i++; // the opening quote
+    for (;;) {
+      const close = this.src.indexOf('"', this.i);
+      if (close < 0) this.fail("unterminated raw string literal", start);
+      let run = 0;
+      while (run < hashes && this.src[close + 1 + run] === "#") run++;
+      this.i = close + 1 + run;
+      if (run === hashes) break;
+    }
+    this.push("rawString", start);
+  }
+
+  private number(start: number): void {
+    const previous = this.tokens.at(-1);
+    const beforeDot = this.tokens.at(-2);
+    if (previous?.text === "." && previous.end === start && beforeDot?.end === previous.start) {
+      // `h.2`: a field index, digits only (`h.2.1` is two of them, not the numeral 2.1).
+      while (isDigit(this.cp())) this.i++;
+      this.push("fieldIndex", start);
+      return;
+    }
+    const radix = this.src[start] === "0" ? this.src[start + 1]?.toLowerCase() : undefined;
+    const digitOf: Record<string, [(cp: number) => boolean, string]> = {
+      b: [(cp) => cp === 0x30 || cp === 0x31, "binary number"],
+      o: [(cp) => cp >= 0x30 && cp <= 0x37, "octal number"],
+      x: [isHexDigit, "hexadecimal number"],
+    };
+    const based = radix === undefined ? undefined : digitOf[radix];
+    if (based) {
+      this.i = start + 2;
+      if (!based[0](this.cp())) this.fail(`expected ${based[1]}`, this.i);
+      while (based[0](this.cp())) this.i++;
+      this.push("number", start);
+      return;
+    }
+    while (isDigit(this.cp())) this.i++;
+    let scientific = false;
+    if (this.src[this.i] === ".") {
+      scientific = true;
+      this.i++;
+      while (isDigit(this.cp())) this.i++;
+    }
+    if (this.src[this.i] === "e" || this.src[this.i] === "E") {
+      scientific = true;
+      this.i++;
+      if (this.src[this.i] === "+" || this.src[this.i] === "-") this.i++;
+      if (!isDigit(this.cp())) this.fail("missing exponent digits in scientific literal", this.i);
+      while (isDigit(this.cp())) this.i++;
+    }
+    this.push(scientific ? "scientific" : "number", start);
+  }
+
+  /** Dotted parts from `this.i`, each plain or «escaped» (Lean's identFnAux). */
+  private identifierParts(): { components: string[]; escaped: boolean } {
+    const components: string[] = [];
+    let escaped = false;
+    for (;;) {
+      if (this.src[this.i] === "«") {
+        const close = this.src.indexOf("»", this.i + 1);
+        if (close < 0) this.fail("unterminated identifier escape", this.i + 1);
+        components.push(this.src.slice(this.i + 1, close));
+        escaped = true;
+        this.i = close + 1;
+      } else {
+        const partStart = this.i;
+        this.i += this.width(this.i);
+        while (this.i < this.src.length && isIdRest(this.cp())) this.i += this.width(this.i);
+        components.push(this.src.slice(partStart, this.i));
+      }
+      const after = this.src[this.i + 1];
+      if (this.src[this.i] !== "." || after === undefined || !(after === "«" || isIdFirst(this.cp(this.i + 1)))) break;
+      this.i++;
+    }
+    return { components, escaped };
+  }
+}
