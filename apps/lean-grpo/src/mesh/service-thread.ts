@@ -6,6 +6,7 @@
 // instance, and runs on another core; the services still talk over real gRPC on
 // loopback, exactly as in a deployment. A thread, not a child process: it dies with the
 // process whatever signal ends it, so nothing is left holding a port.
+import type { EventLoopUtilization } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import type { ServiceThreadReply, ServiceThreadRequest } from "./service-thread-protocol.js";
 
@@ -13,6 +14,8 @@ export interface ThreadedServer {
   url: string;
   /** Drains and closes the server in the thread, then ends the thread. */
   shutdown(): Promise<void>;
+  /** The thread's event-loop utilisation since it started (or since `since`): its busy share. */
+  eventLoopUtilization(since?: EventLoopUtilization): EventLoopUtilization;
 }
 
 const ENTRY = new URL("./service-thread-entry.mjs", import.meta.url);
@@ -36,7 +39,11 @@ export function startServiceThread(service: string, flags: Record<string, unknow
       worker.on("error", (error) => {
         process.emitWarning(`the ${service} thread failed: ${error.message}`);
       });
-      resolve({ url: reply.url, shutdown: () => stopThread(worker) });
+      resolve({
+        url: reply.url,
+        shutdown: () => stopThread(worker),
+        eventLoopUtilization: (since) => worker.performance.eventLoopUtilization(since),
+      });
     });
   });
 }

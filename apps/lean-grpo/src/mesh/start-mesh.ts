@@ -6,7 +6,8 @@ import { OrchestratorConfigSchema, type OrchestratorConfig } from "@lean-grpo/or
 import { createOrchestratorService } from "@lean-grpo/orchestrator";
 import type { RunManager } from "@lean-grpo/orchestrator";
 import { SERVICE_CATALOG } from "./service-catalog.js";
-import { startServiceThread } from "./service-thread.js";
+import { startServiceThread, type ThreadedServer } from "./service-thread.js";
+import { splitLearnerSection, startTorchLearner } from "./torch-learner-process.js";
 
 export interface MeshOptions {
   /** Hugging Face model directory for the embedded sampler and the learner. */
@@ -31,7 +32,8 @@ const DEFAULT_THREADS: readonly string[] = ["learner"];
 
 export interface RunningMesh {
   urls: Record<string, string>;
-  servers: Record<string, { url: string; shutdown(): Promise<void> }>;
+  /** In-process servers, and ThreadedServers (which also report their thread's busy share). */
+  servers: Record<string, { url: string; shutdown(): Promise<void> } | ThreadedServer>;
   runs: RunManager;
   shutdown(): Promise<void>;
 }
@@ -49,10 +51,19 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
         urls[entry.name] = remote;
         continue;
       }
+      // services.learner.impl: torch starts the PyTorch learner; its keys are not the TS schema's.
+      const { config: section, torch } = splitLearnerSection(entry.name, options.services?.[entry.name]);
       const config = loadConfig(entry.schema, {
-        flags: deepMerge(deepMerge(EPHEMERAL, modelFlags(entry.name, options.modelDir)), options.services?.[entry.name] ?? {}),
+        flags: deepMerge(deepMerge(EPHEMERAL, modelFlags(entry.name, options.modelDir)), section),
       });
       entry.wire?.(config, urls);
+      if (torch) {
+        const server = await startTorchLearner(config, torch);
+        started.push(server);
+        servers[entry.name] = server;
+        urls[entry.name] = server.url;
+        continue;
+      }
       if ((options.threads ?? DEFAULT_THREADS).includes(entry.name)) {
         // Its own thread, so its tensor work runs on another core (service-thread.ts).
         const server = await startServiceThread(entry.name, config as Record<string, unknown>);
