@@ -1,0 +1,121 @@
+"""`python -m leangrpo_learner serve --port 0 --host 127.0.0.1 --config-json '<json>'`
+
+Prints exactly one line to stdout when listening (`listening on HOST:PORT`); logs go to stderr.
+SIGTERM / SIGINT stop gracefully (exit 0). A bad config exits 2 naming the key. Under torchrun,
+rank 0 serves and the other ranks follow its commands (distributed/)."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+
+import torch
+
+from .config import ConfigError, load_config
+from .cpu_threads import configure_cpu_threads
+
+log = logging.getLogger("leangrpo_learner")
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="leangrpo_learner", description="The lean-grpo LearnerService in PyTorch")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve leangrpo.v1.LearnerService over gRPC")
+    serve.add_argument("--config-json", default="{}", help="config as JSON (the TS learner's keys)")
+    serve.add_argument("--host", help="overrides server.host")
+    serve.add_argument("--port", type=int, help="overrides server.port (0 picks a free port)")
+    return parser.parse_args(argv)
+
+
+def resolve_device(setting: str) -> torch.device:
+    if setting == "cuda" and not torch.cuda.is_available():
+        raise ConfigError('config key "torch.device" is "cuda" but torch sees no CUDA device; accepted here: auto, cpu')
+    if setting == "cuda" or (setting == "auto" and torch.cuda.is_available()):
+        return torch.device("cuda")
+    return torch.device("cpu")
+
+
+def main(argv=None) -> int:
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        try:
+            given = json.loads(args.config_json)
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"--config-json is not valid JSON ({error})") from None
+        if isinstance(given, dict):
+            given.setdefault("server", {})
+            if isinstance(given["server"], dict):
+                if args.host is not None:
+                    given["server"]["host"] = args.host
+                if args.port is not None:
+                    given["server"]["port"] = args.port
+        config = load_config(given)
+        distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+        if distributed and not config["model"]["dir"]:
+            raise ConfigError('config key "model.dir" is unset; under torchrun every rank loads the model at start')
+        device = resolve_device(config["torch"]["device"]) if not distributed else None
+    except ConfigError as error:
+        print(f"leangrpo_learner: {error}", file=sys.stderr)
+        return 2
+    configure_cpu_threads(config["torch"]["threads"], config["torch"]["blas_threads"])
+    if distributed:
+        return serve_distributed(config)
+    return serve(config, device)
+
+
+def _wait_for_signal() -> None:
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    stop.wait()
+
+
+def serve(config: dict, device: torch.device, host=None) -> int:
+    from .rpc.learner_host import LearnerHost
+    from .rpc.server import start_server
+
+    host = host or LearnerHost(config, device)
+    server, port, health = start_server(config, host)
+    print(f"listening on {config['server']['host']}:{port}", flush=True)
+    log.info("LearnerService on %s:%d (device %s, torch %s)", config["server"]["host"], port, device, torch.__version__)
+    _wait_for_signal()
+    health.set_serving(False)
+    grace = config["server"]["shutdown"]["grace_period_ms"] / 1000
+    server.stop(grace).wait()
+    log.info("stopped")
+    return 0
+
+
+def serve_distributed(config: dict) -> int:
+    import torch.distributed as dist
+
+    from .distributed.process_group import ProcessGroupCollective, init_process_group
+    from .distributed.worker_loop import run_worker
+    from .rpc.learner_host import LearnerHost, load_learner
+
+    device = init_process_group()
+    collective = ProcessGroupCollective(device)
+    learner = load_learner(config, device, collective)
+    log.info("rank %d/%d ready on %s", collective.rank, collective.world_size, device)
+    try:
+        if collective.is_main:
+            host = LearnerHost(config, device, collective, learner)
+            code = serve(config, device, host)
+            with host.lock:
+                collective.send_command("stop", None)
+            return code
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # torchrun stops the group through rank 0
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        run_worker(learner, collective)
+        return 0
+    finally:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

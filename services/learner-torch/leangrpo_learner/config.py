@@ -1,0 +1,155 @@
+"""The learner's config: the same keys, defaults and meaning as the TS learner's
+(services/learner/src/config.ts, with the kit's `server` section), plus a `torch` section of
+this learner's own. Unknown keys and bad values raise ConfigError naming the key and what is
+accepted; the CLI turns it into exit code 2."""
+from __future__ import annotations
+
+import copy
+import math
+
+from .model.linear_modules import LINEAR_MODULES
+from .optimizer.lr_schedule import LR_SCHEDULES
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _int(min_value=None, max_value=None):
+    def check(key, v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not float(v).is_integer():
+            raise ConfigError(f'config key "{key}" is {v!r}; accepted: an integer')
+        v = int(v)
+        if (min_value is not None and v < min_value) or (max_value is not None and v > max_value):
+            raise ConfigError(f'config key "{key}" is {v}; accepted: an integer in [{min_value}, {max_value if max_value is not None else "∞"}]')
+        return v
+
+    return check
+
+
+def _number(positive=False, min_value=None, below=None, nullable=False):
+    def check(key, v):
+        if v is None and nullable:
+            return None
+        ok = not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+        ok = ok and (not positive or v > 0) and (min_value is None or v >= min_value) and (below is None or v < below)
+        if not ok:
+            bounds = " > 0" if positive else (f" in [{min_value}, {below})" if below is not None else f" >= {min_value}" if min_value is not None else "")
+            raise ConfigError(f'config key "{key}" is {v!r}; accepted: a number{bounds}{", or null" if nullable else ""}')
+        return float(v)
+
+    return check
+
+
+def _string(optional=False):
+    def check(key, v):
+        if v is None and optional:
+            return None
+        if not isinstance(v, str) or not v:
+            raise ConfigError(f'config key "{key}" is {v!r}; accepted: a non-empty string')
+        return v
+
+    return check
+
+
+def _enum(*values):
+    def check(key, v):
+        if v not in values:
+            raise ConfigError(f'config key "{key}" is {v!r}; accepted: {", ".join(values)}')
+        return v
+
+    return check
+
+
+def _bool(key, v):
+    if not isinstance(v, bool):
+        raise ConfigError(f'config key "{key}" is {v!r}; accepted: true or false')
+    return v
+
+
+def _modules(key, v):
+    if not isinstance(v, list) or not v or any(m not in LINEAR_MODULES for m in v):
+        raise ConfigError(f'config key "{key}" is {v!r}; accepted: a non-empty list of {", ".join(LINEAR_MODULES)}')
+    return list(v)
+
+
+# key -> (validator, default) or a nested section; None default = unset.
+SCHEMA = {
+    "server": {
+        "host": (_string(), "127.0.0.1"),
+        "port": (_int(0, 65535), 50054),
+        "tls": {"cert_file": (_string(optional=True), None), "key_file": (_string(optional=True), None)},
+        "limits": {
+            "read_max_bytes": (_int(1), 4 * 1024 * 1024),
+            "write_max_bytes": (_int(1), 16 * 1024 * 1024),
+            "max_concurrent_calls": (_int(0), 256),
+            "max_timeout_ms": (_int(1), 600_000),
+        },
+        "auth": {"token": (_string(optional=True), None)},
+        "shutdown": {"drain_delay_ms": (_int(0), 1_000), "grace_period_ms": (_int(0), 10_000)},
+    },
+    "model": {"dir": (_string(optional=True), None), "name": (_string(optional=True), None)},
+    # The TS learner's tensor backend; accepted for one config file for both learners, unused here (see torch.device).
+    "backend": (_enum("auto", "cpu", "wasm", "tensorflow"), "auto"),
+    "lora": {
+        "rank": (_int(1), 16),
+        "alpha": (_number(positive=True), 32.0),
+        "target_modules": (_modules, ["q_proj", "k_proj", "v_proj", "o_proj"]),
+        "dropout": (_number(min_value=0, below=1), 0.0),
+        "use_rslora": (_bool, False),
+    },
+    "optimizer": {
+        "learning_rate": (_number(positive=True), 1e-5),
+        "beta1": (_number(min_value=0, below=1), 0.9),
+        "beta2": (_number(min_value=0, below=1), 0.999),
+        "epsilon": (_number(positive=True), 1e-8),
+        "weight_decay": (_number(min_value=0), 0.0),
+        "max_grad_norm": (_number(positive=True, nullable=True), 1.0),
+        "lr_schedule": (_enum(*LR_SCHEDULES), "constant"),
+        "warmup_steps": (_int(0), 0),
+        "total_steps": (_int(1), 1000),
+    },
+    "micro_batch_tokens": (_int(1), 8192),
+    "max_samples_per_step": (_int(1), 4096),
+    "checkpoint_dir": (_string(), "checkpoints"),
+    "adapter_versions_kept": (_int(1), 4),
+    "seed": (_int(0), 0),
+    # This learner's own settings.
+    "torch": {
+        # auto: CUDA when present, else CPU.
+        "device": (_enum("auto", "cpu", "cuda"), "auto"),
+        # CPU: intra-op threads of torch (1 is fastest on 2 cores with OpenBLAS doing the matmuls).
+        "threads": (_int(1), 1),
+        # CPU: OpenBLAS threads (0 leaves OPENBLAS_NUM_THREADS / the library default).
+        "blas_threads": (_int(0), 0),
+        "gradient_checkpointing": (_bool, False),
+    },
+}
+
+
+def _resolve(schema: dict, given: dict, prefix: str) -> dict:
+    if not isinstance(given, dict):
+        raise ConfigError(f'config key "{prefix.rstrip(".") or "<root>"}" must be an object')
+    out = {}
+    for key in given:
+        if key not in schema:
+            where = prefix.rstrip(".")
+            raise ConfigError(
+                f'unknown config key "{prefix}{key}"; accepted keys{f" under {where!r}" if where else ""}: {", ".join(schema)}'
+            )
+    for key, spec in schema.items():
+        if isinstance(spec, dict):
+            out[key] = _resolve(spec, given.get(key, {}), f"{prefix}{key}.")
+        else:
+            check, default = spec
+            out[key] = check(f"{prefix}{key}", given[key]) if key in given else copy.deepcopy(default)
+    return out
+
+
+def load_config(given: dict) -> dict:
+    """The full config (defaults filled in) from a parsed --config-json object."""
+    config = _resolve(SCHEMA, given, "")
+    tls = config["server"]["tls"]
+    if (tls["cert_file"] is None) != (tls["key_file"] is None):
+        raise ConfigError('config keys "server.tls.cert_file" and "server.tls.key_file" must be given together')
+    return config

@@ -1,0 +1,1 @@
+"""gRPC wiring: the LearnerService handlers, health, reflection, the server."""

@@ -1,0 +1,70 @@
+"""Starts the gRPC server: LearnerService, health and reflection (v1 and v1alpha), with the
+config's message-size, concurrency, auth and TLS settings."""
+from __future__ import annotations
+
+from concurrent import futures
+from pathlib import Path
+
+import grpc
+
+from .health import Health
+from .learner_host import LearnerHost
+from .learner_service import SERVICE, LearnerServicer
+from .reflection import Reflection
+
+SERVICES = [SERVICE, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]
+
+
+class BearerTokenInterceptor(grpc.ServerInterceptor):
+    """server.auth.token: every call but health must carry `authorization: Bearer <token>`."""
+
+    def __init__(self, token: str):
+        self.expected = f"Bearer {token}"
+
+        def deny(request, context):
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token (server.auth.token is set)")
+
+        self.deny = grpc.unary_unary_rpc_method_handler(deny)
+
+    def intercept_service(self, continuation, details):
+        if details.method.startswith("/grpc.health.v1.Health/"):
+            return continuation(details)
+        if dict(details.invocation_metadata).get("authorization") == self.expected:
+            return continuation(details)
+        return self.deny
+
+
+def start_server(config: dict, host: LearnerHost) -> tuple[grpc.Server, int, Health]:
+    server_config = config["server"]
+    limits = server_config["limits"]
+    interceptors = [BearerTokenInterceptor(server_config["auth"]["token"])] if server_config["auth"]["token"] else []
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=16),
+        interceptors=interceptors,
+        options=[
+            ("grpc.max_receive_message_length", limits["read_max_bytes"]),
+            ("grpc.max_send_message_length", limits["write_max_bytes"]),
+        ],
+        maximum_concurrent_rpcs=limits["max_concurrent_calls"] or None,
+    )
+    health = Health(SERVICES)
+    reflection = Reflection(SERVICES)
+    server.add_generic_rpc_handlers(
+        (
+            LearnerServicer(host).handler(),
+            health.handler(),
+            reflection.handler("grpc.reflection.v1"),
+            reflection.handler("grpc.reflection.v1alpha"),
+        )
+    )
+    address = f"{server_config['host']}:{server_config['port']}"
+    tls = server_config["tls"]
+    if tls["cert_file"]:
+        credentials = grpc.ssl_server_credentials([(Path(tls["key_file"]).read_bytes(), Path(tls["cert_file"]).read_bytes())])
+        port = server.add_secure_port(address, credentials)
+    else:
+        port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"cannot listen on {address}")
+    server.start()
+    return server, port, health
