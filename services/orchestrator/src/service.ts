@@ -4,14 +4,16 @@ import type { ServiceRegistration } from "@lean-grpo/kit";
 import { OrchestratorService } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import type { OrchestratorConfig } from "./config.js";
 import { RunManager } from "./run/run-manager.js";
+import type { ReportRenderer } from "./run/run-report.js";
 
 const DEFAULT_PAGE = 50;
 
 /** The registration plus its RunManager, so an embedding process can wait for or stop runs. */
 export function createOrchestratorService(
   config: OrchestratorConfig,
+  options: { renderReport?: ReportRenderer } = {},
 ): ServiceRegistration<typeof OrchestratorService> & { runs: RunManager } {
-  const runs = new RunManager(config);
+  const runs = new RunManager(config, options.renderReport);
   return {
     service: OrchestratorService,
     runs,
@@ -27,7 +29,7 @@ export function createOrchestratorService(
         return { run: runs.stop(request.runId) };
       },
       async getRun(request) {
-        return { run: await runs.get(request.runId) };
+        return runs.details(request.runId);
       },
       async listRuns(request) {
         const offset = request.pageToken ? Number(request.pageToken) : 0;

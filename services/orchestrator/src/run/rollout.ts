@@ -3,8 +3,9 @@
 // breakdown. (Tactic mode's groups are tactic-rollout.ts; both give a RolloutGroup.)
 import type { Completion, Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { MeshClients } from "./mesh-clients.js";
-import { buildPrompt } from "./prompts.js";
+import { buildPrompt, promptText } from "./prompts.js";
 import type { RunConfig } from "./run-config.js";
+import type { ReadableGroup } from "./step-samples.js";
 import { inSpan, recordedSpan, runAttributes } from "./tracing.js";
 
 /** One TrainingSample: the exact prompt ids the sampler saw and the completion it produced after them. */
@@ -33,6 +34,8 @@ export interface RolloutGroup {
   verifyS: number;
   /** ScoreGroup's wall time less verification. */
   scoreS: number;
+  /** The prompt and each completion with its score, for the step's readable samples (step-samples.ts). */
+  readable?: ReadableGroup;
 }
 
 export interface RolloutContext {
@@ -117,6 +120,13 @@ export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: str
       rewards,
       solved,
       rewardStd: scored.rewardStd,
+      readable: {
+        groupId,
+        theoremId: theorem.id,
+        prompt: promptText(theorem, ctx.config.prompt),
+        completions: generated.completions,
+        results: scored.results,
+      },
       generateS: (scoring - started) / 1000,
       verifyS,
       scoreS: scoreGroupS - verifyS,

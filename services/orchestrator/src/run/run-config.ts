@@ -75,6 +75,16 @@ export const RunConfigSchema = z
       })
       .strict()
       .prefault({}),
+    report: z
+      .object({
+        /**
+         * Completions kept per step for people to read (samples.jsonl, the WatchRun step event,
+         * the dashboard): the best and worst of the step's groups in turn. 0 keeps none.
+         */
+        samples_per_step: z.number().int().min(0).max(64).default(4),
+      })
+      .strict()
+      .prefault({}),
     reward: z
       .object({
         /** RewardService preset; empty: the reward service's configured reward. */

@@ -33,6 +33,8 @@ import { checkRunMode } from "./run-mode-check.js";
 import { listRunDirs, RunOutputs, type RunFile, type StepRecord } from "./run-outputs.js";
 import { ServiceLostError } from "./service-lost-error.js";
 import { runLoop } from "./training-loop.js";
+import { recordedStepEvents, runDetails, writeRunReport, type ReportRenderer } from "./run-report.js";
+import { sampleToProto } from "./step-samples.js";
 
 const FINAL = new Set([RunState.STOPPED, RunState.COMPLETED, RunState.FAILED]);
 const log = createLogger("orchestrator");
@@ -49,7 +51,11 @@ export class RunManager {
   private readonly runs = new Map<string, ActiveRun>();
   private readonly abort = new AbortController();
 
-  constructor(private readonly config: OrchestratorConfig) {
+  /** `renderReport`: how report.html is drawn (the dashboard's offline page); without one no report is written. */
+  constructor(
+    private readonly config: OrchestratorConfig,
+    private readonly renderReport?: ReportRenderer,
+  ) {
     // Every call of a run (rollouts, held-out evaluation at concurrency 16) listens to this
     // one signal; Node warns past 10 listeners, which here is expected, not a leak.
     setMaxListeners(256, this.abort.signal);
@@ -216,7 +222,7 @@ export class RunManager {
       // Files first, then the final event: a watcher that sees it can read them.
       run.state = final;
       await this.persist(active, outputs).catch(() => {});
-      await outputs.writeReport(`lean-grpo run ${run.id} (${run.algorithm})`).catch(() => {});
+      await this.writeReport(run, outputs);
       this.setState(active, final);
     }
   }
@@ -226,8 +232,8 @@ export class RunManager {
     active.run.lastMetrics = record.metrics;
     active.run.updatedAt = timestampFromDate(new Date());
     await outputs.appendStep(record);
-    await outputs.writeReport(`lean-grpo run ${active.run.id} (${active.run.algorithm})`);
     await this.persist(active, outputs);
+    await this.writeReport(active.run, outputs);
     this.emit(active, {
       event: {
         case: "step",
@@ -236,9 +242,24 @@ export class RunManager {
           metrics: record.metrics,
           timings: toTimings(record.timings),
           adapterVersion: BigInt(record.adapter_version),
+          samples: (record.samples ?? []).map(sampleToProto),
         }),
       },
     });
+  }
+
+  /** A report that cannot be written is logged, never the end of the run. */
+  private async writeReport(run: Run, outputs: RunOutputs): Promise<void> {
+    if (!this.renderReport) return;
+    await writeRunReport(run, outputs, this.renderReport).catch((error: unknown) =>
+      log.warn({ run: run.id, err: error }, "report.html not written"),
+    );
+  }
+
+  /** GetRun: the run, and from its directory its config, checkpoints, adapters and held-out evaluations. */
+  async details(id: string) {
+    const run = await this.get(id);
+    return runDetails(run, new RunOutputs(run.outputDir));
   }
 
   stop(id: string): Run {
@@ -275,7 +296,7 @@ export class RunManager {
     if (!active) {
       // A run that is not live here: its recorded steps, then its final state.
       const run = await this.get(id);
-      if (fromStart) for (const record of await RunOutputs.for(this.config.runs_dir, id).readSteps()) yield stepResponse(id, record);
+      if (fromStart) yield* await recordedStepEvents(id, RunOutputs.for(this.config.runs_dir, id));
       yield create(WatchRunResponseSchema, { runId: id, time: timestampFromDate(new Date()), event: { case: "stateChange", value: run } });
       return;
     }
@@ -380,22 +401,6 @@ function toTimings(t: Record<string, number>) {
     syncS: t.sync_s ?? 0,
     otherS: t.other_s ?? 0,
     totalS: t.total_s ?? 0,
-  });
-}
-
-function stepResponse(runId: string, record: StepRecord): WatchRunResponse {
-  return create(WatchRunResponseSchema, {
-    runId,
-    time: timestampFromDate(new Date(record.time)),
-    event: {
-      case: "step",
-      value: {
-        step: BigInt(record.step),
-        metrics: record.metrics,
-        timings: toTimings(record.timings),
-        adapterVersion: BigInt(record.adapter_version),
-      },
-    },
   });
 }
 

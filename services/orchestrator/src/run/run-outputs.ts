@@ -1,12 +1,13 @@
 // runs/<id>/: config.json (resolved run config + dataset), run.json (state, step, last
 // checkpoint), metrics.jsonl (one line per step), eval.jsonl (held-out accuracy, when the
-// run evaluates), checkpoints/step-<N>/, adapters/, report.html.
+// run evaluates), samples.jsonl (a few completions per step to read), checkpoints/step-<N>/,
+// adapters/, report.html (written by the report renderer the composition root gives, run-report.ts).
 import { appendFile, mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { readJsonLines } from "@lean-grpo/jsonl";
 import type { AnswerFormStats } from "../eval/answer-form.js";
-import { writeReport } from "./report-html.js";
+import type { SampleRecord } from "./step-samples.js";
 
 export interface StepRecord {
   step: number;
@@ -14,6 +15,14 @@ export interface StepRecord {
   adapter_version: number;
   metrics: Record<string, number>;
   timings: Record<string, number>;
+  /** Completions kept to read; stored apart in samples.jsonl, so metrics.jsonl stays small. */
+  samples?: SampleRecord[];
+}
+
+/** The completions kept of one step (a line of samples.jsonl). */
+export interface StepSamples {
+  step: number;
+  samples: SampleRecord[];
 }
 
 /** One held-out evaluation: greedy accuracy after `step` (0: before training). */
@@ -76,7 +85,26 @@ export class RunOutputs {
   }
 
   async appendStep(record: StepRecord): Promise<void> {
-    await this.appendLine("metrics.jsonl", record);
+    const { samples, ...line } = record;
+    await this.appendLine("metrics.jsonl", line);
+    if (samples && samples.length > 0) await this.appendLine("samples.jsonl", { step: record.step, samples } satisfies StepSamples);
+  }
+
+  async readSamples(): Promise<StepSamples[]> {
+    return this.readLines<StepSamples>("samples.jsonl");
+  }
+
+  /** Checkpoints and adapters saved so far, relative to the run directory, oldest first. */
+  async artifacts(): Promise<{ checkpoints: string[]; adapters: string[] }> {
+    const under = async (dir: string, pattern: RegExp) => {
+      const names = existsSync(dir) ? (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name) : [];
+      return names
+        .map((name) => ({ name, n: Number(pattern.exec(name)?.[1] ?? Number.NaN) }))
+        .filter((e) => Number.isFinite(e.n))
+        .sort((a, b) => a.n - b.n)
+        .map((e) => `${path.basename(dir)}/${e.name}`);
+    };
+    return { checkpoints: await under(this.checkpointsDir, /^step-(\d+)$/), adapters: await under(this.adaptersDir, /(\d+)$/) };
   }
 
   async readSteps(): Promise<StepRecord[]> {
@@ -111,12 +139,10 @@ export class RunOutputs {
     if (evals.length > 0 || existsSync(path.join(this.dir, "eval.jsonl"))) {
       await writeFile(path.join(this.dir, "eval.jsonl"), evals.map((r) => `${JSON.stringify(r)}\n`).join(""));
     }
-  }
-
-  async writeReport(title: string): Promise<string> {
-    const file = path.join(this.dir, "report.html");
-    await writeReport(file, title, await this.readSteps(), await this.readEvals());
-    return file;
+    if (existsSync(path.join(this.dir, "samples.jsonl"))) {
+      const samples = (await this.readSamples()).filter((r) => r.step <= step);
+      await writeFile(path.join(this.dir, "samples.jsonl"), samples.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    }
   }
 }
 

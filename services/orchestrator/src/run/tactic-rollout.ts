@@ -18,6 +18,7 @@ import { CompletionSchema, FinishReason, type Completion, type Theorem } from "@
 import { TacticStatus } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { createLogger } from "@lean-grpo/kit";
 import type { RolloutContext, RolloutGroup, RolloutSample } from "./rollout.js";
+import { promptText } from "./prompts.js";
 import { buildTacticPrompt, proofBlock, tacticOf } from "./tactic-prompt.js";
 import { inSpan, recordedSpan, runAttributes } from "./tracing.js";
 
@@ -201,6 +202,7 @@ export function tacticRolloutGroup(ctx: RolloutContext, theorem: Theorem, groupI
     const trajectories = await Promise.all(
       Array.from({ length: ctx.config.training.num_generations }, (_, i) => runTrajectory(ctx, theorem, groupId, seed, i)),
     );
+    const completions = trajectories.map((t) => proofCompletion(t, ctx.adapter));
     const scoring = performance.now();
     const scored = await inSpan("rollout.score", attributes, () =>
       ctx.clients.withRetry(
@@ -209,7 +211,7 @@ export function tacticRolloutGroup(ctx: RolloutContext, theorem: Theorem, groupI
           ctx.clients.reward.scoreGroup(
             {
               theorem,
-              completions: trajectories.map((t) => proofCompletion(t, ctx.adapter)),
+              completions,
               groupId,
               ...(ctx.config.reward.preset ? { spec: { preset: ctx.config.reward.preset, scorers: [] } } : {}),
             },
@@ -257,6 +259,8 @@ export function tacticRolloutGroup(ctx: RolloutContext, theorem: Theorem, groupI
       rewards,
       solved,
       rewardStd: scored.rewardStd,
+      // To read: the whole-proof prompt of the theorem and the proofs the trajectories assembled.
+      readable: { groupId, theoremId: theorem.id, prompt: promptText(theorem, ctx.config.prompt), completions, results: scored.results },
       proofSteps: trajectories.map((t) => t.proofSteps),
       unstarted: trajectories.filter((t) => t.end === "not_started").length,
       // Trajectories run concurrently: each phase's share of one trajectory, on average.

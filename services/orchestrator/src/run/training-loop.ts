@@ -21,6 +21,7 @@ import { PrefetchedRollouts } from "./rollout-prefetch.js";
 import type { RunConfig } from "./run-config.js";
 import type { EvalRecord, RunOutputs, StepRecord } from "./run-outputs.js";
 import { heldoutMetrics, stepMetrics, stepTimings } from "./step-record.js";
+import { pickSamples } from "./step-samples.js";
 import { StepRolloutPlanner, type AdapterRef, type StepRollouts } from "./step-rollouts.js";
 import { StepSpan } from "./step-span.js";
 import { inSpan, runAttributes } from "./tracing.js";
@@ -139,7 +140,12 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
           if (options.heldout.length > 0 && evaluatesAt(config, next))
             Object.assign(metrics, heldoutMetrics(await evaluate(next, current.name)));
           step = next;
-          await options.onStep({ step, time: new Date().toISOString(), adapter_version: current.version, metrics, timings });
+          // A few completions to read, from every group rolled out (dropped ones too: they show what the policy writes).
+          const kept = pickSamples(
+            rollouts.rolled.flatMap((g) => (g.readable ? [g.readable] : [])),
+            config.report.samples_per_step,
+          );
+          await options.onStep({ step, time: new Date().toISOString(), adapter_version: current.version, metrics, timings, samples: kept });
           if (step % config.training.checkpoint_every === 0 || step === config.training.steps) await options.onCheckpoint(step);
         });
         span.end();

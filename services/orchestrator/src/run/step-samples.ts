@@ -1,0 +1,122 @@
+// The completions a step keeps for people to read (report.samples_per_step): prompt,
+// completion, reward and its components, verdict and Lean's messages. They go to
+// runs/<id>/samples.jsonl and ride on the WatchRun step event, so texts are cut to a
+// bound: a sample line stays a few KiB however long the completions are.
+import { create } from "@bufbuild/protobuf";
+import { FinishReason, type Completion } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { CompletionSampleSchema, type CompletionSample } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import type { RewardResult } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
+import { Severity, Verdict, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+
+/** Longest prompt or completion text kept, in characters. */
+export const SAMPLE_TEXT_MAX_CHARS = 4_000;
+/** Most verifier messages kept per sample, and the longest one. */
+export const SAMPLE_MESSAGES_MAX = 8;
+export const SAMPLE_MESSAGE_MAX_CHARS = 500;
+
+/** What a rollout keeps of its group for reading: the prompt and each completion with its score. */
+export interface ReadableGroup {
+  groupId: string;
+  theoremId: string;
+  prompt: string;
+  completions: readonly Completion[];
+  results: readonly RewardResult[];
+}
+
+/** One line's worth of a sample, as samples.jsonl stores it (snake_case, like the other run files). */
+export interface SampleRecord {
+  group_id: string;
+  theorem_id: string;
+  prompt: string;
+  completion: string;
+  reward: number;
+  reward_components: Record<string, number>;
+  solved: boolean;
+  verdict: string;
+  messages: string[];
+  completion_tokens: number;
+  finish_reason: string;
+  truncated: boolean;
+}
+
+/**
+ * Up to `count` completions of the step, spread over its groups: the best of each group
+ * first, then the worst of each, then the next best... so a handful shows both what the
+ * policy gets right and what it gets wrong. Deterministic, so a resumed run keeps the same ones.
+ */
+export function pickSamples(groups: readonly ReadableGroup[], count: number): SampleRecord[] {
+  const queues = groups.map((group) => {
+    const byReward = group.completions.map((_, i) => i).sort((a, b) => (group.results[b]?.reward ?? 0) - (group.results[a]?.reward ?? 0));
+    return { group, byReward };
+  });
+  const picked: SampleRecord[] = [];
+  for (let round = 0; picked.length < count; round++) {
+    let tookAny = false;
+    for (const queue of queues) {
+      if (picked.length >= count || queue.byReward.length === 0) continue;
+      const index = round % 2 === 0 ? queue.byReward.shift()! : queue.byReward.pop()!;
+      picked.push(sampleRecord(queue.group, index));
+      tookAny = true;
+    }
+    if (!tookAny) break;
+  }
+  return picked;
+}
+
+function sampleRecord(group: ReadableGroup, index: number): SampleRecord {
+  const completion = group.completions[index]!;
+  const result = group.results[index];
+  const prompt = cut(group.prompt, SAMPLE_TEXT_MAX_CHARS);
+  const text = cut(completion.text, SAMPLE_TEXT_MAX_CHARS);
+  const allMessages = [
+    ...verifierMessages(result?.verification),
+    ...(result?.components ?? []).filter((c) => c.detail).map((c) => `${c.scorer}: ${c.detail}`),
+  ];
+  const messages = allMessages.slice(0, SAMPLE_MESSAGES_MAX).map((m) => cut(m, SAMPLE_MESSAGE_MAX_CHARS));
+  return {
+    group_id: group.groupId,
+    theorem_id: group.theoremId,
+    prompt: prompt.text,
+    completion: text.text,
+    reward: result?.reward ?? 0,
+    reward_components: Object.fromEntries((result?.components ?? []).map((c) => [c.scorer, c.weighted])),
+    solved: result?.solved ?? false,
+    verdict: result?.verification && result.verification.verdict !== Verdict.UNSPECIFIED ? Verdict[result.verification.verdict] : "",
+    messages: messages.map((m) => m.text),
+    completion_tokens: completion.tokenIds.length,
+    finish_reason: FinishReason[completion.finishReason] ?? "UNSPECIFIED",
+    truncated: prompt.cut || text.cut || messages.some((m) => m.cut) || allMessages.length > SAMPLE_MESSAGES_MAX,
+  };
+}
+
+/** The verifier's reason first, then Lean's messages as "line:col severity: text". */
+function verifierMessages(verification: VerifyResponse | undefined): string[] {
+  if (!verification) return [];
+  const lines = verification.reason ? [verification.reason] : [];
+  for (const m of verification.messages) {
+    const where = m.pos ? `${m.pos.line}:${m.pos.column} ` : "";
+    lines.push(`${where}${Severity[m.severity]?.toLowerCase() ?? "message"}: ${m.data}`);
+  }
+  return lines;
+}
+
+function cut(text: string, max: number): { text: string; cut: boolean } {
+  return text.length <= max ? { text, cut: false } : { text: `${text.slice(0, max)}…`, cut: true };
+}
+
+export function sampleToProto(record: SampleRecord): CompletionSample {
+  return create(CompletionSampleSchema, {
+    groupId: record.group_id,
+    theoremId: record.theorem_id,
+    prompt: record.prompt,
+    completion: record.completion,
+    reward: record.reward,
+    rewardComponents: record.reward_components,
+    solved: record.solved,
+    verdict: record.verdict,
+    messages: record.messages,
+    completionTokens: record.completion_tokens,
+    finishReason: record.finish_reason,
+    truncated: record.truncated,
+  });
+}

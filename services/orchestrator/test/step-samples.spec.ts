@@ -1,0 +1,69 @@
+// The completions a step keeps to read: spread over groups (best, then worst), bounded in
+// count and size, with the verifier's verdict and messages and each scorer's part.
+import { create } from "@bufbuild/protobuf";
+import { CompletionSchema, FinishReason } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { RewardResultSchema } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
+import { Severity, Verdict } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import { describe, expect, it } from "vitest";
+import { pickSamples, SAMPLE_TEXT_MAX_CHARS, sampleToProto, type ReadableGroup } from "../src/run/step-samples.js";
+
+function group(id: string, rewards: number[], text = (i: number) => `proof ${i}`): ReadableGroup {
+  return {
+    groupId: id,
+    theoremId: `thm-${id}`,
+    prompt: `prove ${id}`,
+    completions: rewards.map((_, i) =>
+      create(CompletionSchema, { index: i, text: text(i), tokenIds: [1, 2, 3], finishReason: FinishReason.STOP }),
+    ),
+    results: rewards.map((reward) =>
+      create(RewardResultSchema, {
+        reward,
+        solved: reward === 1,
+        components: [{ scorer: "lean_proof", value: reward, weight: 1, weighted: reward, detail: reward === 1 ? "proved" : "" }],
+        verification: {
+          verdict: reward === 1 ? Verdict.PROVED : Verdict.ERROR,
+          reason: reward === 1 ? "" : "unsolved goals",
+          messages: reward === 1 ? [] : [{ severity: Severity.ERROR, pos: { line: 3, column: 2 }, data: "unsolved goals\n⊢ False" }],
+        },
+      }),
+    ),
+  };
+}
+
+describe("pickSamples", () => {
+  it("takes the best of each group, then the worst of each, up to the count", () => {
+    const picked = pickSamples([group("a", [0, 1, 0.5]), group("b", [0.2, 0, 1])], 3);
+    expect(picked.map((s) => [s.group_id, s.reward])).toEqual([
+      ["a", 1],
+      ["b", 1],
+      ["a", 0],
+    ]);
+  });
+
+  it("stops when every completion is taken, and takes none for 0", () => {
+    expect(pickSamples([group("a", [1, 0])], 10)).toHaveLength(2);
+    expect(pickSamples([group("a", [1, 0])], 0)).toEqual([]);
+  });
+
+  it("keeps the verdict, the reason and Lean's messages, and each scorer's weighted part", () => {
+    const [proved, failed] = pickSamples([group("a", [0, 1])], 2);
+    expect(proved).toMatchObject({
+      verdict: "PROVED",
+      solved: true,
+      reward_components: { lean_proof: 1 },
+      messages: ["lean_proof: proved"],
+      completion_tokens: 3,
+      finish_reason: "STOP",
+      truncated: false,
+    });
+    expect(failed!.verdict).toBe("ERROR");
+    expect(failed!.messages).toEqual(["unsolved goals", "3:2 error: unsolved goals\n⊢ False"]);
+  });
+
+  it("cuts long completions to the bound and says so", () => {
+    const [long] = pickSamples([group("a", [1], () => "x".repeat(SAMPLE_TEXT_MAX_CHARS + 500))], 1);
+    expect(long!.completion.length).toBe(SAMPLE_TEXT_MAX_CHARS + 1);
+    expect(long!.truncated).toBe(true);
+    expect(sampleToProto(long!).truncated).toBe(true);
+  });
+});
