@@ -2,7 +2,7 @@
 // under a directory when configured (`lean-grpo train`), both when asked; threads and child
 // processes started afterwards inherit the destination through the environment.
 import { describe, expect, it } from "vitest";
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";

@@ -1,21 +1,29 @@
 // The config loader every service of the mesh uses: one zod schema per service,
-// filled from schema defaults < YAML file < env < flags < dotted overrides.
+// filled from schema defaults < YAML file < config groups < env < flags < dotted overrides.
 import { z } from "zod";
 import { ConfigError, type ConfigIssue } from "./errors.js";
 import { describeZodIssue, unknownKeyIssue } from "./describe-issue.js";
 import { MergedConfig } from "./merge.js";
 import { findUnknownKeys, nestedDefaults, schemaAt } from "./schema-walk.js";
 import { envEntries, fileEntries, flagEntries, overrideEntries } from "./sources.js";
+import { groupEntries, type ConfigGroups } from "./config-groups.js";
 
 export interface ConfigSources {
   /** Path to a YAML (or JSON) file. */
   file?: string;
+  /** Config group options chosen by name (config-groups.ts): over the file, under env. */
+  groups?: ConfigGroups;
   /** Environment to read; process.env when omitted. Read only when envPrefix is given. */
   env?: Record<string, string | undefined>;
   /** e.g. "LEANGRPO_": LEANGRPO_TRAINING__LEARNING_RATE sets training.learning_rate. */
   envPrefix?: string;
   /** Already-parsed CLI flags, nested objects or dotted keys; string values are read as YAML, like env. */
   flags?: Record<string, unknown>;
+  /**
+   * How each flag was typed, by its dotted key (`{ "training.steps": "-n" }`), so that an
+   * error names what the user wrote rather than the key it sets.
+   */
+  flagNames?: Record<string, string>;
   /** "training.learning_rate=1e-5"; values are read as YAML. */
   overrides?: readonly string[];
 }
@@ -29,8 +37,9 @@ export function loadConfig<S extends z.ZodType>(schema: S, sources: ConfigSource
   const sourceIssues: ConfigIssue[] = [];
   const entries = [
     ...(sources.file === undefined ? [] : fileEntries(sources.file, sourceIssues)),
+    ...(sources.groups === undefined ? [] : groupEntries(sources.groups, sourceIssues)),
     ...(sources.envPrefix === undefined ? [] : envEntries(sources.env ?? process.env, sources.envPrefix, sourceIssues)),
-    ...flagEntries(sources.flags ?? {}, sourceIssues),
+    ...flagEntries(sources.flags ?? {}, sourceIssues, sources.flagNames),
     ...overrideEntries(sources.overrides ?? [], sourceIssues),
   ];
   // A source that could not be read would only add noise (missing keys) to the rest.

@@ -81,11 +81,11 @@ export function envEntries(env: Record<string, string | undefined>, prefix: stri
  * values are read like env values, since parsers such as node's parseArgs give
  * only strings; other values are taken as they are; undefined means not given.
  */
-export function flagEntries(flags: Record<string, unknown>, issues: ConfigIssue[]): SourceEntry[] {
+export function flagEntries(flags: Record<string, unknown>, issues: ConfigIssue[], names: Record<string, string> = {}): SourceEntry[] {
   const walk = (node: Record<string, unknown>, prefix: string[]): SourceEntry[] =>
     Object.entries(node).flatMap(([key, value]) => {
       const path = [...prefix, ...key.split(".")];
-      const source = `flag --${path.join(".")}`;
+      const source = `flag ${names[path.join(".")] ?? `--${path.join(".")}`}`;
       if (path.some((part) => part === "")) {
         issues.push({ path: path.join("."), source, message: `malformed flag "--${path.join(".")}": expected --key.path` });
         return [];
