@@ -3,3 +3,10 @@
 export { startMesh, type MeshOptions, type RunningMesh } from "./mesh/start-mesh.js";
 export { SERVICE_CATALOG, SERVICE_NAMES, type CatalogEntry } from "./mesh/service-catalog.js";
 export { evaluateWithMesh, type EvalResult, type EvalWithMeshOptions } from "./eval/evaluate-with-mesh.js";
+export {
+  splitLearnerSection,
+  startTorchLearner,
+  TORCH_LEARNER_PACKAGE_DIR,
+  type TorchLearnerOptions,
+  type TorchLearnerProcess,
+} from "./mesh/torch-learner-process.js";
