@@ -74,3 +74,17 @@ describe("parseDataset", () => {
     expect(() => parseDataset("\n\n", "empty.jsonl")).toThrow(/has no records/);
   });
 });
+
+describe("dataset error wording", () => {
+  it("says in one line which line and field is wrong when there is one problem", () => {
+    expect(() => parseDataset('{"problem": "1+1"}\n', "one.jsonl")).toThrow(
+      /^dataset one\.jsonl, line 1, field "answer": is missing; nothing was loaded$/,
+    );
+  });
+
+  it("lists every bad line when there are several", () => {
+    expect(() => parseDataset('{"problem": "1+1"}\nnot json\n{"problem": "2+2", "answer": 4}\n', "two.jsonl")).toThrow(
+      /^dataset two\.jsonl has 2 bad records or fields; nothing was loaded:\n {2}line 1, field "answer": is missing\n {2}line 2: /,
+    );
+  });
+});

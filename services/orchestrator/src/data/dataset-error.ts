@@ -15,13 +15,19 @@ export class DatasetError extends Error {
     readonly source: string,
     readonly issues: readonly DatasetIssue[],
   ) {
-    const lines = issues
-      .slice(0, SHOWN)
-      .map((i) => `  ${i.line > 0 ? `line ${i.line}` : "file"}${i.field ? `, field "${i.field}"` : ""}: ${i.message}`);
-    if (issues.length > SHOWN) lines.push(`  ... and ${issues.length - SHOWN} more`);
-    super(
-      `dataset ${source} is invalid (${issues.length} problem${issues.length === 1 ? "" : "s"}); nothing was loaded:\n${lines.join("\n")}`,
-    );
+    super(describeIssues(source, issues));
     this.name = "DatasetError";
   }
+}
+
+function describeIssues(source: string, issues: readonly DatasetIssue[]): string {
+  const where = (i: DatasetIssue) => `${i.line > 0 ? `line ${i.line}` : "the file"}${i.field ? `, field "${i.field}"` : ""}`;
+  if (issues.length === 1) {
+    // One problem: one line that says where and what.
+    const only = issues[0]!;
+    return `dataset ${source}${only.line > 0 || only.field ? `, ${where(only)}` : ""}: ${only.message}; nothing was loaded`;
+  }
+  const lines = issues.slice(0, SHOWN).map((i) => `  ${where(i)}: ${i.message}`);
+  if (issues.length > SHOWN) lines.push(`  ... and ${issues.length - SHOWN} more`);
+  return `dataset ${source} has ${issues.length} bad records or fields; nothing was loaded:\n${lines.join("\n")}`;
 }

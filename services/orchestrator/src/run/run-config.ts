@@ -8,6 +8,22 @@ export const ASYNC_IMPORTANCE_SAMPLING_CAP = 2;
 
 export const RunConfigSchema = z
   .object({
+    /**
+     * Names the run: a fresh run's id (its directory under runs_dir) is `<exp_name>-<time>-<random>`
+     * (new-run-id.ts). Empty: the time and random part alone.
+     */
+    exp_name: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]*$/, "may hold only letters, digits, '.', '_' and '-' (it names a directory)")
+      .max(80)
+      .default(""),
+    dataset: z
+      .object({
+        /** Train on the dataset's first N records only (after validating all of it); null: all. */
+        max_train_samples: z.number().int().positive().nullable().default(null),
+      })
+      .strict()
+      .prefault({}),
     algorithm: z
       .object({
         /** One of the learner's algorithms (ListAlgorithms, `lean-grpo algorithms`); checked against it at StartRun. */

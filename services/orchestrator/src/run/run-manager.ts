@@ -4,7 +4,6 @@
 import { create, toJson, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { randomBytes } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { existsSync } from "node:fs";
 import { writeFile, readFile } from "node:fs/promises";
@@ -33,6 +32,9 @@ import { checkRunMode } from "./run-mode-check.js";
 import { listRunDirs, RunOutputs, type RunFile, type StepRecord } from "./run-outputs.js";
 import { ServiceLostError } from "./service-lost-error.js";
 import { runLoop } from "./training-loop.js";
+import { newRunId } from "./new-run-id.js";
+import { checkPromptsEncode } from "./prompt-check.js";
+import { usesChatPrompts } from "./prompts.js";
 import { recordedStepEvents, runDetails, writeRunReport, type ReportRenderer } from "./run-report.js";
 import { sampleToProto } from "./step-samples.js";
 
@@ -44,6 +46,8 @@ interface ActiveRun {
   events: WatchRunResponse[];
   listeners: Set<() => void>;
   stop: boolean;
+  /** Whether a checkpoint of this run has been saved (a run that failed before its first cannot be resumed). */
+  checkpointed: boolean;
   done: Promise<void>;
 }
 
@@ -69,11 +73,13 @@ export class RunManager {
         Code.FailedPrecondition,
       );
     const resumeId = request.resumeRunId;
-    const id = request.runId || resumeId || newRunId();
+    const fresh = resumeId ? undefined : parseRunConfig(request.config ?? {}, request.overrides);
+    const id = request.runId || resumeId || newRunId(fresh?.exp_name ?? "");
     if (!/^[A-Za-z0-9._-]+$/.test(id))
       throw new ConnectError(`run_id "${id}" may hold only letters, digits, ".", "_" and "-"`, Code.InvalidArgument);
     const outputs = RunOutputs.for(this.config.runs_dir, id);
-    if (!resumeId && existsSync(outputs.dir))
+    // run.json, not the directory: the CLI may have started the run's logs/ in it already.
+    if (!resumeId && existsSync(path.join(outputs.dir, "run.json")))
       throw new ConnectError(`run ${id} already exists in ${outputs.dir}; resume it with resume_run_id`, Code.AlreadyExists);
 
     let config: RunConfig;
@@ -90,15 +96,22 @@ export class RunManager {
       previous = await from.readRun();
       if (previous.state === RunState[RunState.COMPLETED])
         throw new ConnectError(`run ${resumeId} is already COMPLETED`, Code.FailedPrecondition);
+      if (previous.checkpointed === false)
+        throw new ConnectError(
+          `run ${resumeId} has no checkpoint to resume from (it ended before its first one${previous.error ? `: ${previous.error}` : ""}); fix the cause and start a new run`,
+          Code.FailedPrecondition,
+        );
       const saved = await from.readConfig();
       config = parseRunConfig(saved.run as Record<string, unknown>, request.overrides);
       dataset = String(saved.dataset);
       theorems = await loadTheorems(dataset, [], from);
     } else {
-      config = parseRunConfig(request.config ?? {}, request.overrides);
+      config = fresh!;
       dataset = request.datasetPath || "inline";
       theorems = await loadTheorems(request.datasetPath, request.theorems, outputs, true);
     }
+    // Every record was validated above; the run trains on the first N.
+    if (config.dataset.max_train_samples !== null) theorems = theorems.slice(0, config.dataset.max_train_samples);
 
     if (config.eval.data) {
       // Validated whole before the run starts, like the training set.
@@ -111,6 +124,17 @@ export class RunManager {
     let dynamicSampling: boolean;
     try {
       dynamicSampling = usesDynamicSampling(config, await describeAlgorithm(clients, config));
+      // Checked now, not at the step (or after the held-out evaluation) that would meet them.
+      const chat = await usesChatPrompts(config.prompt.format, clients);
+      await checkPromptsEncode(
+        clients,
+        [
+          { label: `dataset ${dataset}`, theorems },
+          { label: `held-out set ${config.eval.data}`, theorems: heldout },
+        ],
+        config.prompt,
+        chat,
+      );
     } catch (error) {
       clients.close();
       throw error;
@@ -134,8 +158,17 @@ export class RunManager {
       createdAt: previous ? timestampFromDate(new Date(previous.created_at)) : now,
       updatedAt: now,
       lastCheckpointStep: BigInt(previous?.last_checkpoint_step ?? 0),
+      // A resumed run keeps the error it stopped with until it ends otherwise.
+      error: previous?.error ?? "",
     });
-    const active: ActiveRun = { run, events: [], listeners: new Set(), stop: false, done: Promise.resolve() };
+    const active: ActiveRun = {
+      run,
+      events: [],
+      listeners: new Set(),
+      stop: false,
+      checkpointed: previous !== undefined,
+      done: Promise.resolve(),
+    };
     this.runs.set(id, active);
     active.done = this.execute(active, { config, dynamicSampling, theorems, heldout, outputs, clients, resume: previous !== undefined });
     return run;
@@ -160,6 +193,7 @@ export class RunManager {
     const checkpoint = async (step: number) => {
       await clients.withRetry("learner", () => clients.learner.saveCheckpoint({ path: outputs.checkpoint(step) }, { signal }), signal);
       run.lastCheckpointStep = BigInt(step);
+      active.checkpointed = true;
       await this.persist(active, outputs);
     };
     try {
@@ -213,8 +247,10 @@ export class RunManager {
       if (Number(run.lastCheckpointStep) !== last) await checkpoint(last);
       final = last >= job.config.training.steps ? RunState.COMPLETED : RunState.STOPPED;
     } catch (error) {
-      const where = `resume with --resume ${run.id} from the checkpoint of step ${run.lastCheckpointStep}`;
-      run.error = `${error instanceof Error ? error.message : String(error)}; ${where}`;
+      // What failed, as it failed: whether and how to resume is the client's to say (it knows
+      // the state and the last checkpoint). A failed resume keeps the error the run first had.
+      const message = error instanceof Error ? error.message : String(error);
+      run.error = job.resume && run.error ? `${run.error}; resuming it failed: ${message}` : message;
       log.error({ run: run.id, err: error }, "run ended");
       final = error instanceof ServiceLostError || signal.aborted ? RunState.STOPPED : RunState.FAILED;
     } finally {
@@ -358,13 +394,10 @@ export class RunManager {
       updated_at: timestampDate(r.updatedAt!).toISOString(),
       error: r.error,
       last_checkpoint_step: Number(r.lastCheckpointStep),
+      checkpointed: active.checkpointed,
       last_metrics: r.lastMetrics,
     });
   }
-}
-
-function newRunId(): string {
-  return `${new Date().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "").replace("T", "-")}-${randomBytes(2).toString("hex")}`;
 }
 
 function parseRunConfig(json: Record<string, unknown>, overrides: readonly string[]): RunConfig {

@@ -47,6 +47,8 @@ export interface RunFile {
   updated_at: string;
   error: string;
   last_checkpoint_step: number;
+  /** False while no checkpoint was saved (nothing to resume from); absent in files written before it was recorded. */
+  checkpointed?: boolean;
   last_metrics: Record<string, number>;
 }
 
