@@ -28,6 +28,12 @@ const ALLOWED: Record<Layer, readonly Layer[]> = {
   app: ["app", "service", "kit", "package", "gen"],
 };
 
+/**
+ * Apps are composition roots; one imports another only where the CLI serves the dashboard
+ * page and writes report.html with it. The dashboard itself imports no app or service.
+ */
+const APP_TO_APP = new Set(["@lean-grpo/cli -> @lean-grpo/dashboard"]);
+
 function layerOf(dir: string): Layer {
   if (dir === "gen/ts") return "gen";
   if (dir === "services/kit") return "kit";
@@ -104,6 +110,8 @@ describe("layout", () => {
           if (target === workspace) problems.push(`${where}: imports its own package by name (${spec}); use a relative import`);
           else if (!ALLOWED[workspace.layer].includes(target.layer))
             problems.push(`${where}: a ${workspace.layer} may not import ${target.layer} ${target.name}`);
+          else if (target.layer === "app" && !APP_TO_APP.has(`${workspace.name} -> ${target.name}`))
+            problems.push(`${where}: an app imports another app only as ${[...APP_TO_APP].join(", ")}`);
           if (!workspace.declared.has(target.name))
             problems.push(`${where}: imports ${target.name}, which ${workspace.dir}/package.json does not declare`);
         }
@@ -111,6 +119,12 @@ describe("layout", () => {
       expect(problems).toEqual([]);
     });
   }
+
+  it("the dashboard page (apps/dashboard) depends on no service, only the contract", () => {
+    const manifest = JSON.parse(readFileSync(path.join(root, "apps/dashboard/package.json"), "utf8"));
+    const ours = Object.keys({ ...manifest.dependencies }).filter((name) => name.startsWith("@lean-grpo/"));
+    expect(ours).toEqual(["@lean-grpo/gen"]);
+  });
 
   it("the inference service and the orchestrator do not depend on the learner", () => {
     for (const dir of ["services/inference", "services/orchestrator"]) {

@@ -9,6 +9,7 @@ import { registerTrainCommand } from "./commands/train-command.js";
 import { registerEvalCommand } from "./commands/eval-command.js";
 import { registerRunsCommand } from "./commands/runs-command.js";
 import { registerSftCommand } from "./commands/sft-command.js";
+import { registerDashboardCommand } from "./commands/dashboard-command.js";
 
 const program = new Command()
   .name("lean-grpo")
@@ -33,6 +34,7 @@ registerTrainCommand(program);
 registerEvalCommand(program);
 registerRunsCommand(program);
 registerSftCommand(program);
+registerDashboardCommand(program);
 
 try {
   await program.parseAsync();

@@ -11,8 +11,9 @@ import { RunOutputs } from "@lean-grpo/orchestrator";
 import { runProgress } from "./run-progress.js";
 import { runSummaryTable } from "./run-summary.js";
 import { startMesh } from "../mesh/start-mesh.js";
+import { dashboardCommand } from "./dashboard-command.js";
 
-/** A `--config` file of `lean-grpo train` (configs/train/*.yaml, configs/algorithms/*.yaml). */
+/** A `--config` file of `lean-grpo train` (configs/train/*.yaml, configs/algorithm/*.yaml). */
 export const TrainFileSchema = RunConfigSchema.extend({
   model: z
     .object({ dir: z.string().min(1).default("models/arith-tiny") })
@@ -30,6 +31,7 @@ interface TrainOptions {
   algoConfig?: string;
   n?: string;
   resume?: string;
+  ui?: boolean | string;
 }
 
 export function registerTrainCommand(program: Command): void {
@@ -43,6 +45,7 @@ export function registerTrainCommand(program: Command): void {
     .option("--algo-config <json>", "algorithm knobs as JSON")
     .option("-n <steps>", "training steps")
     .option("--resume <run>", "continue a stopped or failed run from its last checkpoint")
+    .option("--ui [port]", "also serve the browser dashboard of the run (default port 8080; 0 picks a free one)")
     .action(async (data: string, overrides: string[], options: TrainOptions) => {
       const flags: Record<string, unknown> = {};
       if (options.algorithm) flags["algorithm.name"] = options.algorithm;
@@ -51,6 +54,15 @@ export function registerTrainCommand(program: Command): void {
       const { model, runs_dir, services, ...run } = loadConfig(TrainFileSchema, { file: options.config, flags, overrides });
       const mesh = await startMesh({ modelDir: model.dir, services, orchestrator: { runs_dir } });
       const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [mesh.urls.orchestrator!] });
+      const ui = options.ui
+        ? await dashboardCommand({
+            url: mesh.urls.orchestrator!,
+            port: options.ui === true ? "8080" : options.ui,
+            host: "127.0.0.1",
+            runsDir: runs_dir,
+          })
+        : undefined;
+      if (ui) process.stderr.write(`lean-grpo dashboard: ${ui.url}\n`);
       process.once("SIGINT", () => void (started && client.stopRun({ runId: started })));
       let started = "";
       try {
@@ -75,6 +87,7 @@ export function registerTrainCommand(program: Command): void {
         if (final.state === RunState.FAILED) process.exitCode = 1;
       } finally {
         transport.close();
+        await ui?.close();
         await mesh.shutdown();
       }
     });

@@ -9,6 +9,7 @@ import { RewardConfigSchema, createRewardService } from "@lean-grpo/reward";
 import { LearnerConfigSchema, createLearnerService } from "@lean-grpo/learner";
 import { OrchestratorConfigSchema } from "@lean-grpo/orchestrator";
 import { createOrchestratorService } from "@lean-grpo/orchestrator";
+import { renderOfflineReport } from "@lean-grpo/dashboard";
 
 export interface CatalogEntry {
   name: string;
@@ -35,7 +36,8 @@ export const SERVICE_CATALOG: readonly CatalogEntry[] = [
     config.verifier.url ??= urls.verifier;
   }),
   entry("learner", LearnerConfigSchema, createLearnerService),
-  entry("orchestrator", OrchestratorConfigSchema, createOrchestratorService),
+  // report.html is the dashboard page rendered offline (apps/dashboard); a service may not import an app.
+  entry("orchestrator", OrchestratorConfigSchema, (config) => createOrchestratorService(config, { renderReport: renderOfflineReport })),
 ];
 
 export const SERVICE_NAMES = SERVICE_CATALOG.map((s) => s.name);

@@ -4,6 +4,7 @@
 import { deepMerge, loadConfig, serve, type ServerConfig } from "@lean-grpo/kit";
 import { OrchestratorConfigSchema, type OrchestratorConfig } from "@lean-grpo/orchestrator";
 import { createOrchestratorService } from "@lean-grpo/orchestrator";
+import { renderOfflineReport } from "@lean-grpo/dashboard";
 import type { RunManager } from "@lean-grpo/orchestrator";
 import { SERVICE_CATALOG } from "./service-catalog.js";
 import { startServiceThread, type ThreadedServer } from "./service-thread.js";
@@ -85,7 +86,7 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
         options.orchestrator ?? {},
       ),
     });
-    const orchestrator = createOrchestratorService(config);
+    const orchestrator = createOrchestratorService(config, { renderReport: renderOfflineReport });
     const server = await serve({ name: "orchestrator", services: [orchestrator], config: config.server as ServerConfig });
     started.push(server);
     servers.orchestrator = server;

@@ -1,0 +1,71 @@
+// The charts the page draws and how each reads: title, unit, the metrics it plots, whether
+// values are fractions shown as percent, and whether a log scale helps (values that span
+// orders of magnitude: KL, grad norm, learning rate).
+export interface ChartSpec {
+  id: string;
+  title: string;
+  /** The y axis label. */
+  unit: string;
+  /** Metric keys (StepEvent.metrics), or "time.<field>" for StepTimings; the first is the one compared across runs. */
+  keys: string[];
+  labels: string[];
+  percent?: boolean;
+  /** Offer a log scale (used only when every value is positive). */
+  log?: boolean;
+  /** Drawn from GetRun's held-out evaluations (step 0 included). */
+  heldout?: boolean;
+}
+
+export const CHARTS: readonly ChartSpec[] = [
+  { id: "reward", title: "Reward", unit: "mean reward over the batch", keys: ["reward_mean"], labels: ["reward"] },
+  { id: "pass", title: "Pass rate", unit: "% of completions solved", keys: ["pass_rate"], labels: ["pass rate"], percent: true },
+  {
+    id: "heldout",
+    title: "Held-out accuracy",
+    unit: "% solved, greedy",
+    keys: ["heldout_accuracy"],
+    labels: ["held-out"],
+    percent: true,
+    heldout: true,
+  },
+  { id: "loss", title: "Loss", unit: "policy loss", keys: ["loss"], labels: ["loss"] },
+  { id: "kl", title: "KL to the reference", unit: "nats per token", keys: ["kl"], labels: ["KL"], log: true },
+  { id: "entropy", title: "Entropy", unit: "nats per token", keys: ["entropy"], labels: ["entropy"] },
+  {
+    id: "length",
+    title: "Completion length",
+    unit: "tokens",
+    keys: ["completion_length_mean", "completion_length_min", "completion_length_max"],
+    labels: ["mean", "min", "max"],
+  },
+  {
+    id: "clip",
+    title: "Clip ratios",
+    unit: "% of tokens (truncated: % of completions)",
+    keys: ["clip_ratio_region_mean", "clip_ratio_low_mean", "clip_ratio_high_mean", "completion_clipped_ratio"],
+    labels: ["clipped (region)", "low", "high", "truncated by max_tokens"],
+    percent: true,
+  },
+  { id: "grad", title: "Gradient norm", unit: "L2 norm before clipping", keys: ["grad_norm"], labels: ["grad norm"], log: true },
+  { id: "lr", title: "Learning rate", unit: "per optimizer step", keys: ["learning_rate"], labels: ["lr"], log: true },
+  {
+    id: "time",
+    title: "Step time",
+    unit: "seconds",
+    keys: ["time.totalS", "time.generateS", "time.verifyS", "time.scoreS", "time.trainS", "time.syncS", "time.otherS"],
+    labels: ["total", "generate", "verify", "score", "train", "sync", "other"],
+  },
+];
+
+/** The phases of a step, as StepTimings names them, for the time split bar. */
+export const TIME_PHASES = [
+  ["generateS", "generate"],
+  ["verifyS", "verify"],
+  ["scoreS", "score"],
+  ["trainS", "train"],
+  ["syncS", "sync"],
+  ["otherS", "other"],
+] as const;
+
+/** Colors of series and runs: distinct, readable on white, in order. */
+export const PALETTE = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#4b5563"];

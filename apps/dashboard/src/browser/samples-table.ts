@@ -1,0 +1,160 @@
+// The completions kept per step, in a table people can filter (text in the prompt or
+// completion, solved or not, one step) and open: the prompt, the completion, the reward
+// of each scorer, the verdict and Lean's messages.
+import type { CompletionSample, StepEvent } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+
+interface Row {
+  step: number;
+  sample: CompletionSample;
+}
+
+export class SamplesTable {
+  readonly element: HTMLElement;
+  private readonly search: HTMLInputElement;
+  private readonly outcome: HTMLSelectElement;
+  private readonly stepSelect: HTMLSelectElement;
+  private readonly tbody: HTMLTableSectionElement;
+  private readonly count: HTMLElement;
+  private readonly detail: HTMLElement;
+  private rows: Row[] = [];
+  private open: Row | undefined;
+
+  constructor() {
+    this.element = document.createElement("section");
+    this.element.className = "samples";
+    this.element.innerHTML = `
+      <h2>Completions</h2>
+      <div class="filters">
+        <input type="search" placeholder="filter prompt, completion, theorem, message" aria-label="filter completions">
+        <select aria-label="outcome"><option value="">solved and unsolved</option><option value="solved">solved</option><option value="unsolved">unsolved</option></select>
+        <select aria-label="step"><option value="">every step</option></select>
+        <span class="count"></span>
+      </div>
+      <div class="samples-body">
+        <table><thead><tr><th>step</th><th>theorem</th><th>reward</th><th>verdict</th><th>tokens</th><th>completion</th></tr></thead><tbody></tbody></table>
+        <article class="sample-detail" hidden></article>
+      </div>`;
+    this.search = this.element.querySelector("input")!;
+    [this.outcome, this.stepSelect] = [...this.element.querySelectorAll("select")] as [HTMLSelectElement, HTMLSelectElement];
+    this.tbody = this.element.querySelector("tbody")!;
+    this.count = this.element.querySelector(".count")!;
+    this.detail = this.element.querySelector(".sample-detail")!;
+    for (const control of [this.search, this.outcome, this.stepSelect]) control.addEventListener("input", () => this.draw());
+  }
+
+  update(steps: readonly StepEvent[]): void {
+    const rows = steps.flatMap((s) => s.samples.map((sample) => ({ step: Number(s.step), sample })));
+    if (rows.length === this.rows.length) return;
+    this.rows = rows;
+    const chosen = this.stepSelect.value;
+    const withSamples = steps.filter((s) => s.samples.length > 0).map((s) => String(s.step));
+    this.stepSelect.replaceChildren(new Option("every step", ""), ...withSamples.reverse().map((s) => new Option(`step ${s}`, s)));
+    this.stepSelect.value = withSamples.includes(chosen) ? chosen : "";
+    this.draw();
+  }
+
+  private visible(): Row[] {
+    const text = this.search.value.trim().toLowerCase();
+    const step = this.stepSelect.value;
+    return this.rows
+      .filter(({ step: n, sample }) => {
+        if (step && String(n) !== step) return false;
+        if (this.outcome.value === "solved" && !sample.solved) return false;
+        if (this.outcome.value === "unsolved" && sample.solved) return false;
+        if (!text) return true;
+        return [sample.prompt, sample.completion, sample.theoremId, sample.verdict, ...sample.messages].some((f) =>
+          f.toLowerCase().includes(text),
+        );
+      })
+      .reverse();
+  }
+
+  private draw(): void {
+    const rows = this.visible();
+    this.count.textContent = `${rows.length} of ${this.rows.length}`;
+    this.tbody.replaceChildren(
+      ...rows.map((row) => {
+        const tr = document.createElement("tr");
+        tr.className = row.sample.solved ? "solved" : "unsolved";
+        tr.tabIndex = 0;
+        const cells = [
+          String(row.step),
+          row.sample.theoremId,
+          row.sample.reward.toFixed(3),
+          row.sample.verdict || (row.sample.solved ? "solved" : "not solved"),
+          String(row.sample.completionTokens),
+          oneLine(row.sample.completion),
+        ];
+        for (const text of cells) {
+          const td = document.createElement("td");
+          td.textContent = text;
+          tr.append(td);
+        }
+        if (row === this.open) tr.classList.add("open");
+        const show = () => this.show(row);
+        tr.addEventListener("click", show);
+        tr.addEventListener("keydown", (e) => e.key === "Enter" && show());
+        return tr;
+      }),
+    );
+    if (rows.length === 0) {
+      const tr = document.createElement("tr");
+      tr.innerHTML = `<td colspan="6" class="none">${this.rows.length === 0 ? "no completions kept yet (report.samples_per_step)" : "no completion matches the filter"}</td>`;
+      this.tbody.append(tr);
+    }
+  }
+
+  private show(row: Row): void {
+    this.open = row;
+    const s = row.sample;
+    this.detail.hidden = false;
+    this.detail.replaceChildren();
+    const add = (tag: string, text: string, className = "") => {
+      const el = document.createElement(tag);
+      el.textContent = text;
+      if (className) el.className = className;
+      this.detail.append(el);
+      return el;
+    };
+    add("h3", `Step ${row.step} · ${s.theoremId} · ${s.groupId}`);
+    add(
+      "p",
+      `reward ${s.reward.toFixed(3)} · ${s.solved ? "solved" : "not solved"}${s.verdict ? ` · ${s.verdict}` : ""} · ${s.completionTokens} tokens · ended by ${s.finishReason}${s.truncated ? " · texts cut to the size bound" : ""}`,
+      s.solved ? "verdict solved" : "verdict unsolved",
+    );
+    const components = Object.entries(s.rewardComponents);
+    if (components.length > 0) {
+      add("h4", "Reward by scorer");
+      const table = document.createElement("table");
+      table.className = "components";
+      for (const [scorer, value] of components) table.insertRow().append(cell(scorer), cell(value.toFixed(3)));
+      this.detail.append(table);
+    }
+    add("h4", "Prompt");
+    add("pre", s.prompt, "prompt");
+    add("h4", "Completion");
+    add("pre", s.completion, "completion");
+    if (s.messages.length > 0) {
+      add("h4", "Verifier and scorer messages");
+      const list = document.createElement("ul");
+      for (const m of s.messages) {
+        const li = document.createElement("li");
+        li.textContent = m;
+        list.append(li);
+      }
+      this.detail.append(list);
+    }
+    this.draw();
+  }
+}
+
+function cell(text: string): HTMLTableCellElement {
+  const td = document.createElement("td");
+  td.textContent = text;
+  return td;
+}
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > 90 ? `${flat.slice(0, 90)}…` : flat;
+}
