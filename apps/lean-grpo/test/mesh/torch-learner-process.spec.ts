@@ -1,0 +1,108 @@
+// services.learner.impl: torch — the section split off the TS learner's schema, the command
+// line, and the child process: started, announced, failing with its stderr, stopped.
+import { spawnSync } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { LearnerService } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
+import { splitLearnerSection, startTorchLearner, torchLearnerCommand } from "../../src/mesh/torch-learner-process.js";
+
+const PYTHON = "/usr/bin/python3";
+const hasPython = spawnSync(PYTHON, ["-c", "pass"]).status === 0;
+const hasTorch = spawnSync(PYTHON, ["-c", "import torch, grpc, google.protobuf"]).status === 0;
+if (!hasTorch) console.warn(`skipping the PyTorch learner process tests: ${PYTHON} lacks torch, grpcio or protobuf`);
+const server = { host: "127.0.0.1", port: 0 };
+
+describe("splitLearnerSection", () => {
+  it("leaves other services and the default ts learner to the TS schema", () => {
+    expect(splitLearnerSection("inference", { impl: "x" })).toEqual({ config: { impl: "x" }, torch: null });
+    expect(splitLearnerSection("learner", { lora: { rank: 4 } })).toEqual({ config: { lora: { rank: 4 } }, torch: null });
+    expect(splitLearnerSection("learner", { impl: "ts", seed: 3 })).toEqual({ config: { seed: 3 }, torch: null });
+  });
+
+  it("takes impl, python, torchrun and torch out of the section for impl: torch", () => {
+    const { config, torch } = splitLearnerSection("learner", {
+      impl: "torch",
+      python: "/opt/venv/bin/python",
+      torchrun: { nproc_per_node: 2 },
+      torch: { device: "cpu", threads: 1 },
+      lora: { rank: 8 },
+    });
+    expect(config).toEqual({ lora: { rank: 8 } });
+    expect(torch).toMatchObject({
+      python: "/opt/venv/bin/python",
+      torchrun: { nproc_per_node: 2 },
+      torchSection: { device: "cpu", threads: 1 },
+    });
+    expect(splitLearnerSection("learner", { impl: "torch" }).torch).toMatchObject({ python: PYTHON, torchrun: null, torchSection: null });
+  });
+
+  it.each([
+    [{ impl: "jax" }, 'services.learner.impl is "jax"; accepted: ts, torch'],
+    [{ python: "/usr/bin/python3" }, "services.learner.python applies only to impl: torch (impl is ts)"],
+    [{ impl: "ts", torchrun: { nproc_per_node: 2 } }, "services.learner.torchrun applies only to impl: torch"],
+    [{ impl: "torch", torchrun: { nproc_per_node: 0 } }, "services.learner.torchrun must be {nproc_per_node: <positive integer>}"],
+    [{ impl: "torch", torchrun: { nproc: 2 } }, "accepted keys: nproc_per_node"],
+    [{ impl: "torch", python: "" }, "services.learner.python must be the path of a Python interpreter"],
+    [{ impl: "torch", torch: "cuda" }, "services.learner.torch must be an object"],
+  ])("refuses %j naming the key", (section, message) => {
+    expect(() => splitLearnerSection("learner", section)).toThrow(message);
+  });
+});
+
+describe("torchLearnerCommand", () => {
+  it("runs the package's serve command, under torch.distributed.run when ranks are asked for", () => {
+    const plain = splitLearnerSection("learner", { impl: "torch" }).torch!;
+    const command = torchLearnerCommand({ server }, plain);
+    expect(command.slice(0, 8)).toEqual([PYTHON, "-m", "leangrpo_learner", "serve", "--host", "127.0.0.1", "--port", "0"]);
+    expect(JSON.parse(command.at(-1)!)).toEqual({ server });
+    const ranks = splitLearnerSection("learner", { impl: "torch", torchrun: { nproc_per_node: 2 }, torch: { device: "cpu" } }).torch!;
+    const distributed = torchLearnerCommand({ server }, ranks);
+    expect(distributed.slice(0, 6)).toEqual([PYTHON, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m"]);
+    expect(JSON.parse(distributed.at(-1)!)).toEqual({ server, torch: { device: "cpu" } });
+  });
+});
+
+describe("startTorchLearner", () => {
+  it("says the interpreter could not be started", async () => {
+    const options = splitLearnerSection("learner", { impl: "torch", python: "/nonexistent/python3" }).torch!;
+    await expect(startTorchLearner({ server }, options)).rejects.toThrow(/could not be started: spawn \/nonexistent\/python3 ENOENT/);
+  });
+
+  it.skipIf(!hasPython)("reports an exit before listening with the tail of its stderr", async () => {
+    const empty = await mkdtemp(path.join(tmpdir(), "no-learner-"));
+    try {
+      const options = { ...splitLearnerSection("learner", { impl: "torch" }).torch!, packageDir: empty };
+      await expect(startTorchLearner({ server }, options)).rejects.toThrow(
+        /exited with code 1 before listening; its stderr ended with:\n.*No module named leangrpo_learner/s,
+      );
+    } finally {
+      await rm(empty, { recursive: true, force: true });
+    }
+  });
+
+  it.skipIf(!hasTorch)("times out naming the line it waited for", async () => {
+    const options = { ...splitLearnerSection("learner", { impl: "torch" }).torch!, startTimeoutMs: 200 };
+    await expect(startTorchLearner({ server }, options)).rejects.toThrow(/did not print "listening on <host>:<port>" within 0.2 s/);
+  });
+
+  it.skipIf(!hasTorch)(
+    "serves LearnerService on the announced port and exits on shutdown",
+    async () => {
+      const options = splitLearnerSection("learner", { impl: "torch" }).torch!;
+      const learner = await startTorchLearner({ server }, options);
+      try {
+        expect(learner.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+        const client = createClient(LearnerService, createGrpcTransport({ baseUrl: learner.url }));
+        expect((await client.listAlgorithms({})).algorithms.map((a) => a.name)).toContain("grpo");
+      } finally {
+        await learner.shutdown();
+      }
+      expect(() => process.kill(learner.pid, 0), "the process is gone").toThrow();
+    },
+    120_000,
+  );
+});
