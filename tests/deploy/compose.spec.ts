@@ -26,6 +26,7 @@ describe.skipIf(!compose)("deploy/compose.yaml", () => {
       "inference",
       "jaeger",
       "learner",
+      "learner-torch",
       "orchestrator",
       "otel-collector",
       "reward",
@@ -33,6 +34,7 @@ describe.skipIf(!compose)("deploy/compose.yaml", () => {
       "vllm",
     ]);
     expect(stack.services.vllm.profiles).toEqual(["gpu"]);
+    expect(stack.services["learner-torch"].profiles).toEqual(["gpu"]);
     for (const svc of ["inference", "verifier", "reward", "learner", "orchestrator"]) {
       expect(stack.services[svc].profiles, svc).toBeUndefined();
     }
@@ -46,6 +48,27 @@ describe.skipIf(!compose)("deploy/compose.yaml", () => {
     const mount = (svc: string) => mounts(gpu, svc).find(([source]) => source === "adapters")?.[1];
     expect(mount("vllm")).toBe("/adapters");
     expect(mount("inference")).toBe("/adapters");
+  });
+
+  it("runs the PyTorch learner on a GPU from its own image, non-root, with its JSON config and the checkpoint volume", () => {
+    const gpu = parse(config("--profile", "gpu"));
+    const torch = gpu.services["learner-torch"];
+    expect(torch.build.dockerfile.replace(/^.*\/deploy\//, "deploy/")).toBe("deploy/docker/learner-torch.Dockerfile");
+    expect(torch.image).toBe("lean-grpo/learner-torch:dev");
+    expect(torch.deploy.resources.reservations.devices).toEqual([{ driver: "nvidia", count: 1, capabilities: ["gpu"] }]);
+    const mount = mounts(gpu, "learner-torch").find(([, target]) => target === "/etc/lean-grpo/learner-torch.json");
+    expect(mount?.[0]).toBe(`${repoRoot}deploy/k8s/overlays/gpu/learner-torch.json`);
+    expect(mounts(gpu, "learner-torch").find(([source]) => source === "checkpoints")?.[1]).toBe("/checkpoints");
+    expect(torch.environment.LAUNCHER).toBe("python");
+    const dockerfile = readFileSync(`${repoRoot}deploy/docker/learner-torch.Dockerfile`, "utf8");
+    // A CUDA PyTorch base, pinned; grpcio and protobuf come from pip there.
+    expect(dockerfile).toMatch(/^ARG PYTORCH_IMAGE=pytorch\/pytorch:[\d.]+-cuda[\d.]+-cudnn\d+-runtime$/m);
+    const last = parseDockerfile(dockerfile).at(-1)!;
+    expect(last.base).toBe("${PYTORCH_IMAGE}");
+    expect(last.instructions.find((i) => i.keyword === "RUN")?.args).toMatch(/pip install .*grpcio.*protobuf/);
+    expect(last.instructions.find((i) => i.keyword === "USER")?.args).toBe("65532:65532");
+    expect(last.instructions.some((i) => i.keyword === "HEALTHCHECK" && i.args.includes("grpc.health.v1.Health/Check"))).toBe(true);
+    expect(last.instructions.find((i) => i.keyword === "ENTRYPOINT")?.args).toMatch(/\$LAUNCHER -m leangrpo_learner serve --config-json/);
   });
 
   it("keeps the verifier on an internal network only, and exports traces to the collector", () => {

@@ -44,7 +44,9 @@ const IMAGE: Record<string, string> = {
   learner: "lean-grpo/learner",
   orchestrator: "lean-grpo/orchestrator",
 };
-const TAG: Record<string, string> = { dev: "dev", gpu: "0.1.0" };
+const TAG: Record<string, string> = { dev: "dev", gpu: "0.1.0", "gpu-torchrun": "0.1.0" };
+/** Overlays whose learner is the PyTorch one (services/learner-torch). */
+const TORCH_LEARNER = new Set(["gpu", "gpu-torchrun"]);
 const SCHEMA: Record<string, z.ZodType> = {
   inference: InferenceConfigSchema,
   verifier: VerifierConfigSchema,
@@ -65,7 +67,7 @@ function modelOf(object: K8sObject): { validate(): void } {
 const byKind = (objects: K8sObject[], kind: string) => objects.filter((o) => o.kind === kind);
 const named = (objects: K8sObject[], kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
 
-describe.skipIf(!kubectl).each(["dev", "gpu"])("Kubernetes overlay %s", (overlay) => {
+describe.skipIf(!kubectl).each(["dev", "gpu", "gpu-torchrun"])("Kubernetes overlay %s", (overlay) => {
   const objects = kubectl ? render(overlay) : [];
 
   it("validates every object against the Kubernetes schemas", () => {
@@ -95,6 +97,7 @@ describe.skipIf(!kubectl).each(["dev", "gpu"])("Kubernetes overlay %s", (overlay
 
   it("runs each service from its own image and its own server.ts (the image's entry point is node)", () => {
     for (const name of ["inference", "verifier", "reward", "learner", "orchestrator"]) {
+      if (name === "learner" && TORCH_LEARNER.has(overlay)) continue; // its own test below
       const container = named(objects, "Deployment", name)!.spec.template.spec.containers[0];
       expect(container.image, name).toBe(`${IMAGE[name]}:${TAG[overlay]}`);
       expect(container.command, name).toBeUndefined();
@@ -142,19 +145,50 @@ describe.skipIf(!kubectl).each(["dev", "gpu"])("Kubernetes overlay %s", (overlay
     const config = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name.startsWith("lean-grpo-config")) as any;
     expect(Object.keys(config.data).sort()).toEqual([
       "inference.yaml",
+      ...(TORCH_LEARNER.has(overlay) ? ["learner-torch.json"] : []),
       "learner.yaml",
       "orchestrator.yaml",
       "reward.yaml",
       "verifier.yaml",
     ]);
     for (const [file, text] of Object.entries(config.data)) {
+      if (file === "learner-torch.json") continue; // the gpu overlay's file, checked below
       expect(text, file).toBe(readFileSync(`${repoRoot}deploy/k8s/base/config/${file}`, "utf8"));
     }
     const otel = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name.startsWith("lean-grpo-otel")) as any;
     expect(otel.data.OTEL_EXPORTER_OTLP_ENDPOINT).toMatch(/^http:\/\/.+:4318$/);
   });
 
-  if (overlay === "gpu") {
+  if (TORCH_LEARNER.has(overlay)) {
+    it("runs the PyTorch learner image on a GPU under the learner's name, with its JSON config", () => {
+      const pod = named(objects, "Deployment", "learner")!.spec.template.spec;
+      const container = pod.containers[0];
+      expect(container.image).toBe(`lean-grpo/learner-torch:${TAG[overlay]}`);
+      // The image's entry point runs `$LAUNCHER -m leangrpo_learner serve` on /etc/lean-grpo/learner-torch.json.
+      expect(container.command).toBeUndefined();
+      expect(container.args).toBeUndefined();
+      const ranks = overlay === "gpu-torchrun" ? 4 : 1;
+      expect(container.resources.limits["nvidia.com/gpu"]).toBe(ranks);
+      const launcher = container.env.find((e: { name: string }) => e.name === "LAUNCHER")?.value;
+      expect(launcher).toBe(ranks > 1 ? `python -m torch.distributed.run --standalone --nproc_per_node=${ranks}` : "python");
+      expect(pod.tolerations).toContainEqual({ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" });
+      expect(container.volumeMounts.map((m: { mountPath: string }) => m.mountPath)).toEqual(
+        expect.arrayContaining(["/etc/lean-grpo", "/checkpoints", "/dev/shm"]),
+      );
+      const config = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name.startsWith("lean-grpo-config")) as any;
+      const text = readFileSync(`${repoRoot}deploy/k8s/overlays/gpu/learner-torch.json`, "utf8");
+      expect(config.data["learner-torch.json"]).toBe(text);
+      // The TS learner's keys (its schema, less the PyTorch learner's own `torch` section), on the probed port.
+      const { torch, ...keys } = JSON.parse(text);
+      expect(torch.device).toBe("cuda");
+      const learner = LearnerConfigSchema.parse(keys);
+      expect(learner.server.port).toBe(container.ports[0].containerPort);
+      expect(learner.server.host).toBe("0.0.0.0");
+      expect(container.volumeMounts.map((m: { mountPath: string }) => m.mountPath)).toContain(learner.checkpoint_dir);
+    });
+  }
+
+  if (overlay !== "dev") {
     it("adds vLLM with a GPU, runtime LoRA loading and the adapter volume shared with inference", () => {
       const vllm = named(objects, "Deployment", "vllm")!.spec.template.spec;
       expect(vllm.containers[0].resources.limits["nvidia.com/gpu"]).toBe(1);
