@@ -1,6 +1,8 @@
 // lean-grpo: the command line of the mesh.
 import { Command } from "commander";
-import { ConfigError } from "@lean-grpo/kit";
+import { filterTfjsBanner } from "./process/tfjs-banner-filter.js";
+import { describeCommandError } from "./process/command-error.js";
+import { currentLogDir } from "./commands/run-logs.js";
 import { serveCommand, type ServeCommandOptions } from "./commands/serve-command.js";
 import { SERVICE_NAMES } from "./mesh/service-catalog.js";
 import { registerVerifyCommand } from "./commands/verify-command.js";
@@ -10,6 +12,8 @@ import { registerEvalCommand } from "./commands/eval-command.js";
 import { registerRunsCommand } from "./commands/runs-command.js";
 import { registerSftCommand } from "./commands/sft-command.js";
 import { registerDashboardCommand } from "./commands/dashboard-command.js";
+
+filterTfjsBanner();
 
 const program = new Command()
   .name("lean-grpo")
@@ -39,7 +43,6 @@ registerDashboardCommand(program);
 try {
   await program.parseAsync();
 } catch (error) {
-  const message = error instanceof ConfigError || error instanceof Error ? error.message : String(error);
-  process.stderr.write(`lean-grpo: ${message}\n`);
+  process.stderr.write(`lean-grpo: ${describeCommandError(error, currentLogDir())}\n`);
   process.exit(2);
 }

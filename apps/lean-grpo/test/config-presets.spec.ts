@@ -1,4 +1,4 @@
-// Every preset in configs/algorithms/ and configs/train/ loads as a `lean-grpo train --config`
+// Every preset in configs/algorithm/ and configs/train/ loads as a `lean-grpo train --config`
 // file, and its algorithm knobs are accepted by the real learner: one step of each on the mesh.
 // A train preset's step also runs as the preset says (training.mode, async, the prompt) on the
 // dataset of its `Use:` line; a tactic-mode preset on a REPL stand-in as its verifier's REPL.
@@ -156,14 +156,14 @@ async function oneTacticStep(runId: string, file: TrainFile, dataset: string): P
   }
 }
 
-describe("configs/algorithms", () => {
+describe("configs/algorithm", () => {
   it("has one preset per algorithm", () => {
-    expect(yamlIn("algorithms")).toEqual([...ALGORITHM_NAMES].sort().map((name) => `${name}.yaml`));
+    expect(yamlIn("algorithm")).toEqual([...ALGORITHM_NAMES].sort().map((name) => `${name}.yaml`));
   });
 
   for (const name of ALGORITHM_NAMES) {
     it(`${name}.yaml loads, names ${name}, and the learner accepts its knobs`, async () => {
-      const file = loadConfig(TrainFileSchema, { file: path.join(configs, "algorithms", `${name}.yaml`) });
+      const file = loadConfig(TrainFileSchema, { file: path.join(configs, "algorithm", `${name}.yaml`) });
       expect(file.algorithm.name).toBe(name);
       expect(Object.keys(file.algorithm.config).length).toBeGreaterThan(0);
       const run = await oneStep(`preset-${name}`, file);

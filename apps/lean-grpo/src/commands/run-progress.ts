@@ -1,6 +1,12 @@
-// How `lean-grpo train` shows a run while it trains: a progress bar with the latest
-// reward, pass rate and held-out accuracy on a TTY; one JSON line per step otherwise
-// (logs a collector can parse). Run log lines go to stderr either way.
+// How `lean-grpo train` shows a run while it trains: a progress bar with the latest reward,
+// pass rate and held-out accuracy, what the run is doing now and an ETA on a TTY; one JSON
+// line per step otherwise (logs a collector can parse). Run log lines (held-out accuracy)
+// print above the bar, or to stderr without a TTY.
+//
+// The ETA is wall time per step so far (evaluations included, since they are part of the
+// wait) times the steps left; before the first step there is nothing to measure, so it says
+// so rather than "0s". A one-second timer redraws the bar so the elapsed time and the current
+// phase move during a long evaluation.
 import { toJson } from "@bufbuild/protobuf";
 import { StepTimingsSchema, type StepEvent } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import cliProgress from "cli-progress";
@@ -11,14 +17,47 @@ export interface RunProgress {
   stop(): void;
 }
 
+export interface ProgressPlan {
+  runId: string;
+  totalSteps: number;
+  startStep: number;
+  /** Whether a held-out evaluation runs after `step` (0: before the first step). */
+  evaluatesAt(step: number): boolean;
+}
+
 const percent = (x: number | undefined) => (x === undefined ? "-" : `${(100 * x).toFixed(1)}%`);
 
-export function runProgress(runId: string, totalSteps: number, startStep: number, tty: boolean): RunProgress {
+/** 75 -> "1m15s"; the units a person reads at a glance. */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
+}
+
+/** Time left: seconds per step so far (evaluations included) times the steps left; undefined before a step is done. */
+export function estimateRemaining(elapsedSeconds: number, stepsDone: number, stepsLeft: number): number | undefined {
+  if (stepsDone <= 0) return undefined;
+  return (elapsedSeconds / stepsDone) * stepsLeft;
+}
+
+/**
+ * What the run is doing now, from the last step finished. A step's evaluation runs before its
+ * step event is sent, so after step N the run samples, trains and (when due) evaluates N+1.
+ */
+export function currentPhase(plan: ProgressPlan, lastStep: number, evaluatedBeforeFirst: boolean): string {
+  if (lastStep >= plan.totalSteps) return "finishing";
+  if (lastStep === 0 && plan.evaluatesAt(0) && !evaluatedBeforeFirst) return "held-out eval before step 1";
+  const next = lastStep + 1;
+  return plan.evaluatesAt(next) ? `step ${next} + held-out eval` : `step ${next}`;
+}
+
+export function runProgress(plan: ProgressPlan, tty: boolean): RunProgress {
   if (!tty) {
     return {
       step: (s) =>
         process.stdout.write(
-          `${JSON.stringify({ run: runId, step: Number(s.step), metrics: s.metrics, timings: s.timings ? toJson(StepTimingsSchema, s.timings) : {} })}\n`,
+          `${JSON.stringify({ run: plan.runId, step: Number(s.step), metrics: s.metrics, timings: s.timings ? toJson(StepTimingsSchema, s.timings) : {} })}\n`,
         ),
       log: (line) => process.stderr.write(`${line}\n`),
       stop: () => {},
@@ -27,25 +66,44 @@ export function runProgress(runId: string, totalSteps: number, startStep: number
   // A MultiBar of one: its log() prints a line above the bar and redraws it.
   const bars = new cliProgress.MultiBar(
     {
-      format: "{bar} step {value}/{total} | reward {reward} | pass {pass} | held-out {heldout} | {seconds}s/step | eta {eta_formatted}",
+      format: "{bar} {value}/{total} | reward {reward} | pass {pass} | held-out {heldout} | {phase} | {elapsed} elapsed, {eta}",
       hideCursor: true,
       clearOnComplete: false,
+      barsize: 20,
     },
     cliProgress.Presets.shades_classic,
   );
+  const started = performance.now();
   let heldout: number | undefined;
-  const bar = bars.create(totalSteps, startStep, { reward: "-", pass: "-", heldout: "-", seconds: "-" });
+  let lastStep = plan.startStep;
+  // The evaluation before step 1 ends with its log line (there is no step event for it).
+  let evaluated = false;
+  const payload = () => {
+    const elapsed = (performance.now() - started) / 1000;
+    const remaining = estimateRemaining(elapsed, lastStep - plan.startStep, plan.totalSteps - lastStep);
+    return {
+      heldout: percent(heldout),
+      phase: currentPhase(plan, lastStep, evaluated),
+      elapsed: formatDuration(elapsed),
+      eta: remaining === undefined ? "eta after the first step" : `eta ${formatDuration(remaining)}`,
+    };
+  };
+  const bar = bars.create(plan.totalSteps, plan.startStep, { reward: "-", pass: "-", ...payload() });
+  const timer = setInterval(() => bar.update(payload()), 1000).unref();
   return {
     step(s) {
       heldout = s.metrics.heldout_accuracy ?? heldout;
-      bar.update(Number(s.step), {
-        reward: s.metrics.reward_mean?.toFixed(3) ?? "-",
-        pass: percent(s.metrics.pass_rate),
-        heldout: percent(heldout),
-        seconds: s.timings?.totalS.toFixed(2) ?? "-",
-      });
+      lastStep = Number(s.step);
+      bar.update(lastStep, { reward: s.metrics.reward_mean?.toFixed(3) ?? "-", pass: percent(s.metrics.pass_rate), ...payload() });
     },
-    log: (line) => bars.log(`${line}\n`),
-    stop: () => bars.stop(),
+    log(line) {
+      if (line.startsWith("held-out")) evaluated = true;
+      bars.log(`${line}\n`);
+      bar.update(payload());
+    },
+    stop() {
+      clearInterval(timer);
+      bars.stop();
+    },
   };
 }

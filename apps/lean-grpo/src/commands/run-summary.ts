@@ -13,8 +13,8 @@ function trend(steps: readonly StepRecord[], key: string, format: (x: number | u
 }
 
 /** First → last held-out accuracy, and the best one when it is neither (the report has the whole curve). */
-function heldoutTrend(evals: readonly EvalRecord[]): string {
-  if (evals.length === 0) return "- (no eval section)";
+function heldoutTrend(evals: readonly EvalRecord[], evalConfigured: boolean): string {
+  if (evals.length === 0) return evalConfigured ? "- (no evaluation finished)" : "- (no eval section)";
   const [first, last] = [evals[0]!, evals[evals.length - 1]!];
   const best = evals.reduce((a, e) => (e.heldout_accuracy > a.heldout_accuracy ? e : a));
   const bestNote = best !== first && best !== last ? `, best ${percent(best.heldout_accuracy)} after step ${best.step}` : "";
@@ -40,8 +40,26 @@ function heldoutForms(evals: readonly EvalRecord[]): Record<string, string>[] {
   ];
 }
 
-export function runSummaryTable(run: Run, steps: readonly StepRecord[], evals: readonly EvalRecord[]): string {
-  const table = new Table({ style: { head: [], border: [] } });
+export interface SummaryContext {
+  /** Whether the run's config has an eval section (eval.data). */
+  evalConfigured: boolean;
+  /** What to do next, for a run that did not complete (run-advice.ts). */
+  advice?: string;
+  /** Columns to fit in; the terminal's width on a TTY. */
+  width?: number;
+}
+
+const KEY_WIDTH = 18;
+
+export function runSummaryTable(run: Run, steps: readonly StepRecord[], evals: readonly EvalRecord[], context: SummaryContext): string {
+  // Long values (an error, a path) wrap inside their cell instead of widening the table.
+  const valueWidth = Math.max(40, Math.min(100, (context.width ?? 100) - KEY_WIDTH - 3));
+  const table = new Table({
+    style: { head: [], border: [] },
+    colWidths: [KEY_WIDTH, valueWidth],
+    wordWrap: true,
+    wrapOnWordBoundary: false,
+  });
   const total = (key: string) => steps.reduce((a, s) => a + (s.timings[key] ?? 0), 0);
   const wall = total("total_s");
   const share = (key: string) => (wall > 0 ? `${total(key).toFixed(1)} s (${((100 * total(key)) / wall).toFixed(1)}%)` : "-");
@@ -51,7 +69,7 @@ export function runSummaryTable(run: Run, steps: readonly StepRecord[], evals: r
     { steps: `${run.step}/${run.totalSteps} (last checkpoint ${run.lastCheckpointStep})` },
     { reward: trend(steps, "reward_mean", (x) => x?.toFixed(3) ?? "-") },
     { "pass rate": trend(steps, "pass_rate", percent) },
-    { "held-out": heldoutTrend(evals) },
+    { "held-out": heldoutTrend(evals, context.evalConfigured) },
     ...heldoutForms(evals),
     { "step time": `${wall.toFixed(1)} s over ${steps.length} steps` },
     { "  generate": share("generate_s") },
@@ -62,5 +80,6 @@ export function runSummaryTable(run: Run, steps: readonly StepRecord[], evals: r
     { report: `${run.outputDir}/report.html` },
   );
   if (run.error) table.push({ error: run.error });
+  if (context.advice) table.push({ next: context.advice });
   return table.toString();
 }

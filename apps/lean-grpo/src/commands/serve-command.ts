@@ -6,6 +6,7 @@ import { loadConfig, serve, setupTracing, createLogger, type RunningServer } fro
 import { SERVICE_CATALOG, SERVICE_NAMES, type CatalogEntry } from "../mesh/service-catalog.js";
 import { loadTopology, planTopology } from "../mesh/topology.js";
 import { runTopology } from "../mesh/topology-runner.js";
+import { onStopRequest } from "../process/stop-signals.js";
 
 export interface ServeCommandOptions {
   config?: string;
@@ -71,13 +72,11 @@ function printTable(rows: { service: string; url: string; pid?: number }[]) {
 }
 
 function onStopSignal(stop: () => Promise<void>) {
-  const handler = async (signal: NodeJS.Signals) => {
-    createLogger("lean-grpo").info({ signal }, "stopping");
+  // SIGTERM, SIGINT, SIGHUP, or the npx/npm exec that started us gone (stop-signals.ts).
+  onStopRequest(async (reason) => {
+    createLogger("lean-grpo").info({ reason }, "stopping");
     await stop();
-    process.exit(0);
-  };
-  process.once("SIGTERM", handler);
-  process.once("SIGINT", handler);
+  }, 0);
 }
 
 function loadConfigs(target: string, entries: readonly CatalogEntry[], options: ServeCommandOptions) {

@@ -3,18 +3,28 @@
 // (JSON lines when stdout is not a TTY) and a summary table at the end.
 import type { Command } from "commander";
 import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { createServiceClient, loadConfig } from "@lean-grpo/kit";
+import { createServiceClient } from "@lean-grpo/kit";
 import { ALGORITHM_NAMES } from "@lean-grpo/learner";
 import { z } from "zod";
-import { RunConfigSchema } from "@lean-grpo/orchestrator";
+import { RunConfigSchema, newRunId } from "@lean-grpo/orchestrator";
 import { RunOutputs } from "@lean-grpo/orchestrator";
 import { runProgress } from "./run-progress.js";
 import { runSummaryTable } from "./run-summary.js";
+import { runAdvice } from "./run-advice.js";
+import { checkModelDir, configDir, loadTrainConfig } from "./train-config.js";
+import { startRunLogs } from "./run-logs.js";
+import { onStopRequest } from "../process/stop-signals.js";
 import { startMesh } from "../mesh/start-mesh.js";
 import { dashboardCommand } from "./dashboard-command.js";
 
 /** A `--config` file of `lean-grpo train` (configs/train/*.yaml, configs/algorithm/*.yaml). */
 export const TrainFileSchema = RunConfigSchema.extend({
+  /** The run's dataset section plus the training file (else the DATA argument). */
+  dataset: RunConfigSchema.shape.dataset
+    .unwrap()
+    .extend({ path: z.string().default("") })
+    .strict()
+    .prefault({}),
   model: z
     .object({ dir: z.string().min(1).default("models/arith-tiny") })
     .strict()
@@ -31,6 +41,8 @@ interface TrainOptions {
   algoConfig?: string;
   n?: string;
   resume?: string;
+  configDir?: string;
+  verbose?: boolean;
   ui?: boolean | string;
 }
 
@@ -38,20 +50,43 @@ export function registerTrainCommand(program: Command): void {
   program
     .command("train")
     .description("train on a Lean or math JSONL with every service started here on loopback")
-    .argument("<data>", "dataset JSONL (Lean: name/statement or formal_statement; math: problem/answer or question/ground_truth)")
-    .argument("[overrides...]", "dotted overrides, e.g. training.steps=50")
+    .argument(
+      "[data]",
+      "dataset JSONL (Lean: name/statement or formal_statement; math: problem/answer or question/ground_truth); or dataset=NAME / dataset.path",
+    )
+    .argument("[overrides...]", "config groups (model=arith-tiny algorithm=dapo dataset=arith) and dotted overrides (training.steps=50)")
     .option("-c, --config <file>", "YAML train config, e.g. configs/train/arith.yaml")
     .option("--algorithm <name>", ALGORITHM_NAMES.join(" | "))
     .option("--algo-config <json>", "algorithm knobs as JSON")
     .option("-n <steps>", "training steps")
     .option("--resume <run>", "continue a stopped or failed run from its last checkpoint")
+    .option("--config-dir <dir>", "folder of the config groups model/, dataset/, algorithm/ (default ./configs, else the repo's)")
+    .option("--verbose", "also print the services' JSON logs on stderr (they always go to runs/<id>/logs/)")
     .option("--ui [port]", "also serve the browser dashboard of the run (default port 8080; 0 picks a free one)")
-    .action(async (data: string, overrides: string[], options: TrainOptions) => {
+    .action(async (dataArg: string | undefined, words: string[], options: TrainOptions) => {
+      // A first word that sets something (model=x, training.steps=2) is not the dataset.
+      const [data, overrides] = dataArg?.includes("=") ? [undefined, [dataArg, ...words]] : [dataArg, words];
       const flags: Record<string, unknown> = {};
-      if (options.algorithm) flags["algorithm.name"] = options.algorithm;
-      if (options.algoConfig) flags["algorithm.config"] = JSON.parse(options.algoConfig) as unknown;
-      if (options.n) flags["training.steps"] = Number(options.n);
-      const { model, runs_dir, services, ...run } = loadConfig(TrainFileSchema, { file: options.config, flags, overrides });
+      const flagNames: Record<string, string> = {};
+      if (options.algorithm)
+        [flags["algorithm.name"], flagNames["algorithm.name"]] = [options.algorithm, `--algorithm ${options.algorithm}`];
+      if (options.algoConfig)
+        [flags["algorithm.config"], flagNames["algorithm.config"]] = [algoConfig(options.algoConfig), "--algo-config"];
+      if (options.n) [flags["training.steps"], flagNames["training.steps"]] = [options.n, `-n ${options.n}`];
+      if (data) [flags["dataset.path"], flagNames["dataset.path"]] = [data, data];
+      const { model, runs_dir, services, dataset, ...run } = loadTrainConfig(TrainFileSchema, {
+        file: options.config,
+        words: overrides,
+        flags,
+        flagNames,
+        configDir: options.configDir,
+      });
+      if (!dataset.path && !options.resume)
+        throw new Error("no dataset: give DATA (a JSONL file), dataset=NAME (configs/dataset) or dataset.path=FILE");
+      const local = (name: string) => services[name]?.url === undefined;
+      if (local("inference") || local("learner")) checkModelDir(model.dir, configDir(options.configDir));
+      const runId = options.resume ?? newRunId(run.exp_name);
+      const logs = startRunLogs(runs_dir, runId, { verbose: options.verbose === true });
       const mesh = await startMesh({ modelDir: model.dir, services, orchestrator: { runs_dir } });
       const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [mesh.urls.orchestrator!] });
       const ui = options.ui
@@ -63,15 +98,45 @@ export function registerTrainCommand(program: Command): void {
           })
         : undefined;
       if (ui) process.stderr.write(`lean-grpo dashboard: ${ui.url}\n`);
-      process.once("SIGINT", () => void (started && client.stopRun({ runId: started })));
       let started = "";
+      let finished = () => {};
+      const done = new Promise<void>((resolve) => (finished = resolve));
+      // A stop request (signal, or the npx that started us gone) stops the run at a step
+      // boundary, which checkpoints it; the run then ends as any other: summary, mesh drained.
+      const release = onStopRequest(async () => {
+        if (started) {
+          await client.stopRun({ runId: started }).catch(() => {});
+          await done;
+        } else {
+          transport.close();
+          await mesh.shutdown();
+        }
+      });
       try {
-        const response = await client.startRun(
-          options.resume ? { resumeRunId: options.resume, datasetPath: data } : { datasetPath: data, config: run as never },
+        const response = await logs.whileStarting(() =>
+          client.startRun(
+            options.resume
+              ? { resumeRunId: options.resume, datasetPath: dataset.path }
+              : {
+                  runId,
+                  datasetPath: dataset.path,
+                  config: { ...run, dataset: { max_train_samples: dataset.max_train_samples } } as never,
+                },
+          ),
         );
         started = response.run!.id;
         let final = response.run!;
-        const progress = runProgress(started, Number(final.totalSteps), Number(final.step), process.stdout.isTTY === true);
+        const every = run.eval.every;
+        const progress = runProgress(
+          {
+            runId: started,
+            totalSteps: Number(final.totalSteps),
+            startStep: Number(final.step),
+            // As the orchestrator decides it (heldout-eval.ts evaluatesAt).
+            evaluatesAt: (step) => run.eval.data !== "" && (step === 0 || step % every === 0 || step === Number(final.totalSteps)),
+          },
+          process.stdout.isTTY === true,
+        );
         try {
           for await (const event of client.watchRun({ runId: started, fromStart: true })) {
             if (event.event.case === "step") progress.step(event.event.value);
@@ -82,13 +147,32 @@ export function registerTrainCommand(program: Command): void {
           progress.stop();
         }
         const outputs = new RunOutputs(final.outputDir);
-        const [steps, evals] = await Promise.all([outputs.readSteps().catch(() => []), outputs.readEvals().catch(() => [])]);
-        process.stdout.write(`${runSummaryTable(final, steps, evals)}\n`);
+        const [steps, evals, file] = await Promise.all([
+          outputs.readSteps().catch(() => []),
+          outputs.readEvals().catch(() => []),
+          outputs.readRun().catch(() => undefined),
+        ]);
+        const summary = runSummaryTable(final, steps, evals, {
+          evalConfigured: run.eval.data !== "",
+          advice: runAdvice(final, file?.checkpointed !== false),
+          ...(process.stdout.columns ? { width: process.stdout.columns } : {}),
+        });
+        process.stdout.write(`${summary}\nservice logs: ${logs.dir}\n`);
         if (final.state === RunState.FAILED) process.exitCode = 1;
       } finally {
+        release();
         transport.close();
         await ui?.close();
         await mesh.shutdown();
+        finished();
       }
     });
+}
+
+function algoConfig(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new Error(`--algo-config is not JSON (${(error as Error).message}); give an object, e.g. --algo-config '{"beta": 0}'`);
+  }
 }
