@@ -61,9 +61,10 @@ describe("a run over the mesh", () => {
         for (const l of trainedSteps) expect(Number.isFinite(l.metrics.loss)).toBe(true);
         const version = lines[2].adapter_version;
         if (version > 0) expect(existsSync(path.join(dir, "adapters", `policy-v${version}`, "adapter_model.safetensors"))).toBe(true);
+        // report.html: the dashboard page with the run's GetRun answer and step events inside.
         const report = await readFile(path.join(dir, "report.html"), "utf8");
-        expect(report).toContain("<svg");
-        expect(report.match(/<circle/g)?.length).toBe(6); // 3 reward points + 3 pass-rate points
+        const data = JSON.parse(/<script type="application\/json" id="run-data">([\s\S]*?)<\/script>/.exec(report)![1]!);
+        expect(data.events.filter((e: { step?: unknown }) => e.step).length).toBe(3);
         expect(JSON.parse(await readFile(path.join(dir, "config.json"), "utf8")).run.algorithm.name).toBe(algorithm);
       } finally {
         transport.close();
@@ -102,9 +103,10 @@ describe("a run over the mesh", () => {
         .map((l) => JSON.parse(l));
       expect(lines.map((l) => l.metrics.heldout_accuracy)).toEqual([undefined, evals[1].heldout_accuracy, evals[2].heldout_accuracy]);
       expect(logs.filter((l) => l.startsWith("held-out greedy accuracy after step"))).toHaveLength(3);
+      // report.html carries the three evaluations (step 0 included) for its held-out chart.
       const report = await readFile(path.join(done.outputDir, "report.html"), "utf8");
-      expect(report).toContain("held-out greedy accuracy");
-      expect(report.match(/<circle/g)?.length).toBe(9); // reward 3, pass rate 3, held-out 3
+      const data = JSON.parse(/<script type="application\/json" id="run-data">([\s\S]*?)<\/script>/.exec(report)![1]!);
+      expect(data.details.evaluations.map((e: { step?: string }) => Number(e.step ?? 0))).toEqual([0, 2, 3]);
     } finally {
       transport.close();
       await mesh.shutdown();

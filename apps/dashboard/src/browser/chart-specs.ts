@@ -17,8 +17,8 @@ export interface ChartSpec {
 }
 
 export const CHARTS: readonly ChartSpec[] = [
-  { id: "reward", title: "Reward", unit: "mean reward over the batch", keys: ["reward_mean"], labels: ["reward"] },
-  { id: "pass", title: "Pass rate", unit: "% of completions solved", keys: ["pass_rate"], labels: ["pass rate"], percent: true },
+  { id: "reward", title: "Reward", unit: "reward (batch mean)", keys: ["reward_mean"], labels: ["reward"] },
+  { id: "pass", title: "Pass rate", unit: "% solved", keys: ["pass_rate"], labels: ["pass rate"], percent: true },
   {
     id: "heldout",
     title: "Held-out accuracy",
@@ -41,12 +41,12 @@ export const CHARTS: readonly ChartSpec[] = [
   {
     id: "clip",
     title: "Clip ratios",
-    unit: "% of tokens (truncated: % of completions)",
+    unit: "% of tokens",
     keys: ["clip_ratio_region_mean", "clip_ratio_low_mean", "clip_ratio_high_mean", "completion_clipped_ratio"],
-    labels: ["clipped (region)", "low", "high", "truncated by max_tokens"],
+    labels: ["clipped (region)", "low", "high", "truncated (% of completions)"],
     percent: true,
   },
-  { id: "grad", title: "Gradient norm", unit: "L2 norm before clipping", keys: ["grad_norm"], labels: ["grad norm"], log: true },
+  { id: "grad", title: "Gradient norm", unit: "L2 norm", keys: ["grad_norm"], labels: ["grad norm"], log: true },
   { id: "lr", title: "Learning rate", unit: "per optimizer step", keys: ["learning_rate"], labels: ["lr"], log: true },
   {
     id: "time",

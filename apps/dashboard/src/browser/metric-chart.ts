@@ -103,6 +103,17 @@ export class MetricChart {
     return runs.map((run, i) => ({ label: run.id, color: PALETTE[i % PALETTE.length]!, values: values(run, this.spec.keys[0]!) }));
   }
 
+  /** Fractions span 0–100 % at least; a flat line gets a band around it, not uPlot's 0–100. */
+  private yRange(min: number, max: number): [number, number] {
+    if (this.spec.percent) return [Math.min(0, min), Math.max(1, max)];
+    if (min === max) {
+      const pad = Math.abs(min) > 0 ? Math.abs(min) * 0.1 : 1;
+      return [min - pad, max + pad];
+    }
+    const pad = (max - min) * 0.05;
+    return [min - pad, max + pad];
+  }
+
   private format(v: number): string {
     if (this.spec.percent) return `${(100 * v).toFixed(1)}%`;
     const a = Math.abs(v);
@@ -119,7 +130,7 @@ export class MetricChart {
       series,
       legend: { live: true },
       cursor: { drag: { x: true, y: false } },
-      scales: { x: { time: false }, y: log ? { distr: 3 } : { auto: true } },
+      scales: { x: { time: false }, y: log ? { distr: 3 } : { range: (_u, min, max) => this.yRange(min, max) } },
       axes: [
         {
           label: "step",

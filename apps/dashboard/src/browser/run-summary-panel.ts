@@ -24,7 +24,8 @@ export function renderRunSummary(target: HTMLElement, data: RunData, offline: bo
   const total = steps.reduce((a, s) => a + (s.timings?.totalS ?? 0), 0);
   const facts: [string, string][] = [
     ["algorithm", run.algorithm],
-    ["steps", `${run.step} / ${run.totalSteps}`],
+    // The run message is as of its last state change; the steps streamed since are newer.
+    ["steps", `${Math.max(Number(run.step), Number(steps.at(-1)?.step ?? 0))} / ${run.totalSteps}`],
     ["last checkpoint", `step ${run.lastCheckpointStep}`],
     ["dataset", run.dataset],
     ["created", run.createdAt ? timestampDate(run.createdAt).toLocaleString() : "–"],

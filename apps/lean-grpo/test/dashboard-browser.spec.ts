@@ -1,0 +1,143 @@
+// The dashboard in a real browser (playwright-core + Debian's chromium) during a real run:
+// a new step arrives on the chart over WatchRun/Connect, a completion opens, a second run
+// is compared on the same charts, a failed run shows its error, and report.html of a
+// finished run draws the same page from disk with no server. Saves a screenshot.
+import { existsSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import { createServiceClient } from "@lean-grpo/kit";
+import { RunOutputs } from "@lean-grpo/orchestrator";
+import { chromium, type Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dashboardCommand } from "../src/commands/dashboard-command.js";
+import { meshFixture, tinyTraining, type MeshFixture } from "./support/mesh-fixture.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+/** Where the screenshot goes (outside the repository unless DASHBOARD_SCREENSHOT says otherwise). */
+const SCREENSHOT = process.env.DASHBOARD_SCREENSHOT ?? path.join(tmpdir(), "lean-grpo-dashboard", "dashboard.png");
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) console.warn(`dashboard browser test skipped: ${CHROMIUM} is absent (apt-get install chromium; .ci/run installs it)`);
+
+describe.skipIf(!haveChromium)("the dashboard in chromium", () => {
+  let fixture: MeshFixture;
+  let browser: Browser;
+  beforeAll(async () => {
+    fixture = await meshFixture();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await fixture?.cleanup();
+  });
+
+  it("streams a live run, opens a completion, compares two runs, shows a failed run's error", async () => {
+    const mesh = await fixture.start();
+    const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [mesh.urls.orchestrator!] });
+    const ui = await dashboardCommand({ url: mesh.urls.orchestrator!, port: "0", host: "127.0.0.1", runsDir: fixture.runsDir });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1700 } });
+    const offsite: string[] = [];
+    page.on("request", (r) => {
+      if (!r.url().startsWith(ui.url) && !r.url().startsWith("data:")) offsite.push(r.url());
+    });
+    try {
+      // A finished run to compare with, then a longer one to watch live.
+      await client.startRun({
+        datasetPath: fixture.dataset,
+        runId: "first",
+        config: { training: tinyTraining(2), report: { samples_per_step: 3 } },
+      });
+      await mesh.runs.settle();
+      await client.startRun({
+        datasetPath: fixture.dataset,
+        runId: "live",
+        config: { training: tinyTraining(8), report: { samples_per_step: 3 } },
+      });
+      // A failed run as the orchestrator leaves one on disk.
+      const failed = RunOutputs.for(fixture.runsDir, "broken");
+      await failed.create({ run: {}, dataset: "d.jsonl" });
+      const when = new Date().toISOString();
+      await failed.writeRun({
+        ...{ id: "broken", state: RunState[RunState.FAILED], algorithm: "grpo", step: 1, total_steps: 5, dataset: "d.jsonl" },
+        ...{ created_at: "2020-01-01T00:00:00Z", updated_at: when, last_checkpoint_step: 0, last_metrics: {} },
+        error: "learner lost: UNAVAILABLE; resume with --resume broken from the checkpoint of step 0",
+      });
+
+      await page.goto(`${ui.url}#live`);
+      await page.waitForSelector('[data-chart="reward"] canvas');
+      const stepsShown = async () => Number(await page.evaluate(() => document.body.dataset.steps ?? "0"));
+      await page.waitForFunction(() => Number(document.body.dataset.steps ?? "0") >= 1, undefined, { timeout: 60_000 });
+      const before = await stepsShown();
+      // A step that finishes now reaches the chart through the open WatchRun stream.
+      await page.waitForFunction((n) => Number(document.body.dataset.steps ?? "0") > n, before, { timeout: 60_000 });
+      expect(await stepsShown()).toBeGreaterThan(before);
+      expect(await page.locator(".run-head .state").textContent()).toMatch(/RUNNING|COMPLETED/);
+      // Titled charts with a legend per metric (axes and their units are drawn on the canvas: see the screenshot).
+      expect(await page.locator('[data-chart="reward"] .u-title').textContent()).toMatch(/Reward/);
+      expect(await page.locator('[data-chart="length"] .u-legend').textContent()).toMatch(/mean[\s\S]*min[\s\S]*max/);
+
+      // A completion opens with its prompt, completion and reward by scorer.
+      await page.locator(".samples tbody tr").first().click();
+      const detail = page.locator(".sample-detail");
+      await expect.poll(() => detail.isVisible()).toBe(true);
+      expect(await detail.textContent()).toMatch(/Prompt[\s\S]*Completion/);
+      expect(await detail.locator("pre.prompt").textContent()).toContain("boxed");
+      await page.locator(".filters select").first().selectOption("unsolved");
+      expect(await page.locator(".filters .count").textContent()).toMatch(/^\d+ of \d+$/);
+
+      // Compare with the first run: one line per run on each chart.
+      await page.locator('li[data-run="first"] input[type="checkbox"]').check();
+      await expect.poll(() => page.locator(".compare-note").textContent()).toContain("comparing 2 runs");
+      await expect.poll(() => page.locator('[data-chart="reward"] .u-legend').textContent()).toContain("first");
+      // Smoothing keeps the raw curve faint behind the smoothed one.
+      await page.locator('input[type="range"]').fill("0.6");
+      await expect.poll(() => page.locator('[data-chart="reward"] .u-legend').textContent()).toContain("(raw)");
+      mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
+      await page.screenshot({ path: SCREENSHOT, fullPage: true });
+      console.info(`dashboard screenshot: ${SCREENSHOT}`);
+
+      // The failed run says why.
+      await page.locator('li[data-run="broken"] button').click();
+      await expect.poll(() => page.locator(".run-error").first().textContent()).toContain("learner lost: UNAVAILABLE");
+      expect(await page.locator(".run-head .state").textContent()).toBe("FAILED");
+      expect(offsite).toEqual([]);
+    } finally {
+      await page.close();
+      await client.stopRun({ runId: "live" }).catch(() => {});
+      await mesh.runs.settle();
+      transport.close();
+      await ui.close();
+      await mesh.shutdown();
+    }
+    // The finished run's report.html: the same page from disk, its data inside, nothing fetched.
+    const report = await browser.newPage({ viewport: { width: 1400, height: 1200 } });
+    const fetched: string[] = [];
+    report.on("request", (r) => {
+      if (!r.url().startsWith("file:") && !r.url().startsWith("data:")) fetched.push(r.url());
+    });
+    try {
+      await report.goto(`file://${path.join(fixture.runsDir, "first", "report.html")}`);
+      await report.waitForSelector('[data-chart="reward"] canvas');
+      expect(await report.locator(".mode").textContent()).toContain("offline report");
+      expect(await report.evaluate(() => document.body.dataset.steps)).toBe("2");
+      expect(await report.locator(".run-head .state").textContent()).toBe("COMPLETED");
+      expect(await report.locator(".samples tbody tr").count()).toBe(6);
+      expect(await report.locator(".artifacts a").first().getAttribute("href")).toBe("checkpoints/step-0/");
+      expect(fetched).toEqual([]);
+    } finally {
+      await report.close();
+    }
+  }, 240_000);
+});
