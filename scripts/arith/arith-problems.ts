@@ -13,9 +13,10 @@ export interface ArithProblem {
   /** The direct answer, `23 + 45 = \boxed{68}`. */
   solution: string;
   /**
-   * The answer worked out, `23 + 45: 60 + 8 = \boxed{68}` (tens, then units, then their
-   * sum; a borrow shows as `42 - 27: 10 + 5`). Products of single digits have no worked
-   * form (the same as `solution`).
+   * The answer worked out in columns, units first, each step a one-digit fact written where
+   * it is used: `27 + 45: 7+5=12, 2+4+1=7, \boxed{72}` (the carry added to the tens) and
+   * `42 - 27: 12-7=5, 4-1-2=1, \boxed{15}` (the borrow taken from the tens). Products of
+   * single digits have no worked form (the same as `solution`).
    */
   worked: string;
 }
@@ -31,21 +32,24 @@ export function arithProblem(a: number, operation: Operation, b: number): ArithP
   return { problem: `What is ${expression}?`, answer: String(value), solution, worked: workedSolution(a, operation, b, value) ?? solution };
 }
 
-/** Tens and units worked apart: `a op b: tens + units = \boxed{value}`; null for products. */
+/** Units, then tens with the carry or borrow: `a op b: units step, tens step, \boxed{value}`; null for products. */
 function workedSolution(a: number, operation: Operation, b: number, value: number): string | null {
   if (operation === "×") return null;
-  const [aTens, aUnits, bTens, bUnits] = [a - (a % 10), a % 10, b - (b % 10), b % 10];
-  let tens: number;
-  let units: number;
+  const [aTens, aUnits, bTens, bUnits] = [Math.floor(a / 10), a % 10, Math.floor(b / 10), b % 10];
+  let units: string;
+  let tens: string;
   if (operation === "+") {
-    [tens, units] = [aTens + bTens, aUnits + bUnits];
-  } else if (aUnits >= bUnits) {
-    [tens, units] = [aTens - bTens, aUnits - bUnits];
+    const sum = aUnits + bUnits;
+    const carry = sum >= 10 ? 1 : 0;
+    units = `${aUnits}+${bUnits}=${sum}`;
+    tens = `${aTens}+${bTens}+${carry}=${aTens + bTens + carry}`;
   } else {
-    // Borrow ten from the tens (a ≥ b with fewer units means a has more tens).
-    [tens, units] = [aTens - 10 - bTens, aUnits + 10 - bUnits];
+    // Borrow ten from the tens when a has fewer units (a ≥ b, so it has more tens).
+    const borrow = aUnits < bUnits ? 1 : 0;
+    units = `${aUnits + 10 * borrow}-${bUnits}=${aUnits + 10 * borrow - bUnits}`;
+    tens = `${aTens}-${borrow}-${bTens}=${aTens - borrow - bTens}`;
   }
-  return `${a} ${operation} ${b}: ${tens} + ${units} = \\boxed{${value}}`;
+  return `${a} ${operation} ${b}: ${units}, ${tens}, \\boxed{${value}}`;
 }
 
 /** Every problem of the ranges, in a fixed order (3,875: 2,500 sums, 1,275 differences, 100 products). */
@@ -58,11 +62,6 @@ export function allProblems(): ArithProblem[] {
     }
   }
   return out;
-}
-
-/** The direct answer without the box, `23 + 45 = 68`: right, but not in the form the math verifier accepts. */
-export function plainSolution(problem: ArithProblem): string {
-  return problem.solution.replace(`\\boxed{${problem.answer}}`, problem.answer);
 }
 
 /**

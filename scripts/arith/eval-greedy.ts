@@ -1,9 +1,11 @@
 // Held-out greedy accuracy of a model directory on an arithmetic JSONL.
 //   npx tsx scripts/arith/eval-greedy.ts [--model models/arith-tiny] [--data examples/arith-heldout.jsonl] [--show N]
+// (32 new tokens: the longest worked-out answer is 31 with its end token)
 import { readFileSync } from "node:fs";
 import { readJsonObjects } from "@lean-grpo/jsonl";
 import { parseArgs } from "node:util";
 import { CausalLM, ModelTokenizer, useBackend } from "@lean-grpo/lm";
+import { answerForm } from "./answer-form.js";
 import { greedyAccuracy, type ArithRecord } from "./greedy-accuracy.js";
 
 const { values } = parseArgs({
@@ -31,6 +33,7 @@ process.stdout.write(
     total: result.total,
     boxed: result.boxed,
     right_number: result.rightNumber,
+    worked: result.completions.filter((c, i) => answerForm(c, records[i]!.problem) === "worked").length,
     seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
   })}\n`,
 );

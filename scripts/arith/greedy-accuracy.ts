@@ -44,7 +44,7 @@ export async function greedyAccuracy(
     const slice = records.slice(first, first + batchSize);
     const prompts = slice.map((r) => tokenizer.encodeChat([{ role: "user", content: r.problem }], { addGenerationPrompt: true }));
     const sequences = await generate(model, prompts, {
-      maxNewTokens: options.maxNewTokens ?? 24,
+      maxNewTokens: options.maxNewTokens ?? 32,
       temperature: 0,
       seed: 0,
       adapter: options.adapter ?? null,

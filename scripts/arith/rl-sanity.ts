@@ -69,7 +69,7 @@ for (let step = 1; step <= steps!; step++) {
   const prompts = chosen.map((r) => tokenizer.encodeChat([{ role: "user", content: r.problem }], { addGenerationPrompt: true }));
   const repeated = prompts.flatMap((p) => Array.from({ length: generations! }, () => p));
   const samples = await generate(model, repeated, {
-    maxNewTokens: 24,
+    maxNewTokens: 32,
     temperature: 1,
     seed: seed! * 100_003 + step,
     adapter: learner.policy,

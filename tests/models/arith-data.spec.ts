@@ -4,8 +4,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { allProblems, arithProblem, drawProblems, plainSolution } from "../../scripts/arith/arith-problems.js";
-import { arithDataSets, BOXED_SHARE, sftRecords, WORKED_SHARE } from "../../scripts/arith/make-data.js";
+import { allProblems, arithProblem, drawProblems } from "../../scripts/arith/arith-problems.js";
+import { arithDataSets, sftRecords, WORKED_SHARE } from "../../scripts/arith/make-data.js";
 import { boxedAnswer, isCorrect } from "../../scripts/arith/greedy-accuracy.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -40,11 +40,13 @@ describe("arithmetic data", () => {
     }
   });
 
-  it("is what make-data.ts writes, and the warm-start data avoids both sets", () => {
-    const sets = arithDataSets({ heldout: 200, train: 800, sft: 2000 });
+  it("is what make-data.ts writes, and the validation and warm-start data avoid both sets and each other", () => {
+    const sets = arithDataSets({ heldout: 200, train: 800, validation: 300, sft: 2000 });
     expect(sets.train.map(({ problem, answer }) => ({ problem, answer }))).toEqual(train);
     expect(sets.heldout.map(({ problem, answer }) => ({ problem, answer }))).toEqual(heldout);
     const used = new Set([...train, ...heldout].map((r) => r.problem));
+    for (const p of sets.validation) expect(used.has(p.problem)).toBe(false);
+    for (const p of sets.validation) used.add(p.problem);
     for (const pair of sets.sft) {
       expect(used.has(pair.problem)).toBe(false);
       expect(pair.solution.endsWith(`\\boxed{${evaluate(pair.problem)}}`)).toBe(true);
@@ -56,37 +58,48 @@ describe("arithmetic data", () => {
     expect(Math.abs(products(sets.sft) - 100 / 3875)).toBeLessThan(0.02);
   });
 
-  it("has a teacher that is always right, working out, boxing or not at the set rates", () => {
-    expect(plainSolution(arithProblem(27, "+", 45))).toBe("27 + 45 = 72");
+  it("has a teacher that is always right and always boxes, working out at the set rate", () => {
     const problems = drawProblems(2000, 11);
     const records = sftRecords(problems);
     expect(records).toEqual(sftRecords(problems));
-    for (const r of records)
-      expect(r.solution.endsWith(`\\boxed{${evaluate(r.problem)}}`) || r.solution.endsWith(` = ${evaluate(r.problem)}`), r.solution).toBe(
-        true,
-      );
+    for (const r of records) expect(r.solution.endsWith(`\\boxed{${evaluate(r.problem)}}`), r.solution).toBe(true);
     const workable = records.filter((_, i) => problems[i]!.worked !== problems[i]!.solution);
     const worked = workable.filter((r) => r.solution.includes(":")).length / workable.length;
-    const direct = records.filter((r) => !r.solution.includes(":"));
-    const boxed = direct.filter((r) => r.solution.includes("\\boxed{")).length / direct.length;
     expect(Math.abs(worked - WORKED_SHARE)).toBeLessThan(0.04);
-    expect(Math.abs(boxed - BOXED_SHARE)).toBeLessThan(0.04);
   });
 
-  it("works every sum and difference as tens + units that add up to the answer, borrowing when the units fall short", () => {
-    expect(arithProblem(23, "+", 45).worked).toBe("23 + 45: 60 + 8 = \\boxed{68}");
-    expect(arithProblem(27, "+", 45).worked).toBe("27 + 45: 60 + 12 = \\boxed{72}");
-    expect(arithProblem(42, "-", 27).worked).toBe("42 - 27: 10 + 5 = \\boxed{15}");
+  it("works every sum and difference in columns: units, then tens with the carry or borrow, digits that make the answer", () => {
+    expect(arithProblem(23, "+", 45).worked).toBe("23 + 45: 3+5=8, 2+4+0=6, \\boxed{68}");
+    expect(arithProblem(27, "+", 45).worked).toBe("27 + 45: 7+5=12, 2+4+1=7, \\boxed{72}");
+    expect(arithProblem(42, "-", 27).worked).toBe("42 - 27: 12-7=5, 4-1-2=1, \\boxed{15}");
     expect(arithProblem(7, "×", 8).worked).toBe("7 × 8 = \\boxed{56}");
     for (const p of allProblems()) {
-      const match = /^(\d+) ([+\-×]) (\d+)(?:: (\d+) \+ (\d+))? = \\boxed\{(\d+)\}$/.exec(p.worked);
+      const boxed = evaluate(p.problem);
+      if (p.problem.includes("×")) {
+        expect(p.worked).toBe(p.solution);
+        continue;
+      }
+      const match = /^(\d+) ([+-]) (\d+): (\d+)[+-](\d+)=(\d+), (\d)[+-](\d)[+-](\d)=(\d), \\boxed\{(\d+)\}$/.exec(p.worked);
       expect(match, p.worked).not.toBeNull();
-      const [, , op, , tens, units, boxed] = match!;
-      expect(Number(boxed)).toBe(evaluate(p.problem));
-      if (op !== "×") {
-        expect(Number(tens) + Number(units), p.worked).toBe(Number(boxed));
-        expect(Number(tens) % 10, p.worked).toBe(0);
-        expect(Number(units), p.worked).toBeLessThan(20);
+      const [a, b, unitsA, unitsB, units, tensA, second, third, tens, answer] = [1, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((i) =>
+        Number(match![i]),
+      );
+      expect(answer).toBe(boxed);
+      expect(unitsB).toBe(b! % 10);
+      expect(tensA).toBe(Math.floor(a! / 10));
+      expect(unitsA! % 10).toBe(a! % 10);
+      if (match![2] === "+") {
+        // tens: a's + b's + the carry
+        expect(unitsA).toBe(a! % 10);
+        expect([units, third, second]).toEqual([unitsA! + unitsB!, units! >= 10 ? 1 : 0, Math.floor(b! / 10)]);
+        expect(tens).toBe(tensA! + second! + third!);
+        expect(10 * tens! + (units! % 10)).toBe(boxed);
+      } else {
+        // tens: a's − the borrow − b's
+        expect(second).toBe(unitsA! >= 10 ? 1 : 0);
+        expect(third).toBe(Math.floor(b! / 10));
+        expect([units, tens]).toEqual([unitsA! - unitsB!, tensA! - second! - third!]);
+        expect(10 * tens! + units!).toBe(boxed);
       }
     }
   });
