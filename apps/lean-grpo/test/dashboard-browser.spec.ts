@@ -77,11 +77,12 @@ describe.skipIf(!haveChromium)("the dashboard in chromium", () => {
 
       await page.goto(`${ui.url}#live`);
       await page.waitForSelector('[data-chart="reward"] canvas');
-      const stepsShown = async () => Number(await page.evaluate(() => document.body.dataset.steps ?? "0"));
-      await page.waitForFunction(() => Number(document.body.dataset.steps ?? "0") >= 1, undefined, { timeout: 60_000 });
+      // The page sets <body data-steps> to the steps it has drawn of the open run.
+      const stepsShown = async () => Number((await page.locator("body").getAttribute("data-steps")) ?? "0");
+      await page.waitForFunction("Number(document.body.dataset.steps ?? '0') >= 1", undefined, { timeout: 60_000 });
       const before = await stepsShown();
       // A step that finishes now reaches the chart through the open WatchRun stream.
-      await page.waitForFunction((n) => Number(document.body.dataset.steps ?? "0") > n, before, { timeout: 60_000 });
+      await page.waitForFunction(`Number(document.body.dataset.steps ?? '0') > ${before}`, undefined, { timeout: 60_000 });
       expect(await stepsShown()).toBeGreaterThan(before);
       expect(await page.locator(".run-head .state").textContent()).toMatch(/RUNNING|COMPLETED/);
       // Titled charts with a legend per metric (axes and their units are drawn on the canvas: see the screenshot).
@@ -131,7 +132,7 @@ describe.skipIf(!haveChromium)("the dashboard in chromium", () => {
       await report.goto(`file://${path.join(fixture.runsDir, "first", "report.html")}`);
       await report.waitForSelector('[data-chart="reward"] canvas');
       expect(await report.locator(".mode").textContent()).toContain("offline report");
-      expect(await report.evaluate(() => document.body.dataset.steps)).toBe("2");
+      expect(await report.locator("body").getAttribute("data-steps")).toBe("2");
       expect(await report.locator(".run-head .state").textContent()).toBe("COMPLETED");
       expect(await report.locator(".samples tbody tr").count()).toBe(6);
       expect(await report.locator(".artifacts a").first().getAttribute("href")).toBe("checkpoints/step-0/");
