@@ -72,17 +72,23 @@ describe("every transcript response", () => {
 });
 
 describe("verdicts of real responses", () => {
-  const standard = (name: string): ReplResponse => ({
+  const standard = (name: string, env: number): ReplResponse => ({
     kind: "command",
     response: {
-      env: 9,
+      env,
       messages: [
         { severity: "info", pos: { line: 1, column: 0 }, endPos: { line: 1, column: 6 }, data: `'${name}' depends on axioms: [propext]` },
       ],
     },
   });
   const judge = (proof: ReplResponse, name = "t") =>
-    classifyProof({ proof, axioms: standard(name), theoremName: name, proofStart: { line: 1, column: 0 } });
+    classifyProof({
+      proof,
+      axioms: standard(name, proof.kind === "command" ? proof.response.env + 1 : 0),
+      theoremName: name,
+      fullName: name,
+      proofStart: { line: 1, column: 0 },
+    });
 
   it("success: no messages and the theorem's axioms are standard", () => {
     expect(judge(response("mathlib/H20231020", 1), "mathd_numbertheory_188").verdict).toBe(Verdict.PROVED);

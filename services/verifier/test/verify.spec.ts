@@ -61,7 +61,7 @@ describe("Verify", () => {
     expect(headers.every((request) => request.kind === "command" && request.cmd === "import Mathlib")).toBe(true);
     const last = sent.slice(-2);
     expect(last[0]).toMatchObject({ kind: "command", cmd: "theorem add_zero' (n : Nat) : n + 0 = n := by simp" });
-    expect(last[1]).toMatchObject({ kind: "command", cmd: "#print axioms add_zero'" });
+    expect(last[1]).toMatchObject({ kind: "command", cmd: "#print axioms _root_.add_zero'" });
   });
 
   it("reports a non-standard axiom as ERROR and sorryAx as INCOMPLETE", async () => {

@@ -80,12 +80,11 @@ function answerFor(request: ParsedRequest, rule: Rule | undefined, state: ReplSt
     if (!rule) {
       const axioms = state.printAxioms(request.cmd, request.env);
       if (axioms) return axioms;
-      if (request.env === undefined) return state.commandResponse({}, undefined);
+      if (request.env === undefined) return state.commandResponse({}, undefined, request.cmd);
       fatal(`stand-in: no rule matches the command ${JSON.stringify(request.cmd)}`);
     }
-    const name = rule.declares ? (rule.declares.name ?? ReplState.declaredName(request.cmd)) : undefined;
-    const declares = rule.declares && name !== undefined ? { name, axioms: rule.declares.axioms } : undefined;
-    return state.commandResponse(replyBody(rule, transcriptsDir) ?? {}, request.env, declares);
+    const declares = rule.declares === undefined ? undefined : [rule.declares].flat();
+    return state.commandResponse(replyBody(rule, transcriptsDir) ?? {}, request.env, request.cmd, declares);
   }
   if (!state.knowsProofState(request.proofState)) return { message: "Unknown proof state." };
   if (!rule) fatal(`stand-in: no rule matches the tactic ${JSON.stringify(request.tactic)}`);

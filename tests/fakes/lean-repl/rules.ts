@@ -4,6 +4,8 @@
 // on a count, so a fault hits the request that carries its marker every time, and
 // the request after it (on the restarted worker) is served normally.
 
+import type { Declaration } from "./repl-state.js";
+
 export interface TextMatch {
   equals?: string;
   includes?: string;
@@ -46,10 +48,13 @@ export interface Rule {
   /** What to answer; env and proof-state ids in it are renumbered as the REPL would. Default for commands: `{}` → `{"env": N}`. */
   reply?: RuleReply;
   /**
-   * The command declares a theorem with these axioms, for later `#print axioms` on its
-   * env; `name` defaults to the one after `theorem`/`lemma` in the command.
+   * The command declares constants with these axioms, for later `#print axioms` on its
+   * env. Every declaration in the command is recorded under its full name (inside the
+   * namespaces open where it stands); an entry with `name` (as written) gives that one
+   * its axioms, the entry without a name the first one. A named entry the text does
+   * not show is declared at the root.
    */
-  declares?: { name?: string; axioms: string[] };
+  declares?: Declaration | Declaration[];
   /** Misbehaviour, applied in order (e.g. grow, then be slow). */
   fault?: Fault | Fault[];
 }

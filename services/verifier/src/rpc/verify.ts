@@ -9,6 +9,7 @@ import type { ReplPool } from "../pool/repl-pool.js";
 import type { WorkerLease } from "../pool/repl-worker.js";
 import type { CommandRequest, ReplResponse } from "../repl/protocol.js";
 import { ReplFailure } from "../repl/repl-failure.js";
+import { printAxiomsCommand } from "../verdict/axioms.js";
 import { classifyProof, needsAxiomsCheck, type Judgement } from "../verdict/classify-verdict.js";
 import { prepareProof, type CheckedSource } from "../verdict/proof-source.js";
 import { InvalidField, theoremTarget, type TheoremTarget } from "../verdict/theorem-target.js";
@@ -67,12 +68,13 @@ export async function verifyProof(request: ValidVerifyRequest, signal: AbortSign
     const result = await deps.pool.run({
       header: request.target.header,
       signal,
-      run: (lease) => elaborate(lease, source, request.target.name, request.timeoutMs, signal, deps.config.all_tactics, clock),
+      run: (lease) => elaborate(lease, source, request.target.fullName, request.timeoutMs, signal, deps.config.all_tactics, clock),
     });
     const judgement = classifyProof({
       proof: result.value.proof,
       axioms: result.value.axioms,
       theoremName: request.target.name,
+      fullName: request.target.fullName,
       proofStart: source.proofStart,
     });
     return finish(judgement.verdict, judgement.reason, judged(judgement, source), {
@@ -100,7 +102,7 @@ type Timings = { queueMs: number; headerMs: number; leanMs: number };
 async function elaborate(
   lease: WorkerLease,
   source: CheckedSource,
-  theoremName: string,
+  fullName: string,
   timeoutMs: number,
   signal: AbortSignal,
   allTactics: boolean,
@@ -114,7 +116,7 @@ async function elaborate(
   const proof = await lease.send(command, { deadline, signal });
   const axioms =
     proof.kind === "command" && needsAxiomsCheck(proof)
-      ? await lease.send({ cmd: `#print axioms ${theoremName}`, env: proof.response.env }, { deadline, signal })
+      ? await lease.send({ cmd: printAxiomsCommand(fullName), env: proof.response.env }, { deadline, signal })
       : undefined;
   return { proof, axioms, leanMs: performance.now() - clock.leanStarted };
 }

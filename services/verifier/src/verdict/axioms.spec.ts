@@ -1,42 +1,45 @@
 import { describe, expect, it } from "vitest";
 import type { ReplMessage, ReplResponse } from "../repl/protocol.js";
-import { isDeclaredConstant, readAxiomsReport } from "./axioms.js";
+import { isDeclaredConstant, printAxiomsCommand, readAxiomsReports } from "./axioms.js";
 
 function answer(...messages: ReplMessage[]): ReplResponse {
   return { kind: "command", response: { env: 3, messages } };
 }
 const info = (data: string): ReplMessage => ({ severity: "info", pos: { line: 1, column: 0 }, endPos: { line: 1, column: 6 }, data });
 
-describe("readAxiomsReport", () => {
+describe("readAxiomsReports", () => {
   it("reads the axioms of Lean's report (texts from lean4 tests/lean/run/collectAxioms.lean)", () => {
-    expect(readAxiomsReport(answer(info("'A2' depends on axioms: [A0, A1, A2]")))).toEqual({
+    expect(readAxiomsReports(answer(info("'A2' depends on axioms: [A0, A1, A2]")))).toEqual({
       found: true,
-      constant: "A2",
-      axioms: ["A0", "A1", "A2"],
+      reports: [{ constant: "A2", axioms: ["A0", "A1", "A2"] }],
     });
-    expect(readAxiomsReport(answer(info("'one_add_one' depends on axioms: [Lean.ofReduceBool, Lean.trustCompiler]")))).toEqual({
+    expect(readAxiomsReports(answer(info("'one_add_one' depends on axioms: [Lean.ofReduceBool, Lean.trustCompiler]")))).toEqual({
       found: true,
-      constant: "one_add_one",
-      axioms: ["Lean.ofReduceBool", "Lean.trustCompiler"],
-    });
-    expect(readAxiomsReport(answer(info("'Classical.em' depends on axioms: [Classical.choice, propext, Quot.sound]")))).toMatchObject({
-      axioms: ["Classical.choice", "propext", "Quot.sound"],
+      reports: [{ constant: "one_add_one", axioms: ["Lean.ofReduceBool", "Lean.trustCompiler"] }],
     });
   });
 
-  it("reads a list Lean wrapped over lines, and names quoted with backticks", () => {
-    expect(readAxiomsReport(answer(info("`t` depends on axioms: [propext,\n Classical.choice,\n Quot.sound]")))).toEqual({
+  it("reads a list Lean wrapped over lines, names quoted with backticks, and no axioms at all", () => {
+    expect(readAxiomsReports(answer(info("`t` depends on axioms: [propext,\n Classical.choice,\n Quot.sound]")))).toEqual({
       found: true,
-      constant: "t",
-      axioms: ["propext", "Classical.choice", "Quot.sound"],
+      reports: [{ constant: "t", axioms: ["propext", "Classical.choice", "Quot.sound"] }],
+    });
+    expect(readAxiomsReports(answer(info("'Nat.add_zero' does not depend on any axioms")))).toEqual({
+      found: true,
+      reports: [{ constant: "Nat.add_zero", axioms: [] }],
     });
   });
 
-  it("reads a theorem that depends on no axiom", () => {
-    expect(readAxiomsReport(answer(info("'Nat.add_zero' does not depend on any axioms")))).toEqual({
+  it("reads every report Lean printed, one per constant the name resolved to", () => {
+    const both = readAxiomsReports(
+      answer(info("'foo' depends on axioms: [propext]"), info("'Evil.foo' depends on axioms: [Lean.ofReduceBool]")),
+    );
+    expect(both).toEqual({
       found: true,
-      constant: "Nat.add_zero",
-      axioms: [],
+      reports: [
+        { constant: "foo", axioms: ["propext"] },
+        { constant: "Evil.foo", axioms: ["Lean.ofReduceBool"] },
+      ],
     });
   });
 
@@ -47,24 +50,34 @@ describe("readAxiomsReport", () => {
       endPos: { line: 1, column: 17 },
       data: "Unknown constant `foo`",
     };
-    expect(readAxiomsReport(answer(error))).toEqual({ found: false, detail: "Unknown constant `foo`" });
-    expect(readAxiomsReport({ kind: "error", response: { message: "Unknown environment." } })).toEqual({
+    expect(readAxiomsReports(answer(error))).toEqual({ found: false, detail: "Unknown constant `foo`" });
+    expect(readAxiomsReports(answer(info("'foo' depends on axioms: [propext]"), error))).toMatchObject({ found: false });
+    expect(readAxiomsReports({ kind: "error", response: { message: "Unknown environment." } })).toEqual({
       found: false,
       detail: "Unknown environment.",
     });
-    expect(readAxiomsReport(answer(info("something else")))).toEqual({
+    expect(readAxiomsReports(answer(info("something else")))).toEqual({
       found: false,
       detail: "no axioms report in the answer to #print axioms",
     });
-    expect(readAxiomsReport(answer())).toMatchObject({ found: false });
+    expect(readAxiomsReports(answer())).toMatchObject({ found: false });
+  });
+});
+
+describe("printAxiomsCommand", () => {
+  it("asks by the _root_-qualified full name, which no open or later declaration redirects", () => {
+    expect(printAxiomsCommand("foo")).toBe("#print axioms _root_.foo");
+    expect(printAxiomsCommand("Bar.«my thm»")).toBe("#print axioms _root_.Bar.«my thm»");
   });
 });
 
 describe("isDeclaredConstant", () => {
-  it("matches the declared name, also inside the context's namespace, ignoring «quotes»", () => {
+  it("matches exactly the declared full name, ignoring «quotes», and its private form", () => {
     expect(isDeclaredConstant("foo", "foo")).toBe(true);
-    expect(isDeclaredConstant("Bar.foo", "foo")).toBe(true);
+    expect(isDeclaredConstant("Bar.foo", "Bar.foo")).toBe(true);
     expect(isDeclaredConstant("my thm", "«my thm»")).toBe(true);
+    expect(isDeclaredConstant("_private.Test.0.foo", "foo")).toBe(true);
+    expect(isDeclaredConstant("Bar.foo", "foo")).toBe(false);
     expect(isDeclaredConstant("foo_aux", "foo")).toBe(false);
     expect(isDeclaredConstant("Barfoo", "foo")).toBe(false);
   });

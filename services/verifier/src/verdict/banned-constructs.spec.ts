@@ -79,6 +79,15 @@ const EXAMPLES: Record<string, string[]> = {
   "#check": ["by simp\n#check Nat"],
   "#reduce": ["by simp\n#reduce 2 ^ 100000"],
   "#synth": ["by simp\n#synth Inhabited Nat"],
+  "a command": [
+    "by simp\nalias bar := foo",
+    "by simp\nopen Evil",
+    "by simp\nset_option pp.all true",
+    "by simp\n#find _ + 0",
+    "by simp\nderiving instance Repr for Nat",
+    "by simp\nprivate lemma x : True := trivial",
+    "by simp\ninclude h",
+  ],
 };
 
 describe("BANNED_CONSTRUCTS", () => {
@@ -120,6 +129,53 @@ describe("BANNED_CONSTRUCTS", () => {
       "by simp [foo.eq_1]",
     ]) {
       expect(findBannedUse(proof, "proof", THEOREM), proof).toBeUndefined();
+    }
+  });
+
+  // Issue #14, class 1: a command glued to the token before it, where Lean's lexer ends that token.
+  it("refuses commands glued to the previous token, wherever Lean's tokenizer ends it", () => {
+    for (const [proof, name] of [
+      ["by exact h#eval IO.println 1", "#eval"],
+      ["by simp\nexact h#exit", "#exit"],
+      ["by exact 'a'theorem bar : False := sorry", "theorem"],
+      ["by exact 'a'axiom cheat : False", "axiom"],
+      ["by exact 'a'run_cmd pure ()", "run_cmd"],
+      ["by exact 2theorem bar : True := trivial", "theorem"],
+      ["by exact 0x1Ftheorem bar : True := trivial", "theorem"],
+      ['by exact "s"#eval 1', "#eval"],
+      ['by exact r#"raw"#axiom c : False', "axiom"],
+      ["by exact «x»#eval 1", "#eval"],
+      ["by exact xé#eval 1", "#eval"],
+      ["by exact xétheorem bar : True := trivial", "theorem"],
+      ["by exact h.1#exit", "#exit"],
+      ["by exact (h)alias bar := foo", "a command"],
+      ["by exact h#printaxioms", "#print"],
+      ['by exact s!"{h}#eval"', undefined],
+      ['by exact s!"{h #eval 1}"', "#eval"],
+      ['by exact "{#eval 1}"', "#eval"],
+      ["by exact h‹x›open Evil", "a command"],
+    ] as const) {
+      expect(findBannedUse(proof, "proof", THEOREM)?.construct.name, proof).toBe(name);
+    }
+  });
+
+  it("lets `open … in` and `set_option … in` scope over the proof, but not past it", () => {
+    for (const proof of [
+      "by\n  open Nat in exact succ_ne_zero n",
+      "by\n  open scoped BigOperators in simp",
+      "by\n  open Nat hiding add_comm in simp",
+      "by\n  set_option maxRecDepth 2000 in simp",
+      "by\n  set_option linter.unusedVariables false in simp",
+    ]) {
+      expect(findBannedUse(proof, "proof", THEOREM), proof).toBeUndefined();
+    }
+    for (const proof of [
+      "by simp\nopen Nat",
+      "by simp\nopen Nat hiding x",
+      "by simp\nset_option pp.all true",
+      "by simp\nopen Nat (x)\nnamespace N",
+    ]) {
+      expect(findBannedUse(proof, "proof", THEOREM)?.construct.name, proof).toMatch(/^(a command|namespace)$/);
     }
   });
 

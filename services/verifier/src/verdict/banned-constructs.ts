@@ -1,11 +1,15 @@
 // Every construct refused before Lean runs, in one list (reference/lean-verification.md
-// §3). Each entry says why. The checks run on comment-free text (strip-comments.ts),
-// and are defence in depth: the verdict also requires a clean elaboration, the
-// theorem present, and only the standard axioms (classify-verdict.ts).
+// §3). Each entry says why. The checks read the tokens of Lean's own lexer
+// (@lean-grpo/lean), so a banned word counts exactly where Lean would read it as a
+// token: `x#eval`, `'a'theorem` and `2theorem` hold the command tokens `#eval` and
+// `theorem`; `h_sorry`, `native_decide_lemma` and `«theorem»` hold none. They are
+// defence in depth: the verdict also requires a clean elaboration, the theorem
+// present, and only the standard axioms (classify-verdict.ts).
 //
-// Matching is by token: an entry does not fire inside a longer identifier
-// (`h_sorry`, `native_decide_lemma`), but does after a dot (`x.sorry`), since
-// refusing a rare odd name costs less than missing a real use.
+// A proof body must not leave its declaration. After a parse error Lean's command
+// loop resumes at the next token that begins a command, anywhere in the text, so a
+// body may hold no such token at all ("a command" below), whatever its position.
+import { COMMAND_KEYWORDS, commandStartedBy, keywordOf, tokenize, type LeanToken } from "@lean-grpo/lean";
 
 /** The parts of a checked source: the dataset's statement and context, and the model's proof (or tactic). */
 export type SourcePart = "statement" | "context" | "proof";
@@ -16,33 +20,73 @@ export interface BannedConstruct {
   why: string;
   /** The parts it is refused in. */
   parts: readonly SourcePart[];
-  /** A global, unicode pattern; the redeclaration entry depends on the theorem's name. */
-  pattern(theoremName: string): RegExp;
+  /**
+   * Whether the construct begins at `tokens[at]`; the index just past its last token
+   * when it does. The redeclaration entry depends on the theorem's name.
+   */
+  matchAt(tokens: readonly LeanToken[], at: number, theoremName: string): number | undefined;
 }
 
-const ID = String.raw`[\p{L}\p{N}_']`;
 const EVERYWHERE: readonly SourcePart[] = ["statement", "context", "proof"];
 const PROOF_ONLY: readonly SourcePart[] = ["proof"];
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+type Matcher = BannedConstruct["matchAt"];
+
+function construct(name: string, why: string, parts: readonly SourcePart[], matchAt: Matcher): BannedConstruct {
+  return { name, why, parts, matchAt };
 }
 
-/** A token anywhere, not part of a longer identifier. */
-function token(name: string, why: string, parts = EVERYWHERE): BannedConstruct {
-  const regex = new RegExp(`(?<!${ID})${escapeRegExp(name)}(?!${ID})`, "gu");
-  return { name, why, parts, pattern: () => regex };
+/** One token matching `test`. */
+function single(test: (token: LeanToken) => boolean): Matcher {
+  return (tokens, at) => (test(tokens[at]!) ? at + 1 : undefined);
 }
 
-/** A command keyword: as `token`, but not after a dot (`Set.image.def`-style names are not commands). */
+/** A name anywhere in an identifier, also as a component after a dot (`x.sorry`) or «escaped». */
+function word(name: string, why: string, parts = EVERYWHERE): BannedConstruct {
+  return construct(
+    name,
+    why,
+    parts,
+    single((t) => t.kind === "identifier" && t.components!.includes(name)),
+  );
+}
+
+/** A keyword: the plain one-part identifier (`Set.image.def` and `«def»` are names, not the keyword). */
 function keyword(name: string, why: string, parts = EVERYWHERE): BannedConstruct {
-  const regex = new RegExp(String.raw`(?<![\p{L}\p{N}_'.])${escapeRegExp(name)}(?!${ID})`, "gu");
-  return { name, why, parts, pattern: () => regex };
+  return construct(
+    name,
+    why,
+    parts,
+    single((t) => keywordOf(t) === name),
+  );
 }
 
-function custom(name: string, why: string, parts: readonly SourcePart[], source: string): BannedConstruct {
-  const regex = new RegExp(source, "gu");
-  return { name, why, parts, pattern: () => regex };
+/** A `#`-command; Lean's longest-prefix token rule reads `#evalx` as `#eval` then `x`. */
+function hashCommand(name: string, why: string, parts = EVERYWHERE): BannedConstruct {
+  return construct(
+    name,
+    why,
+    parts,
+    single((t) => t.kind === "hashCommand" && t.text.startsWith(name)),
+  );
+}
+
+/** An identifier whose components hold `path` in a row (`Lean.Elab`, also in `Lean.Elab.Term.elabTerm`). */
+function path(name: string, why: string, test: (components: string[]) => boolean): BannedConstruct {
+  return construct(
+    name,
+    why,
+    EVERYWHERE,
+    single((t) => t.kind === "identifier" && test(t.components!)),
+  );
+}
+
+const holdsInARow = (components: string[], first: string, second: string) =>
+  components.some((component, i) => component === first && components[i + 1] === second);
+
+/** `first` followed by a token matching `then`. */
+function followedBy(first: string, then: (token: LeanToken) => boolean): Matcher {
+  return (tokens, at) => (keywordOf(tokens[at]!) === first && tokens[at + 1] && then(tokens[at + 1]!) ? at + 2 : undefined);
 }
 
 const SORRY = "leaves the goal unproved";
@@ -52,23 +96,72 @@ const SYNTAX = "redefines syntax or elaborators (e.g. makes a tactic mean sorry)
 const COMPILER = "makes compiled code disagree with the kernel";
 const SEARCH = "uses library search, which has produced proofs that hide a sorry (DeepSeek-Prover-V2, App. B)";
 const COMMAND = "is a top-level command; a proof body is one term, and commands after it can change what the theorem's name resolves to";
+const ANY_COMMAND =
+  "begins a top-level command, which Lean reads wherever the token stands (after a parse error it resumes at the next such token); " +
+  "a proof body is one term, and a command after it can run code or change what the theorem's name resolves to " +
+  "(only `open … in` and `set_option … in` scope over the proof)";
+
+/** Declarations whose name could be the theorem's. */
+const DECLARING = new Set(["theorem", "lemma", "def", "abbrev", "instance", "axiom", "opaque", "structure", "inductive", "class", "alias"]);
+
+/** Option groups that switch off the kernel's or the compiler's guarantees. */
+const UNSAFE_OPTION_GROUPS = new Set(["debug", "kernel", "compiler", "interpreter"]);
+
+/** The first dotted segment of an option name, «escaped» or not (`«compiler.y»` → compiler). */
+function optionGroup(token: LeanToken): string | undefined {
+  if (token.kind !== "identifier") return undefined;
+  return token.components![0]!.split(".")[0];
+}
+
+/** Tokens allowed between `open` and its `in`: the namespaces and their selectors (`open Nat hiding x in`). */
+function isOpenDeclToken(token: LeanToken): boolean {
+  if (token.kind === "identifier") return !COMMAND_KEYWORDS.has(keywordOf(token) ?? "");
+  return token.kind === "symbol" && ["(", ")", "→", "->"].includes(token.text);
+}
+
+/** Index of the `in` that makes `open …`/`set_option …` at `at` scope over one term or tactic, or undefined. */
+function scopedIn(tokens: readonly LeanToken[], at: number): number | undefined {
+  const head = keywordOf(tokens[at]!);
+  if (head === "open") {
+    let i = at + 1;
+    if (keywordOf(tokens[i] ?? tokens[at]!) === "scoped") i++;
+    const first = i;
+    while (tokens[i] && keywordOf(tokens[i]!) !== "in" && isOpenDeclToken(tokens[i]!)) i++;
+    return i > first && tokens[i] && keywordOf(tokens[i]!) === "in" ? i : undefined;
+  }
+  if (head === "set_option") {
+    const [name, value, inKeyword] = [tokens[at + 1], tokens[at + 2], tokens[at + 3]];
+    const valueOk = value && (value.kind === "number" || value.kind === "string" || value.kind === "identifier");
+    return name?.kind === "identifier" && valueOk && inKeyword && keywordOf(inKeyword) === "in" ? at + 3 : undefined;
+  }
+  return undefined;
+}
+
+/** Any token that begins a command, but `open … in` / `set_option … in`, and `@[` (its declaration keyword is refused itself). */
+const anyCommand: Matcher = (tokens, at) => {
+  const started = commandStartedBy(tokens[at]!);
+  if (started === undefined || started === "@[") return undefined;
+  // `scoped` in `open scoped X in` belongs to the open, which is checked at its own token.
+  if (started === "scoped" && at > 0 && keywordOf(tokens[at - 1]!) === "open") return undefined;
+  return scopedIn(tokens, at) === undefined ? at + 1 : undefined;
+};
 
 export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
-  token("sorry", SORRY),
-  token("admit", SORRY),
-  token("sorryAx", SORRY),
-  token("native_decide", NATIVE),
-  token("native", `${NATIVE} (decide +native, native := true)`),
-  token("ofReduceBool", NATIVE),
-  token("trustCompiler", NATIVE),
-  token("#eval", METAPROGRAM),
-  token("#exit", "stops elaboration before the theorem is checked"),
-  token("#print", "prints text that could pass for the service's own #print axioms check"),
-  token("run_cmd", METAPROGRAM),
-  token("run_tac", METAPROGRAM),
-  token("run_elab", METAPROGRAM),
-  token("run_meta", METAPROGRAM),
-  token("by_elab", METAPROGRAM),
+  word("sorry", SORRY),
+  word("admit", SORRY),
+  word("sorryAx", SORRY),
+  word("native_decide", NATIVE),
+  word("native", `${NATIVE} (decide +native, native := true)`),
+  word("ofReduceBool", NATIVE),
+  word("trustCompiler", NATIVE),
+  hashCommand("#eval", METAPROGRAM),
+  hashCommand("#exit", "stops elaboration before the theorem is checked"),
+  hashCommand("#print", "prints text that could pass for the service's own #print axioms check"),
+  word("run_cmd", METAPROGRAM),
+  word("run_tac", METAPROGRAM),
+  word("run_elab", METAPROGRAM),
+  word("run_meta", METAPROGRAM),
+  word("by_elab", METAPROGRAM),
   keyword("elab", SYNTAX),
   keyword("elab_rules", SYNTAX),
   keyword("macro", SYNTAX),
@@ -81,41 +174,51 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
   keyword("prefix", SYNTAX),
   keyword("postfix", SYNTAX),
   keyword("axiom", "adds an unproved assumption"),
-  token("implemented_by", COMPILER),
-  token("extern", COMPILER),
-  token("csimp", COMPILER),
-  token("unsafe", "declares code the kernel does not check"),
-  custom(
+  word("implemented_by", COMPILER),
+  word("extern", COMPILER),
+  word("csimp", COMPILER),
+  word("unsafe", "declares code the kernel does not check"),
+  construct(
     "set_option debug.*/kernel.*",
     "switches off kernel checking (debug.skipKernelTC) or compiler guarantees",
     EVERYWHERE,
-    String.raw`(?<!${ID})set_option\s+«?(?:debug|kernel|compiler|interpreter)(?=[.»])`,
+    followedBy("set_option", (name) => UNSAFE_OPTION_GROUPS.has(optionGroup(name) ?? "") && name.components!.join(".").includes(".")),
   ),
-  custom("debug.", "names a debug option (debug.skipKernelTC switches off the kernel)", EVERYWHERE, String.raw`(?<!${ID})«?debug»?\.`),
-  custom("skipKernelTC", "switches off kernel type checking", EVERYWHERE, "skipKernelTC"),
+  path("debug.", "names a debug option (debug.skipKernelTC switches off the kernel)", (components) =>
+    components.slice(0, -1).includes("debug"),
+  ),
+  construct(
+    "skipKernelTC",
+    "switches off kernel type checking",
+    EVERYWHERE,
+    single((t) => t.kind !== "lineComment" && t.kind !== "blockComment" && t.kind !== "docComment" && t.text.includes("skipKernelTC")),
+  ),
   keyword("import", "changes the imports, which come from the theorem's header only"),
-  custom("open private", "exposes private internals (e.g. Environment.mk)", EVERYWHERE, String.raw`(?<!${ID})open\s+private(?!${ID})`),
+  construct(
+    "open private",
+    "exposes private internals (e.g. Environment.mk)",
+    EVERYWHERE,
+    followedBy("open", (t) => keywordOf(t) === "private"),
+  ),
   keyword("initialize", METAPROGRAM),
   keyword("builtin_initialize", METAPROGRAM),
-  custom("IO.", "reaches files, processes and the network", EVERYWHERE, String.raw`(?<![\p{L}\p{N}_'.])IO\.`),
-  custom("Lean.Elab", "reaches the elaborator's internals", EVERYWHERE, String.raw`(?<!${ID})Lean\.Elab(?!${ID})`),
-  custom("Lean.Meta", "reaches the elaborator's internals", EVERYWHERE, String.raw`(?<!${ID})Lean\.Meta(?!${ID})`),
-  token("modifyEnv", "writes the environment past the kernel"),
-  token("addDecl", "writes the environment past the kernel"),
-  custom("apply?", SEARCH, EVERYWHERE, String.raw`(?<!${ID})apply\?`),
-  custom("exact?", SEARCH, EVERYWHERE, String.raw`(?<!${ID})exact\?`),
-  {
-    name: "redeclaring the theorem",
-    why: "declares the theorem's own name, so the checked constant may not be the dataset's statement",
-    parts: ["context", "proof"],
-    pattern: (theoremName) => {
-      const last = escapeRegExp(lastComponent(theoremName));
-      return new RegExp(
-        String.raw`(?<![\p{L}\p{N}_'.])(?:theorem|lemma|def|abbrev|instance|axiom|opaque|structure|inductive|class)\s+(?:\S*\.)?«?${last}»?(?!${ID})`,
-        "gu",
-      );
+  path("IO.", "reaches files, processes and the network", (components) => components[0] === "IO" && components.length > 1),
+  path("Lean.Elab", "reaches the elaborator's internals", (components) => holdsInARow(components, "Lean", "Elab")),
+  path("Lean.Meta", "reaches the elaborator's internals", (components) => holdsInARow(components, "Lean", "Meta")),
+  word("modifyEnv", "writes the environment past the kernel"),
+  word("addDecl", "writes the environment past the kernel"),
+  word("apply?", SEARCH),
+  word("exact?", SEARCH),
+  construct(
+    "redeclaring the theorem",
+    "declares the theorem's own name, so the checked constant may not be the dataset's statement",
+    ["context", "proof"],
+    (tokens, at, theoremName) => {
+      const declared = tokens[at + 1];
+      if (!DECLARING.has(keywordOf(tokens[at]!) ?? "") || declared?.kind !== "identifier") return undefined;
+      return declared.components!.at(-1) === unquoted(lastComponent(theoremName)) ? at + 2 : undefined;
     },
-  },
+  ),
   ...[
     "theorem",
     "lemma",
@@ -137,7 +240,9 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
     "export",
     "noncomputable",
   ].map((name) => keyword(name, COMMAND, PROOF_ONLY)),
-  ...["#check", "#reduce", "#synth"].map((name) => token(name, COMMAND, PROOF_ONLY)),
+  ...["#check", "#reduce", "#synth"].map((name) => hashCommand(name, COMMAND, PROOF_ONLY)),
+  // Last: every other token that begins a command (alias, open without in, #find, deriving, ...).
+  construct("a command", ANY_COMMAND, PROOF_ONLY, anyCommand),
 ];
 
 /** `Foo.«bar baz»` → `bar baz`. */
@@ -145,6 +250,10 @@ export function lastComponent(name: string): string {
   const quoted = /«([^»]*)»$/u.exec(name);
   if (quoted) return quoted[1]!;
   return name.slice(name.lastIndexOf(".") + 1);
+}
+
+function unquoted(name: string): string {
+  return name.replace(/[«»]/gu, "");
 }
 
 export interface BannedUse {
@@ -155,15 +264,32 @@ export interface BannedUse {
   text: string;
 }
 
-/** The earliest banned construct in `text` (comment-free) for that part of the source, if any. */
+/**
+ * The earliest banned construct in `text` (comment-free) for that part of the source,
+ * if any. Strings are read both plainly and as interpolated (whose braces hold terms),
+ * since which one Lean applies depends on the syntax around them.
+ */
 export function findBannedUse(text: string, part: SourcePart, theoremName: string): BannedUse | undefined {
   let first: BannedUse | undefined;
-  for (const construct of BANNED_CONSTRUCTS) {
-    if (!construct.parts.includes(part)) continue;
-    const pattern = construct.pattern(theoremName);
-    pattern.lastIndex = 0;
-    const match = pattern.exec(text);
-    if (match && (!first || match.index < first.index)) first = { construct, index: match.index, text: match[0] };
+  for (const interpolation of ["auto", "always"] as const) {
+    const tokens = tokenize(text, { interpolation }).tokens;
+    for (const banned of BANNED_CONSTRUCTS) {
+      if (!banned.parts.includes(part)) continue;
+      for (let at = 0; at < tokens.length; at++) {
+        if (first && tokens[at]!.start >= first.index) break;
+        const end = banned.matchAt(tokens, at, theoremName);
+        if (end === undefined) continue;
+        const index = tokens[at]!.start;
+        if (!first || index < first.index) first = { construct: banned, index, text: text.slice(index, tokens[end - 1]!.end) };
+        break;
+      }
+    }
   }
   return first;
+}
+
+/** Lean's first lexical error in `text`, read either way; after one, Lean resynchronises character by character. */
+export function findLexicalError(text: string): { message: string; index: number } | undefined {
+  const errors = (["auto", "always"] as const).flatMap((interpolation) => tokenize(text, { interpolation }).error ?? []);
+  return errors.sort((a, b) => a.index - b.index)[0];
 }

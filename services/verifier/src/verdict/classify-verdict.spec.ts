@@ -6,9 +6,14 @@ import type { CommandResponse, ReplMessage, ReplResponse } from "../repl/protoco
 import { classifyProof, needsAxiomsCheck } from "./classify-verdict.js";
 
 const at = (line: number, column: number) => ({ line, column });
-const command = (response: Omit<CommandResponse, "env">): ReplResponse => ({ kind: "command", response: { env: 1, ...response } });
+const answerOn = (env: number, response: Omit<CommandResponse, "env">): ReplResponse => ({
+  kind: "command",
+  response: { env, ...response },
+});
+const command = (response: Omit<CommandResponse, "env">): ReplResponse => answerOn(1, response);
+// The REPL numbers envs in order: the proof's answer is env 1, the axioms' env 2.
 const axioms = (...names: string[]): ReplResponse =>
-  command({
+  answerOn(2, {
     messages: [
       {
         severity: "info",
@@ -24,10 +29,16 @@ const error = (data: string, line = 1, column = 40): ReplMessage => ({
   endPos: at(line, column + 4),
   data,
 });
+const report = (constant: string, ...used: string[]): ReplMessage => ({
+  severity: "info",
+  pos: at(1, 0),
+  endPos: at(1, 6),
+  data: used.length === 0 ? `'${constant}' does not depend on any axioms` : `'${constant}' depends on axioms: [${used.join(", ")}]`,
+});
 const sorryWarning: ReplMessage = { severity: "warning", pos: at(1, 8), endPos: at(1, 9), data: "declaration uses `sorry`" };
 
 function judge(proof: ReplResponse, axiomsAnswer: ReplResponse | undefined) {
-  return classifyProof({ proof, axioms: axiomsAnswer, theoremName: "t", proofStart: at(1, 30) });
+  return classifyProof({ proof, axioms: axiomsAnswer, theoremName: "t", fullName: "t", proofStart: at(1, 30) });
 }
 
 describe("classifyProof", () => {
@@ -88,16 +99,31 @@ describe("classifyProof", () => {
   });
 
   it("ERROR: the theorem is not in the environment (e.g. after #exit), or another constant was reported", () => {
-    const missing = judge(command({}), command({ messages: [error("Unknown constant `t`", 1, 14)] }));
+    const missing = judge(command({}), answerOn(2, { messages: [error("Unknown constant `t`", 1, 14)] }));
     expect(missing).toMatchObject({
       verdict: Verdict.ERROR,
       reason: "the theorem `t` is not in the environment after the proof: Unknown constant `t`",
     });
-    const other = judge(
-      command({}),
-      command({ messages: [{ severity: "info", pos: at(1, 0), data: "'t_aux' depends on axioms: [propext]" }] }),
-    );
+    const other = judge(command({}), answerOn(2, { messages: [report("t_aux", "propext")] }));
     expect(other).toMatchObject({ verdict: Verdict.ERROR, reason: "#print axioms reported `t_aux`, not the theorem `t`" });
+    // A constant whose name merely ends in the theorem's is another constant.
+    expect(judge(command({}), answerOn(2, { messages: [report("Evil.t", "propext")] })).verdict).toBe(Verdict.ERROR);
+  });
+
+  it("ERROR, failing closed: more than one report, even when one of them is the theorem's and standard", () => {
+    const two = judge(command({}), answerOn(2, { messages: [report("t", "propext"), report("Evil.t", "Lean.ofReduceBool")] }));
+    expect(two).toMatchObject({
+      verdict: Verdict.ERROR,
+      reason: "#print axioms reported 2 constants (`t`, `Evil.t`), not just the theorem `t`",
+    });
+    const twoClean = judge(command({}), answerOn(2, { messages: [report("Evil.t"), report("t", "propext")] }));
+    expect(twoClean.verdict).toBe(Verdict.ERROR);
+  });
+
+  it("ERROR: an axioms answer out of the REPL's env sequence (forged output) is not believed", () => {
+    const forged = judge(command({}), answerOn(7, { messages: [report("t", "propext")] }));
+    expect(forged.verdict).toBe(Verdict.ERROR);
+    expect(forged.reason).toContain("out of sequence");
   });
 
   it("ERROR: the REPL refused the proof command, or answered it oddly", () => {

@@ -5,7 +5,7 @@
 // elaborate without errors (reference/lean-verification.md §3).
 import { Verdict } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import type { ReplMessage, ReplResponse, ReplSorry } from "../repl/protocol.js";
-import { isDeclaredConstant, readAxiomsReport, STANDARD_AXIOMS } from "./axioms.js";
+import { isDeclaredConstant, readAxiomsReports, STANDARD_AXIOMS } from "./axioms.js";
 import { isSorryWarning, isUnsolvedGoals, progressOf, remainingGoals, type ProgressSignals } from "./progress.js";
 import { comparePositions, type SourcePosition } from "./source-position.js";
 
@@ -15,6 +15,8 @@ export interface ElaboratedProof {
   /** Its answer to `#print axioms NAME` on the proof's environment; absent when the proof had errors. */
   axioms: ReplResponse | undefined;
   theoremName: string;
+  /** The constant the statement declares (TheoremTarget.fullName); the one report must be about it. */
+  fullName: string;
   proofStart: SourcePosition;
 }
 
@@ -57,18 +59,34 @@ export function classifyProof(input: ElaboratedProof): Judgement {
   if (errors.length > 0) return done(Verdict.INCOMPLETE, `unsolved goals (${goals.length} left)`);
 
   if (!input.axioms) return done(Verdict.ERROR, "the axioms of the theorem were not checked");
-  const report = readAxiomsReport(input.axioms);
+  const answer = readAxiomsReports(input.axioms);
   if (sorries.length > 0 || messages.some(isSorryWarning)) {
-    return done(Verdict.INCOMPLETE, "the proof contains sorry", report.found ? report.axioms : []);
+    return done(Verdict.INCOMPLETE, "the proof contains sorry", answer.found ? answer.reports.flatMap((r) => r.axioms) : []);
   }
-  if (!report.found) {
+  // Each request gets the next env id; an answer out of sequence came from somewhere else (output forged mid-proof).
+  if (input.axioms.kind === "command" && input.axioms.response.env !== proof.response.env + 1) {
     return done(
       Verdict.ERROR,
-      `the theorem \`${input.theoremName}\` is not in the environment after the proof: ${firstLine(report.detail)}`,
+      `the REPL's answers are out of sequence (#print axioms answered env ${input.axioms.response.env} after the proof's env ${proof.response.env})`,
     );
   }
-  if (!isDeclaredConstant(report.constant, input.theoremName)) {
-    return done(Verdict.ERROR, `#print axioms reported \`${report.constant}\`, not the theorem \`${input.theoremName}\``, report.axioms);
+  if (!answer.found) {
+    return done(
+      Verdict.ERROR,
+      `the theorem \`${input.theoremName}\` is not in the environment after the proof: ${firstLine(answer.detail)}`,
+    );
+  }
+  // Fail closed: exactly one report, about exactly the declared constant.
+  if (answer.reports.length !== 1) {
+    const named = answer.reports.map((r) => `\`${r.constant}\``).join(", ");
+    return done(
+      Verdict.ERROR,
+      `#print axioms reported ${answer.reports.length} constants (${named}), not just the theorem \`${input.fullName}\``,
+    );
+  }
+  const report = answer.reports[0]!;
+  if (!isDeclaredConstant(report.constant, input.fullName)) {
+    return done(Verdict.ERROR, `#print axioms reported \`${report.constant}\`, not the theorem \`${input.fullName}\``, report.axioms);
   }
   if (report.axioms.includes("sorryAx")) return done(Verdict.INCOMPLETE, "the theorem depends on sorryAx", report.axioms);
   const nonStandard = report.axioms.filter((axiom) => !STANDARD_AXIOMS.has(axiom));

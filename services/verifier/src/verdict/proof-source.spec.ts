@@ -2,7 +2,13 @@ import { describe, expect, it } from "vitest";
 import { prepareProof, prepareProofStart, prepareTactic } from "./proof-source.js";
 import type { TheoremTarget } from "./theorem-target.js";
 
-const target: TheoremTarget = { header: "import Mathlib", name: "t", statement: "theorem t (n : ℕ) : n + 0 = n", context: "" };
+const target: TheoremTarget = {
+  header: "import Mathlib",
+  name: "t",
+  statement: "theorem t (n : ℕ) : n + 0 = n",
+  context: "",
+  fullName: "t",
+};
 
 describe("prepareProof", () => {
   it("joins the proof body to the statement with :=", () => {
@@ -36,8 +42,20 @@ describe("prepareProof", () => {
   it("names the matched text when it differs from the entry's name", () => {
     const prepared = prepareProof(target, "by\n  set_option debug.skipKernelTC true in simp");
     expect(prepared.ok === false && prepared.reason).toBe(
-      "banned set_option debug.*/kernel.* (`set_option debug`) at proof 2:2: it switches off kernel checking (debug.skipKernelTC) or compiler guarantees",
+      "banned set_option debug.*/kernel.* (`set_option debug.skipKernelTC`) at proof 2:2: it switches off kernel checking (debug.skipKernelTC) or compiler guarantees",
     );
+  });
+
+  it("refuses a proof that does not lex as Lean, since Lean re-reads it from the next character", () => {
+    for (const [proof, message] of [
+      ['by exact "never closed #eval', "unterminated string literal at proof 1:9"],
+      ["by exact 'ab' theorem", "missing end of character literal at proof 1:11"],
+      ['by exact "\\q"', "invalid escape sequence"],
+      ["by exact «never closed", "unterminated identifier escape"],
+    ]) {
+      const prepared = prepareProof(target, proof!);
+      expect(prepared.ok === false && prepared.reason, proof).toContain(`the proof does not lex as Lean: ${message}`);
+    }
   });
 
   it("refuses a banned construct in the context or the statement", () => {

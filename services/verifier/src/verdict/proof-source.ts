@@ -1,8 +1,8 @@
 // The Lean source the service checks: the dataset's context and statement, then
 // ` := ` and the model's proof body. Every part is screened for banned constructs
 // before anything reaches Lean; a part that fails makes the verdict REJECTED.
-import { findBannedUse, type SourcePart } from "./banned-constructs.js";
-import { stripLeanComments } from "./strip-comments.js";
+import { blankComments } from "@lean-grpo/lean";
+import { findBannedUse, findLexicalError, type SourcePart } from "./banned-constructs.js";
 import { endPosition, positionAt, type SourcePosition } from "./source-position.js";
 import type { TheoremTarget } from "./theorem-target.js";
 
@@ -17,7 +17,7 @@ export type Screened<T> = { ok: true; value: T } | { ok: false; reason: string }
 
 /** Screens the statement, the context and the proof, and joins them. */
 export function prepareProof(target: TheoremTarget, proof: string): Screened<CheckedSource> {
-  const stripped = stripLeanComments(proof);
+  const stripped = blankComments(proof);
   const refused = screenTheorem(target) ?? screenPart(stripped, "proof", target.name);
   if (refused) return { ok: false, reason: refused };
   // "A leading := is accepted": the body is what follows it.
@@ -37,7 +37,7 @@ export function prepareProofStart(target: TheoremTarget): Screened<CheckedSource
 
 /** Screens one tactic of tactic mode like a proof body. */
 export function prepareTactic(tactic: string, theoremName: string): Screened<string> {
-  const stripped = stripLeanComments(tactic);
+  const stripped = blankComments(tactic);
   const refused = screenPart(stripped, "proof", theoremName, "tactic");
   if (refused) return { ok: false, reason: refused };
   if (stripped.trim() === "") return { ok: false, reason: "the tactic is empty (after removing comments)" };
@@ -49,6 +49,12 @@ function screenTheorem(target: TheoremTarget): string | undefined {
 }
 
 function screenPart(text: string, part: SourcePart, theoremName: string, label: string = part): string | undefined {
+  // The model's text must lex: after a lexical error Lean re-reads it from the next character, not token by token.
+  const lexical = part === "proof" ? findLexicalError(text) : undefined;
+  if (lexical) {
+    const at = positionAt(text, lexical.index);
+    return `the ${label} does not lex as Lean: ${lexical.message} at ${label} ${at.line}:${at.column}`;
+  }
   const use = findBannedUse(text, part, theoremName);
   if (!use) return undefined;
   const at = positionAt(text, use.index);

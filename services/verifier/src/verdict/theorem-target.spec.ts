@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InvalidField, theoremTarget, type TheoremFields } from "./theorem-target.js";
+import { InvalidField, qualifiedName, theoremTarget, type TheoremFields } from "./theorem-target.js";
 
 const base: TheoremFields = { name: "", statement: "theorem t (n : Nat) : n + 0 = n", context: "", imports: [], header: "" };
 
@@ -73,5 +73,15 @@ describe("theoremTarget", () => {
 
   it("places a nested field under a prefix", () => {
     expect(invalid({ name: "u" }).under("items[2].").message).toMatch(/^items\[2\]\.theorem\.name: /);
+  });
+});
+
+describe("qualifiedName", () => {
+  it("prefixes the namespaces the context leaves open, and drops a leading _root_", () => {
+    expect(qualifiedName("", "foo")).toBe("foo");
+    expect(qualifiedName("namespace A.B\nsection\nopen Nat", "foo")).toBe("A.B.foo");
+    expect(qualifiedName("namespace A\nnamespace B\nend B", "foo")).toBe("A.foo");
+    expect(qualifiedName("namespace A\nsection S\nend S\nend A", "Nat.foo")).toBe("Nat.foo");
+    expect(qualifiedName("namespace A", "_root_.foo")).toBe("foo");
   });
 });

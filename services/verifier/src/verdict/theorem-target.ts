@@ -2,7 +2,7 @@
 // never the proof): the header it needs, the statement with its trailing `:= ...`
 // removed, the context placed before it, and the declared name `#print axioms` will
 // ask about.
-import { stripLeanComments } from "./strip-comments.js";
+import { blankComments, keywordOf, tokenize } from "@lean-grpo/lean";
 
 export interface TheoremFields {
   name: string;
@@ -21,6 +21,11 @@ export interface TheoremTarget {
   statement: string;
   /** The context without comments, or "" when there is none. */
   context: string;
+  /**
+   * The constant the statement declares: `name` inside the namespaces the context
+   * leaves open (`namespace Foo` → `Foo.name`), without a leading `_root_.`.
+   */
+  fullName: string;
 }
 
 /** A request field that cannot be used; becomes INVALID_ARGUMENT naming `field`. */
@@ -46,7 +51,7 @@ const MODULE_NAME = /^(?:«[^»]+»|[\p{L}_][\p{L}\p{N}_'!?]*)(?:\.(?:«[^»]+»
 
 export function theoremTarget(theorem: TheoremFields | undefined, defaultHeader: string): TheoremTarget {
   if (!theorem) throw new InvalidField("theorem", "is required (the statement to prove comes from it, never from the proof)");
-  const statement = stripLeanComments(theorem.statement).trim().replace(TRAILING_PROOF, "");
+  const statement = blankComments(theorem.statement).trim().replace(TRAILING_PROOF, "");
   if (statement === "") {
     throw new InvalidField("theorem.statement", 'is empty; expected a Lean statement such as "theorem add_zero (n : Nat) : n + 0 = n"');
   }
@@ -60,12 +65,27 @@ export function theoremTarget(theorem: TheoremFields | undefined, defaultHeader:
   if (theorem.name !== "" && theorem.name !== declared) {
     throw new InvalidField("theorem.name", `is "${theorem.name}" but theorem.statement declares "${declared}"; they must agree`);
   }
-  return {
-    header: headerOf(theorem, defaultHeader),
-    name: declared,
-    statement,
-    context: stripLeanComments(theorem.context).trimEnd(),
-  };
+  const context = blankComments(theorem.context).trimEnd();
+  return { header: headerOf(theorem, defaultHeader), name: declared, statement, context, fullName: qualifiedName(context, declared) };
+}
+
+/**
+ * `name` as declared after `context`: prefixed with the namespaces still open at its
+ * end (`namespace A.B` … `end B`, `section` … `end`), unless it starts at `_root_`.
+ */
+export function qualifiedName(context: string, name: string): string {
+  if (name.startsWith("_root_.")) return name.slice("_root_.".length);
+  const scopes: string[][] = [];
+  const tokens = tokenize(context).tokens;
+  tokens.forEach((token, i) => {
+    const next = tokens[i + 1];
+    const named = next?.kind === "identifier" ? next.text.split(".") : undefined;
+    const word = keywordOf(token);
+    if (word === "namespace" && named) scopes.push(named);
+    else if (word === "section") scopes.push([]);
+    else if (word === "end") scopes.pop();
+  });
+  return [...scopes.flat(), name].join(".");
 }
 
 /** `header` verbatim when set, else one `import` line per module of `imports`, else the configured default. */
