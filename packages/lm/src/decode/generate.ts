@@ -94,6 +94,10 @@ export async function generate(
         }
       });
       if (step === maxNewTokens - 1 || finished.every(Boolean)) break;
+      // Decoding is synchronous tensor work between microtasks: without a macrotask turn per
+      // token, the process's sockets wait for the whole generation (an async run's TrainStep
+      // stream to a learner on another thread would not even be sent).
+      await new Promise<void>((resolve) => setImmediate(resolve));
       options.signal?.throwIfAborted();
       if (cache) {
         // Finished rows still take a column (their outputs are ignored) so the batch stays rectangular.
