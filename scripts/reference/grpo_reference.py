@@ -121,7 +121,8 @@ def policy_loss(s, logp, old, ref, sampler, rewards, groups, truncated):
         else:
             raise ValueError(s["aggregation"])
     if s["dpo_coef"] != 0:
-        total = total + s["dpo_coef"] * dpo_pair_loss(s["dpo_beta"], logp, ref, rewards, groups, kept)
+        # A completion masked out of the loss (truncated, mask_truncated_completions) is in no pair.
+        total = total + s["dpo_coef"] * dpo_pair_loss(s["dpo_beta"], logp, ref, rewards, groups, [i for i in kept if live[i]])
     metrics = {
         "clip_ratio_low_mean": low / max(1, n_tok),
         "clip_ratio_high_mean": high / max(1, n_tok),

@@ -68,6 +68,26 @@ CASES = [
     ("dgpo", "dgpo", {"kl_estimator": "abs", "dpo_beta": 0.5}, {"kl_estimator": "abs", "dpo_beta": 0.5}),
 ]
 
+# The sampling distribution (the contract's SamplingDistribution) in the learner's terms, and
+# cases scored under it: every logprob (current, old, reference) is of logits / T restricted to
+# top-k then top-p and renormalised, the sampled token always kept (reference_model.kept_support).
+# Kept apart from CASES ("sampling_cases", "logprob_cases") so a learner's parity suite opts in.
+SAMPLING = {"temperature": 0.7, "top_k": 20, "top_p": 0.9}
+LOGPROB_CASES = [
+    ("logprobs-t0.7-p0.9", True, {"temperature": 0.7, "top_k": 0, "top_p": 0.9}),
+    ("logprobs-t1-k20", True, {"temperature": 1.0, "top_k": 20, "top_p": 1.0}),
+    ("logprobs-reference-t0.7-k20-p0.9", False, SAMPLING),
+]
+# (case name, algorithm, algorithm_config, reference knobs, sampling, truncated flags or None for the batch's)
+SAMPLING_CASES = [
+    ("grpo-sampling-t0.7-k20-p0.9", "grpo", {"importance_sampling_cap": 2.0}, {"importance_sampling_cap": 2.0}, SAMPLING, None),
+    ("gspo-sampling-importance-weight", "gspo", {"importance_sampling_cap": 2.0}, {"importance_sampling_cap": 2.0},
+     {"temperature": 0.7, "top_k": 0, "top_p": 0.9}, None),
+    # The best of g0 and the worst of g1 are truncated: with mask_truncated_completions they leave the pairs too.
+    ("dgpo-masked-truncated-pairs", "dgpo", {"mask_truncated_completions": True}, {"mask_truncated_completions": True},
+     {"temperature": 0.7, "top_k": 0, "top_p": 1.0}, [True, False, True, False, False, True, True, False, False]),
+]
+
 
 def load_model():
     with open(os.path.join(ROOT, MODEL, "config.json")) as f:
@@ -129,6 +149,40 @@ def main():
         if name == "grpo":
             adamw = adamw_steps(lora, grads)
 
+    logprob_cases = []
+    for name, use_adapter, sampling in LOGPROB_CASES:
+        with torch.no_grad():
+            model = ref.CausalLM(cfg, weights, settings, lora) if use_adapter else ref.CausalLM(cfg, weights)
+            lps, ents = ref.completion_logprobs(model, pairs, sampling["temperature"], True, sampling["top_k"], sampling["top_p"])
+        logprob_cases.append({"name": name, "adapter": use_adapter, "sampling": sampling,
+                              "logprobs": [floats(x) for x in lps], "entropies": [floats(x) for x in ents]})
+
+    sampling_cases = []
+    for name, algorithm, config, overrides, sampling, truncated_case in SAMPLING_CASES:
+        settings_case = {**DEFAULTS, **ALGORITHM_DEFAULTS[algorithm], **overrides}
+        t, k, p = sampling["temperature"], sampling["top_k"], sampling["top_p"]
+        flags = truncated_case or truncated
+        with torch.no_grad():
+            cur, _ = ref.completion_logprobs(ref.CausalLM(cfg, weights, settings, lora), pairs, t, True, k, p)
+            reference_case, _ = ref.completion_logprobs(ref.CausalLM(cfg, weights), pairs, t, True, k, p)
+        noise = 0.3 if settings_case["level"] == "token" else 0.002
+        old_case = [(lp + (noise * torch.randn(len(lp), generator=generator) if row not in (0, 4) else 0)).float() for row, lp in enumerate(cur)]
+        sampler_case = [(od + 0.2 * torch.randn(len(od), generator=generator)).float() for od in old_case]
+        sampler_case[3] = None
+        params = {key: v.clone().requires_grad_(True) for key, v in lora.items()}
+        logp, _ = ref.completion_logprobs(ref.CausalLM(cfg, weights, settings, params), pairs, t, True, k, p)
+        check_margins(settings_case, logp, old_case)
+        loss, adv, metrics = grpo.policy_loss(settings_case, logp, old_case, reference_case, sampler_case, rewards, groups, flags)
+        loss.backward()
+        file = f"{name}-gradients.safetensors"
+        grads = {key: q.grad for key, q in params.items()}
+        assert max(float(g.abs().max()) for g in grads.values()) > 1e-6, f"{name}: zero gradient cannot test anything"
+        safetensors_io.write(os.path.join(OUT, file), grads)
+        sampling_cases.append({"name": name, "algorithm": algorithm, "config": config, "sampling": sampling, "mode": "rl",
+                               "truncated": flags, "old": [floats(x) for x in old_case],
+                               "sampler": [None if x is None else floats(x) for x in sampler_case],
+                               "advantages": adv, "loss": float(loss), "metrics": metrics, "gradients": file})
+
     params = {k: v.clone().requires_grad_(True) for k, v in lora.items()}
     logp, _ = ref.completion_logprobs(ref.CausalLM(cfg, weights, settings, params), pairs, 1.0)
     loss = grpo.sft_loss(logp)
@@ -145,6 +199,10 @@ def main():
                     for (g, p, c, r, t), od, sp in zip(SAMPLES, old, sampler)],
         "zero_std_groups": grpo.zero_std_groups(rewards, groups),
         "cases": cases,
+        # Scored under a sampling distribution (TrainStepHeader.sampling / ComputeLogprobsRequest.sampling):
+        # each case carries its own sampling, old and sampler logprobs and truncation flags.
+        "sampling_cases": sampling_cases,
+        "logprob_cases": logprob_cases,
         "adamw": adamw,
         "schedules": {"warmup": 3, "total": 10, "multipliers": schedules},
     }

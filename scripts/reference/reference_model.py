@@ -213,23 +213,53 @@ def left_pad(sequences, pad_id=0):
     return ids, mask
 
 
-def completion_logprobs(model, pairs, temperature, use_adapter=True):
-    """Per completion token: log p(token | prefix) at `temperature`, and the entropy of that distribution.
+def kept_support(scaled, top_k=0, top_p=1.0):
+    """Boolean [..., vocab]: the tokens the sampling distribution keeps, from temperature-scaled logits.
 
-    pairs: [(prompt_ids, completion_ids)]. Returns two lists of 1-D tensors.
+    As vLLM's sampler: top-k on the scaled logits, then top-p on the softmax of what top-k kept
+    (a token is cut when the strictly more likely kept tokens already reach top_p); the most
+    likely token always stays. Ties are ordered by token id, lowest first (a stable sort).
+    """
+    vocab = scaled.shape[-1]
+    order = torch.sort(scaled, dim=-1, descending=True, stable=True).indices
+    sorted_logits = torch.gather(scaled, -1, order)
+    rank = torch.arange(vocab).expand_as(sorted_logits)
+    keep_sorted = torch.ones_like(sorted_logits, dtype=torch.bool)
+    if 0 < top_k < vocab:
+        keep_sorted &= rank < top_k
+    if top_p < 1.0:
+        probs = torch.softmax(sorted_logits.masked_fill(~keep_sorted, float("-inf")).double(), dim=-1)
+        before = torch.cumsum(probs, dim=-1) - probs  # mass of the more likely tokens
+        keep_sorted &= before < top_p
+        keep_sorted[..., 0] = True
+    keep = torch.zeros_like(keep_sorted)
+    keep.scatter_(-1, order, keep_sorted)
+    return keep
+
+
+def completion_logprobs(model, pairs, temperature, use_adapter=True, top_k=0, top_p=1.0):
+    """Per completion token: log p(token | prefix) under the sampling distribution, and its entropy.
+
+    The distribution is softmax(logits / temperature) restricted to the top-k / top-p set and
+    renormalised; the completion's own token is always kept (the learner's rule, so its logprob
+    is finite when this policy would have cut it). pairs: [(prompt_ids, completion_ids)].
+    Returns two lists of 1-D tensors.
     """
     ids, mask = left_pad([p + c for p, c in pairs])
     logits = model.logits(ids, mask, use_adapter) / temperature
-    logp_all = F.log_softmax(logits, dim=-1)
-    entropy_all = -(logp_all.exp() * logp_all).sum(-1)
     length = ids.shape[1]
     logprobs, entropies = [], []
     for row, (_, completion) in enumerate(pairs):
         # The logits at column j predict the token at column j + 1.
         cols = torch.arange(length - len(completion) - 1, length - 1)
         targets = ids[row, cols + 1]
-        logprobs.append(logp_all[row, cols, targets])
-        entropies.append(entropy_all[row, cols])
+        z = logits[row, cols]
+        keep = kept_support(z.detach(), top_k, top_p)
+        keep[torch.arange(len(cols)), targets] = True
+        logp_all = F.log_softmax(z.masked_fill(~keep, float("-inf")), dim=-1)
+        p_all = logp_all.exp()
+        entropies.append(-(p_all * torch.where(keep, logp_all, torch.zeros_like(logp_all))).sum(-1))
+        logprobs.append(logp_all[torch.arange(len(cols)), targets])
     return logprobs, entropies
 
 

@@ -39,6 +39,14 @@ export {
   type PromptCompletion,
 } from "./logprobs/completion-logprobs.js";
 export { defaultChunkRows, tokenLogprobsAndEntropy, type TokenLogprobsOptions } from "./logprobs/token-logprobs.js";
+export {
+  FULL_DISTRIBUTION,
+  keptTokens,
+  supportOfRow,
+  truncates,
+  validateSamplingDistribution,
+  type SamplingDistribution,
+} from "./logprobs/sampling-distribution.js";
 export { loraScaling, validateLoraConfig, type LoraConfig } from "./lora/lora-config.js";
 export { LoraAdapter, peftKey, type LoraMatrix, type PeftTensor } from "./lora/lora-adapter.js";
 export {

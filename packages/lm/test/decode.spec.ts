@@ -82,13 +82,18 @@ describe("sampling", () => {
     expect(alone!.tokenIds).toEqual(batched[0]!.tokenIds);
   });
 
-  it("reports the logprobs the learner computes for the sampled tokens at that temperature", async () => {
-    for (const temperature of [1, 0.6]) {
-      const sampled = await generate(model, prompts, { maxNewTokens: 8, temperature, topK: 20, seed: 3, stopTokenIds: [], adapter });
+  it("reports the logprobs the learner computes for the sampled tokens under the same distribution (T, top-k, top-p)", async () => {
+    for (const [temperature, topK, topP] of [
+      [1, 0, 1],
+      [0.6, 20, 1],
+      [0.7, 0, 0.9],
+      [0.7, 30, 0.8],
+    ] as const) {
+      const sampled = await generate(model, prompts, { maxNewTokens: 8, temperature, topK, topP, seed: 3, stopTokenIds: [], adapter });
       const scored = await scoreCompletions(
         model,
         prompts.map((p, i) => ({ promptIds: p, completionIds: sampled[i]!.tokenIds })),
-        { temperature, adapter },
+        { temperature, topK, topP, adapter },
       );
       expect(
         maxAbsDifference(

@@ -58,12 +58,30 @@ describe("sampleToken", () => {
     expect(f[0]! + f[2]!).toBe(0);
   });
 
-  it("reports the full-distribution logprob even when truncating", () => {
+  it("reports the logprob under the processed distribution it drew from (top-k, top-p, temperature)", () => {
     const random = new SeededRandom(1);
-    for (let i = 0; i < 20; i++) {
-      const { token, logprob } = sampleToken(logits, { temperature: 1, topK: 2, topP: 1 }, () => random.next());
-      expect(logprob).toBeCloseTo(logits[token]!, 6);
+    // top-k 2 keeps 0.5 and 0.25: renormalised 2/3 and 1/3.
+    const expectedTopK: Record<number, number> = { 1: Math.log(2 / 3), 3: Math.log(1 / 3) };
+    // top-k 3 then top-p 0.8 keeps ids 1 and 3 (see above): same 2/3 and 1/3.
+    for (const params of [
+      { temperature: 1, topK: 2, topP: 1 },
+      { temperature: 1, topK: 3, topP: 0.8 },
+      { temperature: 1, topK: 0, topP: 0.7 },
+    ]) {
+      for (let i = 0; i < 20; i++) {
+        const { token, logprob } = sampleToken(logits, params, () => random.next());
+        expect(logprob).toBeCloseTo(expectedTopK[token]!, 6);
+      }
     }
+    // Temperature 0.5 squares the probabilities: 0.25, 0.0625, 0.015625 ×2 (sum 0.34375); top-p 0.9 keeps
+    // 0.25 / 0.34375 = 0.727 then adds 0.0625 (0.909 ≥ 0.9): ids 1 and 3, renormalised 0.8 and 0.2.
+    for (let i = 0; i < 20; i++) {
+      const { token, logprob } = sampleToken(logits, { temperature: 0.5, topK: 0, topP: 0.9 }, () => random.next());
+      expect(logprob).toBeCloseTo(Math.log(token === 1 ? 0.8 : 0.2), 6);
+    }
+    // No truncation: the full distribution at the temperature.
+    const { token, logprob } = sampleToken(logits, { temperature: 0.5, topK: 0, topP: 1 }, () => 0.5);
+    expect(logprob).toBeCloseTo(2 * logits[token]! - Math.log(0.34375), 6);
   });
 });
 

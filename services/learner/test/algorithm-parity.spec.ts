@@ -16,8 +16,10 @@ import {
   fixtureExamples,
   readAlgorithmFixture,
   relativeError,
+  samplingMessage,
   type AlgorithmFixture,
 } from "./support/algorithm-fixtures.js";
+import { resolveSampling } from "../src/training/step-sampling.js";
 import { fixturePath, readFixtureTensors } from "../../../packages/lm/test/support/fixtures.js";
 
 const fixture: AlgorithmFixture = await readAlgorithmFixture();
@@ -87,4 +89,56 @@ describe.each(["cpu", "wasm"] as const)("GRPO-family losses on %s match PyTorch"
       tf.dispose([...whole.result.grads.values(), ...split.result.grads.values()]);
     }
   });
+
+  // Scored under a sampling distribution (T, top-k, top-p): the learner's support cut and
+  // its gradient against the reference's (a sort-based cut, reference_model.kept_support).
+  it.each(fixture.logprob_cases.map((c) => c.name))("%s: logprobs and entropies under the sampling distribution", async (name) => {
+    const c = fixture.logprob_cases.find((x) => x.name === name)!;
+    const sequences = fixture.samples.map((s) => ({ promptIds: s.prompt, completionIds: s.completion }));
+    const distribution = resolveSampling(samplingMessage(c.sampling), undefined, "sampling");
+    const scores = await scoreCompletions(model, sequences, { ...distribution, adapter: c.adapter ? adapter : null });
+    c.logprobs.forEach((row, i) => row.forEach((v, t) => expect(scores.logprobs[i]![t]).toBeCloseTo(v, 4)));
+    c.entropies.forEach((row, i) => row.forEach((v, t) => expect(scores.entropies[i]![t]).toBeCloseTo(v, 4)));
+  });
+
+  it.each(fixture.sampling_cases.map((c) => c.name))(
+    "%s: loss, metrics and every LoRA gradient under the sampling distribution",
+    async (name) => {
+      const c = fixture.sampling_cases.find((x) => x.name === name)!;
+      const resolved = algorithmNamed(c.algorithm).resolve(c.config);
+      const settings = { ...resolved, ...resolveSampling(samplingMessage(c.sampling), undefined, "header.sampling") };
+      const batch = prepareBatch(fixtureExamples(fixture, c), settings, c.mode);
+      const sequences = batch.rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds }));
+      const needsRef = settings.beta !== 0 || settings.dpoCoef !== 0;
+      const ref = needsRef
+        ? (
+            await scoreCompletions(model, sequences, {
+              temperature: settings.temperature,
+              topK: settings.topK,
+              topP: settings.topP,
+              adapter: null,
+            })
+          ).logprobs
+        : null;
+      const old = batch.rows.map((r) => c.old[r.index]!);
+      const result = stepGradients({ model, adapter, settings, batch, old, ref, microBatchTokens: 1 << 20 });
+      try {
+        c.advantages!.forEach((a, i) => expect(batch.advantages[i]).toBeCloseTo(a, 12));
+        expect(Math.abs(result.loss - c.loss) / Math.abs(c.loss), `loss ${result.loss} vs ${c.loss}`).toBeLessThan(1e-5);
+        const tokens = Math.max(1, batch.totals.liveTokens);
+        expect(result.clipLow / tokens).toBeCloseTo(c.metrics.clip_ratio_low_mean!, 12);
+        expect(result.clipRegion / tokens).toBeCloseTo(c.metrics.clip_ratio_region_mean!, 12);
+        const reference = await readFixtureTensors(`${ALGORITHM_FIXTURES}${c.gradients}`);
+        for (const [key, grad] of result.grads) {
+          const transposed = tf.transpose(grad);
+          const { error, scale } = relativeError((await transposed.data()) as Float32Array, reference.get(key)!);
+          transposed.dispose();
+          expect(scale, `${key} has a zero reference gradient`).toBeGreaterThan(0);
+          expect(error, key).toBeLessThan(1e-5);
+        }
+      } finally {
+        tf.dispose([...result.grads.values()]);
+      }
+    },
+  );
 });

@@ -1,10 +1,13 @@
 // Picks the next token from one row of logits: greedy at temperature 0, otherwise a draw
 // from softmax(logits / T) restricted to the top-k tokens and then to the smallest set
-// whose probability reaches top-p (vLLM's order). The reported logprob is the token's
-// log-probability under the full distribution at the temperature (before top-k/top-p),
-// the number the learner computes for the same token, so importance ratios compare like
-// with like (T = 1 for greedy).
+// whose probability reaches top-p (vLLM's order; the cut is shared with the learner:
+// logprobs/sampling-distribution.ts). The reported logprob is the token's log-probability
+// under that processed distribution (kept set, renormalised), the one it was drawn from
+// and the one the learner computes for the same token (vLLM: processed_logprobs), so
+// importance ratios compare like with like. Greedy (T = 0) reports the full distribution
+// at T = 1.
 import { ModelInputError } from "../errors.js";
+import { keptTokens, truncates } from "../logprobs/sampling-distribution.js";
 
 export interface SamplingParams {
   /** 0 picks the most likely token. */
@@ -41,38 +44,30 @@ function argmax(values: Float32Array): number {
 
 export function sampleToken(logits: Float32Array, params: SamplingParams, random: () => number): SampledToken {
   const temperature = params.temperature === 0 ? 1 : params.temperature;
+  const z = new Float64Array(logits.length);
   let max = -Infinity;
-  for (let i = 0; i < logits.length; i++) max = Math.max(max, logits[i]! / temperature);
-  const weights = new Float64Array(logits.length);
-  let total = 0;
   for (let i = 0; i < logits.length; i++) {
-    weights[i] = Math.exp(logits[i]! / temperature - max);
-    total += weights[i]!;
+    z[i] = logits[i]! / temperature;
+    max = Math.max(max, z[i]!);
   }
-  const logprobOf = (token: number) => logits[token]! / temperature - max - Math.log(total);
+  const weights = new Float64Array(logits.length);
+  for (let i = 0; i < logits.length; i++) weights[i] = Math.exp(z[i]! - max);
   if (params.temperature === 0) {
+    // Greedy: the logprob under the full distribution at T = 1 (nothing was sampled).
     const token = argmax(logits);
-    return { token, logprob: logprobOf(token) };
+    let total = 0;
+    for (let i = 0; i < weights.length; i++) total += weights[i]!;
+    return { token, logprob: z[token]! - max - Math.log(total) };
   }
 
-  let candidates: number[] | null = null; // null: the whole vocabulary, in id order
-  if ((params.topK > 0 && params.topK < logits.length) || params.topP < 1) {
-    // Most likely first; ties by id so the cut is deterministic.
-    const order = Array.from(logits.keys()).sort((a, b) => weights[b]! - weights[a]! || a - b);
-    candidates = params.topK > 0 ? order.slice(0, params.topK) : order;
-    if (params.topP < 1) {
-      const mass = candidates.reduce((sum, id) => sum + weights[id]!, 0);
-      let kept = 0;
-      let cumulative = 0;
-      while (kept < candidates.length && cumulative < params.topP * mass) cumulative += weights[candidates[kept++]!]!;
-      candidates = candidates.slice(0, Math.max(1, kept));
-    }
-  }
-
+  const distribution = { temperature, topK: params.topK, topP: params.topP };
+  const candidates = truncates(distribution, logits.length) ? keptTokens(z, weights, distribution) : null; // null: all, in id order
   const count = candidates ? candidates.length : logits.length;
   const idAt = candidates ? (k: number) => candidates[k]! : (k: number) => k;
   let mass = 0;
   for (let k = 0; k < count; k++) mass += weights[idAt(k)]!;
+  // The logprob under the processed (kept and renormalised) distribution: what was drawn from.
+  const logprobOf = (token: number) => z[token]! - max - Math.log(mass);
   let target = random() * mass;
   for (let k = 0; k < count; k++) {
     target -= weights[idAt(k)]!;

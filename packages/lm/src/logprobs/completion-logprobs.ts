@@ -19,6 +19,10 @@ export interface PromptCompletion {
 export interface CompletionLogprobOptions extends ForwardOptions {
   /** Logits are divided by this; default 1. */
   temperature?: number;
+  /** Top-k of the sampling distribution (0, the default, keeps every token). */
+  topK?: number;
+  /** Top-p of the sampling distribution (1, the default, keeps every token). */
+  topP?: number;
   /** Rows per vocabulary-projection chunk; default keeps a chunk's logits near 16 MiB. */
   chunkRows?: number;
 }
@@ -26,7 +30,7 @@ export interface CompletionLogprobOptions extends ForwardOptions {
 export interface CompletionLogprobs {
   /** [batch, C]: log p of completion token i of row b at column C − len_b + i; 0 elsewhere. */
   logprobs: tf.Tensor2D;
-  /** [batch, C]: entropy of the distribution each completion token was drawn from; 0 elsewhere. */
+  /** [batch, C]: entropy of the (processed) distribution each completion token was drawn from; 0 elsewhere. */
   entropies: tf.Tensor2D;
   /** [batch, C]: 1 where the column holds a completion token of the row. */
   mask: tf.Tensor2D;
@@ -75,6 +79,8 @@ export function completionLogprobs(
     ]) as tf.Tensor2D;
     const both = tokenLogprobsAndEntropy(scored, model.weights.head, targets, {
       temperature,
+      topK: options.topK,
+      topP: options.topP,
       chunkRows: options.chunkRows ?? defaultChunkRows(model.config.vocabSize),
       ops: model.ops,
     });

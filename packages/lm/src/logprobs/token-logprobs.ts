@@ -10,15 +10,28 @@
 //   ∂ H / ∂z        = −p · (log p + H)         where H = −Σ p log p
 // and ∂/∂h = (∂/∂z)·head / T. A frozen head gets no gradient; a trainable one (full
 // fine-tuning) gets ∂/∂head = (∂/∂z)ᵀ·h / T, summed over the chunks.
+//
+// With top-k/top-p (the sampling distribution, sampling-distribution.ts) the softmax is
+// taken over the kept set only: the cut is decided from the chunk's logit values (no
+// gradient through the choice), cut tokens get −1e9 added, so their p is exactly 0 and the
+// formulas above give them no gradient. The target (sampled) token is always kept.
 import * as tf from "@tensorflow/tfjs-core";
 import { customGradient } from "../backend/custom-gradient.js";
 import type { MatMulOps } from "../backend/matmul-ops.js";
 import { ModelInputError } from "../errors.js";
 import { isTrainable } from "../model/model-weights.js";
+import { supportOfRow, truncates, validateSamplingDistribution, type SamplingDistribution } from "./sampling-distribution.js";
+
+/** Added to the logits of cut tokens: exp underflows to exactly 0, and 0·(−1e9) stays 0. */
+const CUT = -1e9;
 
 export interface TokenLogprobsOptions {
   /** Logits are divided by this (> 0). */
   temperature: number;
+  /** Top-k (0: off) of the sampling distribution; applied after the temperature. */
+  topK?: number;
+  /** Top-p in (0, 1] (1: off) of the sampling distribution; applied after top-k. */
+  topP?: number;
   /** Rows per chunk; a chunk's logits take rows × vocab floats. */
   chunkRows: number;
   ops: MatMulOps;
@@ -51,7 +64,8 @@ export function tokenLogprobsAndEntropy(
   options: TokenLogprobsOptions,
 ): tf.Tensor2D {
   const { temperature, chunkRows, ops } = options;
-  if (!(temperature > 0) || !Number.isFinite(temperature)) throw new Error(`temperature ${temperature} must be a positive number`);
+  const distribution: SamplingDistribution = { temperature, topK: options.topK ?? 0, topP: options.topP ?? 1 };
+  validateSamplingDistribution(distribution);
   if (targets.length !== hidden.shape[0]) throw new Error(`${targets.length} targets for ${hidden.shape[0]} rows`);
   if (!Number.isSafeInteger(chunkRows) || chunkRows < 1) throw new ModelInputError(`chunk rows ${chunkRows} must be a positive integer`);
   const rows = hidden.shape[0];
@@ -64,10 +78,24 @@ export function tokenLogprobsAndEntropy(
   const chunkDistribution = (h: tf.Tensor2D, headT: tf.Tensor2D | null, start: number, end: number) => {
     const rowsOfChunk = rowsOf(h, start, end);
     const logits = headT ? ops.product(rowsOfChunk, headT) : ops.product(rowsOfChunk, head, false, true);
-    const z = tf.div(logits, temperature) as tf.Tensor2D;
+    const scaled = tf.div(logits, temperature) as tf.Tensor2D;
+    const z = cut ? (tf.add(scaled, supportBias(scaled, start, end)) as tf.Tensor2D) : scaled;
     const logp = tf.logSoftmax(z);
     const onehot = tf.oneHot(tf.tensor1d(targets.subarray(start, end), "int32"), vocab);
     return { logp, p: tf.exp(logp), onehot };
+  };
+
+  // 0 on the kept tokens of each row, CUT elsewhere, from the (detached) scaled logits.
+  const cut = truncates(distribution, vocab);
+  const supportBias = (scaled: tf.Tensor2D, start: number, end: number): tf.Tensor2D => {
+    const values = scaled.dataSync();
+    const bias = new Float32Array(values.length);
+    const row = new Float32Array(vocab);
+    for (let r = 0; r < end - start; r++) {
+      supportOfRow(values.subarray(r * vocab, (r + 1) * vocab), distribution, targets[start + r]!, row);
+      for (let v = 0; v < vocab; v++) bias[r * vocab + v] = row[v] === 1 ? 0 : CUT;
+    }
+    return tf.tensor2d(bias, [end - start, vocab]);
   };
 
   const transposedHead = () => (ops.kind === "xnnpack" ? tf.transpose(head) : null);

@@ -25,7 +25,8 @@ export function commonParameters(defaults: Required<AlgorithmDefaults>): Paramet
       type: "number",
       default: 1,
       above: 0,
-      description: "sampling temperature; logits are divided by it, as the sampler did",
+      description:
+        "sampling temperature, for callers that send no TrainStepHeader.sampling; when the header sets one, this must equal it (or be left out)",
     },
     {
       name: "scale_rewards",
@@ -128,6 +129,8 @@ export function commonSettings(values: Record<string, ParameterValue>): LossSett
   const epsilon = values.epsilon as number;
   return {
     temperature: values.temperature as number,
+    topK: 0,
+    topP: 1,
     scaleRewards: values.scale_rewards as ScaleRewards,
     advantageEpsilon: 1e-4,
     level: "token",

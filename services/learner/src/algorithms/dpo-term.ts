@@ -31,6 +31,20 @@ export function preferencePairs(rewards: readonly number[], groupIds: readonly s
   return pairs;
 }
 
+/**
+ * Pairs among the rows that stay in the loss: a completion masked out of the policy term
+ * (truncated, with mask_truncated_completions) takes no part in the pair term either, so
+ * a cut-off answer is never the "best" or "worst" the policy is pushed towards or from.
+ * Rows index `rows`.
+ */
+export function livePreferencePairs(rows: readonly { live: boolean; example: { reward: number; groupId: string } }[]): PreferencePair[] {
+  const live = rows.flatMap((r, i) => (r.live ? [i] : []));
+  return preferencePairs(
+    live.map((i) => rows[i]!.example.reward),
+    live.map((i) => rows[i]!.example.groupId),
+  ).map((p) => ({ best: live[p.best]!, worst: live[p.worst]! }));
+}
+
 export function dpoPairLoss(
   logp: tf.Tensor2D,
   ref: tf.Tensor2D,

@@ -13,8 +13,17 @@ export type LossAggregation = (typeof LOSS_AGGREGATIONS)[number];
 export type RatioLevel = "token" | "sequence";
 
 export interface LossSettings {
-  /** Logits are divided by this, as the sampler did (grpo-math §1). */
+  /**
+   * The sampling distribution the samples were drawn from (grpo-math §1: logits / T, then
+   * top-k, top-p, renormalised): every logprob (policy, old, reference) is taken under it.
+   * Set per step from TrainStepHeader.sampling (step-sampling.ts); the temperature falls
+   * back to algorithm_config.temperature for callers that send no sampling.
+   */
   temperature: number;
+  /** 0 keeps every token. */
+  topK: number;
+  /** 1 keeps every token. */
+  topP: number;
   /** Divide r − group mean by the group's or the batch's Bessel std (+ advantageEpsilon), or not. */
   scaleRewards: ScaleRewards;
   advantageEpsilon: number;

@@ -6,6 +6,7 @@ import {
   type ComputeLogprobsRequest,
   type ComputeLogprobsResponse,
 } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
+import { resolveSampling } from "../training/step-sampling.js";
 import type { LearnerHost } from "./learner-host.js";
 
 export async function computeLogprobs(
@@ -19,13 +20,15 @@ export async function computeLogprobs(
       throw new ConnectError(`sequences[${i}].prompt_token_ids is empty; at least one prompt token is needed`, Code.InvalidArgument);
     if (s.completionTokenIds.length === 0) throw new ConnectError(`sequences[${i}].completion_token_ids is empty`, Code.InvalidArgument);
   });
-  const temperature = request.temperature === 0 ? 1 : request.temperature;
-  if (!(temperature > 0) || !Number.isFinite(temperature)) {
+  if (!(request.temperature >= 0) || !Number.isFinite(request.temperature)) {
     throw new ConnectError(`temperature ${request.temperature} must be a positive number (0 means 1)`, Code.InvalidArgument);
   }
+  // `sampling` is the one source; the older `temperature` must be unset or agree with it.
+  const legacy = request.temperature !== 0 ? { temperature: request.temperature, field: "temperature" } : undefined;
+  const distribution = resolveSampling(request.sampling, legacy, "sampling");
   const learner = await host.learner();
   const sequences = request.sequences.map((s) => ({ promptIds: s.promptTokenIds, completionIds: s.completionTokenIds }));
-  const scores = await learner.exclusive(() => learner.computeLogprobs(sequences, request.reference, temperature, ctx.signal));
+  const scores = await learner.exclusive(() => learner.computeLogprobs(sequences, request.reference, distribution, ctx.signal));
   return create(ComputeLogprobsResponseSchema, {
     sequences: scores.logprobs.map((logprobs, i) => ({ logprobs, entropies: request.includeEntropy ? scores.entropies[i]! : [] })),
     adapterVersion: BigInt(scores.adapterVersion),

@@ -62,6 +62,7 @@ export async function trainStep(
       step: Number(request.step),
       expectedSamples: request.expectedSamples,
       numGenerations: request.numGenerations,
+      sampling: request.sampling,
       signal: ctx.signal,
     }),
   );

@@ -12,7 +12,7 @@ import { LoraAdapter } from "@lean-grpo/lm";
 import type { LoraConfig } from "@lean-grpo/lm";
 import { exportPeftAdapter, loadPeftAdapter, savePeftAdapter, type PeftFiles } from "@lean-grpo/lm";
 import type { CausalLM } from "@lean-grpo/lm";
-import { validateTokenIds } from "@lean-grpo/lm";
+import { validateTokenIds, type SamplingDistribution } from "@lean-grpo/lm";
 import { AdamW, type AdamWSettings } from "../optimizer/adamw.js";
 import { clipByGlobalNorm } from "../optimizer/global-norm-clipping.js";
 import { learningRateMultiplier, type LrSchedule } from "../optimizer/learning-rate-schedule.js";
@@ -22,6 +22,7 @@ import { validateExamples } from "./sample-validation.js";
 import { SampleError } from "./sample-error.js";
 import { stepGradients } from "./step-gradients.js";
 import { stepMetrics, type UpdateRecord } from "./step-metrics.js";
+import { resolveSampling, type SamplingMessage } from "./step-sampling.js";
 import type { TrainingExample } from "./training-example.js";
 
 export interface OptimizerOptions extends AdamWSettings {
@@ -53,6 +54,8 @@ export interface StepRequest {
   step: number;
   expectedSamples: number;
   numGenerations: number;
+  /** TrainStepHeader.sampling: the distribution the samples were drawn from (absent: T = 1, no truncation). */
+  sampling?: SamplingMessage;
   signal?: AbortSignal;
 }
 
@@ -122,7 +125,11 @@ export class Learner {
 
   /** Resolves the algorithm and checks the batch; throws before anything is computed. */
   private checkRequest(request: StepRequest): LossSettings {
-    const settings = algorithmNamed(request.algorithm).resolve(request.algorithmConfig);
+    const resolved = algorithmNamed(request.algorithm).resolve(request.algorithmConfig);
+    const legacy =
+      "temperature" in request.algorithmConfig ? { temperature: resolved.temperature, field: "algorithm_config.temperature" } : undefined;
+    const sampling = resolveSampling(request.sampling, legacy, "header.sampling");
+    const settings: LossSettings = { ...resolved, ...sampling };
     if (request.step !== 0 && request.step !== this.stepCount + 1) {
       throw new StepOrderError(
         `header.step is ${request.step} but the learner is at step ${this.stepCount}; send ${this.stepCount + 1} (or 0 to skip the check)`,
@@ -142,14 +149,21 @@ export class Learner {
       );
     }
     const sequences = batch.rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds }));
+    const distribution = { temperature: settings.temperature, topK: settings.topK, topP: settings.topP };
     const score = async (adapter: LoraAdapter | null) =>
-      (await this.scoreInChunks(sequences, { temperature: settings.temperature, adapter, signal: request.signal })).logprobs;
-    const old = request.mode === "rl" ? await score(this.adapter) : null;
+      (await this.scoreInChunks(sequences, { ...distribution, adapter, signal: request.signal })).logprobs;
+    // On-policy with one update and no importance weight, "old" is the current policy: the
+    // loss takes the detached logprobs of the pass it differentiates (as TRL does) and the
+    // extra gradient-free pass is skipped. Replays need the logprobs from before the first
+    // update, and the importance weight min(exp(old − sampler), cap) needs them unperturbed.
+    const needsOldPass = request.mode === "rl" && (settings.numIterations > 1 || settings.importanceSamplingCap !== null);
+    const old = needsOldPass ? await score(this.adapter) : null;
     const ref = request.mode === "rl" && (settings.beta !== 0 || settings.dpoCoef !== 0) ? await score(null) : null;
     const iterations = request.mode === "rl" ? settings.numIterations : 1;
     // With replays, a failure after the first update must not leave a half-applied step.
     const before = iterations > 1 ? { weights: this.adapter.peftTensors(), optimizer: this.optimizer.state() } : null;
     const updates: UpdateRecord[] = [];
+    let onPolicyOld: number[][] | null = null;
     try {
       for (let iteration = 0; iteration < iterations; iteration++) {
         const updateIndex = this.optimizer.updates;
@@ -164,6 +178,7 @@ export class Learner {
           dropoutSeed: this.adapter.config.dropout > 0 ? (k) => dropoutSeed(this.seed, updateIndex, k) : undefined,
           signal: request.signal,
         });
+        if (iteration === 0) onPolicyOld = gradients.detachedLogprobs;
         const clipped = clipByGlobalNorm(gradients.grads, this.options.optimizer.maxGradNorm);
         tf.dispose([...gradients.grads.values()]);
         const learningRate = this.options.optimizer.learningRate * learningRateMultiplier(this.options.optimizer.schedule, updateIndex);
@@ -186,7 +201,7 @@ export class Learner {
     this.version += 1;
     this.lastAlgorithm = algorithmNamed(request.algorithm).name;
     this.snapshotVersion();
-    const metrics = stepMetrics(request.examples, batch, updates, old, (performance.now() - started) / 1000);
+    const metrics = stepMetrics(request.examples, batch, updates, old ?? onPolicyOld, (performance.now() - started) / 1000);
     return {
       step: this.stepCount,
       adapterVersion: this.version,
@@ -199,7 +214,7 @@ export class Learner {
   /** Logprobs (and entropies) without gradient, in micro-batches within the token budget. */
   async scoreInChunks(
     sequences: readonly PromptCompletion[],
-    options: { temperature: number; adapter: LoraAdapter | null; signal?: AbortSignal },
+    options: { temperature: number; topK?: number; topP?: number; adapter: LoraAdapter | null; signal?: AbortSignal },
   ): Promise<{ logprobs: number[][]; entropies: number[][] }> {
     const out = { logprobs: [] as number[][], entropies: [] as number[][] };
     let start = 0;
@@ -222,12 +237,12 @@ export class Learner {
   }
 
   /** ComputeLogprobs: under the current policy, or the reference with `reference`. */
-  async computeLogprobs(sequences: PromptCompletion[], reference: boolean, temperature: number, signal?: AbortSignal) {
+  async computeLogprobs(sequences: PromptCompletion[], reference: boolean, distribution: SamplingDistribution, signal?: AbortSignal) {
     validateTokenIds(
       sequences.map((s) => [...s.promptIds, ...s.completionIds]),
       this.model.config,
     );
-    const scores = await this.scoreInChunks(sequences, { temperature, adapter: reference ? null : this.adapter, signal });
+    const scores = await this.scoreInChunks(sequences, { ...distribution, adapter: reference ? null : this.adapter, signal });
     return { ...scores, adapterVersion: reference ? 0 : this.version };
   }
 

@@ -1,7 +1,7 @@
 // A validated batch made ready for the loss: advantages, the groups DAPO's dynamic sampling
 // drops, which rows stay in the loss, and the whole-batch denominators.
 import { groupAdvantages } from "../algorithms/advantages.js";
-import { preferencePairs } from "../algorithms/dpo-term.js";
+import { livePreferencePairs } from "../algorithms/dpo-term.js";
 import type { LossSettings } from "../algorithms/loss-settings.js";
 import type { TrainingExample } from "./training-example.js";
 
@@ -41,13 +41,7 @@ export function prepareBatch(examples: readonly TrainingExample[], settings: Los
     const live = mode === "sft" || !(settings.maskTruncatedCompletions && example.truncated);
     rows.push({ example, index, advantage: advantages[index]!, live });
   });
-  const pairs =
-    mode === "rl" && settings.dpoCoef !== 0
-      ? preferencePairs(
-          rows.map((r) => r.example.reward),
-          rows.map((r) => r.example.groupId),
-        ).length
-      : 0;
+  const pairs = mode === "rl" && settings.dpoCoef !== 0 ? livePreferencePairs(rows).length : 0;
   return {
     mode,
     rows,

@@ -3,7 +3,7 @@
 // inputs (computed without gradient beforehand), so the same code serves the first and
 // every replayed iteration (num_iterations) and the parity tests' fixed inputs.
 import * as tf from "@tensorflow/tfjs-core";
-import { dpoPairLoss, preferencePairs } from "../algorithms/dpo-term.js";
+import { dpoPairLoss, livePreferencePairs } from "../algorithms/dpo-term.js";
 import type { LossSettings } from "../algorithms/loss-settings.js";
 import { policyLoss } from "../algorithms/policy-loss.js";
 import { sftLoss } from "../algorithms/sft-loss.js";
@@ -20,7 +20,10 @@ export interface StepGradientInputs {
   adapter: LoraAdapter;
   settings: LossSettings;
   batch: PreparedBatch;
-  /** Logprobs before the update, one array per batch row (RL). */
+  /**
+   * Logprobs before the update, one array per batch row (RL). Null in RL: on-policy, the
+   * old policy is the current one, and the detached logprobs of this pass stand in for it.
+   */
   old: readonly (readonly number[])[] | null;
   /** Reference logprobs per batch row; needed when beta ≠ 0 or the DPO term is on. */
   ref: readonly (readonly number[])[] | null;
@@ -41,12 +44,25 @@ export interface StepGradients {
   kl: number | null;
   entropy: number;
   microBatches: number;
+  /** With `old` null in RL: the detached logprobs of this pass, per batch row (they were "old"). */
+  detachedLogprobs: number[][] | null;
 }
 
 export function stepGradients(inputs: StepGradientInputs): StepGradients {
   const { model, adapter, settings, batch } = inputs;
   const rowOf = new Map(batch.rows.map((row, i) => [row, i]));
-  const out: StepGradients = { loss: 0, grads: new Map(), clipLow: 0, clipHigh: 0, clipRegion: 0, kl: null, entropy: 0, microBatches: 0 };
+  const out: StepGradients = {
+    loss: 0,
+    grads: new Map(),
+    clipLow: 0,
+    clipHigh: 0,
+    clipRegion: 0,
+    kl: null,
+    entropy: 0,
+    microBatches: 0,
+    detachedLogprobs: null,
+  };
+  const detached: number[][] = [];
   try {
     microBatches(batch.rows, inputs.microBatchTokens).forEach((rows, k) => {
       out.microBatches += 1;
@@ -58,6 +74,8 @@ export function stepGradients(inputs: StepGradientInputs): StepGradients {
           rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds })),
           {
             temperature: settings.temperature,
+            topK: settings.topK,
+            topP: settings.topP,
             adapter,
             dropoutSeed: inputs.dropoutSeed?.(k),
             signal: inputs.signal,
@@ -73,6 +91,7 @@ export function stepGradients(inputs: StepGradientInputs): StepGradients {
           scores.mask,
           kept,
           constants,
+          detached,
         );
       }, adapter.variables());
       out.loss += value.dataSync()[0]!;
@@ -101,6 +120,7 @@ export function stepGradients(inputs: StepGradientInputs): StepGradients {
     tf.dispose([...out.grads.values()]);
     throw error;
   }
+  if (batch.mode === "rl" && !inputs.old) out.detachedLogprobs = detached;
   return out;
 }
 
@@ -112,9 +132,9 @@ function microBatchRlLoss(
   mask: tf.Tensor2D,
   kept: tf.Tensor[],
   constants: tf.Tensor[],
+  detached: number[][],
 ): tf.Scalar {
   const { settings, batch } = inputs;
-  if (!inputs.old) throw new Error("stepGradients: RL needs old logprobs");
   const window = logp.shape[1];
   // Constants need the pass's window C, so they are made here and kept until the pass ends.
   const constant = <T extends tf.Tensor>(t: T): T => {
@@ -147,12 +167,14 @@ function microBatchRlLoss(
     {
       logp,
       mask,
-      old: constant(
-        rightAligned(
-          batchRows.map((i) => inputs.old![i]!),
-          window,
-        ),
-      ),
+      old: inputs.old
+        ? constant(
+            rightAligned(
+              batchRows.map((i) => inputs.old![i]!),
+              window,
+            ),
+          )
+        : constant(onPolicyOld(logp, rows, batchRows, detached)),
       ref,
       sampler,
       advantages: constant(column(rows.map((r) => r.advantage))),
@@ -165,10 +187,21 @@ function microBatchRlLoss(
   if (terms.kl) kept.push(terms.kl);
   if (settings.dpoCoef === 0) return terms.loss;
   if (!ref) throw new Error("stepGradients: the DPO term needs reference logprobs");
-  const pairs = preferencePairs(
-    rows.map((r) => r.example.reward),
-    rows.map((r) => r.example.groupId),
-  );
+  const pairs = livePreferencePairs(rows);
   const dpo = dpoPairLoss(logp, ref, mask, pairs, settings.dpoBeta, Math.max(1, batch.totals.pairs));
   return tf.add(terms.loss, tf.mul(dpo, settings.dpoCoef)) as tf.Scalar;
+}
+
+/**
+ * The pass's own logprobs as a constant (a copy of the values, outside the tape: no
+ * gradient), recorded per batch row for the step's metrics.
+ */
+function onPolicyOld(logp: tf.Tensor2D, rows: readonly PreparedRow[], batchRows: readonly number[], detached: number[][]): tf.Tensor2D {
+  const values = logp.dataSync();
+  const window = logp.shape[1];
+  rows.forEach((r, k) => {
+    const length = r.example.completionIds.length;
+    detached[batchRows[k]!] = Array.from(values.subarray(k * window + window - length, (k + 1) * window));
+  });
+  return tf.tensor2d(values, logp.shape);
 }

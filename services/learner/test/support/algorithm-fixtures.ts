@@ -19,6 +19,29 @@ export interface AlgorithmCase {
   gradients: string;
 }
 
+/** The contract's SamplingDistribution in the fixture's (snake_case) terms. */
+export interface FixtureSampling {
+  temperature: number;
+  top_k: number;
+  top_p: number;
+}
+
+/** A case scored under a sampling distribution, with its own old/sampler logprobs and truncation flags. */
+export interface SamplingCase extends AlgorithmCase {
+  sampling: FixtureSampling;
+  truncated: boolean[];
+  old: number[][];
+  sampler: Array<number[] | null>;
+}
+
+export interface LogprobCase {
+  name: string;
+  adapter: boolean;
+  sampling: FixtureSampling;
+  logprobs: number[][];
+  entropies: number[][];
+}
+
 export interface AlgorithmFixture {
   model: string;
   adapter: string;
@@ -34,6 +57,8 @@ export interface AlgorithmFixture {
   }>;
   zero_std_groups: string[];
   cases: AlgorithmCase[];
+  sampling_cases: SamplingCase[];
+  logprob_cases: LogprobCase[];
   adamw: {
     lr: number;
     betas: [number, number];
@@ -52,16 +77,21 @@ export async function readAlgorithmFixture(): Promise<AlgorithmFixture> {
   return JSON.parse(await readFile(`${ALGORITHM_FIXTURES}algorithms.json`, "utf8")) as AlgorithmFixture;
 }
 
-export function fixtureExamples(fixture: AlgorithmFixture): TrainingExample[] {
+export function fixtureExamples(fixture: AlgorithmFixture, samplingCase?: SamplingCase): TrainingExample[] {
   return fixture.samples.map((s, i) => ({
     sampleId: `s${i}`,
     groupId: s.group_id,
     promptIds: s.prompt,
     completionIds: s.completion,
-    samplerLogprobs: s.sampler,
+    samplerLogprobs: samplingCase ? samplingCase.sampler[i]! : s.sampler,
     reward: s.reward,
-    truncated: s.truncated,
+    truncated: samplingCase ? samplingCase.truncated[i]! : s.truncated,
   }));
+}
+
+/** The fixture's sampling as the contract's message (TrainStepHeader.sampling). */
+export function samplingMessage(s: FixtureSampling): { temperature: number; topK: number; topP: number } {
+  return { temperature: s.temperature, topK: s.top_k, topP: s.top_p };
 }
 
 /** Largest |got − expected| over a tensor, relative to the largest |expected|. */
