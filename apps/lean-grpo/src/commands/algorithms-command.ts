@@ -1,11 +1,11 @@
 // `lean-grpo algorithms`: the GRPO-family algorithms the learner implements, what each is
 // for, and its algorithm_config knobs with their defaults. Asks a running learner (`--url`)
-// or one started here on loopback with no model (ListAlgorithms needs none): the same gRPC
-// path either way.
+// over gRPC, or else the learner package's own ListAlgorithms handler in this process: a
+// command that only reads starts no server.
 import type { Command } from "commander";
 import { toJson } from "@bufbuild/protobuf";
 import { LearnerService, ListAlgorithmsResponseSchema, type ListAlgorithmsResponse } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
-import { createServiceClient, loadConfig, serve } from "@lean-grpo/kit";
+import { createServiceClient, loadConfig } from "@lean-grpo/kit";
 import { ALGORITHM_NAMES, LearnerConfigSchema, createLearnerService } from "@lean-grpo/learner";
 
 export interface AlgorithmsCommandOptions {
@@ -51,14 +51,16 @@ export function formatAlgorithms(response: ListAlgorithmsResponse): string {
 }
 
 async function listAlgorithms(url: string | undefined): Promise<ListAlgorithmsResponse> {
-  const config = loadConfig(LearnerConfigSchema, { overrides: ["server.port=0", "server.shutdown.drain_delay_ms=0"] });
-  const server = url ? null : await serve({ name: "learner", services: [createLearnerService(config)], config: config.server });
-  const { client, transport } = createServiceClient(LearnerService, { endpoints: [url ?? server!.url] });
+  if (!url) {
+    // The handler the learner serves, called directly: it reads the algorithm registry and needs no model.
+    const learner = createLearnerService(loadConfig(LearnerConfigSchema, {}));
+    return (await learner.impl.listAlgorithms!({} as never, {} as never)) as ListAlgorithmsResponse;
+  }
+  const { client, transport } = createServiceClient(LearnerService, { endpoints: [url] });
   try {
     return await client.listAlgorithms({});
   } finally {
     transport.close();
-    await server?.shutdown();
   }
 }
 
@@ -66,7 +68,7 @@ export function registerAlgorithmsCommand(program: Command): void {
   program
     .command("algorithms")
     .description(`list the GRPO-family algorithms (${ALGORITHM_NAMES.join(", ")}), what each is for, and their algorithm_config knobs`)
-    .option("--url <url>", "a running learner, e.g. http://127.0.0.1:50054 (default: start one here on loopback)")
+    .option("--url <url>", "a running learner, e.g. http://127.0.0.1:50054 (default: this install's learner, no server)")
     .option("--json", "print the ListAlgorithms response as JSON")
     .action(async (options: AlgorithmsCommandOptions) => {
       const response = await listAlgorithms(options.url);

@@ -65,7 +65,10 @@ export function registerEvalCommand(program: Command): void {
       }
       const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
       process.stdout.write(
-        `evaluated  ${report.evaluated}\nproblems   ${report.problems}\nsamples    ${report.samples}${report.greedy ? " (greedy)" : ""}\npass@1     ${pct(report.pass_at_1)}\npass@${report.k}${" ".repeat(Math.max(1, 6 - String(report.k).length))}${pct(report.pass_at_k)}\n`,
+        `evaluated  ${report.evaluated}\nproblems   ${report.problems}\nsamples    ${report.samples}${report.greedy ? " (greedy)" : ""}\npass@1     ${pct(report.pass_at_1)}\n${
+          // pass@1 is already above; a second line only for a larger k.
+          report.k > 1 ? `pass@${report.k}${" ".repeat(Math.max(1, 6 - String(report.k).length))}${pct(report.pass_at_k)}\n` : ""
+        }`,
       );
     });
 }

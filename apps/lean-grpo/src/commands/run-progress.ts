@@ -66,10 +66,11 @@ export function runProgress(plan: ProgressPlan, tty: boolean): RunProgress {
   // A MultiBar of one: its log() prints a line above the bar and redraws it.
   const bars = new cliProgress.MultiBar(
     {
-      format: "{bar} {value}/{total} | reward {reward} | pass {pass} | held-out {heldout} | {phase} | {elapsed} elapsed, {eta}",
+      // What is happening and when it ends first: a narrow terminal cuts the end of the line.
+      format: "{bar} {value}/{total} | {phase} | {elapsed}, {eta} | reward {reward} pass {pass} held-out {heldout}",
       hideCursor: true,
       clearOnComplete: false,
-      barsize: 20,
+      barsize: 16,
     },
     cliProgress.Presets.shades_classic,
   );

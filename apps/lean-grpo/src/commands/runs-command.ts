@@ -1,11 +1,18 @@
 // `lean-grpo runs [list | show ID | watch ID]`: the runs an orchestrator knows, through
-// OrchestratorService — a remote one (`--url`), or one started here on loopback over
-// `--runs-dir` (the same gRPC path either way).
+// OrchestratorService of a remote one (`--url`), or else read from `--runs-dir` by the
+// orchestrator's own run manager in this process: a command that only reads starts no server.
 import type { Command } from "commander";
 import { toJson } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { OrchestratorService, RunSchema, RunState, StepTimingsSchema, type Run } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { createLogger, createServiceClient, loadConfig, serve } from "@lean-grpo/kit";
+import {
+  OrchestratorService,
+  RunSchema,
+  RunState,
+  StepTimingsSchema,
+  type Run,
+  type WatchRunResponse,
+} from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import { createServiceClient, loadConfig } from "@lean-grpo/kit";
 import { OrchestratorConfigSchema } from "@lean-grpo/orchestrator";
 import { createOrchestratorService } from "@lean-grpo/orchestrator";
 
@@ -40,30 +47,16 @@ export async function runsCommand(
   if (!(ACTIONS as readonly string[]).includes(action)) throw new Error(`unknown runs action "${action}"; accepted: ${ACTIONS.join(", ")}`);
   if (action !== "list" && !id) throw new Error(`runs ${action} needs a run id`);
   const json = options.json ?? !process.stdout.isTTY;
-  const local = options.url
-    ? undefined
-    : await serve({
-        name: "orchestrator",
-        logger: quietLogger(),
-        services: [createOrchestratorService(loadConfig(OrchestratorConfigSchema, { flags: { runs_dir: options.runsDir } }))],
-        config: loadConfig(OrchestratorConfigSchema, { flags: { server: { port: 0, shutdown: { drain_delay_ms: 0 } } } }).server,
-      });
-  const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [options.url ?? local!.url] });
+  const source = options.url ? remoteRuns(options.url) : localRuns(options.runsDir);
   try {
     if (action === "list") {
-      const runs: Run[] = [];
-      let pageToken = "";
-      do {
-        const page = await client.listRuns({ pageToken });
-        runs.push(...page.runs);
-        pageToken = page.nextPageToken;
-      } while (pageToken);
+      const runs = await source.list();
       write(json ? runs.map((r) => `${JSON.stringify(toJson(RunSchema, r))}\n`).join("") : runTable(runs));
     } else if (action === "show") {
-      const { run } = await client.getRun({ runId: id! });
-      write(json ? `${JSON.stringify(toJson(RunSchema, run!))}\n` : describeRun(run!));
+      const run = await source.get(id!);
+      write(json ? `${JSON.stringify(toJson(RunSchema, run))}\n` : describeRun(run, process.stdout.columns ?? 100));
     } else {
-      for await (const event of client.watchRun({ runId: id!, fromStart: true })) {
+      for await (const event of source.watch(id!)) {
         const e = event.event;
         if (json) {
           const value =
@@ -90,16 +83,47 @@ export async function runsCommand(
       }
     }
   } finally {
-    transport.close();
-    await local?.shutdown();
+    source.close();
   }
 }
 
-/** The local orchestrator is a detail of this command: its start/stop lines would only be noise. */
-function quietLogger() {
-  const logger = createLogger("orchestrator");
-  if (!process.env.LOG_LEVEL && logger.level !== "silent") logger.level = "warn";
-  return logger;
+/** What `runs` reads runs from: an orchestrator over gRPC, or the run manager over a runs folder. */
+interface RunsSource {
+  list(): Promise<Run[]>;
+  get(id: string): Promise<Run>;
+  watch(id: string): AsyncIterable<WatchRunResponse>;
+  close(): void;
+}
+
+function remoteRuns(url: string): RunsSource {
+  const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [url] });
+  return {
+    async list() {
+      const runs: Run[] = [];
+      let pageToken = "";
+      do {
+        const page = await client.listRuns({ pageToken });
+        runs.push(...page.runs);
+        pageToken = page.nextPageToken;
+      } while (pageToken);
+      return runs;
+    },
+    get: async (id) => (await client.getRun({ runId: id })).run!,
+    watch: (id) => client.watchRun({ runId: id, fromStart: true }),
+    close: () => transport.close(),
+  };
+}
+
+function localRuns(runsDir: string): RunsSource {
+  // The same RunManager that answers ListRuns/GetRun/WatchRun, over the same files.
+  const { runs } = createOrchestratorService(loadConfig(OrchestratorConfigSchema, { flags: { runs_dir: runsDir } }));
+  const stop = new AbortController();
+  return {
+    list: () => runs.list(),
+    get: (id) => runs.get(id),
+    watch: (id) => runs.watch(id, true, stop.signal),
+    close: () => stop.abort(),
+  };
 }
 
 function fmt(x: number | undefined): string {
@@ -136,8 +160,9 @@ function runTable(runs: Run[]): string {
     .join("");
 }
 
-function describeRun(run: Run): string {
-  const lines = [
+/** `key  value` lines, keys in one column, values wrapped to the terminal so nothing runs into its key. */
+export function describeRun(run: Run, width: number): string {
+  const lines: [string, string][] = [
     ["run", run.id],
     ["state", RunState[run.state]],
     ["algorithm", run.algorithm],
@@ -146,10 +171,40 @@ function describeRun(run: Run): string {
     ["dataset", run.dataset],
     ["outputs", run.outputDir],
     ["report", `${run.outputDir}/report.html`],
-    ...(run.error ? [["error", run.error]] : []),
+    ...(run.error ? [["error", run.error] as [string, string]] : []),
     ...Object.entries(run.lastMetrics)
       .sort(([a], [b]) => a.localeCompare(b))
-      .map(([k, v]) => [k, String(v)]),
+      .map(([k, v]) => [k, Number.isInteger(v) ? String(v) : v.toPrecision(4)] as [string, string]),
   ];
-  return lines.map(([k, v]) => `${k!.padEnd(24)}${v}\n`).join("");
+  const keyWidth = Math.max(...lines.map(([k]) => k.length)) + 2;
+  const valueWidth = Math.max(20, width - keyWidth);
+  return lines
+    .map(([k, v]) =>
+      wrapValue(v, valueWidth)
+        .map((part, i) => `${(i === 0 ? k : "").padEnd(keyWidth)}${part}\n`)
+        .join(""),
+    )
+    .join("");
+}
+
+function wrapValue(text: string, width: number): string[] {
+  const parts: string[] = [];
+  let line = "";
+  for (const word of text.split(/\s+/)) {
+    if (line && line.length + 1 + word.length > width) {
+      parts.push(line);
+      line = "";
+    }
+    // A word longer than the width (a path) is cut, not left to overflow.
+    let rest = word;
+    while (rest.length > width) {
+      if (line) parts.push(line);
+      parts.push(rest.slice(0, width));
+      rest = rest.slice(width);
+      line = "";
+    }
+    line = line ? `${line} ${rest}` : rest;
+  }
+  if (line || parts.length === 0) parts.push(line);
+  return parts;
 }

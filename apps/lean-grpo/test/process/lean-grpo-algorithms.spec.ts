@@ -1,14 +1,14 @@
-// `lean-grpo algorithms` asks a learner (started on loopback) for its algorithms
-// over gRPC and prints them; --json gives the ListAlgorithms answer.
+// `lean-grpo algorithms` reads the learner's algorithms (its ListAlgorithms handler, in
+// process: no server starts) and prints them; --json gives the ListAlgorithms answer.
 import { describe, expect, it } from "vitest";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { repoRoot } from "../../../../tests/support/interop-verifier.js";
 
-const run = (args: string[]) =>
+const run = (args: string[], env: Record<string, string> = { LOG_LEVEL: "warn" }) =>
   promisify(execFile)(process.execPath, [`${repoRoot}apps/lean-grpo/bin/lean-grpo.mjs`, "algorithms", ...args], {
     cwd: repoRoot,
-    env: { ...process.env, LOG_LEVEL: "warn" },
+    env: { ...process.env, ...env },
   });
 
 describe("lean-grpo algorithms", () => {
@@ -27,5 +27,11 @@ describe("lean-grpo algorithms", () => {
     for (const name of ["grpo", "drgrpo", "dapo", "gspo", "dgpo"]) expect(stdout).toMatch(new RegExp(`^${name}\\s`, "m"));
     expect(stdout).toContain("kl_estimator");
     expect(stdout).toContain("seed schulman = k3");
+  });
+
+  it("starts no server to read them (no serving log line, even at info)", async () => {
+    const { stdout, stderr } = await run([], { LOG_LEVEL: "info" });
+    expect(stdout).toContain("dapo");
+    expect(stderr).not.toMatch(/"msg"/);
   });
 });

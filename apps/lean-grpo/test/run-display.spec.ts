@@ -1,0 +1,75 @@
+// What `lean-grpo train` prints: the progress bar's ETA and phase, and the summary of a run
+// that ended (its width, its held-out line, and what to do next).
+import { create } from "@bufbuild/protobuf";
+import { RunSchema, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import { describe, expect, it } from "vitest";
+import { runAdvice } from "../src/commands/run-advice.js";
+import { currentPhase, estimateRemaining, formatDuration, type ProgressPlan } from "../src/commands/run-progress.js";
+import { runSummaryTable } from "../src/commands/run-summary.js";
+
+const plan: ProgressPlan = { runId: "r", totalSteps: 20, startStep: 0, evaluatesAt: (s) => s === 0 || s % 10 === 0 || s === 20 };
+
+describe("progress", () => {
+  it("has no ETA before a step is done, then time per step (evaluations included) times the steps left", () => {
+    expect(estimateRemaining(12, 0, 20)).toBeUndefined();
+    expect(estimateRemaining(30, 3, 17)).toBe(170);
+    expect(formatDuration(0.4)).toBe("0s");
+    expect(formatDuration(75)).toBe("1m15s");
+    expect(formatDuration(3725)).toBe("1h02m");
+  });
+
+  it("says what the run is doing: the first evaluation, then each step and whether it evaluates", () => {
+    expect(currentPhase(plan, 0, false)).toBe("held-out eval before step 1");
+    expect(currentPhase(plan, 0, true)).toBe("step 1");
+    expect(currentPhase(plan, 9, true)).toBe("step 10 + held-out eval");
+    expect(currentPhase(plan, 20, true)).toBe("finishing");
+  });
+});
+
+describe("run summary", () => {
+  const failed = create(RunSchema, {
+    id: "run-1",
+    state: RunState.FAILED,
+    totalSteps: 20n,
+    outputDir: "/runs/run-1",
+    error: `learner: FAILED_PRECONDITION model.dir "models/nope" does not exist ${"and a long explanation ".repeat(10)}`,
+  });
+
+  it("offers no resume for a run that never checkpointed, and resume for one that did", () => {
+    expect(runAdvice(failed, false)).toMatch(/start a new run \(no step was checkpointed/);
+    expect(runAdvice(failed, false)).not.toContain("--resume");
+    const later = create(RunSchema, { ...failed, lastCheckpointStep: 10n, step: 12n });
+    expect(runAdvice(later, true)).toBe(
+      "fix the cause named in the error, then lean-grpo train --resume run-1 continues from the checkpoint of step 10",
+    );
+    expect(runAdvice(create(RunSchema, { ...later, state: RunState.STOPPED }), true)).toMatch(/^lean-grpo train --resume run-1/);
+    expect(runAdvice(create(RunSchema, { ...later, state: RunState.COMPLETED }), true)).toBeUndefined();
+  });
+
+  it("fits a width, wraps the error, tells an eval section that never ran from none", () => {
+    const text = runSummaryTable(failed, [], [], { evalConfigured: true, advice: runAdvice(failed, false), width: 100 });
+    const widths = text.split("\n").map((l) => l.length);
+    expect(Math.max(...widths)).toBeLessThanOrEqual(100);
+    expect(text).toContain("no evaluation finished");
+    expect(text).not.toContain("no eval section");
+    expect(text).toMatch(/│ next\s+│ fix the cause/);
+    expect(runSummaryTable(failed, [], [], { evalConfigured: false })).toContain("no eval section");
+  });
+});
+
+describe("runs show", () => {
+  it("keeps long keys apart from their values and wraps long values under the value column", async () => {
+    const { describeRun } = await import("../src/commands/runs-command.js");
+    const run = create(RunSchema, {
+      id: "r",
+      state: RunState.FAILED,
+      error: "x ".repeat(60).trim(),
+      lastMetrics: { completion_clipped_ratio: 0, reward_mean: 0.123456789 },
+    });
+    const text = describeRun(run, 60);
+    expect(text).toMatch(/^completion_clipped_ratio {2}0$/m);
+    expect(text).toMatch(/^reward_mean {15}0\.1235$/m);
+    for (const line of text.trimEnd().split("\n")) expect(line.length).toBeLessThanOrEqual(60);
+    expect(text.split("\n").filter((l) => /^ {26}x/.test(l)).length).toBeGreaterThan(0);
+  });
+});
