@@ -25,6 +25,15 @@ export const InferenceConfigSchema = z
         max_concurrency: z.number().int().positive().default(64),
         /** Retries of 408/409/429/5xx and connection errors, with backoff, within the deadline. */
         max_retries: z.number().int().min(0).max(10).default(3),
+        /**
+         * How the operator started vLLM: `--logprobs-mode processed_logprobs` (logprobs of the
+         * distribution sampled: after temperature, top-k, top-p) or vLLM's default raw_logprobs
+         * (of the raw logits). The learner needs the processed ones, so with raw_logprobs a
+         * Generate that samples at T ≠ 1 or with top-k/top-p is refused naming this key (its
+         * logprobs would be of another distribution). The default is vLLM's own: a mismatched
+         * run is refused at start, never trained quietly.
+         */
+        logprobs_mode: z.enum(["raw_logprobs", "processed_logprobs"]).default("raw_logprobs"),
         /** How often health probes vLLM's /health, ms. */
         health_interval_ms: z.number().int().positive().default(5_000),
       })

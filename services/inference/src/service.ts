@@ -37,6 +37,7 @@ export function createInferenceService(config: InferenceConfig): ServiceRegistra
     ...(config.vllm.tokenizer_dir ? { tokenizerDir: config.vllm.tokenizer_dir } : {}),
     maxConcurrency: config.vllm.max_concurrency,
     maxRetries: config.vllm.max_retries,
+    logprobsMode: config.vllm.logprobs_mode,
   });
   return {
     service: InferenceService,

@@ -17,6 +17,7 @@ import { createInferenceService } from "../src/service.js";
 import {
   applyChatTemplate,
   sampledToken,
+  processedTokenLogprob,
   startVllmStandIn,
   tokenizeText,
   tokenLogprob,
@@ -63,7 +64,10 @@ const codeOf = (p: Promise<unknown>) =>
 
 describe("Generate on vLLM", () => {
   it("sends token ids and sampling to /v1/completions and returns every completion's token ids and logprobs", async () => {
-    const { client, vllm } = await start();
+    const { client, vllm } = await start({
+      overrides: ["vllm.logprobs_mode=processed_logprobs"],
+      standIn: { logprobsMode: "processed_logprobs" },
+    });
     const prompt = [1, 50, 51, 52];
     const res = await client.generate({
       prompt: { kind: { case: "tokenIds", value: { ids: prompt } } },
@@ -90,12 +94,32 @@ describe("Generate on vLLM", () => {
       const expected = Array.from({ length: 5 }, (_, pos) => sampledToken(42, "", prompt, i, pos));
       expect(completion.index).toBe(i);
       expect(completion.tokenIds).toEqual(expected);
-      expected.forEach((t, k) => expect(completion.logprobs[k]).toBeCloseTo(tokenLogprob(t), 6));
+      // vLLM started with --logprobs-mode processed_logprobs: logprobs of the distribution sampled.
+      expected.forEach((t, k) => expect(completion.logprobs[k]).toBeCloseTo(processedTokenLogprob(t, 0.7), 5));
       expect(completion.finishReason).toBe(FinishReason.LENGTH);
       expect(completion.text).toBe(Buffer.from(expected.map((t) => t - 3)).toString());
     }
     expect(res.usage).toMatchObject({ promptTokens: 4, completionTokens: 15 });
     expect(res.model).toBe("Qwen/Qwen2.5-0.5B-Instruct");
+  });
+
+  it("refuses, naming vllm.logprobs_mode, to sample at T ≠ 1 or with top-k/top-p from a vLLM that reports raw logprobs", async () => {
+    const { client, vllm } = await start();
+    const prompt = { kind: { case: "tokenIds" as const, value: { ids: [1, 50] } } };
+    for (const sampling of [{ temperature: 0.7 }, { topP: 0.9 }, { topK: 20 }]) {
+      const refused = client.generate({ prompt, n: 1, sampling: { maxTokens: 2, stop: [], ...sampling } });
+      await expect(refused).rejects.toMatchObject({ code: Code.FailedPrecondition });
+      await expect(refused).rejects.toThrow(/vllm\.logprobs_mode is raw_logprobs.*--logprobs-mode processed_logprobs/);
+      const stream = (async () => {
+        for await (const _ of client.generateStream({ prompt, n: 1, sampling: { maxTokens: 2, stop: [], ...sampling } }));
+      })();
+      await expect(stream).rejects.toMatchObject({ code: Code.FailedPrecondition });
+    }
+    expect(completionRequests(vllm)).toHaveLength(0);
+    // T = 1 without truncation, and greedy decoding, are the same under raw logprobs.
+    const plain = await client.generate({ prompt, n: 1, sampling: { maxTokens: 2, temperature: 1, stop: [] } });
+    expect(plain.completions[0]!.logprobs[0]).toBeCloseTo(tokenLogprob(plain.completions[0]!.tokenIds[0]!), 6);
+    await client.generate({ prompt, n: 1, sampling: { maxTokens: 2, temperature: 0, topP: 0.5, stop: [] } });
   });
 
   it("tokenizes text and chat prompts with vLLM's own /tokenize, so the ids are the ones vLLM used", async () => {

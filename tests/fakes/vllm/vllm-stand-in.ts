@@ -21,6 +21,12 @@ export interface StandInOptions {
   failNext?: { count: number; status: number };
   /** Delay before answering generation requests, ms. */
   delayMs?: number;
+  /**
+   * vLLM's `--logprobs-mode`, fixed at start: raw_logprobs (vLLM's default) reports the raw
+   * logit's logprob whatever the temperature; processed_logprobs the logprob after temperature
+   * (and top-k/top-p), here tokenLogprob(t) / temperature.
+   */
+  logprobsMode?: "raw_logprobs" | "processed_logprobs";
 }
 
 export interface RecordedRequest {
@@ -52,6 +58,11 @@ export function applyChatTemplate(messages: { role: string; content: string }[])
 
 export function tokenLogprob(token: number): number {
   return -(1 + (token % 7)) / 10;
+}
+
+/** The stand-in's processed logprob of a token sampled at `temperature` (> 0). */
+export function processedTokenLogprob(token: number, temperature: number): number {
+  return tokenLogprob(token) / temperature;
 }
 
 /** The token the stand-in samples at a position: predictable from the request. */
@@ -179,14 +190,17 @@ export async function startVllmStandIn(options: StandInOptions = {}): Promise<Vl
       prompt_tokens_details: null,
     };
     const id = `cmpl-${Math.random().toString(16).slice(2)}`;
+    const temperature = typeof body.temperature === "number" && body.temperature > 0 ? body.temperature : 1;
+    const logprobOf = (t: number) =>
+      options.logprobsMode === "processed_logprobs" ? processedTokenLogprob(t, temperature) : tokenLogprob(t);
     const logprobsOf = (ids: number[]) =>
       body.logprobs == null
         ? null
         : {
             text_offset: ids.map((_, i) => i),
-            token_logprobs: ids.map(tokenLogprob),
+            token_logprobs: ids.map(logprobOf),
             tokens: ids.map((t) => (body.return_tokens_as_token_ids ? `token_id:${t}` : detokenize([t]))),
-            top_logprobs: ids.map((t) => ({ [body.return_tokens_as_token_ids ? `token_id:${t}` : detokenize([t])]: tokenLogprob(t) })),
+            top_logprobs: ids.map((t) => ({ [body.return_tokens_as_token_ids ? `token_id:${t}` : detokenize([t])]: logprobOf(t) })),
           };
 
     if (!body.stream) {

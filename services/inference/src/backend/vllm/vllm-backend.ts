@@ -13,6 +13,7 @@ import { choiceLogprobs, choiceTokenIds, finishReason, stopReason, type VllmChoi
 import { vllmError } from "./vllm-errors.js";
 import { ModelTokenizer } from "@lean-grpo/lm/tokenizer";
 import { tokenizeLocally } from "../tokenize-locally.js";
+import { checkLogprobsMode, type VllmLogprobsMode } from "./logprobs-mode.js";
 
 export interface VllmBackendOptions {
   /** Root URL, e.g. http://127.0.0.1:8000 (the SDK talks to <url>/v1). */
@@ -24,6 +25,8 @@ export interface VllmBackendOptions {
   tokenizerDir?: string;
   maxConcurrency: number;
   maxRetries: number;
+  /** How vLLM was started (`--logprobs-mode`); default raw_logprobs, vLLM's. */
+  logprobsMode?: VllmLogprobsMode;
 }
 
 interface VllmModel {
@@ -136,6 +139,7 @@ export function createVllmBackend(options: VllmBackendOptions): InferenceBackend
     detokenize,
 
     async generate(input: GenerateInput): Promise<GenerateOutput> {
+      checkLogprobsMode(options.logprobsMode ?? "raw_logprobs", input.sampling);
       const model = (await baseModel(input.signal)).id;
       const res = await call(input.signal, () =>
         client.completions.create(completionBody(input, model, false) as unknown as OpenAI.CompletionCreateParamsNonStreaming, {
@@ -161,6 +165,7 @@ export function createVllmBackend(options: VllmBackendOptions): InferenceBackend
     },
 
     async *generateStream(input: GenerateInput): AsyncIterable<StreamDelta> {
+      checkLogprobsMode(options.logprobsMode ?? "raw_logprobs", input.sampling);
       const model = (await baseModel(input.signal)).id;
       const stream = await call(input.signal, () =>
         client.completions.create(completionBody(input, model, true) as unknown as OpenAI.CompletionCreateParamsStreaming, {
