@@ -1,9 +1,12 @@
 // bench/learner: one LoRA training step (forward, backward, Adam) of the fixed model of
 // learner-facts §2 on the tfjs cpu and wasm backends, and the same step in PyTorch
 // (bench/learner/torch_step.py, Debian python3-torch) when /usr/bin/python3 has torch,
-// side by side with the ratio; then decoding tokens/s with and without the KV cache.
+// side by side with the ratio; one TrainStep through gRPC on each learner service (TS and
+// PyTorch, grpc-train-step.ts) at two model widths, with the BLAS the PyTorch one loaded;
+// then decoding tokens/s with and without the KV cache.
 // Prints JSON. Usage:
 //   npx tsx bench/learner/main.ts [--backends wasm,cpu] [--steps 3] [--cpu-steps 1] [--decode-tokens 32]
+//                                 [--grpc-widths 128,256] [--grpc-steps 2]
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -22,6 +25,7 @@ import {
   type BackendName,
   type LinearModule,
 } from "@lean-grpo/lm";
+import { grpcTrainStep } from "./grpc-train-step.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -29,6 +33,8 @@ const { values: args } = parseArgs({
     steps: { type: "string", default: "3" },
     "cpu-steps": { type: "string", default: "1" },
     "decode-tokens": { type: "string", default: "32" },
+    "grpc-widths": { type: "string", default: "128,256" },
+    "grpc-steps": { type: "string", default: "2" },
   },
 });
 
@@ -205,6 +211,39 @@ for (const backend of backends) {
 }
 const torchOneThread = torchTrainStep(1, 1, steps);
 const torchTwoThreads = torchTrainStep(2, 1, steps);
+const grpcPython = "/usr/bin/python3";
+const grpcUnavailable =
+  spawnSync(grpcPython, ["-c", "import torch, grpc, google.protobuf"]).status === 0
+    ? null
+    : `${grpcPython} lacks torch, grpcio or protobuf (apt-get install python3-torch python3-grpcio python3-protobuf libopenblas0-pthread)`;
+const grpcSteps = [];
+for (const width of args["grpc-widths"]!.split(",").map(Number)) {
+  // The bench model at this width: head_dim 64 (width / 64 query heads, half as many kv heads), MLP 4x.
+  const heads = Math.max(1, width / 64);
+  grpcSteps.push(
+    await grpcTrainStep(
+      {
+        config: {
+          ...CONFIG,
+          hidden_size: width,
+          intermediate_size: 4 * width,
+          num_attention_heads: heads,
+          num_key_value_heads: Math.max(1, heads / 2),
+        },
+        groups: 2,
+        groupSize: BATCH / 2,
+        promptTokens: PROMPT_TOKENS,
+        completionTokens: COMPLETION_TOKENS,
+        lora: { rank: LORA.rank, alpha: LORA.alpha, target_modules: LORA.targetModules },
+        warmup: 1,
+        steps: Number(args["grpc-steps"]),
+        torchThreads: { threads: 1, blas_threads: 2 },
+      },
+      grpcPython,
+      grpcUnavailable,
+    ),
+  );
+}
 const ratios: Record<string, number> = {};
 for (const [name, result] of Object.entries(tfjs)) {
   if ("medianMs" in torchOneThread) ratios[`tfjs-${name} / torch-1-thread`] = round(result.medianMs / torchOneThread.medianMs);
@@ -223,6 +262,8 @@ console.log(
         ratios,
         goal: "tfjs-wasm / torch-1-thread <= 4",
       },
+      // The two learner services over gRPC (grpo, 8 × 128 tokens): TS (tfjs-wasm) vs PyTorch (1 torch + 2 OpenBLAS threads).
+      grpcTrainStep: grpcSteps,
       decode: await decodeThroughput(Number(args["decode-tokens"])),
     },
     null,
