@@ -3,6 +3,7 @@
 // checks a run's `algorithm` section against the learner and asks it what "auto" dynamic
 // sampling means.
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { ParameterInfo } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { AlgorithmInfo } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import type { MeshClients } from "./mesh-clients.js";
 import type { RunConfig } from "./run-config.js";
@@ -17,7 +18,7 @@ export async function describeAlgorithm(clients: MeshClients, config: RunConfig)
       Code.InvalidArgument,
     );
   }
-  const known = new Set(algorithm.params.map((p) => p.name));
+  const known = new Set(algorithm.params.flatMap((p) => [p.name, ...aliasesOf(p)]));
   const unknown = Object.keys(config.algorithm.config).filter((key) => !known.has(key));
   if (unknown.length > 0) {
     throw new ConnectError(
@@ -25,7 +26,40 @@ export async function describeAlgorithm(clients: MeshClients, config: RunConfig)
       Code.InvalidArgument,
     );
   }
+  checkOneTemperature(config);
   return algorithm;
+}
+
+/**
+ * The other names a learner accepts for a knob. ParameterInfo has no field for them; both
+ * learners end the description with "[also accepted as: a, b]" (the learner's ListAlgorithms).
+ */
+export function aliasesOf(param: ParameterInfo): string[] {
+  const match = /\[also accepted as: ([^\]]+)\]\s*$/.exec(param.description);
+  return match
+    ? match[1]!
+        .split(",")
+        .map((a) => a.trim())
+        .filter((a) => a.length > 0)
+    : [];
+}
+
+/**
+ * training.temperature is the one source of the sampling temperature (it reaches the learner
+ * as TrainStepHeader.sampling); an algorithm.config.temperature that says otherwise is refused
+ * here rather than by the learner at the first step.
+ */
+function checkOneTemperature(config: RunConfig): void {
+  const knob = config.algorithm.config.temperature;
+  if (knob === undefined) return;
+  const sampled = config.training.temperature === 0 ? 1 : config.training.temperature;
+  if (typeof knob !== "number" || Math.abs(knob - sampled) > 1e-6 * Math.max(1, sampled)) {
+    throw new ConnectError(
+      `algorithm.config.temperature is ${JSON.stringify(knob)} but training.temperature is ${config.training.temperature}: ` +
+        "the learner scores under the distribution the sampler drew from; set training.temperature and leave algorithm.config.temperature out",
+      Code.InvalidArgument,
+    );
+  }
 }
 
 const DYNAMIC_SAMPLING_KNOB = "dynamic_sampling";

@@ -64,7 +64,7 @@ export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: str
               n: training.num_generations,
               adapter: ctx.adapter,
               requestId: `${ctx.runId}/${groupId}`,
-              sampling: { maxTokens: training.max_tokens, temperature: training.temperature, topP: training.top_p, seed: BigInt(seed) },
+              sampling: { maxTokens: training.max_tokens, temperature: training.temperature, topP: training.top_p, topK: training.top_k, seed: BigInt(seed) },
             },
             { signal: ctx.signal },
           ),

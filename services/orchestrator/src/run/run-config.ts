@@ -42,7 +42,14 @@ export const RunConfigSchema = z
         /** Completions per prompt (G). */
         num_generations: z.number().int().min(2).default(8),
         max_tokens: z.number().int().positive().default(64),
+        /**
+         * The sampling distribution (logits / temperature, then top_k, then top_p, renormalised):
+         * rollouts sample from it and the learner computes every logprob, KL and importance weight
+         * under it (TrainStepHeader.sampling). 0 is greedy.
+         */
         temperature: z.number().min(0).default(1),
+        /** Keep only the k most likely tokens; 0 keeps all. */
+        top_k: z.number().int().min(0).default(0),
         top_p: z.number().gt(0).max(1).default(1),
         /** Seeds the data order and the sampler; a resumed run replays the same order. */
         seed: z.number().int().min(0).default(0),

@@ -138,6 +138,7 @@ async function runTrajectory(
                       maxTokens: training.max_tokens,
                       temperature: training.temperature,
                       topP: training.top_p,
+                      topK: training.top_k,
                       seed: BigInt(turnSeed(groupSeed, index, turn)),
                       stop: ["\n"],
                     },

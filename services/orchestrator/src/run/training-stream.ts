@@ -18,6 +18,17 @@ export function stepAlgorithmConfig(config: RunConfig): Record<string, unknown> 
   return { ...knobs, importance_sampling_cap: ASYNC_IMPORTANCE_SAMPLING_CAP };
 }
 
+/**
+ * TrainStepHeader.sampling from the run's sampling settings, as rollouts sent them to the
+ * inference service (training.temperature, top_k, top_p). Greedy (T = 0) is sent as unset
+ * (T = 1, no truncation): samplers report greedy tokens' logprobs under that full distribution.
+ */
+export function stepSampling(config: RunConfig): { temperature: number; topK: number; topP: number } {
+  const { temperature, top_k: topK, top_p: topP } = config.training;
+  if (temperature === 0) return { temperature: 0, topK: 0, topP: 0 };
+  return { temperature, topK, topP };
+}
+
 export function sampleCount(groups: readonly RolloutGroup[]): number {
   return groups.reduce((n, g) => n + g.samples.length, 0);
 }
@@ -42,6 +53,8 @@ export async function* trainingStream(
         // Tactic mode sends one sample per turn, so a group's size varies with its
         // trajectories' lengths: 0 skips the learner's group-size check.
         numGenerations: config.training.mode === "tactic" ? 0 : config.training.num_generations,
+        // The distribution the rollouts were drawn from: the learner scores every logprob under it.
+        sampling: stepSampling(config),
       },
     },
   };

@@ -1,0 +1,62 @@
+// The run's sampling settings and algorithm keys as the orchestrator checks and sends them:
+// the seed aliases a learner lists are accepted, a second temperature that disagrees is
+// refused naming both keys, and every sampling setting goes into TrainStepHeader.sampling.
+import { create } from "@bufbuild/protobuf";
+import type { ConnectError } from "@connectrpc/connect";
+import { AlgorithmInfoSchema } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
+import { describe, expect, it } from "vitest";
+import { aliasesOf, describeAlgorithm } from "../src/run/learner-algorithm.js";
+import type { MeshClients } from "../src/run/mesh-clients.js";
+import { RunConfigSchema } from "../src/run/run-config.js";
+import { stepSampling, trainingStream } from "../src/run/training-stream.js";
+
+// As both learners describe a knob with aliases (ListAlgorithms).
+const grpo = create(AlgorithmInfoSchema, {
+  name: "grpo",
+  params: [
+    { name: "temperature", type: "number", description: "sampling temperature" },
+    { name: "epsilon", type: "number", description: "lower clip [also accepted as: clip_low]" },
+    { name: "epsilon_high", type: "number", description: "upper clip [also accepted as: clip_high]" },
+    { name: "importance_sampling_cap", type: "number", description: "TIS cap [also accepted as: truncated_is]" },
+  ],
+});
+const clients = {
+  withRetry: (_: string, call: () => unknown) => call(),
+  learner: { listAlgorithms: async () => ({ algorithms: [grpo] }) },
+} as unknown as MeshClients;
+const run = (config: Record<string, unknown>, training: Record<string, unknown> = {}) =>
+  RunConfigSchema.parse({ algorithm: { name: "grpo", config }, training });
+
+describe("algorithm keys", () => {
+  it("reads the aliases from a knob's description", () => {
+    expect(aliasesOf(grpo.params[1]!)).toEqual(["clip_low"]);
+    expect(aliasesOf(grpo.params[0]!)).toEqual([]);
+  });
+
+  it("accepts the seed aliases truncated_is, clip_low and clip_high", async () => {
+    await expect(describeAlgorithm(clients, run({ truncated_is: 2, clip_low: 0.2, clip_high: 0.28 }))).resolves.toBe(grpo);
+  });
+
+  it("still refuses an unknown key, listing names and aliases", async () => {
+    await expect(describeAlgorithm(clients, run({ truncated_iz: 2 }))).rejects.toThrow(/unknown key truncated_iz .*truncated_is/);
+  });
+
+  it("refuses algorithm.config.temperature that disagrees with training.temperature, naming both", async () => {
+    const error = await describeAlgorithm(clients, run({ temperature: 1 }, { temperature: 0.7 })).catch((e) => e as ConnectError);
+    expect(String(error)).toMatch(/algorithm\.config\.temperature is 1 but training\.temperature is 0\.7/);
+    await expect(describeAlgorithm(clients, run({ temperature: 0.7 }, { temperature: 0.7 }))).resolves.toBe(grpo);
+  });
+});
+
+describe("TrainStepHeader.sampling", () => {
+  it("carries training.temperature, top_k and top_p", async () => {
+    const config = run({}, { temperature: 0.7, top_k: 20, top_p: 0.9 });
+    expect(stepSampling(config)).toEqual({ temperature: 0.7, topK: 20, topP: 0.9 });
+    const first = await trainingStream("r", config, []).next();
+    expect(first.value).toMatchObject({ part: { case: "header", value: { sampling: { temperature: 0.7, topK: 20, topP: 0.9 } } } });
+  });
+
+  it("sends greedy (T = 0) as the unset distribution: what samplers report greedy logprobs under", () => {
+    expect(stepSampling(run({}, { temperature: 0, top_k: 5, top_p: 0.5 }))).toEqual({ temperature: 0, topK: 0, topP: 0 });
+  });
+});
