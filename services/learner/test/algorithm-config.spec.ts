@@ -68,6 +68,16 @@ describe("algorithm registry and algorithm_config", () => {
     expect(algorithmNamed("grpo").resolve({ truncated_is: 2 }).importanceSamplingCap).toBe(2);
     expect(algorithmNamed("drgrpo").resolve({ clip_low: 0.1, clip_high: 0.3 })).toMatchObject({ epsilonLow: 0.1, epsilonHigh: 0.3 });
   });
+
+  it("refuses kl_estimator where beta is 0 (no KL term for it to shape), naming both", () => {
+    for (const name of ["drgrpo", "dapo", "gspo"]) {
+      expect(() => algorithmNamed(name).resolve({ kl_estimator: "k1" })).toThrow(
+        /sets kl_estimator but beta is 0.*set beta > 0 or leave kl_estimator out/,
+      );
+    }
+    expect(() => algorithmNamed("grpo").resolve({ kl_estimator: "k2", beta: 0 })).toThrow(/beta is 0/);
+    expect(algorithmNamed("dapo").resolve({ kl_estimator: "k1", beta: 0.01 }).klEstimator).toBe("k1");
+  });
 });
 
 describe("advantages (grpo-math §2.3 test vectors)", () => {

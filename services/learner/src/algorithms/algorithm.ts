@@ -2,6 +2,7 @@
 // keys, and how those keys resolve to loss settings. The losses themselves are shared
 // (policy-loss.ts); an algorithm is the point in the knob space that the literature
 // defines (grpo-math §13), with the knobs a caller may still turn.
+import { AlgorithmConfigError } from "./algorithm-config-error.js";
 import type { LossSettings } from "./loss-settings.js";
 import { resolveParameters, type ParameterSpec, type ParameterValue } from "./parameters.js";
 
@@ -37,6 +38,20 @@ export function defineAlgorithm(definition: {
     title: definition.title,
     summary: definition.summary,
     parameters: definition.parameters,
-    resolve: (config) => definition.settings(resolveParameters(definition.name, definition.parameters, config)),
+    resolve: (config) =>
+      refuseInertKnobs(definition.name, config, definition.settings(resolveParameters(definition.name, definition.parameters, config))),
   };
+}
+
+/**
+ * A knob the caller set that cannot change anything is refused rather than ignored:
+ * kl_estimator only shapes the KL term, which β = 0 (drgrpo, dapo and gspo's default) removes.
+ */
+function refuseInertKnobs(algorithm: string, config: Readonly<Record<string, unknown>>, settings: LossSettings): LossSettings {
+  if ("kl_estimator" in config && settings.beta === 0) {
+    throw new AlgorithmConfigError(
+      `algorithm_config sets kl_estimator but beta is 0 for "${algorithm}", so there is no KL term for it to shape; set beta > 0 or leave kl_estimator out`,
+    );
+  }
+  return settings;
 }
