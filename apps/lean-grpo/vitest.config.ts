@@ -4,6 +4,7 @@ export default defineProject({
   test: {
     name: "cli",
     include: ["src/**/*.spec.ts", "test/**/*.spec.ts"],
+    setupFiles: ["test/support/quiet-tfjs-banner.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

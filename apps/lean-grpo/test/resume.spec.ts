@@ -10,6 +10,7 @@ import type { StepRecord } from "@lean-grpo/orchestrator";
 import { freePort, startLearnerProcess, type LearnerProcess } from "./support/learner-process.js";
 import { meshFixture, tinyTraining, type MeshFixture } from "./support/mesh-fixture.js";
 import { watchToEnd, withMesh } from "./support/orchestrator-client.js";
+import { runAdvice } from "../src/commands/run-advice.js";
 
 const STEPS = 5;
 // "shaped" gives partial credit, so groups have reward variance and every step moves the adapter.
@@ -88,7 +89,9 @@ describe("resume", () => {
       });
       expect(lost.state).toBe(RunState.STOPPED);
       expect(lost.error).toMatch(/lost the learner service at http:\/\/127\.0\.0\.1:\d+/);
-      expect(lost.error).toContain("resume with --resume killed");
+      // The error says what failed; the CLI's advice (from state and checkpoint) says how to go on.
+      expect(lost.error).not.toContain("--resume");
+      expect(runAdvice(lost, true)).toMatch(/^lean-grpo train --resume killed continues from the checkpoint of step [24]$/);
       expect(Number(lost.step)).toBeLessThan(STEPS);
       const checkpoint = Number(lost.lastCheckpointStep);
       expect([2, 4]).toContain(checkpoint);

@@ -248,6 +248,8 @@ export class RunManager {
       );
       if (Number(run.lastCheckpointStep) !== last) await checkpoint(last);
       final = last >= job.config.training.steps ? RunState.COMPLETED : RunState.STOPPED;
+      // A resumed run that got this far ended without error: the earlier one no longer describes it.
+      run.error = "";
     } catch (error) {
       // What failed, as it failed: whether and how to resume is the client's to say (it knows
       // the state and the last checkpoint). A failed resume keeps the error the run first had.
