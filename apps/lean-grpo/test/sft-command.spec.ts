@@ -98,7 +98,7 @@ describe("lean-grpo sft", () => {
     const model = await CausalLM.load(out);
     expect(model.weights.trainable).toHaveLength(0);
     model.dispose();
-  });
+  }, 240_000); // full fine-tuning of every weight: minutes on a loaded 2-core machine
 
   it("is deterministic for a seed", async () => {
     const options = { model: base, steps: "2", batch: "4", rank: "4", lr: "1e-2", backend: "cpu", logEvery: "0", seed: "3" };
