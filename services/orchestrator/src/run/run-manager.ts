@@ -13,7 +13,6 @@ import {
   RunSchema,
   RunState,
   StepEventSchema,
-  StepTimingsSchema,
   WatchRunResponseSchema,
   type Run,
   type StartRunRequest,
@@ -36,7 +35,7 @@ import { runLoop } from "./training-loop.js";
 import { newRunId } from "./new-run-id.js";
 import { checkPromptsEncode } from "./prompt-check.js";
 import { usesChatPrompts } from "./prompts.js";
-import { recordedStepEvents, runDetails, writeRunReport, type ReportRenderer } from "./run-report.js";
+import { recordedStepEvents, runDetails, timingsToProto, writeRunReport, type ReportRenderer } from "./run-report.js";
 import { sampleToProto } from "./step-samples.js";
 
 const FINAL = new Set([RunState.STOPPED, RunState.COMPLETED, RunState.FAILED]);
@@ -280,7 +279,7 @@ export class RunManager {
         value: create(StepEventSchema, {
           step: BigInt(record.step),
           metrics: record.metrics,
-          timings: toTimings(record.timings),
+          timings: timingsToProto(record.timings),
           adapterVersion: BigInt(record.adapter_version),
           samples: (record.samples ?? []).map(sampleToProto),
         }),
@@ -427,18 +426,6 @@ async function loadTheorems(datasetPath: string, inline: readonly Theorem[], out
     if (error instanceof DatasetError) throw new ConnectError(error.message, Code.InvalidArgument);
     throw error;
   }
-}
-
-function toTimings(t: Record<string, number>) {
-  return create(StepTimingsSchema, {
-    generateS: t.generate_s ?? 0,
-    verifyS: t.verify_s ?? 0,
-    scoreS: t.score_s ?? 0,
-    trainS: t.train_s ?? 0,
-    syncS: t.sync_s ?? 0,
-    otherS: t.other_s ?? 0,
-    totalS: t.total_s ?? 0,
-  });
 }
 
 function runFromFile(file: RunFile, dir: string): Run {

@@ -68,15 +68,7 @@ export function stepEventResponse(runId: string, record: StepRecord, samples: re
       value: {
         step: BigInt(record.step),
         metrics: record.metrics,
-        timings: create(StepTimingsSchema, {
-          generateS: t.generate_s ?? 0,
-          verifyS: t.verify_s ?? 0,
-          scoreS: t.score_s ?? 0,
-          trainS: t.train_s ?? 0,
-          syncS: t.sync_s ?? 0,
-          otherS: t.other_s ?? 0,
-          totalS: t.total_s ?? 0,
-        }),
+        timings: timingsToProto(t),
         adapterVersion: BigInt(record.adapter_version),
         samples: samples.map(sampleToProto),
       },
@@ -95,4 +87,17 @@ export async function writeRunReport(run: Run, outputs: RunOutputs, render: Repo
   const file = path.join(outputs.dir, "report.html");
   await writeFile(file, await render({ details, events: [...steps, final] }));
   return file;
+}
+
+/** A step record's timings (seconds by phase, as metrics.jsonl holds them) as the contract's StepTimings. */
+export function timingsToProto(t: Record<string, number>) {
+  return create(StepTimingsSchema, {
+    generateS: t.generate_s ?? 0,
+    verifyS: t.verify_s ?? 0,
+    scoreS: t.score_s ?? 0,
+    trainS: t.train_s ?? 0,
+    syncS: t.sync_s ?? 0,
+    otherS: t.other_s ?? 0,
+    totalS: t.total_s ?? 0,
+  });
 }
