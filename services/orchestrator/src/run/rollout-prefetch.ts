@@ -1,6 +1,7 @@
 // training.async: the next step's rollouts, started before this step trains and taken
 // when the next step begins. The handle owns their cancellation, so a run that stops or
 // fails between the two never leaves generation running behind it.
+import { setMaxListeners } from "node:events";
 import type { StepRollouts } from "./step-rollouts.js";
 import type { StepSpan } from "./step-span.js";
 
@@ -16,6 +17,8 @@ export class PrefetchedRollouts {
     runSignal?: AbortSignal,
   ) {
     const signal = runSignal ? AbortSignal.any([runSignal, this.controller.signal]) : this.controller.signal;
+    // Every Generate of the step's groups listens on it (as on the run's own signal).
+    setMaxListeners(256, signal);
     this.result = span.run(() => roll(signal));
     // Awaited by take() or cancel(); a failure meanwhile is held for them, not unhandled.
     this.result.catch(() => {});
