@@ -105,7 +105,7 @@ for (const algorithm of algorithms) {
 
 const pct = (x: number | undefined) => (x === undefined ? "-" : `${(100 * x).toFixed(1)}`);
 const evalSteps = [...new Set(results.flatMap((r) => r.evals.map((e) => e.step)))].sort((a, b) => a - b);
-const minutes = (s: number) => `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
+const minutes = (s: number) => `${Math.floor(Math.round(s) / 60)} min ${Math.round(s) % 60} s`;
 const header = `| algorithm | ${evalSteps.map((s) => `${s}`).join(" | ")} | worked out (last) | wall time | s/step |`;
 const rule = `| --- | ${evalSteps.map(() => "---").join(" | ")} | --- | --- | --- |`;
 const rows = results.map((r) => {
