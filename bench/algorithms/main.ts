@@ -157,7 +157,8 @@ function chart(runs: readonly AlgorithmResult[]): string {
       );
     })
     .join("");
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif">
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" role="img">
+<title>Held-out exact accuracy and right-number rate per algorithm and step</title>
 <rect width="100%" height="100%" fill="white"/>${grid}
 <line x1="${left}" x2="${width - right}" y1="${y(0)}" y2="${y(0)}" stroke="#333"/>
 <text x="${(left + width - right) / 2}" y="${height - 8}" text-anchor="middle" font-size="12">step (solid: held-out exact accuracy, dashed: right-number rate)</text>
