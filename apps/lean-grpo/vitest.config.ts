@@ -4,7 +4,6 @@ export default defineProject({
   test: {
     name: "cli",
     include: ["src/**/*.spec.ts", "test/**/*.spec.ts"],
-    setupFiles: ["test/support/quiet-tfjs-banner.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

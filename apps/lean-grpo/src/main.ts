@@ -1,6 +1,5 @@
 // lean-grpo: the command line of the mesh.
 import { Command } from "commander";
-import { filterTfjsBanner } from "./process/tfjs-banner-filter.js";
 import { describeCommandError } from "./process/command-error.js";
 import { currentLogDir } from "./commands/run-logs.js";
 import { serveCommand, type ServeCommandOptions } from "./commands/serve-command.js";
@@ -12,8 +11,6 @@ import { registerEvalCommand } from "./commands/eval-command.js";
 import { registerRunsCommand } from "./commands/runs-command.js";
 import { registerSftCommand } from "./commands/sft-command.js";
 import { registerDashboardCommand } from "./commands/dashboard-command.js";
-
-filterTfjsBanner();
 
 const program = new Command()
   .name("lean-grpo")

@@ -21,6 +21,7 @@ export {
   type TensorBackend,
 } from "./backend/tensor-backend.js";
 export type { MatMulOps } from "./backend/matmul-ops.js";
+export { filterTfjsBanner } from "./backend/tfjs-banner-filter.js";
 export { SafetensorsFile, FLOAT_DTYPES, type SafetensorsTensorInfo } from "./safetensors/safetensors-reader.js";
 export { serializeSafetensors, type TensorToWrite } from "./safetensors/safetensors-writer.js";
 export { bfloat16ToFloat32, float16ToFloat32, float32ToBfloat16 } from "./safetensors/float-conversion.js";

@@ -4,10 +4,6 @@ import { parentPort, workerData } from "node:worker_threads";
 import { loadConfig, serve } from "@lean-grpo/kit";
 import { SERVICE_CATALOG } from "./service-catalog.js";
 import type { ServiceThreadCommand, ServiceThreadReply, ServiceThreadRequest } from "./service-thread-protocol.js";
-import { filterTfjsBanner } from "../process/tfjs-banner-filter.js";
-
-// A thread has its own console: the banner filter of main.ts does not reach it.
-filterTfjsBanner();
 
 const port = parentPort!;
 const reply = (message: ServiceThreadReply) => port.postMessage(message);

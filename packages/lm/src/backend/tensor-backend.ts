@@ -8,6 +8,9 @@ import * as tf from "@tensorflow/tfjs-core";
 import "@tensorflow/tfjs-backend-cpu";
 import { setWasmPaths } from "@tensorflow/tfjs-backend-wasm";
 import { BackendUnavailableError } from "../errors.js";
+import { filterTfjsBanner } from "./tfjs-banner-filter.js";
+
+filterTfjsBanner();
 
 export const BACKEND_NAMES = ["cpu", "wasm", "tensorflow"] as const;
 export type BackendName = (typeof BACKEND_NAMES)[number];
