@@ -1,6 +1,8 @@
 // bench/rpc: unary throughput and latency on loopback, kit server vs a plain
 // @grpc/grpc-js server with the same handler, measured in the same run by the same
-// grpc-js load process. Prints JSON. Usage: npm run bench:rpc [-- seconds]
+// grpc-js load process. The two servers run side by side and are measured in alternating
+// turns (the order flips every round), so on a shared machine neither gets the quieter
+// half. Prints JSON. Usage: npm run bench:rpc [-- seconds-per-turn [rounds]]
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
@@ -8,6 +10,7 @@ import type { LoadResult } from "../support/load-result.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const seconds = Number(process.argv[2] ?? process.env.BENCH_SECONDS ?? 5);
+const rounds = Number(process.argv[3] ?? process.env.BENCH_ROUNDS ?? 2);
 const concurrencies = [1, 16, 64];
 
 function node(script: string, args: string[] = []): ChildProcess {
@@ -27,39 +30,89 @@ async function firstLine(child: ChildProcess): Promise<string> {
   throw new Error("process exited before printing a line");
 }
 
-async function measure(server: string): Promise<LoadResult[]> {
-  const child = node(server);
-  const port = await firstLine(child);
-  const results: LoadResult[] = [];
-  try {
-    for (const concurrency of concurrencies) {
-      const load = node("load.ts", [`127.0.0.1:${port}`, String(concurrency), String(seconds), "1"]);
-      results.push(JSON.parse(await firstLine(load)));
-      await once(load, "exit");
-    }
-  } finally {
-    child.kill("SIGTERM");
-    await once(child, "exit");
-  }
-  return results;
+interface Server {
+  name: "kit" | "grpcJs";
+  script: string;
+  child?: ChildProcess;
+  port?: string;
 }
 
-const baseline = await measure("grpc-js-server.ts");
-const kit = await measure("kit-server.ts");
-const rows = concurrencies.map((concurrency, i) => ({
-  concurrency,
-  kit: kit[i],
-  grpcJs: baseline[i],
-  throughputRatio: Number((kit[i]!.callsPerSecond / baseline[i]!.callsPerSecond).toFixed(3)),
-}));
+async function load(port: string, concurrency: number): Promise<LoadResult> {
+  const child = node("load.ts", [`127.0.0.1:${port}`, String(concurrency), String(seconds), "1"]);
+  const result = JSON.parse(await firstLine(child)) as LoadResult;
+  await once(child, "exit");
+  return result;
+}
+
+const servers: Server[] = [
+  { name: "grpcJs", script: "grpc-js-server.ts" },
+  { name: "kit", script: "kit-server.ts" },
+];
+const turns: { round: number; concurrency: number; order: string[] }[] = [];
+const results = new Map<string, LoadResult[]>();
+try {
+  for (const server of servers) {
+    server.child = node(server.script);
+    server.port = await firstLine(server.child);
+  }
+  for (let round = 0; round < rounds; round++) {
+    for (const concurrency of concurrencies) {
+      const order = round % 2 === 0 ? servers : [...servers].reverse();
+      turns.push({ round, concurrency, order: order.map((s) => s.name) });
+      for (const server of order) {
+        const key = `${server.name}/${concurrency}`;
+        results.set(key, [...(results.get(key) ?? []), await load(server.port!, concurrency)]);
+      }
+    }
+  }
+} finally {
+  for (const server of servers) {
+    if (!server.child || server.child.exitCode !== null) continue;
+    server.child.kill("SIGTERM");
+    await once(server.child, "exit");
+  }
+}
+
+/** One server's turns at one concurrency: throughput summed over the turns, latency percentiles averaged. */
+function combined(name: string, concurrency: number): LoadResult & { turns: number } {
+  const all = results.get(`${name}/${concurrency}`)!;
+  const calls = all.reduce((a, r) => a + r.calls, 0);
+  const mean = (f: (r: LoadResult) => number) => Number((all.reduce((a, r) => a + f(r), 0) / all.length).toFixed(3));
+  return {
+    concurrency,
+    calls,
+    errors: all.reduce((a, r) => a + r.errors, 0),
+    callsPerSecond: Number((calls / (seconds * all.length)).toFixed(1)),
+    p50Ms: mean((r) => r.p50Ms),
+    p99Ms: mean((r) => r.p99Ms),
+    turns: all.length,
+  };
+}
+
+const rows = concurrencies.map((concurrency) => {
+  const kit = combined("kit", concurrency);
+  const grpcJs = combined("grpcJs", concurrency);
+  return {
+    concurrency,
+    kit,
+    grpcJs,
+    throughputRatio: Number((kit.callsPerSecond / grpcJs.callsPerSecond).toFixed(3)),
+    // The ratio per round too: how much of it is the machine rather than the server.
+    throughputRatioPerRound: results
+      .get(`kit/${concurrency}`)!
+      .map((k, i) => Number((k.callsPerSecond / results.get(`grpcJs/${concurrency}`)![i]!.callsPerSecond).toFixed(3))),
+  };
+});
 console.log(
   JSON.stringify(
     {
       benchmark: "rpc",
       method: "leangrpo.v1.InferenceService/Tokenize (unary, gRPC over h2c, loopback)",
-      secondsPerPoint: seconds,
+      secondsPerTurn: seconds,
+      rounds,
       goal: "kit >= 0.8x grpc-js throughput; p99 <= 2 ms at 64 callers",
       rows,
+      turns,
     },
     null,
     2,
