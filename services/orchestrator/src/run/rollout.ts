@@ -5,6 +5,7 @@ import type { Completion, Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { MeshClients } from "./mesh-clients.js";
 import { buildPrompt, promptText } from "./prompts.js";
 import type { RunConfig } from "./run-config.js";
+import { rewardSpec } from "./reward-spec.js";
 import type { ReadableGroup } from "./step-samples.js";
 import { inSpan, recordedSpan, runAttributes } from "./tracing.js";
 
@@ -87,7 +88,7 @@ export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: str
               theorem,
               completions: generated.completions,
               groupId,
-              ...(ctx.config.reward.preset ? { spec: { preset: ctx.config.reward.preset, scorers: [] } } : {}),
+              ...rewardSpec(ctx.config),
             },
             { signal: ctx.signal },
           ),

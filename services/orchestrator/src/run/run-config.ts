@@ -112,6 +112,22 @@ export const RunConfigSchema = z
       .object({
         /** RewardService preset; empty: the reward service's configured reward. */
         preset: z.string().default(""),
+        /**
+         * Scorers replacing or adding to the preset's, by name (RewardSpec.scorers), e.g.
+         * [{name: length, weight: 0.5, params: {cache_tokens: 8}}]. The `length` scorer's
+         * max_tokens follows training.max_tokens unless set (overlong-length.ts).
+         */
+        scorers: z
+          .array(
+            z
+              .object({
+                name: z.string().min(1),
+                weight: z.number().finite(),
+                params: z.record(z.string(), z.unknown()).default({}),
+              })
+              .strict(),
+          )
+          .default([]),
       })
       .strict()
       .prefault({}),

@@ -20,6 +20,7 @@ import { createLogger } from "@lean-grpo/kit";
 import type { RolloutContext, RolloutGroup, RolloutSample } from "./rollout.js";
 import { promptText } from "./prompts.js";
 import { buildTacticPrompt, proofBlock, tacticOf } from "./tactic-prompt.js";
+import { rewardSpec } from "./reward-spec.js";
 import { inSpan, recordedSpan, runAttributes } from "./tracing.js";
 
 const log = createLogger("orchestrator");
@@ -214,7 +215,7 @@ export function tacticRolloutGroup(ctx: RolloutContext, theorem: Theorem, groupI
               theorem,
               completions,
               groupId,
-              ...(ctx.config.reward.preset ? { spec: { preset: ctx.config.reward.preset, scorers: [] } } : {}),
+              ...rewardSpec(ctx.config),
             },
             { signal: ctx.signal },
           ),
