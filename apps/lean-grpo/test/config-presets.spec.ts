@@ -58,7 +58,7 @@ async function oneStep(
       runId,
       config: {
         algorithm: file.algorithm as never,
-        reward: file.reward,
+        reward: file.reward as never,
         training: tinyTraining(options.steps ?? 1, { dynamic_sampling: file.training.dynamic_sampling, ...options.training }),
         prompt: (options.prompt ?? {}) as never,
       },

@@ -39,7 +39,7 @@ const runConfig = (reward: Record<string, unknown>) =>
 /** The `length` component of a completion of `tokens` tokens under the run's reward. */
 async function lengthComponent(config: ReturnType<typeof runConfig>, tokens: number): Promise<number> {
   const response = await clients.reward.scoreGroup({
-    theorem: { id: "t", task: TaskKind.MATH_ANSWER, problem: "1+1", answer: "2" },
+    theorem: { id: "t", kind: TaskKind.MATH_ANSWER, informalStatement: "1+1", answer: "2" },
     completions: [{ text: "x".repeat(tokens), tokenIds: Array.from({ length: tokens }, () => 7), finishReason: FinishReason.STOP }],
     ...rewardSpec(config),
   });
