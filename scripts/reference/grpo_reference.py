@@ -93,8 +93,7 @@ def policy_loss(s, logp, old, ref, sampler, rewards, groups, truncated):
         p2 = torch.clamp(ratio, 1 - s["epsilon"], 1 + s["epsilon_high"])
         loss = -torch.minimum(p1 * a, p2 * a)
         if s["importance_sampling_cap"] is not None and sampler[i] is not None:
-            weight = torch.clamp(torch.exp(torch.clamp(od - sampler[i], -20, 20)), max=s["importance_sampling_cap"])
-            loss = loss * weight
+            loss = loss * rollout_weights(od, sampler[i], s)[0].float()
         if s["beta"] != 0:
             kl = kl_estimate(lp, ref[i], s["kl_estimator"])
             loss = loss + s["beta"] * kl
@@ -124,12 +123,67 @@ def policy_loss(s, logp, old, ref, sampler, rewards, groups, truncated):
         # A completion masked out of the loss (truncated, mask_truncated_completions) is in no pair.
         total = total + s["dpo_coef"] * dpo_pair_loss(s["dpo_beta"], logp, ref, rewards, groups, [i for i in kept if live[i]])
     metrics = {
+        **rollout_corr_metrics(s, [old[i] for i in kept], [sampler[i] for i in kept]),
         "clip_ratio_low_mean": low / max(1, n_tok),
         "clip_ratio_high_mean": high / max(1, n_tok),
         "clip_ratio_region_mean": region / max(1, n_tok),
         "kl": kl_sum / max(1, n_tok),
     }
     return total, adv, metrics
+
+
+def rollout_weights(old, sampler, s):
+    """Rollout correction weights of one completion, per token (TRL GRPOTrainer's
+    vllm_importance_sampling_mode, verl rollout_corr_helper.compute_rollout_correction_weights):
+    rho = pi_old / pi_sampler per token, or one rho = prod_t rho_t for the whole sequence; then
+    clamped into [min, cap] (truncate) or set to 0 outside it (mask). Log ratios bounded at +-20."""
+    log_rho = old.double() - sampler.double()
+    if s["importance_sampling_level"] == "sequence":
+        rho = torch.exp(torch.clamp(log_rho.sum(), -20, 20)) * torch.ones_like(log_rho)
+    else:
+        rho = torch.exp(torch.clamp(log_rho, -20, 20))
+    cap, low = s["importance_sampling_cap"], s["importance_sampling_min"]
+    if s["importance_sampling_action"] == "truncate":
+        return torch.clamp(rho, min=0.0 if low is None else low, max=cap), rho
+    inside = rho <= cap
+    if low is not None:
+        inside = inside & (rho >= low)
+    return torch.where(inside, rho, torch.zeros_like(rho)), rho
+
+
+def rollout_corr_metrics(s, old, sampler):
+    """verl's rollout_corr/* diagnostics (rollout_corr_helper.compute_offpolicy_metrics and
+    compute_is_metrics), "/" written "_", over every token of the completions whose sampler
+    logprobs are known; old and sampler are lists of 1-D tensors. Float64 throughout."""
+    pairs = [(o.double(), sp.double()) for o, sp in zip(old, sampler) if sp is not None and len(o) > 0]
+    if not pairs:
+        return {}
+    all_old = torch.cat([o for o, _ in pairs])
+    all_sampler = torch.cat([sp for _, sp in pairs])
+    log_rho = all_old - all_sampler
+    seq_log_rho = torch.stack([(o - sp).sum() for o, sp in pairs])
+    out = {
+        "rollout_corr_kl": float((all_sampler - all_old).mean()),
+        "rollout_corr_k3_kl": float((torch.exp(log_rho) - log_rho - 1).mean()),
+        "rollout_corr_chi2_token": float(torch.exp(2 * torch.clamp(log_rho, -20, 20)).mean() - 1),
+        "rollout_corr_chi2_seq": float(torch.exp(2 * torch.clamp(seq_log_rho, -20, 20)).mean() - 1),
+        # training ppl / rollout ppl per sequence, averaged over sequences
+        "rollout_corr_ppl_ratio": float(torch.stack([torch.exp(sp.mean() - o.mean()) for o, sp in pairs]).mean()),
+    }
+    if s["importance_sampling_cap"] is None:
+        w = torch.exp(torch.clamp(log_rho, -20, 20))
+    else:
+        applied = [rollout_weights(o, sp, s) for o, sp in pairs]
+        w = torch.cat([a.double() for a, _ in applied])
+        rho = torch.cat([r for _, r in applied])
+        out["rollout_corr_rollout_is_ratio_fraction_high"] = float((rho > s["importance_sampling_cap"]).double().mean())
+        low = s["importance_sampling_min"]
+        out["rollout_corr_rollout_is_ratio_fraction_low"] = float((rho < low).double().mean()) if low is not None else 0.0
+        masked = (w == 0).double().mean() if s["importance_sampling_action"] == "mask" else torch.tensor(0.0)
+        out["rollout_corr_rollout_rs_masked_fraction"] = float(masked)
+    # Effective sample size of the weights the loss applies, normalised to (0, 1]: 1 / E[(w / E[w])^2].
+    out["rollout_corr_rollout_is_eff_sample_size"] = float(1 / ((w / w.mean()) ** 2).mean()) if float(w.abs().sum()) > 0 else 0.0
+    return out
 
 
 def dpo_pair_loss(beta, logp, ref, rewards, groups, kept):

@@ -11,6 +11,7 @@ schedules. Seeded; writes the same files on every run.
 """
 
 import json
+import math
 import os
 import sys
 
@@ -44,7 +45,8 @@ SAMPLES = [
 DEFAULTS = {
     "scale_rewards": "group", "epsilon": 0.2, "epsilon_high": 0.2, "delta": None, "beta": 0.04, "kl_estimator": "k3",
     "aggregation": "seq-mean-token-mean", "level": "token", "mask_truncated_completions": False,
-    "importance_sampling_cap": None, "dynamic_sampling": False, "max_completion_length": 512,
+    "importance_sampling_cap": None, "importance_sampling_min": None, "importance_sampling_level": "sequence",
+    "importance_sampling_action": "mask", "dynamic_sampling": False, "max_completion_length": 512,
     "dpo_coef": 0.0, "dpo_beta": 0.1,
 }
 ALGORITHM_DEFAULTS = {
@@ -55,8 +57,18 @@ ALGORITHM_DEFAULTS = {
     "dgpo": {"dpo_coef": 0.5},
 }
 # (case name, algorithm, algorithm_config sent to the learner, the same knobs in reference terms)
+# ART's truncated_is (token level, truncated at 2): what an async run asks for.
+TOKEN_TRUNCATE = {"importance_sampling_cap": 2.0, "importance_sampling_level": "token", "importance_sampling_action": "truncate"}
+# Rollout correction cases: bounds chosen so that some weights fall out of them and some do not.
+ROLLOUT_CASES = [
+    ("grpo-rollout-sequence-mask", "grpo", {"importance_sampling_cap": 1.25}),
+    ("grpo-rollout-token-mask-min", "grpo",
+     {"importance_sampling_cap": 1.3, "importance_sampling_min": 0.8, "importance_sampling_level": "token"}),
+    ("dapo-rollout-sequence-truncate-min", "dapo",
+     {"importance_sampling_cap": 1.35, "importance_sampling_min": 0.9, "importance_sampling_action": "truncate"}),
+]
 CASES = [
-    ("grpo", "grpo", {"importance_sampling_cap": 2.0}, {"importance_sampling_cap": 2.0}),
+    ("grpo", "grpo", TOKEN_TRUNCATE, TOKEN_TRUNCATE),
     ("grpo-batch-k2-delta", "grpo",
      {"scale_rewards": "batch", "kl_estimator": "mse", "delta": 1.5, "epsilon": 0.1, "mask_truncated_completions": True},
      {"scale_rewards": "batch", "kl_estimator": "k2", "delta": 1.5, "epsilon": 0.1, "epsilon_high": 0.1, "mask_truncated_completions": True}),
@@ -66,6 +78,7 @@ CASES = [
     ("dapo", "dapo", {}, {}),
     ("gspo", "gspo", {}, {}),
     ("dgpo", "dgpo", {"kl_estimator": "abs", "dpo_beta": 0.5}, {"kl_estimator": "abs", "dpo_beta": 0.5}),
+    *[(name, algorithm, config, config) for name, algorithm, config in ROLLOUT_CASES],
 ]
 
 # The sampling distribution (the contract's SamplingDistribution) in the learner's terms, and
@@ -80,8 +93,8 @@ LOGPROB_CASES = [
 ]
 # (case name, algorithm, algorithm_config, reference knobs, sampling, truncated flags or None for the batch's)
 SAMPLING_CASES = [
-    ("grpo-sampling-t0.7-k20-p0.9", "grpo", {"importance_sampling_cap": 2.0}, {"importance_sampling_cap": 2.0}, SAMPLING, None),
-    ("gspo-sampling-importance-weight", "gspo", {"importance_sampling_cap": 2.0}, {"importance_sampling_cap": 2.0},
+    ("grpo-sampling-t0.7-k20-p0.9", "grpo", TOKEN_TRUNCATE, TOKEN_TRUNCATE, SAMPLING, None),
+    ("gspo-sampling-importance-weight", "gspo", TOKEN_TRUNCATE, TOKEN_TRUNCATE,
      {"temperature": 0.7, "top_k": 0, "top_p": 0.9}, None),
     # The best of g0 and the worst of g1 are truncated: with mask_truncated_completions they leave the pairs too.
     ("dgpo-masked-truncated-pairs", "dgpo", {"mask_truncated_completions": True}, {"mask_truncated_completions": True},
@@ -115,6 +128,27 @@ def check_margins(settings, logp, old):
                 assert abs(float(r) - b) > 2e-5, f"ratio {float(r)} too close to the bound {b}"
 
 
+def check_rollout_decisions(name, settings, old, sampler, kept=None):
+    """Every rollout-correction weight must sit clearly inside or outside its bounds (log margin 1e-3,
+    above the learners' float32 noise), and a masking or truncating case must hit a bound and miss one."""
+    if settings["importance_sampling_cap"] is None:
+        return
+    bounds = [settings["importance_sampling_cap"]] + ([settings["importance_sampling_min"]] if settings["importance_sampling_min"] else [])
+    outside = inside = 0
+    for i, (od, sp) in enumerate(zip(old, sampler)):
+        if sp is None or (kept is not None and i not in kept):
+            continue
+        _, rho = grpo.rollout_weights(od, sp, settings)
+        for r in rho.tolist():
+            for b in bounds:
+                assert abs(math.log(r) - math.log(b)) > 1e-3, f"{name}: weight {r} too close to the bound {b}"
+            out = r > bounds[0] or (len(bounds) > 1 and r < bounds[1])
+            outside += out
+            inside += not out
+    if name.startswith(("grpo-rollout", "dapo-rollout")):
+        assert outside > 0 and inside > 0, f"{name}: {outside} tokens out of bounds, {inside} in: the case cannot test a decision"
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     cfg, weights, settings, lora = load_model()
@@ -138,6 +172,7 @@ def main():
         params = {k: v.clone().requires_grad_(True) for k, v in lora.items()}
         logp, entropies = ref.completion_logprobs(ref.CausalLM(cfg, weights, settings, params), pairs, TEMPERATURE)
         check_margins(settings_case, logp, old)
+        check_rollout_decisions(name, settings_case, old, sampler)
         loss, adv, metrics = grpo.policy_loss(settings_case, logp, old, reference, sampler, rewards, groups, truncated)
         loss.backward()
         file = f"{name}-gradients.safetensors"

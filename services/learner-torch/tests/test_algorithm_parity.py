@@ -9,6 +9,7 @@ import torch
 from conftest import ALGORITHM_FIXTURES, LM_FIXTURES
 from leangrpo_learner import safetensors_io
 from leangrpo_learner.algorithms.registry import algorithm_named
+from leangrpo_learner.algorithms.rollout_correction import rollout_correction_metrics
 from leangrpo_learner.lora.peft_files import load_peft_adapter
 from leangrpo_learner.model.causal_lm import CausalLM
 from leangrpo_learner.sampling import SamplingDistribution
@@ -47,12 +48,12 @@ def gradients_of(name: str, micro_batch_tokens: int):
     old = [FIXTURE["samples"][r.index]["old"] for r in batch.rows] if case["mode"] == "rl" else None
     result = step_gradients(StepGradientInputs(MODEL, adapter, settings, sampling, batch, old, ref, micro_batch_tokens))
     grads = {key: p.grad.detach().clone() for key, p in adapter.named_tensors().items()}
-    return case, batch, result, grads
+    return case, batch, result, grads, settings, old
 
 
 @pytest.mark.parametrize("name", [c["name"] for c in FIXTURE["cases"]])
 def test_advantages_loss_metrics_and_every_lora_gradient(name):
-    case, batch, result, grads = gradients_of(name, 1 << 20)
+    case, batch, result, grads, settings, old = gradients_of(name, 1 << 20)
     if case["advantages"]:
         assert batch.advantages == pytest.approx(case["advantages"], abs=1e-12)
     assert abs(result.loss - case["loss"]) / abs(case["loss"]) < 1e-5, (result.loss, case["loss"])
@@ -63,6 +64,13 @@ def test_advantages_loss_metrics_and_every_lora_gradient(name):
         assert result.clip_region / tokens == pytest.approx(case["metrics"]["clip_ratio_region_mean"], abs=1e-12)
         if result.kl is not None:
             assert abs(result.kl / tokens - case["metrics"]["kl"]) / abs(case["metrics"]["kl"]) < 1e-5
+        # The rollout-correction diagnostics (and its masking/clipping decisions) against the reference's.
+        sampled = [(old[i], FIXTURE["samples"][r.index]["sampler"]) for i, r in enumerate(batch.rows) if FIXTURE["samples"][r.index]["sampler"]]
+        rollout = rollout_correction_metrics(settings, sampled)
+        expected = {k: v for k, v in case["metrics"].items() if k.startswith("rollout_corr_")}
+        assert set(rollout) == set(expected)
+        for key, want in expected.items():
+            assert rollout[key] == pytest.approx(want, rel=1e-9, abs=1e-9), key
     reference = safetensors_io.load_file(ALGORITHM_FIXTURES / case["gradients"])
     assert set(grads) == set(reference)
     for key, grad in grads.items():
@@ -73,8 +81,8 @@ def test_advantages_loss_metrics_and_every_lora_gradient(name):
 
 @pytest.mark.parametrize("name", ["grpo", "dapo", "dgpo"])
 def test_micro_batches_accumulate_the_full_batch_gradient(name):
-    _, _, whole, whole_grads = gradients_of(name, 1 << 20)
-    _, _, split, split_grads = gradients_of(name, 24)
+    _, _, whole, whole_grads, _, _ = gradients_of(name, 1 << 20)
+    _, _, split, split_grads, _, _ = gradients_of(name, 24)
     assert split.micro_batches > 1
     assert abs(split.loss - whole.loss) / abs(whole.loss) < 1e-5
     for key, grad in whole_grads.items():

@@ -56,6 +56,8 @@ describe("the TrainStep header", () => {
     expect(stepAlgorithmConfig(RunConfigSchema.parse({ algorithm: { config: { beta: 0.1 } }, training: { async: true } }))).toEqual({
       beta: 0.1,
       importance_sampling_cap: ASYNC_IMPORTANCE_SAMPLING_CAP,
+      importance_sampling_level: "token",
+      importance_sampling_action: "truncate",
     });
     for (const chosen of [{ importance_sampling_cap: 5 }, { truncated_is: 3 }, { importance_sampling_cap: null }]) {
       expect(stepAlgorithmConfig(RunConfigSchema.parse({ algorithm: { config: chosen }, training: { async: true } }))).toEqual(chosen);

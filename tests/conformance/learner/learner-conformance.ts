@@ -220,6 +220,30 @@ export function describeLearnerConformance(learner: LearnerUnderTest): void {
         Code.InvalidArgument,
       );
       expect(key).toMatch(/target_group_size/);
+      // Rollout-correction knobs that cannot act: a level with the correction off, a lower bound above the cap.
+      const inert = await failure(
+        client.trainStep(trainStepStream({ algorithm: "grpo", algorithmConfig: { importance_sampling_level: "token" } }, samples)),
+        Code.InvalidArgument,
+      );
+      expect(inert).toMatch(/importance_sampling_level/);
+      expect(inert).toMatch(/importance_sampling_cap/);
+      const bounds = await failure(
+        client.trainStep(
+          trainStepStream({ algorithm: "grpo", algorithmConfig: { importance_sampling_cap: 2, importance_sampling_min: 3 } }, samples),
+        ),
+        Code.InvalidArgument,
+      );
+      expect(bounds).toMatch(/importance_sampling_min = 3/);
+      const action = await failure(
+        client.trainStep(
+          trainStepStream(
+            { algorithm: "grpo", algorithmConfig: { importance_sampling_cap: 2, importance_sampling_action: "drop" } },
+            samples,
+          ),
+        ),
+        Code.InvalidArgument,
+      );
+      expect(action).toMatch(/importance_sampling_action.*"truncate", "mask"/);
       const groups = await failure(
         client.trainStep(trainStepStream({ algorithm: "grpo", numGenerations: 4 }, samples)),
         Code.InvalidArgument,

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ..errors import AlgorithmConfigError
 from .loss_settings import LossSettings
 from .parameters import ParameterSpec, resolve_parameters
 
@@ -17,4 +18,22 @@ class Algorithm:
     settings: Callable[[dict], LossSettings]
 
     def resolve(self, config: dict) -> LossSettings:
-        return self.settings(resolve_parameters(self.name, self.parameters, config))
+        settings = self.settings(resolve_parameters(self.name, self.parameters, config))
+        return refuse_inert_correction_knobs(self.name, config, settings)
+
+
+def refuse_inert_correction_knobs(algorithm: str, config: dict, settings: LossSettings) -> LossSettings:
+    """The rollout correction's level, action and lower bound do nothing while importance_sampling_cap is null."""
+    knobs = [k for k in ("importance_sampling_min", "importance_sampling_level", "importance_sampling_action") if k in config]
+    cap, low = settings.importance_sampling_cap, settings.importance_sampling_min
+    if knobs and cap is None:
+        raise AlgorithmConfigError(
+            f"algorithm_config sets {', '.join(knobs)} but importance_sampling_cap is null for \"{algorithm}\", so the rollout "
+            "correction is off; set importance_sampling_cap (e.g. 2) or leave them out"
+        )
+    if cap is not None and low is not None and not low < cap:
+        raise AlgorithmConfigError(
+            f"algorithm_config.importance_sampling_min = {low} is not below importance_sampling_cap = {cap}; "
+            "accepted: a lower bound under the cap, or null"
+        )
+    return settings

@@ -3,7 +3,14 @@ seed's names as aliases (truncated_is, clip_low/clip_high, kl_estimator schulman
 from __future__ import annotations
 
 from ..errors import AlgorithmConfigError
-from .loss_settings import KL_ESTIMATORS, LOSS_AGGREGATIONS, SCALE_REWARDS, LossSettings
+from .loss_settings import (
+    IMPORTANCE_SAMPLING_ACTIONS,
+    IMPORTANCE_SAMPLING_LEVELS,
+    KL_ESTIMATORS,
+    LOSS_AGGREGATIONS,
+    SCALE_REWARDS,
+    LossSettings,
+)
 from .parameters import ParameterSpec
 
 KL_ALIASES = {"schulman": "k3", "mse": "k2", "abs": "abs"}
@@ -67,10 +74,33 @@ def common_parameters(scale_rewards: str, epsilon: float, epsilon_high: float | 
             "importance_sampling_cap",
             "number",
             None,
-            "truncated importance sampling: the policy term is weighted by min(exp(old − sampler logprob), cap); null is off",
+            "rollout correction against the sampler (TRL vllm_importance_sampling_cap, verl rollout_is_threshold): "
+            "upper bound of the weight exp(old − sampler logprob); null turns the correction off",
             above=0,
             nullable=True,
             aliases=("truncated_is",),
+        ),
+        ParameterSpec(
+            "importance_sampling_min",
+            "number",
+            None,
+            "rollout correction: lower bound of the weight (TRL vllm_importance_sampling_clip_min); null is none",
+            min=0,
+            nullable=True,
+        ),
+        ParameterSpec(
+            "importance_sampling_level",
+            "enum",
+            "sequence",
+            "rollout correction: one weight per token, or per sequence = exp(Σ (old − sampler)) (TRL's default, sequence)",
+            allowed=IMPORTANCE_SAMPLING_LEVELS,
+        ),
+        ParameterSpec(
+            "importance_sampling_action",
+            "enum",
+            "mask",
+            "rollout correction: a weight out of bounds is clamped to them (truncate) or zeroed, leaving the loss (mask, TRL's default)",
+            allowed=IMPORTANCE_SAMPLING_ACTIONS,
         ),
         ParameterSpec(
             "num_iterations",
@@ -107,6 +137,9 @@ def common_settings(values: dict, **overrides) -> LossSettings:
         max_completion_length=values["max_completion_length"],
         mask_truncated_completions=values["mask_truncated_completions"],
         importance_sampling_cap=values["importance_sampling_cap"],
+        importance_sampling_min=values["importance_sampling_min"],
+        importance_sampling_level=values["importance_sampling_level"],
+        importance_sampling_action=values["importance_sampling_action"],
         dynamic_sampling=False,
         dpo_coef=0.0,
         dpo_beta=0.0,

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 SCALE_REWARDS = ("group", "batch", "none")
 KL_ESTIMATORS = ("k1", "k2", "k3", "abs")
 LOSS_AGGREGATIONS = ("seq-mean-token-mean", "token-mean", "seq-mean-token-sum-norm")
+IMPORTANCE_SAMPLING_LEVELS = ("token", "sequence")
+IMPORTANCE_SAMPLING_ACTIONS = ("truncate", "mask")
 
 
 @dataclass(frozen=True)
@@ -23,7 +25,10 @@ class LossSettings:
     aggregation: str
     max_completion_length: int
     mask_truncated_completions: bool
-    importance_sampling_cap: float | None
+    importance_sampling_cap: float | None  # rollout correction: upper bound of exp(old − sampler); None is off
+    importance_sampling_min: float | None  # lower bound; None is none
+    importance_sampling_level: str  # "token" or "sequence" (exp of the summed log ratio)
+    importance_sampling_action: str  # "truncate" (clamp to the bounds) or "mask" (zero out of them)
     dynamic_sampling: bool
     dpo_coef: float
     dpo_beta: float

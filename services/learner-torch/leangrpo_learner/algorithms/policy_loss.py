@@ -11,8 +11,7 @@ import torch
 
 from .kl_estimators import kl_estimate
 from .loss_settings import LossSettings
-
-LOG_RATIO_BOUND = 20.0
+from .rollout_correction import LOG_RATIO_BOUND, rollout_correction_weights
 
 
 @dataclass
@@ -48,9 +47,7 @@ def policy_loss(settings: LossSettings, x: PolicyLossInputs, sequences: int, liv
     clipped = ratio.clamp(1 - settings.epsilon_low, 1 + settings.epsilon_high)
     per_token = -torch.minimum(capped * x.advantages, clipped * x.advantages)
     if settings.importance_sampling_cap is not None and x.sampler is not None:
-        weight = torch.exp((x.old - x.sampler).clamp(-LOG_RATIO_BOUND, LOG_RATIO_BOUND)).clamp(max=settings.importance_sampling_cap)
-        # Rows without sampler logprobs keep weight 1.
-        per_token = per_token * (weight * x.sampler_known + (1 - x.sampler_known))
+        per_token = per_token * rollout_correction_weights(settings, x.old, x.sampler, x.sampler_known, x.mask)
     kl = kl_estimate(x.logp, x.ref, settings.kl_estimator) if x.ref is not None else None
     if settings.beta != 0:
         if kl is None:

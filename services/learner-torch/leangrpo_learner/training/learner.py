@@ -176,7 +176,7 @@ class Learner:
         self.adapter_version += 1
         self.algorithm = algorithm_named(request.algorithm).name
         self._snapshot_version()
-        metrics = step_metrics(request.examples, batch, updates, old, time.perf_counter() - started)
+        metrics = step_metrics(request.examples, batch, updates, old, time.perf_counter() - started, settings)
         return StepResult(self.step, self.adapter_version, adapter_name(self.adapter_version), metrics, batch.zero_std_groups)
 
     def _update(self, settings, sampling, batch, old, ref) -> UpdateRecord:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..algorithms.advantages import bessel_std
+from ..algorithms.loss_settings import LossSettings
+from ..algorithms.rollout_correction import rollout_correction_metrics
 from .prepared_batch import PreparedBatch
 from .step_gradients import StepGradients
 from .training_example import TrainingExample
@@ -17,7 +19,9 @@ class UpdateRecord:
     learning_rate: float
 
 
-def step_metrics(examples: list[TrainingExample], batch: PreparedBatch, updates: list[UpdateRecord], old, seconds: float) -> dict[str, float]:
+def step_metrics(
+    examples: list[TrainingExample], batch: PreparedBatch, updates: list[UpdateRecord], old, seconds: float, settings: LossSettings
+) -> dict[str, float]:
     rewards = [e.reward for e in examples]
     lengths = [len(e.completion_ids) for e in examples]
     n = len(updates)
@@ -54,6 +58,9 @@ def step_metrics(examples: list[TrainingExample], batch: PreparedBatch, updates:
         difference = _sampler_difference(batch, old)
         if difference is not None:
             metrics["sampling_logp_difference_mean"] = difference
+        if old is not None:
+            sampled = [([float(v) for v in old[i]], r.example.sampler_logprobs) for i, r in enumerate(batch.rows) if r.example.sampler_logprobs is not None]
+            metrics.update(rollout_correction_metrics(settings, sampled) or {})
     return metrics
 
 

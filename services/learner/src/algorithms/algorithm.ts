@@ -45,12 +45,25 @@ export function defineAlgorithm(definition: {
 
 /**
  * A knob the caller set that cannot change anything is refused rather than ignored:
- * kl_estimator only shapes the KL term, which β = 0 (drgrpo, dapo and gspo's default) removes.
+ * kl_estimator only shapes the KL term, which β = 0 (drgrpo, dapo and gspo's default) removes;
+ * the rollout correction's level, action and lower bound do nothing while importance_sampling_cap is null.
  */
 function refuseInertKnobs(algorithm: string, config: Readonly<Record<string, unknown>>, settings: LossSettings): LossSettings {
   if ("kl_estimator" in config && settings.beta === 0) {
     throw new AlgorithmConfigError(
       `algorithm_config sets kl_estimator but beta is 0 for "${algorithm}", so there is no KL term for it to shape; set beta > 0 or leave kl_estimator out`,
+    );
+  }
+  const correctionKnobs = ["importance_sampling_min", "importance_sampling_level", "importance_sampling_action"].filter((k) => k in config);
+  if (correctionKnobs.length > 0 && settings.importanceSamplingCap === null) {
+    throw new AlgorithmConfigError(
+      `algorithm_config sets ${correctionKnobs.join(", ")} but importance_sampling_cap is null for "${algorithm}", so the rollout correction is off; set importance_sampling_cap (e.g. 2) or leave them out`,
+    );
+  }
+  const { importanceSamplingCap: cap, importanceSamplingMin: min } = settings;
+  if (cap !== null && min !== null && !(min < cap)) {
+    throw new AlgorithmConfigError(
+      `algorithm_config.importance_sampling_min = ${min} is not below importance_sampling_cap = ${cap}; accepted: a lower bound under the cap, or null`,
     );
   }
   return settings;

@@ -6,12 +6,16 @@
 import { AlgorithmConfigError } from "./algorithm-config-error.js";
 import type { AlgorithmDefaults } from "./algorithm.js";
 import {
+  IMPORTANCE_SAMPLING_ACTIONS,
+  IMPORTANCE_SAMPLING_LEVELS,
+  type ImportanceSamplingAction,
   KL_ESTIMATORS,
   LOSS_AGGREGATIONS,
   SCALE_REWARDS,
   type KlEstimator,
   type LossAggregation,
   type LossSettings,
+  type RatioLevel,
   type ScaleRewards,
 } from "./loss-settings.js";
 import type { ParameterSpec, ParameterValue } from "./parameters.js";
@@ -104,7 +108,31 @@ export function commonParameters(defaults: Required<AlgorithmDefaults>): Paramet
       above: 0,
       nullable: true,
       aliases: ["truncated_is"],
-      description: "truncated importance sampling: the policy term is weighted by min(exp(old − sampler logprob), cap); null is off",
+      description:
+        "rollout correction against the sampler (TRL vllm_importance_sampling_cap, verl rollout_is_threshold): upper bound of the weight exp(old − sampler logprob); null turns the correction off",
+    },
+    {
+      name: "importance_sampling_min",
+      type: "number",
+      default: null,
+      min: 0,
+      nullable: true,
+      description: "rollout correction: lower bound of the weight (TRL vllm_importance_sampling_clip_min); null is none",
+    },
+    {
+      name: "importance_sampling_level",
+      type: "enum",
+      default: "sequence",
+      allowed: IMPORTANCE_SAMPLING_LEVELS,
+      description: "rollout correction: one weight per token, or per sequence = exp(Σ (old − sampler)) (TRL's default, sequence)",
+    },
+    {
+      name: "importance_sampling_action",
+      type: "enum",
+      default: "mask",
+      allowed: IMPORTANCE_SAMPLING_ACTIONS,
+      description:
+        "rollout correction: a weight out of bounds is clamped to them (truncate) or zeroed, leaving the loss (mask, TRL's default)",
     },
     {
       name: "num_iterations",
@@ -143,6 +171,9 @@ export function commonSettings(values: Record<string, ParameterValue>): LossSett
     maxCompletionLength: values.max_completion_length as number,
     maskTruncatedCompletions: values.mask_truncated_completions as boolean,
     importanceSamplingCap: values.importance_sampling_cap as number | null,
+    importanceSamplingMin: values.importance_sampling_min as number | null,
+    importanceSamplingLevel: values.importance_sampling_level as RatioLevel,
+    importanceSamplingAction: values.importance_sampling_action as ImportanceSamplingAction,
     dynamicSampling: false,
     dpoCoef: 0,
     dpoBeta: 0,

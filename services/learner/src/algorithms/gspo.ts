@@ -2,9 +2,8 @@
 // its token ratios exp(mean_t log(π/π_old)), clipped at the sequence level with a tiny
 // range (3e-4 / 4e-4), averaged over sequences; no KL (grpo-math §9). On-policy (μ = 1,
 // one update per batch) its gradient equals GRPO's; it matters once training goes off-policy.
-// With importance_sampling_cap (async runs), the sampler correction follows TRL: each token's
-// term is multiplied by its own min(exp(old − sampler), cap), as in GRPO. verl's rollout
-// correction can instead weight a whole sequence by one (geometric-mean) ratio; not done here.
+// With importance_sampling_cap the sampler correction is the shared rollout correction
+// (rollout-correction.ts), at token or sequence level, as for every algorithm.
 import { defineAlgorithm } from "./algorithm.js";
 import { commonParameters, commonSettings } from "./common-parameters.js";
 

@@ -12,6 +12,11 @@ export type LossAggregation = (typeof LOSS_AGGREGATIONS)[number];
 
 export type RatioLevel = "token" | "sequence";
 
+/** Rollout correction (TRL vllm_importance_sampling_mode, verl rollout_is / rollout_rs): the level of the weight and what happens out of bounds. */
+export const IMPORTANCE_SAMPLING_LEVELS = ["token", "sequence"] as const;
+export const IMPORTANCE_SAMPLING_ACTIONS = ["truncate", "mask"] as const;
+export type ImportanceSamplingAction = (typeof IMPORTANCE_SAMPLING_ACTIONS)[number];
+
 export interface LossSettings {
   /**
    * The sampling distribution the samples were drawn from (grpo-math §1: logits / T, then
@@ -42,8 +47,17 @@ export interface LossSettings {
   maxCompletionLength: number;
   /** Truncated completions leave the loss (TRL mask_truncated_completions). */
   maskTruncatedCompletions: boolean;
-  /** Truncated importance sampling against the sampler: weight min(exp(old − sampler), cap); null is off. */
+  /**
+   * Rollout correction against the sampler's logprobs (rollout-correction.ts): the upper bound of
+   * the weight exp(old − sampler); null turns the correction off.
+   */
   importanceSamplingCap: number | null;
+  /** Lower bound of the weight; null is none. */
+  importanceSamplingMin: number | null;
+  /** One weight per token, or one per sequence (exp of the summed log ratio, TRL's sequence_*). */
+  importanceSamplingLevel: RatioLevel;
+  /** Weights out of bounds are clamped to them (truncate) or set to 0 (mask). */
+  importanceSamplingAction: ImportanceSamplingAction;
   /** DAPO dynamic sampling: groups with zero reward spread leave the batch. */
   dynamicSampling: boolean;
   /** DGPO's DPO term between the best and worst completion of each group: coefficient (0 is off) and β. */

@@ -7,6 +7,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { klEstimate } from "./kl-estimators.js";
 import type { LossSettings } from "./loss-settings.js";
+import { LOG_RATIO_BOUND, rolloutCorrectionWeights } from "./rollout-correction.js";
 
 export interface PolicyLossInputs {
   /** [b, C] current-policy logprobs (carry gradient); 0 off the mask. */
@@ -17,7 +18,7 @@ export interface PolicyLossInputs {
   old: tf.Tensor2D;
   /** [b, C] reference logprobs (adapter disabled); needed when beta ≠ 0. */
   ref: tf.Tensor2D | null;
-  /** [b, C] sampler logprobs, with [b, 1] 1 where a row has them; needed for importance_sampling_cap. */
+  /** [b, C] sampler logprobs, with [b, 1] 1 where a row has them; needed for the rollout correction (importance_sampling_cap). */
   sampler: { logprobs: tf.Tensor2D; known: tf.Tensor2D } | null;
   /** [b, 1] advantage of each row. */
   advantages: tf.Tensor2D;
@@ -43,8 +44,6 @@ export interface PolicyLossTerms {
   kl: tf.Scalar | null;
 }
 
-const LOG_RATIO_BOUND = 20;
-
 export function policyLoss(settings: LossSettings, inputs: PolicyLossInputs, totals: BatchTotals): PolicyLossTerms {
   const { logp, mask, old, advantages: adv } = inputs;
   const liveMask = tf.mul(mask, inputs.live) as tf.Tensor2D;
@@ -55,13 +54,7 @@ export function policyLoss(settings: LossSettings, inputs: PolicyLossInputs, tot
   const clipped = tf.clipByValue(ratio, 1 - settings.epsilonLow, 1 + settings.epsilonHigh);
   let perToken: tf.Tensor = tf.neg(tf.minimum(tf.mul(capped, adv), tf.mul(clipped, adv)));
   if (settings.importanceSamplingCap !== null && inputs.sampler) {
-    const { logprobs, known } = inputs.sampler;
-    const weight = tf.minimum(
-      tf.exp(tf.clipByValue(tf.sub(old, logprobs), -LOG_RATIO_BOUND, LOG_RATIO_BOUND)),
-      settings.importanceSamplingCap,
-    );
-    // Rows without sampler logprobs keep weight 1.
-    perToken = tf.mul(perToken, tf.add(tf.mul(weight, known), tf.sub(1, known)));
+    perToken = tf.mul(perToken, rolloutCorrectionWeights(settings, old, inputs.sampler.logprobs, inputs.sampler.known, mask));
   }
   let kl: tf.Tensor2D | null = null;
   if (inputs.ref) kl = klEstimate(logp, inputs.ref, settings.klEstimator);

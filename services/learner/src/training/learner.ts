@@ -201,7 +201,7 @@ export class Learner {
     this.version += 1;
     this.lastAlgorithm = algorithmNamed(request.algorithm).name;
     this.snapshotVersion();
-    const metrics = stepMetrics(request.examples, batch, updates, old ?? onPolicyOld, (performance.now() - started) / 1000);
+    const metrics = stepMetrics(request.examples, batch, updates, old ?? onPolicyOld, (performance.now() - started) / 1000, settings);
     return {
       step: this.stepCount,
       adapterVersion: this.version,

@@ -2,6 +2,8 @@
 // with "/" written as "_"). Token means are global (Σ over tokens / token count), not means
 // of per-micro-batch means.
 import { besselStd } from "../algorithms/advantages.js";
+import type { LossSettings } from "../algorithms/loss-settings.js";
+import { rolloutCorrectionMetrics } from "../algorithms/rollout-correction.js";
 import type { PreparedBatch } from "./prepared-batch.js";
 import type { StepGradients } from "./step-gradients.js";
 import type { TrainingExample } from "./training-example.js";
@@ -18,6 +20,7 @@ export function stepMetrics(
   updates: readonly UpdateRecord[],
   old: readonly (readonly number[])[] | null,
   seconds: number,
+  settings: LossSettings,
 ): Record<string, number> {
   const rewards = examples.map((e) => e.reward);
   const lengths = examples.map((e) => e.completionIds.length);
@@ -51,6 +54,12 @@ export function stepMetrics(
     if (kl.every((k) => k !== null)) metrics.kl = mean((u) => u.gradients.kl!) / liveTokens;
     const difference = samplerDifference(batch, old);
     if (difference !== null) metrics.sampling_logp_difference_mean = difference;
+    if (old) {
+      const sampled = batch.rows.flatMap((row, i) =>
+        row.example.samplerLogprobs ? [{ old: old[i]!, sampler: row.example.samplerLogprobs }] : [],
+      );
+      Object.assign(metrics, rolloutCorrectionMetrics(settings, sampled));
+    }
   }
   return metrics;
 }

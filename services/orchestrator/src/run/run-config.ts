@@ -5,6 +5,8 @@ import { z } from "zod";
 export const RUN_MODES = ["whole", "tactic"] as const;
 /** The importance-weight cap an async run asks the learner for when algorithm.config does not set one (verl's TIS default). */
 export const ASYNC_IMPORTANCE_SAMPLING_CAP = 2;
+/** …per token and truncated (the learner's default is TRL's, per sequence and masked). */
+export const ASYNC_IMPORTANCE_SAMPLING_MODE = { importance_sampling_level: "token", importance_sampling_action: "truncate" } as const;
 
 export const RunConfigSchema = z
   .object({

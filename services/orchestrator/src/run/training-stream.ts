@@ -3,19 +3,20 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { FinishReason } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { TrainingMode, type TrainStepRequestSchema } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
-import { ASYNC_IMPORTANCE_SAMPLING_CAP, type RunConfig } from "./run-config.js";
+import { ASYNC_IMPORTANCE_SAMPLING_CAP, ASYNC_IMPORTANCE_SAMPLING_MODE, type RunConfig } from "./run-config.js";
 import type { RolloutGroup } from "./rollout.js";
 
 /**
  * algorithm.config as sent: an async run trains on samples one policy version old, so
  * unless the config chose (importance_sampling_cap or its alias truncated_is, null
  * included), it asks the learner for truncated importance sampling against the sampler
- * logprobs every sample carries.
+ * logprobs every sample carries, per token and truncated (ASYNC_IMPORTANCE_SAMPLING_MODE).
  */
 export function stepAlgorithmConfig(config: RunConfig): Record<string, unknown> {
   const knobs = config.algorithm.config;
   if (!config.training.async || "importance_sampling_cap" in knobs || "truncated_is" in knobs) return knobs;
-  return { ...knobs, importance_sampling_cap: ASYNC_IMPORTANCE_SAMPLING_CAP };
+  // Token-level truncation (ART's truncated_is): the one-step lag the async preset was measured with.
+  return { ...ASYNC_IMPORTANCE_SAMPLING_MODE, ...knobs, importance_sampling_cap: ASYNC_IMPORTANCE_SAMPLING_CAP };
 }
 
 /**

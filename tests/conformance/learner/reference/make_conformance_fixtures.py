@@ -101,6 +101,7 @@ def main():
         params = {k: v.clone().requires_grad_(True) for k, v in lora.items()}
         logp, entropies = ref.completion_logprobs(ref.CausalLM(cfg, weights, settings, params), pairs, temperature)
         old = [lp.detach() for lp in logp]
+        algo.check_rollout_decisions(name, s, old, sampler)
         loss, _, metrics = grpo.policy_loss(s, logp, old, reference, sampler, rewards, groups, truncated)
         loss.backward()
         grads = {k: p.grad for k, p in params.items()}
@@ -120,6 +121,8 @@ def main():
         # The KL is reported only when the step needs the reference (a KL or a DPO term).
         if s["beta"] != 0 or s["dpo_coef"] != 0:
             expected["kl"] = metrics["kl"]
+        # The rollout-correction diagnostics between the sampler's logprobs and the learner's (verl's rollout_corr/*).
+        expected.update({k: v for k, v in metrics.items() if k.startswith("rollout_corr_")})
         file = f"{name}-adapter.safetensors"
         safetensors_io.write(os.path.join(OUT, file), adapter)
         cases.append({"name": name, "algorithm": algorithm, "mode": "rl", "config": {"temperature": temperature, **config},
