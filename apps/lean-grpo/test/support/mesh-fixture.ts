@@ -13,10 +13,10 @@ export interface MeshFixture {
   /** The learner's settings, also as `lean-grpo serve learner` dotted overrides (a learner in its own process). */
   learnerOverrides: string[];
   /**
-   * Starts the mesh; `learnerUrl` uses a learner running elsewhere instead of starting one,
+   * Starts the mesh; `learnerUrl` (`inferenceUrl`) uses a learner (inference service) running elsewhere instead of starting one,
    * `verifier` is the verifier's config section (e.g. a REPL stand-in as repl.command).
    */
-  start(options?: { learnerUrl?: string; verifier?: Record<string, unknown> }): Promise<RunningMesh>;
+  start(options?: { learnerUrl?: string; inferenceUrl?: string; verifier?: Record<string, unknown> }): Promise<RunningMesh>;
   cleanup(): Promise<void>;
 }
 
@@ -53,7 +53,9 @@ export async function meshFixture(options: { extraChars?: string } = {}): Promis
       startMesh({
         modelDir,
         services: {
-          inference: { embedded: { tensor_backend: "cpu" }, adapters: { dir: path.join(dir, "adapters") } },
+          inference: options.inferenceUrl
+            ? { url: options.inferenceUrl }
+            : { embedded: { tensor_backend: "cpu" }, adapters: { dir: path.join(dir, "adapters") } },
           learner: options.learnerUrl
             ? { url: options.learnerUrl }
             : { backend: "cpu", lora: { rank: 2, alpha: 4 }, optimizer: { learning_rate: 1e-2 }, checkpoint_dir: path.join(dir, "ckpt") },

@@ -1,6 +1,7 @@
 // The loop of one run, from the step after `startStep` to `training.steps`: roll out the
 // step's batch (step-rollouts.ts: whole-proof or tactic mode, DAPO refills), TrainStep on
-// the learner, sync the new adapter to the inference service, record metrics, and
+// the learner, sync the new adapter to the inference service and check that it took
+// (adapter-check.ts), record metrics, and
 // checkpoint every N steps; with an `eval` section, held-out greedy accuracy before the
 // first step and every N steps. Stops between steps when asked.
 //
@@ -11,6 +12,7 @@
 // repeats the uninterrupted run's data, seeds and adapters step for step.
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { context } from "@opentelemetry/api";
+import { adapterCheckThreshold, checkAdapterTook } from "./adapter-check.js";
 import { syncAdapter } from "./adapter-sync.js";
 import { evaluatesAt, heldoutAccuracy } from "./heldout-eval.js";
 import { adapterAfterStep } from "./lagged-adapter.js";
@@ -75,6 +77,10 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
       signal,
     );
 
+  // The adapter check's probe: the run's first prompt (adapter-check.ts).
+  const adapterCheck = await adapterCheckThreshold(clients, config, signal);
+  const probe = options.theorems[0] ? { theorem: options.theorems[0], chatPrompts } : undefined;
+
   if (step === 0 && options.heldout.length > 0 && evaluatesAt(config, 0)) await evaluate(0, current.name);
   let pending: PrefetchedRollouts | undefined;
   try {
@@ -112,6 +118,7 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
             );
           }
           const syncStart = performance.now();
+          let adapterCheckDifference: number | undefined;
           if (trained) {
             const version = versionFromProto(trained.adapterVersion);
             const synced = await inSpan(
@@ -125,6 +132,14 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
                 ),
             );
             current = { name: synced.name, version: synced.version };
+            if (adapterCheck !== null && probe) {
+              const checked = await inSpan(
+                "adapter.check",
+                { ...runAttributes(options.runId, next), "leangrpo.adapter_version": version },
+                () => checkAdapterTook(clients, config, probe, current, adapterCheck, signal),
+              );
+              adapterCheckDifference = checked.meanDifference;
+            }
           }
           const end = performance.now();
 
@@ -135,6 +150,7 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
             samplesSent: trained ? samples : 0,
             tactic: config.training.mode === "tactic",
           });
+          if (adapterCheckDifference !== undefined) metrics.adapter_check_logp_difference = adapterCheckDifference;
           const timings = stepTimings(rollouts, { stepStart, rolloutsReady, syncStart, end });
           // Evaluation time is its own (eval.jsonl), outside the step's timings.
           if (options.heldout.length > 0 && evaluatesAt(config, next))

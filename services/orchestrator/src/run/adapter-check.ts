@@ -1,0 +1,106 @@
+// After each adapter sync: did the inference service really load the learner's adapter?
+// A LoRA sync can fail silently (verl #3516, #5211; TRL #5312): nothing errors, the sampler
+// keeps the old weights, and the run trains on the wrong policy. The step's own
+// sampling_logp_difference_mean cannot tell that from the one-step lag of an async run, so
+// the check compares the two services at the SAME version: one fixed probe completion
+// (the run's first prompt, the run's sampling distribution, seed 0) is sampled by the
+// inference service under the adapter just loaded, and scored by the learner, which holds
+// that version (nothing trains between the sync and the check). Their mean |Δ logprob| is
+// engine noise when the adapter took, and at least a training step's worth when it did not.
+// Above the threshold the run stops, naming the adapter version and both numbers.
+import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import type { MeshClients } from "./mesh-clients.js";
+import { buildPrompt } from "./prompts.js";
+import type { RunConfig } from "./run-config.js";
+import { stepSampling } from "./training-stream.js";
+
+/**
+ * Default threshold by inference backend (training.adapter_check.max_logp_difference overrides).
+ * embedded: the tfjs sampler and learner compute in float32 from the same weights. Measured
+ * (apps/lean-grpo/test/adapter-check.spec.ts, tiny model): the probe differs by ≤ 9e-8 when the
+ * adapter took, by 5.3e-3 when policy-v2 was really version 1 (one step stale), while the async
+ * lag (sampling_logp_difference_mean) was 7e-3 to 5e-2; 1e-3 sits 10⁴× above the noise. vllm:
+ * bf16 kernels against a float32 learner differ by ~1e-2 per token before any lag, so 5e-2;
+ * not measured here (no GPU): set it from the adapter_check_logp_difference of a run's first steps.
+ */
+export const ADAPTER_CHECK_THRESHOLDS: Readonly<Record<string, number>> = { embedded: 1e-3, vllm: 5e-2 };
+const PROBE_TOKENS = 16;
+
+export class AdapterNotTakenError extends Error {}
+
+export interface AdapterCheck {
+  /** Mean |inference − learner| logprob over the probe's tokens. */
+  meanDifference: number;
+  maxDifference: number;
+  threshold: number;
+}
+
+/** The threshold for this run: the config's, else the backend's default; null when the check is off. */
+export async function adapterCheckThreshold(clients: MeshClients, config: RunConfig, signal?: AbortSignal): Promise<number | null> {
+  const chosen = config.training.adapter_check.max_logp_difference;
+  if (chosen !== undefined) return chosen;
+  const { backend } = await clients.withRetry("inference", () => clients.inference.listModels({}, { signal }), signal);
+  return ADAPTER_CHECK_THRESHOLDS[backend] ?? ADAPTER_CHECK_THRESHOLDS.vllm!;
+}
+
+export async function checkAdapterTook(
+  clients: MeshClients,
+  config: RunConfig,
+  probe: { theorem: Theorem; chatPrompts: boolean },
+  adapter: { name: string; version: number },
+  threshold: number,
+  signal?: AbortSignal,
+): Promise<AdapterCheck> {
+  const { temperature, top_k: topK, top_p: topP } = config.training;
+  const generated = await clients.withRetry(
+    "inference",
+    () =>
+      clients.inference.generate(
+        {
+          prompt: buildPrompt(probe.theorem, config.prompt, probe.chatPrompts),
+          n: 1,
+          sampling: { maxTokens: PROBE_TOKENS, temperature, topK, topP, seed: 0n },
+          adapter: adapter.name,
+          requestId: `adapter-check-v${adapter.version}`,
+        },
+        { signal },
+      ),
+    signal,
+  );
+  const completion = generated.completions[0];
+  if (!completion || completion.tokenIds.length === 0) return { meanDifference: 0, maxDifference: 0, threshold };
+  const scored = await clients.withRetry(
+    "learner",
+    () =>
+      clients.learner.computeLogprobs(
+        {
+          sequences: [{ promptTokenIds: generated.promptTokenIds, completionTokenIds: completion.tokenIds }],
+          sampling: stepSampling(config),
+        },
+        { signal },
+      ),
+    signal,
+  );
+  const learnerVersion = Number(scored.adapterVersion);
+  if (learnerVersion !== adapter.version) {
+    throw new AdapterNotTakenError(
+      `adapter check: the learner holds adapter version ${learnerVersion}, not the version ${adapter.version} just synced to the inference service (${adapter.name}); another client trained it meanwhile`,
+    );
+  }
+  const learner = scored.sequences[0]!.logprobs;
+  const differences = completion.logprobs.map((s, t) => Math.abs(s - learner[t]!));
+  const check = {
+    meanDifference: differences.reduce((a, b) => a + b, 0) / differences.length,
+    maxDifference: Math.max(...differences),
+    threshold,
+  };
+  if (!(check.meanDifference <= threshold)) {
+    throw new AdapterNotTakenError(
+      `adapter ${adapter.name} (version ${adapter.version}) did not take in the inference service: on a probe completion of ${differences.length} tokens ` +
+        `its logprobs differ from the learner's at the same version by mean |Δ| = ${check.meanDifference.toExponential(3)} ` +
+        `(max ${check.maxDifference.toExponential(3)}), above training.adapter_check.max_logp_difference = ${threshold}; ` +
+        "the sampler is not running the policy being trained",
+    );
+  }
+  return check;
+}
