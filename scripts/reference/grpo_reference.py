@@ -89,9 +89,18 @@ def policy_loss(s, logp, old, ref, sampler, rewards, groups, truncated):
             ratio = torch.exp(log_ratio.sum() / length) * torch.ones(length)
         else:
             ratio = torch.exp(log_ratio)
-        p1 = torch.minimum(ratio, torch.tensor(s["delta"])) if s["delta"] is not None else ratio
-        p2 = torch.clamp(ratio, 1 - s["epsilon"], 1 + s["epsilon_high"])
-        loss = -torch.minimum(p1 * a, p2 * a)
+        objective = s.get("objective", "clip")
+        if objective == "cispo":
+            # MiniMax-M1 (arXiv 2506.13585) eq. 4: the truncated IS weight is a constant on -A log pi.
+            loss = -torch.clamp(ratio, max=s["epsilon_max"]).detach() * a * lp
+        elif objective == "sapo":
+            # SAPO (arXiv 2511.20347): soft gate sigma(tau (r - 1)) * 4 / tau replaces the clip.
+            tau = s["sapo_temperature_pos"] if a > 0 else s["sapo_temperature_neg"]
+            loss = -torch.sigmoid(tau * (ratio - 1)) * 4 / tau * a
+        else:
+            p1 = torch.minimum(ratio, torch.tensor(s["delta"])) if s["delta"] is not None else ratio
+            p2 = torch.clamp(ratio, 1 - s["epsilon"], 1 + s["epsilon_high"])
+            loss = -torch.minimum(p1 * a, p2 * a)
         if s["importance_sampling_cap"] is not None and sampler[i] is not None:
             loss = loss * rollout_weights(od, sampler[i], s)[0].float()
         if s["beta"] != 0:
@@ -103,8 +112,13 @@ def policy_loss(s, logp, old, ref, sampler, rewards, groups, truncated):
         if live[i]:
             with torch.no_grad():
                 r = ratio.detach()
-                lo = ((r < 1 - s["epsilon"]) & (a < 0)).float()
-                hi = ((r > 1 + s["epsilon_high"]) & (a > 0)).float()
+                if objective == "cispo":  # truncated weights count as clipped high, whatever the advantage's sign
+                    lo, hi = torch.zeros_like(r), (r > s["epsilon_max"]).float()
+                elif objective == "sapo":  # a soft gate clips nothing
+                    lo, hi = torch.zeros_like(r), torch.zeros_like(r)
+                else:
+                    lo = ((r < 1 - s["epsilon"]) & (a < 0)).float()
+                    hi = ((r > 1 + s["epsilon_high"]) & (a > 0)).float()
                 low += float(lo.sum())
                 high += float(hi.sum())
                 region += float(((lo + hi) > 0).float().sum())

@@ -55,6 +55,8 @@ ALGORITHM_DEFAULTS = {
     "dapo": {"epsilon_high": 0.28, "aggregation": "token-mean", "beta": 0.0, "dynamic_sampling": True},
     "gspo": {"level": "sequence", "epsilon": 3e-4, "epsilon_high": 4e-4, "beta": 0.0},
     "dgpo": {"dpo_coef": 0.5},
+    "cispo": {"objective": "cispo", "epsilon_max": 5.0, "aggregation": "token-mean", "beta": 0.0},
+    "sapo": {"objective": "sapo", "sapo_temperature_pos": 1.0, "sapo_temperature_neg": 1.05, "beta": 0.0},
 }
 # (case name, algorithm, algorithm_config sent to the learner, the same knobs in reference terms)
 # ART's truncated_is (token level, truncated at 2): what an async run asks for.
@@ -79,6 +81,11 @@ CASES = [
     ("gspo", "gspo", {}, {}),
     ("dgpo", "dgpo", {"kl_estimator": "abs", "dpo_beta": 0.5}, {"kl_estimator": "abs", "dpo_beta": 0.5}),
     *[(name, algorithm, config, config) for name, algorithm, config in ROLLOUT_CASES],
+    ("cispo", "cispo", {}, {}),
+    ("cispo-epsilon-max-1.2", "cispo", {"epsilon_max": 1.2}, {"epsilon_max": 1.2}),
+    ("sapo", "sapo", {}, {}),
+    ("sapo-temperatures-2-4", "sapo", {"sapo_temperature_pos": 2.0, "sapo_temperature_neg": 4.0},
+     {"sapo_temperature_pos": 2.0, "sapo_temperature_neg": 4.0}),
 ]
 
 # The sampling distribution (the contract's SamplingDistribution) in the learner's terms, and
@@ -119,7 +126,13 @@ def floats(t):
 
 def check_margins(settings, logp, old):
     """No ratio may sit within 2e-5 of a clip bound, or float32 noise could flip a branch."""
-    bounds = [1 - settings["epsilon"], 1 + settings["epsilon_high"]] + ([settings["delta"]] if settings["delta"] else [])
+    objective = settings.get("objective", "clip")
+    if objective == "cispo":
+        bounds = [settings["epsilon_max"]]
+    elif objective == "sapo":
+        bounds = []  # no bound: the gate is smooth
+    else:
+        bounds = [1 - settings["epsilon"], 1 + settings["epsilon_high"]] + ([settings["delta"]] if settings["delta"] else [])
     for lp, od in zip(logp, old):
         lr = (lp.detach() - od).double()
         ratios = [torch.exp(lr.mean())] if settings["level"] == "sequence" else torch.exp(lr)

@@ -27,7 +27,7 @@ def grpo(step=0, **extra):
 
 def test_list_algorithms_matches_the_ts_table(learner):
     response = learner.unary("ListAlgorithms", M("leangrpo.v1.ListAlgorithmsRequest")(), "leangrpo.v1.ListAlgorithmsResponse")
-    assert [a.name for a in response.algorithms] == ["grpo", "drgrpo", "dapo", "gspo", "dgpo"]
+    assert [a.name for a in response.algorithms] == ["grpo", "drgrpo", "dapo", "gspo", "dgpo", "cispo", "sapo"]
     gspo = {p.name: p for p in response.algorithms[3].params}
     assert gspo["epsilon"].default_value == "0.0003" and gspo["epsilon_high"].default_value == "0.0004"
     assert gspo["temperature"].default_value == "1"

@@ -9,11 +9,43 @@ import { useBackend } from "@lean-grpo/lm";
 import { ALGORITHM_NAMES, algorithmNamed } from "../src/algorithms/registry.js";
 
 describe("algorithm registry and algorithm_config", () => {
-  it("knows the seed's five names, case-insensitively, and lists them for an unknown one", () => {
-    expect(ALGORITHM_NAMES).toEqual(["grpo", "drgrpo", "dapo", "gspo", "dgpo"]);
+  it("knows the seed's five names and CISPO and SAPO, case-insensitively, and lists them for an unknown one", () => {
+    expect(ALGORITHM_NAMES).toEqual(["grpo", "drgrpo", "dapo", "gspo", "dgpo", "cispo", "sapo"]);
     expect(algorithmNamed("DAPO").name).toBe("dapo");
     expect(() => algorithmNamed("ppo")).toThrow(
-      new AlgorithmConfigError('algorithm "ppo" is not known; accepted: grpo, drgrpo, dapo, gspo, dgpo'),
+      new AlgorithmConfigError('algorithm "ppo" is not known; accepted: grpo, drgrpo, dapo, gspo, dgpo, cispo, sapo'),
+    );
+  });
+
+  it("resolves the rollout correction with TRL's defaults and refuses knobs that cannot act", () => {
+    const on = algorithmNamed("grpo").resolve({ importance_sampling_cap: 2 });
+    expect([on.importanceSamplingLevel, on.importanceSamplingAction, on.importanceSamplingMin]).toEqual(["sequence", "mask", null]);
+    expect(() => algorithmNamed("dapo").resolve({ importance_sampling_action: "truncate" })).toThrow(
+      /sets importance_sampling_action but importance_sampling_cap is null for "dapo"/,
+    );
+    expect(() => algorithmNamed("grpo").resolve({ importance_sampling_cap: 2, importance_sampling_min: 2 })).toThrow(
+      "algorithm_config.importance_sampling_min = 2 is not below importance_sampling_cap = 2; accepted: a lower bound under the cap, or null",
+    );
+    expect(() => algorithmNamed("grpo").resolve({ importance_sampling_cap: 2, importance_sampling_level: "batch" })).toThrow(
+      'algorithm_config.importance_sampling_level = "batch" is not accepted by "grpo"; accepted: one of "token", "sequence"',
+    );
+  });
+
+  it("CISPO and SAPO have no PPO clip range, and their own knobs", () => {
+    expect(() => algorithmNamed("cispo").resolve({ epsilon: 0.2 })).toThrow(/"epsilon" is not known to "cispo".*epsilon_max/);
+    expect(algorithmNamed("cispo").resolve({ epsilon_max: 3 })).toMatchObject({
+      objective: "cispo",
+      cispoRatioCap: 3,
+      aggregation: "token-mean",
+      beta: 0,
+    });
+    expect(algorithmNamed("sapo").resolve({})).toMatchObject({
+      objective: "sapo",
+      sapoTemperaturePositive: 1,
+      sapoTemperatureNegative: 1.05,
+    });
+    expect(() => algorithmNamed("sapo").resolve({ sapo_temperature_neg: 0 })).toThrow(
+      /sapo_temperature_neg = 0 .* accepted: a finite number > 0/,
     );
   });
 

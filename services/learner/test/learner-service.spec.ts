@@ -258,7 +258,7 @@ describe("LearnerService over gRPC", () => {
 
   it("lists the algorithms with their keys", async () => {
     const { algorithms } = await client.listAlgorithms({});
-    expect(algorithms.map((a) => a.name)).toEqual(["grpo", "drgrpo", "dapo", "gspo", "dgpo"]);
+    expect(algorithms.map((a) => a.name)).toEqual(["grpo", "drgrpo", "dapo", "gspo", "dgpo", "cispo", "sapo"]);
     const dapo = algorithms.find((a) => a.name === "dapo")!;
     expect(dapo.title).toBe("Decoupled Clip and Dynamic sAmpling Policy Optimization");
     expect(dapo.params.find((p) => p.name === "epsilon_high")).toMatchObject({ type: "number", defaultValue: "0.28" });
@@ -275,7 +275,7 @@ describe("LearnerService without a model", () => {
     try {
       const client = createClient(LearnerService, createGrpcTransport({ baseUrl: server.url }));
       expect((await client.getStatus({})).step).toBe(0n);
-      expect((await client.listAlgorithms({})).algorithms).toHaveLength(5);
+      expect((await client.listAlgorithms({})).algorithms).toHaveLength(7);
       await expectCode(client.trainStep(stream({ algorithm: "grpo" })), Code.FailedPrecondition, /set model.dir/);
       await expectCode(
         client.computeLogprobs({ sequences: [{ promptTokenIds: [1], completionTokenIds: [2] }] }),

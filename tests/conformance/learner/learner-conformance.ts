@@ -94,9 +94,9 @@ export function describeLearnerConformance(learner: LearnerUnderTest): void {
       expect(stdout.split("\n")).toEqual(expect.arrayContaining(["leangrpo.v1.LearnerService", "grpc.health.v1.Health"]));
     });
 
-    it("lists the five algorithms", async () => {
+    it("lists the seven algorithms", async () => {
       const { algorithms } = await client.listAlgorithms({});
-      expect(algorithms.map((a) => a.name).sort()).toEqual(["dapo", "dgpo", "drgrpo", "grpo", "gspo"]);
+      expect(algorithms.map((a) => a.name).sort()).toEqual(["cispo", "dapo", "dgpo", "drgrpo", "grpo", "gspo", "sapo"]);
       for (const a of algorithms) expect(a.params.map((p) => p.name)).toContain("temperature");
     });
 
@@ -364,7 +364,7 @@ export function describeLearnerConformance(learner: LearnerUnderTest): void {
       try {
         const client = learnerClient(running.url);
         expect((await client.getStatus({})).step).toBe(0n);
-        expect((await client.listAlgorithms({})).algorithms).toHaveLength(5);
+        expect((await client.listAlgorithms({})).algorithms).toHaveLength(7);
         expect(await failure(client.trainStep(trainStepStream({ algorithm: "grpo" }, samples)), Code.FailedPrecondition)).toMatch(
           /model\.dir/,
         );

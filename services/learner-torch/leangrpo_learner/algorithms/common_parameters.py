@@ -121,16 +121,22 @@ def _kl_estimator(value) -> str:
     raise AlgorithmConfigError(f"kl_estimator {value!r} is not known")
 
 
+def unclipped_parameters(**defaults) -> list[ParameterSpec]:
+    """The common keys without the PPO clip (epsilon, epsilon_high, delta): for objectives that do not clip."""
+    return [p for p in common_parameters(**defaults) if p.name not in ("epsilon", "epsilon_high", "delta")]
+
+
 def common_settings(values: dict, **overrides) -> LossSettings:
-    epsilon = values["epsilon"]
+    # CISPO and SAPO have no clip range (their own knobs replace epsilon and epsilon_high).
+    epsilon = values.get("epsilon", 0.0)
     settings = dict(
         temperature=values["temperature"],
         scale_rewards=values["scale_rewards"],
         advantage_epsilon=1e-4,
         level="token",
         epsilon_low=epsilon,
-        epsilon_high=values["epsilon_high"] if values["epsilon_high"] is not None else epsilon,
-        delta=values["delta"],
+        epsilon_high=values["epsilon_high"] if values.get("epsilon_high") is not None else epsilon,
+        delta=values.get("delta"),
         beta=values["beta"],
         kl_estimator=_kl_estimator(values["kl_estimator"]),
         aggregation=values["loss_aggregation"],

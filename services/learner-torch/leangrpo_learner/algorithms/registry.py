@@ -1,13 +1,15 @@
 """The algorithms by name, as TrainStepHeader.algorithm names them."""
 from ..errors import AlgorithmConfigError
 from .algorithm import Algorithm
+from .cispo import cispo
 from .dapo import dapo
 from .dgpo import dgpo
 from .drgrpo import drgrpo
 from .grpo import grpo
 from .gspo import gspo
+from .sapo import sapo
 
-ALGORITHMS: list[Algorithm] = [grpo, drgrpo, dapo, gspo, dgpo]
+ALGORITHMS: list[Algorithm] = [grpo, drgrpo, dapo, gspo, dgpo, cispo, sapo]
 ALGORITHM_NAMES = [a.name for a in ALGORITHMS]
 
 

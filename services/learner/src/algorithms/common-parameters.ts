@@ -145,6 +145,11 @@ export function commonParameters(defaults: Required<AlgorithmDefaults>): Paramet
   ];
 }
 
+/** The common keys without the PPO clip (epsilon, epsilon_high, delta): for objectives that do not clip. */
+export function unclippedParameters(defaults: Required<AlgorithmDefaults>): ParameterSpec[] {
+  return commonParameters(defaults).filter((p) => !["epsilon", "epsilon_high", "delta"].includes(p.name));
+}
+
 function asKlEstimator(value: ParameterValue): KlEstimator {
   const name = String(value);
   const estimator = (KL_ESTIMATORS as readonly string[]).includes(name) ? (name as KlEstimator) : KL_ALIASES[name];
@@ -154,8 +159,13 @@ function asKlEstimator(value: ParameterValue): KlEstimator {
 
 /** LossSettings from the common keys; the algorithm adds or fixes the rest. */
 export function commonSettings(values: Record<string, ParameterValue>): LossSettings {
-  const epsilon = values.epsilon as number;
+  // CISPO and SAPO have no clip range (their own knobs replace epsilon and epsilon_high).
+  const epsilon = (values.epsilon as number | undefined) ?? 0;
   return {
+    objective: "clip",
+    cispoRatioCap: 0,
+    sapoTemperaturePositive: 0,
+    sapoTemperatureNegative: 0,
     temperature: values.temperature as number,
     topK: 0,
     topP: 1,
@@ -163,8 +173,8 @@ export function commonSettings(values: Record<string, ParameterValue>): LossSett
     advantageEpsilon: 1e-4,
     level: "token",
     epsilonLow: epsilon,
-    epsilonHigh: (values.epsilon_high as number | null) ?? epsilon,
-    delta: values.delta as number | null,
+    epsilonHigh: (values.epsilon_high as number | null | undefined) ?? epsilon,
+    delta: (values.delta as number | null | undefined) ?? null,
     beta: values.beta as number,
     klEstimator: asKlEstimator(values.kl_estimator!),
     aggregation: values.loss_aggregation as LossAggregation,

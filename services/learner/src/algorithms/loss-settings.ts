@@ -17,7 +17,20 @@ export const IMPORTANCE_SAMPLING_LEVELS = ["token", "sequence"] as const;
 export const IMPORTANCE_SAMPLING_ACTIONS = ["truncate", "mask"] as const;
 export type ImportanceSamplingAction = (typeof IMPORTANCE_SAMPLING_ACTIONS)[number];
 
+/**
+ * The per-token policy term: PPO's clipped surrogate (GRPO, DAPO, GSPO, Dr. GRPO, DGPO), CISPO's
+ * truncated stop-gradient weight on −A·log π, or SAPO's sigmoid soft gate (policy-loss.ts).
+ */
+export const POLICY_OBJECTIVES = ["clip", "cispo", "sapo"] as const;
+export type PolicyObjective = (typeof POLICY_OBJECTIVES)[number];
+
 export interface LossSettings {
+  objective: PolicyObjective;
+  /** CISPO: the weight sg(min(ratio, cispoRatioCap)) (ScaleRL's ε_max). */
+  cispoRatioCap: number;
+  /** SAPO: gate temperatures τ for tokens of positive and of non-positive advantage. */
+  sapoTemperaturePositive: number;
+  sapoTemperatureNegative: number;
   /**
    * The sampling distribution the samples were drawn from (grpo-math §1: logits / T, then
    * top-k, top-p, renormalised): every logprob (policy, old, reference) is taken under it.

@@ -1,13 +1,15 @@
 // The algorithms by name, as TrainStepHeader.algorithm names them.
 import { AlgorithmConfigError } from "./algorithm-config-error.js";
 import type { Algorithm } from "./algorithm.js";
+import { cispo } from "./cispo.js";
 import { dapo } from "./dapo.js";
 import { dgpo } from "./dgpo.js";
 import { drgrpo } from "./drgrpo.js";
 import { grpo } from "./grpo.js";
 import { gspo } from "./gspo.js";
+import { sapo } from "./sapo.js";
 
-export const ALGORITHMS: readonly Algorithm[] = [grpo, drgrpo, dapo, gspo, dgpo];
+export const ALGORITHMS: readonly Algorithm[] = [grpo, drgrpo, dapo, gspo, dgpo, cispo, sapo];
 
 export const ALGORITHM_NAMES = ALGORITHMS.map((a) => a.name);
 
