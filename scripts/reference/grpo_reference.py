@@ -9,6 +9,7 @@ Everything the loss needs is passed in explicitly: the current logprobs (with gr
 the old, reference and sampler logprobs (constants), rewards, group ids, truncation flags.
 """
 
+import itertools
 import math
 
 import torch
@@ -30,8 +31,24 @@ def bessel_std(values):
     return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
 
 
-def advantages(rewards, groups, scale_rewards, eps=1e-4):
-    """grpo-math 2.2(a) / 15.2: r - group mean, divided by (group or batch Bessel std + eps) unless "none"."""
+def pass_at_k_centred(values, k):
+    """Tang et al. (arXiv 2503.19595) leave-one-out max@k estimator, averaged over every k-subset
+    of the group, by brute force: member i of subset S gets max(S) - max(S without i). For k = n
+    this is verl's grpo_passk (r_max - r_second for the best, 0 for the others)."""
+    n = len(values)
+    if not 2 <= k <= n:
+        raise ValueError(f"pass_k {k} does not fit a group of {n}")
+    total = [0.0] * n
+    subsets = list(itertools.combinations(range(n), k))
+    for subset in subsets:
+        best = max(values[j] for j in subset)
+        for i in subset:
+            total[i] += best - max(values[j] for j in subset if j != i)
+    return [t / len(subsets) for t in total]
+
+
+def advantages(rewards, groups, scale_rewards, eps=1e-4, estimator="grpo", pass_k=None):
+    """grpo-math 2.2(a) / 15.2: r - group mean (or the pass@k advantage), divided by (group or batch Bessel std + eps) unless "none"."""
     by_group = group_indices(groups)
     batch_std = bessel_std(rewards)
     out = [0.0] * len(rewards)
@@ -39,8 +56,9 @@ def advantages(rewards, groups, scale_rewards, eps=1e-4):
         values = [rewards[i] for i in members]
         mean = sum(values) / len(values)
         std = bessel_std(values)
-        for i in members:
-            a = rewards[i] - mean
+        centred = pass_at_k_centred(values, pass_k or len(values)) if estimator == "passk" else [v - mean for v in values]
+        for position, i in enumerate(members):
+            a = centred[position]
             if scale_rewards == "group":
                 a = a / (std + eps)
             elif scale_rewards == "batch":
@@ -69,7 +87,7 @@ def kl_estimate(logp, ref, estimator):
 
 def policy_loss(s, logp, old, ref, sampler, rewards, groups, truncated):
     """Loss of one batch and its metrics. s: dict of resolved settings (see make_algorithm_fixtures.py)."""
-    adv = advantages(rewards, groups, s["scale_rewards"])
+    adv = advantages(rewards, groups, s["scale_rewards"], estimator=s.get("advantage_estimator", "grpo"), pass_k=s.get("pass_k"))
     zero = set(zero_std_groups(rewards, groups))
     # DAPO dynamic sampling: groups with no reward spread leave the batch (grpo-math 8.2).
     kept = [i for i in range(len(logp)) if not (s["dynamic_sampling"] and groups[i] in zero)]

@@ -84,6 +84,9 @@ CASES = [
     ("cispo", "cispo", {}, {}),
     ("cispo-epsilon-max-1.2", "cispo", {"epsilon_max": 1.2}, {"epsilon_max": 1.2}),
     ("sapo", "sapo", {}, {}),
+    # pass@k: k = 2 below every group's size, and DAPO with k = the group size (verl's grpo_passk).
+    ("grpo-passk-2", "grpo", {"advantage_estimator": "passk", "pass_k": 2}, {"advantage_estimator": "passk", "pass_k": 2}),
+    ("dapo-passk-group", "dapo", {"advantage_estimator": "passk"}, {"advantage_estimator": "passk"}),
     ("sapo-temperatures-2-4", "sapo", {"sapo_temperature_pos": 2.0, "sapo_temperature_neg": 4.0},
      {"sapo_temperature_pos": 2.0, "sapo_temperature_neg": 4.0}),
 ]

@@ -244,6 +244,17 @@ export function describeLearnerConformance(learner: LearnerUnderTest): void {
         Code.InvalidArgument,
       );
       expect(action).toMatch(/importance_sampling_action.*"truncate", "mask"/);
+      // pass@k's k must fit every group (g2 has 2 completions), and needs advantage_estimator passk.
+      const k = await failure(
+        client.trainStep(trainStepStream({ algorithm: "grpo", algorithmConfig: { advantage_estimator: "passk", pass_k: 3 } }, samples)),
+        Code.InvalidArgument,
+      );
+      expect(k).toMatch(/pass_k = 3 does not fit group "g2" of 2 completions/);
+      const inertK = await failure(
+        client.trainStep(trainStepStream({ algorithm: "grpo", algorithmConfig: { pass_k: 2 } }, samples)),
+        Code.InvalidArgument,
+      );
+      expect(inertK).toMatch(/sets pass_k but advantage_estimator is "grpo"/);
       const groups = await failure(
         client.trainStep(trainStepStream({ algorithm: "grpo", numGenerations: 4 }, samples)),
         Code.InvalidArgument,

@@ -24,6 +24,10 @@ class Algorithm:
 
 def refuse_inert_correction_knobs(algorithm: str, config: dict, settings: LossSettings) -> LossSettings:
     """The rollout correction's level, action and lower bound do nothing while importance_sampling_cap is null."""
+    if "pass_k" in config and settings.advantage_estimator != "passk":
+        raise AlgorithmConfigError(
+            f'algorithm_config sets pass_k but advantage_estimator is "grpo" for "{algorithm}"; set advantage_estimator: passk or leave pass_k out'
+        )
     knobs = [k for k in ("importance_sampling_min", "importance_sampling_level", "importance_sampling_action") if k in config]
     cap, low = settings.importance_sampling_cap, settings.importance_sampling_min
     if knobs and cap is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import AlgorithmConfigError
 from .loss_settings import (
+    ADVANTAGE_ESTIMATORS,
     IMPORTANCE_SAMPLING_ACTIONS,
     IMPORTANCE_SAMPLING_LEVELS,
     KL_ESTIMATORS,
@@ -110,6 +111,22 @@ def common_parameters(scale_rewards: str, epsilon: float, epsilon_high: float | 
             min=1,
             max=64,
         ),
+        ParameterSpec(
+            "advantage_estimator",
+            "enum",
+            "grpo",
+            "grpo: r − group mean; passk: the pass@k leave-one-out advantage (Tang et al. 2503.19595; verl grpo_passk when "
+            "pass_k = the group size), then scale_rewards",
+            allowed=ADVANTAGE_ESTIMATORS,
+        ),
+        ParameterSpec(
+            "pass_k",
+            "integer",
+            None,
+            "k of advantage_estimator passk (2 ≤ k ≤ the group size); null is the group size (verl's grpo_passk)",
+            min=2,
+            nullable=True,
+        ),
     ]
 
 
@@ -132,6 +149,8 @@ def common_settings(values: dict, **overrides) -> LossSettings:
     settings = dict(
         temperature=values["temperature"],
         scale_rewards=values["scale_rewards"],
+        advantage_estimator=values["advantage_estimator"],
+        pass_k=values["pass_k"],
         advantage_epsilon=1e-4,
         level="token",
         epsilon_low=epsilon,

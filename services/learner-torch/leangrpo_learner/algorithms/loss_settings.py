@@ -7,6 +7,7 @@ from dataclasses import dataclass
 SCALE_REWARDS = ("group", "batch", "none")
 KL_ESTIMATORS = ("k1", "k2", "k3", "abs")
 LOSS_AGGREGATIONS = ("seq-mean-token-mean", "token-mean", "seq-mean-token-sum-norm")
+ADVANTAGE_ESTIMATORS = ("grpo", "passk")  # r − group mean, or pass@k's (pass_at_k.py)
 POLICY_OBJECTIVES = ("clip", "cispo", "sapo")  # PPO clip, CISPO's stop-gradient weight, SAPO's soft gate (policy_loss.py)
 IMPORTANCE_SAMPLING_LEVELS = ("token", "sequence")
 IMPORTANCE_SAMPLING_ACTIONS = ("truncate", "mask")
@@ -35,6 +36,8 @@ class LossSettings:
     dpo_beta: float
     num_iterations: int
     objective: str = "clip"
+    advantage_estimator: str = "grpo"
+    pass_k: int | None = None  # k of passk; None is the group size
     cispo_ratio_cap: float = 0.0  # CISPO: the weight sg(min(ratio, cap)) (ScaleRL's ε_max)
     sapo_temperature_positive: float = 0.0  # SAPO: gate temperature for A > 0
     sapo_temperature_negative: float = 0.0  # ... and for A ≤ 0

@@ -40,7 +40,9 @@ def prepare_batch(examples: list[TrainingExample], settings: LossSettings, mode:
     rewards = [e.reward for e in examples]
     groups = [e.group_id for e in examples]
     if mode == "rl":
-        adv = group_advantages(rewards, groups, settings.scale_rewards, settings.advantage_epsilon)
+        adv = group_advantages(
+            rewards, groups, settings.scale_rewards, settings.advantage_epsilon, settings.advantage_estimator, settings.pass_k
+        )
         advantages, zero_std, frac = adv.advantages, adv.zero_std_groups, adv.frac_reward_zero_std
     else:
         advantages, zero_std, frac = [0.0] * len(examples), [], 0.0

@@ -1,7 +1,10 @@
 // Outcome advantages, one per completion (grpo-math §2.2, §15.2): r − mean of its group,
 // divided by (Bessel std + ε) of the group or of the whole batch, or not at all. A group of
 // one has no std (NaN) and its completion gets 0, as TRL's nan_to_num does.
-import type { ScaleRewards } from "./loss-settings.js";
+// With advantage_estimator = passk the centred reward is the pass@k one (pass-at-k.ts).
+import { AlgorithmConfigError } from "./algorithm-config-error.js";
+import type { AdvantageEstimator, ScaleRewards } from "./loss-settings.js";
+import { passAtKAdvantages } from "./pass-at-k.js";
 
 export interface GroupAdvantages {
   advantages: number[];
@@ -27,6 +30,7 @@ export function groupAdvantages(
   groupIds: readonly string[],
   scale: ScaleRewards,
   epsilon: number,
+  estimator: AdvantageEstimator = { kind: "grpo" },
 ): GroupAdvantages {
   const members = new Map<string, number[]>();
   groupIds.forEach((g, i) => {
@@ -44,12 +48,24 @@ export function groupAdvantages(
     const groupStd = besselStd(values);
     if (Math.max(...values) === Math.min(...values)) zeroStdGroups.push(group);
     if (groupStd === 0) zeroStdSamples += indices.length;
-    for (const i of indices) {
-      let a = rewards[i]! - groupMean;
+    const centred = estimator.kind === "passk" ? passAtKAdvantages(values, passK(estimator.k, group, values.length)) : null;
+    indices.forEach((i, position) => {
+      let a = centred ? centred[position]! : rewards[i]! - groupMean;
       if (scale === "group") a /= groupStd + epsilon;
       else if (scale === "batch") a /= batchStd + epsilon;
       advantages[i] = Number.isFinite(a) ? a : 0;
-    }
+    });
   }
   return { advantages, zeroStdGroups, fracRewardZeroStd: zeroStdSamples / Math.max(1, rewards.length) };
+}
+
+/** k of pass@k for a group: the knob's, or the group's size (verl's grpo_passk); at most the group's size. */
+function passK(k: number | null, group: string, size: number): number {
+  const chosen = k ?? size;
+  if (chosen > size || chosen < 2) {
+    throw new AlgorithmConfigError(
+      `algorithm_config.pass_k = ${k ?? "null (the group size)"} does not fit group "${group}" of ${size} completions; accepted: 2 <= pass_k <= the group size`,
+    );
+  }
+  return chosen;
 }

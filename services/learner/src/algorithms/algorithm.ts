@@ -54,6 +54,11 @@ function refuseInertKnobs(algorithm: string, config: Readonly<Record<string, unk
       `algorithm_config sets kl_estimator but beta is 0 for "${algorithm}", so there is no KL term for it to shape; set beta > 0 or leave kl_estimator out`,
     );
   }
+  if ("pass_k" in config && settings.advantageEstimator.kind !== "passk") {
+    throw new AlgorithmConfigError(
+      `algorithm_config sets pass_k but advantage_estimator is "grpo" for "${algorithm}"; set advantage_estimator: passk or leave pass_k out`,
+    );
+  }
   const correctionKnobs = ["importance_sampling_min", "importance_sampling_level", "importance_sampling_action"].filter((k) => k in config);
   if (correctionKnobs.length > 0 && settings.importanceSamplingCap === null) {
     throw new AlgorithmConfigError(

@@ -6,6 +6,7 @@
 import { AlgorithmConfigError } from "./algorithm-config-error.js";
 import type { AlgorithmDefaults } from "./algorithm.js";
 import {
+  ADVANTAGE_ESTIMATORS,
   IMPORTANCE_SAMPLING_ACTIONS,
   IMPORTANCE_SAMPLING_LEVELS,
   type ImportanceSamplingAction,
@@ -142,6 +143,22 @@ export function commonParameters(defaults: Required<AlgorithmDefaults>): Paramet
       max: 64,
       description: "μ: optimizer updates on the same batch, ratios against the logprobs taken before the first",
     },
+    {
+      name: "advantage_estimator",
+      type: "enum",
+      default: "grpo",
+      allowed: ADVANTAGE_ESTIMATORS,
+      description:
+        "grpo: r − group mean; passk: the pass@k leave-one-out advantage (Tang et al. 2503.19595; verl grpo_passk when pass_k = the group size), then scale_rewards",
+    },
+    {
+      name: "pass_k",
+      type: "integer",
+      default: null,
+      min: 2,
+      nullable: true,
+      description: "k of advantage_estimator passk (2 ≤ k ≤ the group size); null is the group size (verl's grpo_passk)",
+    },
   ];
 }
 
@@ -170,6 +187,7 @@ export function commonSettings(values: Record<string, ParameterValue>): LossSett
     topK: 0,
     topP: 1,
     scaleRewards: values.scale_rewards as ScaleRewards,
+    advantageEstimator: values.advantage_estimator === "passk" ? { kind: "passk", k: values.pass_k as number | null } : { kind: "grpo" },
     advantageEpsilon: 1e-4,
     level: "token",
     epsilonLow: epsilon,

@@ -24,6 +24,10 @@ export type ImportanceSamplingAction = (typeof IMPORTANCE_SAMPLING_ACTIONS)[numb
 export const POLICY_OBJECTIVES = ["clip", "cispo", "sapo"] as const;
 export type PolicyObjective = (typeof POLICY_OBJECTIVES)[number];
 
+/** Group-relative advantages as GRPO (r − group mean) or pass@k's (pass-at-k.ts), k null = the group size. */
+export const ADVANTAGE_ESTIMATORS = ["grpo", "passk"] as const;
+export type AdvantageEstimator = { kind: "grpo" } | { kind: "passk"; k: number | null };
+
 export interface LossSettings {
   objective: PolicyObjective;
   /** CISPO: the weight sg(min(ratio, cispoRatioCap)) (ScaleRL's ε_max). */
@@ -44,6 +48,7 @@ export interface LossSettings {
   topP: number;
   /** Divide r − group mean by the group's or the batch's Bessel std (+ advantageEpsilon), or not. */
   scaleRewards: ScaleRewards;
+  advantageEstimator: AdvantageEstimator;
   advantageEpsilon: number;
   /** Token ratios (GRPO, DAPO) or the length-normalised sequence ratio (GSPO). */
   level: RatioLevel;

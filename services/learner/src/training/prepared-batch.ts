@@ -32,7 +32,7 @@ export function prepareBatch(examples: readonly TrainingExample[], settings: Los
   const groups = examples.map((e) => e.groupId);
   const { advantages, zeroStdGroups, fracRewardZeroStd } =
     mode === "rl"
-      ? groupAdvantages(rewards, groups, settings.scaleRewards, settings.advantageEpsilon)
+      ? groupAdvantages(rewards, groups, settings.scaleRewards, settings.advantageEpsilon, settings.advantageEstimator)
       : { advantages: rewards.map(() => 0), zeroStdGroups: [], fracRewardZeroStd: 0 };
   const dropped = new Set(mode === "rl" && settings.dynamicSampling ? zeroStdGroups : []);
   const rows: PreparedRow[] = [];
