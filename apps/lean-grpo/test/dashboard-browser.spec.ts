@@ -88,6 +88,9 @@ describe.skipIf(!haveChromium)("the dashboard in chromium", () => {
       // Titled charts with a legend per metric (axes and their units are drawn on the canvas: see the screenshot).
       expect(await page.locator('[data-chart="reward"] .u-title').textContent()).toMatch(/Reward/);
       expect(await page.locator('[data-chart="length"] .u-legend').textContent()).toMatch(/mean[\s\S]*min[\s\S]*max/);
+      // The sampler–learner mismatch and rollout-correction metrics (verl's rollout_corr names) have their charts.
+      expect(await page.locator('[data-chart="mismatch"] .u-legend').textContent()).toMatch(/k3 KL[\s\S]*adapter check/);
+      expect(await page.locator('[data-chart="rollout-correction"] .u-legend').textContent()).toMatch(/effective sample size/);
 
       // A completion opens with its prompt, completion and reward by scorer.
       await page.locator(".samples tbody tr").first().click();

@@ -55,6 +55,29 @@ describe("run summary", () => {
     expect(text).toMatch(/│ next\s+│ fix the cause/);
     expect(runSummaryTable(failed, [], [], { evalConfigured: false })).toContain("no eval section");
   });
+
+  it("reports the sampler–learner mismatch first → last, and the adapter check's largest difference", () => {
+    const step = (n: number, k3: number, ess: number, check: number) => ({
+      step: n,
+      time: "",
+      adapter_version: n,
+      metrics: {
+        rollout_corr_k3_kl: k3,
+        rollout_corr_chi2_seq: 10 * k3,
+        rollout_corr_rollout_is_eff_sample_size: ess,
+        rollout_corr_rollout_rs_masked_fraction: 0,
+        adapter_check_logp_difference: check,
+      },
+      timings: {},
+      samples: [],
+    });
+    const text = runSummaryTable(failed, [step(1, 2e-5, 0.99, 9e-8), step(2, 4e-5, 0.97, 3e-7)], [], { evalConfigured: false, width: 120 });
+    expect(text).toMatch(/sampler\/learner\s+│ k3 KL 2\.00e-5 -> 4\.00e-5, χ² seq 2\.00e-4 -> 4\.00e-4/);
+    expect(text).toMatch(/IS weights\s+│ ESS 99\.0% -> 97\.0%, masked 0\.0% -> 0\.0%/);
+    expect(text).toMatch(/adapter check\s+│ max mean \|Δ logp\| 3\.00e-7 over 2 syncs/);
+    // A run with no sampler logprobs has none of these rows.
+    expect(runSummaryTable(failed, [], [], { evalConfigured: false })).not.toContain("sampler/learner");
+  });
 });
 
 describe("runs show", () => {

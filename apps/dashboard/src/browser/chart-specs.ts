@@ -46,6 +46,36 @@ export const CHARTS: readonly ChartSpec[] = [
     labels: ["clipped (region)", "low", "high", "truncated (% of completions)"],
     percent: true,
   },
+  // The sampler against the learner (verl's rollout_corr/* names, rollout-correction.ts): how far
+  // apart they are, how heavy-tailed the importance weights, and what the correction did.
+  {
+    id: "mismatch",
+    title: "Sampler–learner mismatch",
+    unit: "nats per token",
+    keys: ["rollout_corr_k3_kl", "rollout_corr_kl", "sampling_logp_difference_mean", "adapter_check_logp_difference"],
+    labels: ["k3 KL", "KL", "mean |Δ logp|", "adapter check |Δ|"],
+    log: true,
+  },
+  {
+    id: "divergence",
+    title: "Importance-weight spread",
+    unit: "χ² (E[ρ²] − 1), perplexity ratio",
+    keys: ["rollout_corr_chi2_token", "rollout_corr_chi2_seq", "rollout_corr_ppl_ratio"],
+    labels: ["χ² token", "χ² sequence", "ppl ratio"],
+  },
+  {
+    id: "rollout-correction",
+    title: "Rollout correction",
+    unit: "% (ESS of the weights; % of tokens)",
+    keys: [
+      "rollout_corr_rollout_is_eff_sample_size",
+      "rollout_corr_rollout_rs_masked_fraction",
+      "rollout_corr_rollout_is_ratio_fraction_high",
+      "rollout_corr_rollout_is_ratio_fraction_low",
+    ],
+    labels: ["effective sample size", "masked", "above cap", "below min"],
+    percent: true,
+  },
   { id: "grad", title: "Gradient norm", unit: "L2 norm", keys: ["grad_norm"], labels: ["grad norm"], log: true },
   { id: "lr", title: "Learning rate", unit: "per optimizer step", keys: ["learning_rate"], labels: ["lr"], log: true },
   {

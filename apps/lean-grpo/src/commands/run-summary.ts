@@ -71,6 +71,7 @@ export function runSummaryTable(run: Run, steps: readonly StepRecord[], evals: r
     { "pass rate": trend(steps, "pass_rate", percent) },
     { "held-out": heldoutTrend(evals, context.evalConfigured) },
     ...heldoutForms(evals),
+    ...mismatchRows(steps),
     { "step time": `${wall.toFixed(1)} s over ${steps.length} steps` },
     { "  generate": share("generate_s") },
     { "  verify + score": `${share("verify_s")} + ${share("score_s")}` },
@@ -82,4 +83,25 @@ export function runSummaryTable(run: Run, steps: readonly StepRecord[], evals: r
   if (run.error) table.push({ error: run.error });
   if (context.advice) table.push({ next: context.advice });
   return table.toString();
+}
+
+/**
+ * The sampler against the learner, first → last step (verl's rollout_corr metrics): k3 KL and
+ * χ² of the importance weights, their effective sample size and what the correction masked,
+ * and the largest difference the adapter check saw after a sync.
+ */
+function mismatchRows(steps: readonly StepRecord[]): Record<string, string>[] {
+  if (!steps.some((s) => s.metrics.rollout_corr_k3_kl !== undefined)) return [];
+  const exp = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? "-" : x.toExponential(2));
+  const rows: Record<string, string>[] = [
+    {
+      "sampler/learner": `k3 KL ${trend(steps, "rollout_corr_k3_kl", exp)}, χ² seq ${trend(steps, "rollout_corr_chi2_seq", exp)}`,
+    },
+    {
+      "  IS weights": `ESS ${trend(steps, "rollout_corr_rollout_is_eff_sample_size", percent)}, masked ${trend(steps, "rollout_corr_rollout_rs_masked_fraction", percent)}`,
+    },
+  ];
+  const checks = steps.map((s) => s.metrics.adapter_check_logp_difference).filter((v): v is number => Number.isFinite(v));
+  if (checks.length > 0) rows.push({ "  adapter check": `max mean |Δ logp| ${exp(Math.max(...checks))} over ${checks.length} syncs` });
+  return rows;
 }
