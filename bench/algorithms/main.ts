@@ -6,7 +6,7 @@
 // (the curves), and prints the table.
 //
 // Usage: nice -n 10 npx tsx bench/algorithms/main.ts [--config configs/train/arith.yaml] [--data examples/arith.jsonl]
-//          [--algorithms grpo,drgrpo,dapo,gspo,dgpo] [--steps N] [--out DIR] [-- more.overrides=...]
+//          [--algorithms grpo,drgrpo,dapo,gspo,dgpo,cispo,sapo] [--steps N] [--out DIR] [-- more.overrides=...]
 // Each algorithm runs with its learner defaults; drgrpo's max_completion_length is set to the
 // config's max_tokens (its normaliser is the generation budget). Runs go one at a time: the
 // wall times are comparable only on an otherwise quiet machine.
@@ -20,7 +20,7 @@ const { values, positionals } = parseArgs({
   options: {
     config: { type: "string", default: "configs/train/arith.yaml" },
     data: { type: "string", default: "examples/arith.jsonl" },
-    algorithms: { type: "string", default: "grpo,drgrpo,dapo,gspo,dgpo" },
+    algorithms: { type: "string", default: "grpo,drgrpo,dapo,gspo,dgpo,cispo,sapo" },
     steps: { type: "string" },
     out: { type: "string", default: path.join("/tmp", `bench-algorithms-${new Date().toISOString().replace(/[:.]/g, "-")}`) },
   },
