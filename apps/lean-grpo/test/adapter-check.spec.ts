@@ -8,10 +8,10 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HandlerContext } from "@connectrpc/connect";
 import { adapterMessages, loadAdapterEnvelope, readAdapterDir } from "@lean-grpo/adapter-files";
-import type { LoadAdapterRequest } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
+import type { InferenceService, LoadAdapterRequest } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { createInferenceService, InferenceConfigSchema } from "@lean-grpo/inference";
-import { loadConfig, serve, type RunningServer } from "@lean-grpo/kit";
+import { loadConfig, serve, type RunningServer, type ServiceRegistration } from "@lean-grpo/kit";
 import type { StepRecord } from "@lean-grpo/orchestrator";
 import { meshFixture, tinyTraining, type MeshFixture } from "./support/mesh-fixture.js";
 import { watchToEnd, withMesh } from "./support/orchestrator-client.js";
@@ -41,7 +41,8 @@ async function inferenceService(staleRun?: string): Promise<RunningServer> {
     const stale = await readAdapterDir(path.join(fixture.runsDir, staleRun, "adapters", "policy-v1"));
     return real.impl.loadAdapter!(replay([...adapterMessages(loadAdapterEnvelope, { version: 2 }, stale)] as LoadAdapterRequest[]), ctx);
   };
-  return serve({ name: "inference", services: [{ service: real.service, impl: { ...real.impl, loadAdapter } }], config: config.server });
+  const wrapped: ServiceRegistration<typeof InferenceService> = { ...real, impl: { ...real.impl, loadAdapter } };
+  return serve({ name: "inference", services: [wrapped], config: config.server });
 }
 
 async function* replay(messages: readonly LoadAdapterRequest[]): AsyncGenerator<LoadAdapterRequest> {
