@@ -90,7 +90,7 @@ export const RunConfigSchema = z
          * After each adapter sync, a probe completion sampled by the inference service under the new
          * adapter is scored by the learner at the same version (adapter-check.ts); a mean |Δ logprob|
          * above max_logp_difference stops the run naming the version and both numbers. Unset: the
-         * inference backend's default (embedded 1e-3, vllm 5e-2); null turns the check off.
+         * inference backend's default (embedded 2e-5, vllm 5e-2); null turns the check off.
          */
         adapter_check: z.object({ max_logp_difference: z.number().positive().nullable().optional() }).strict().prefault({}),
       })
