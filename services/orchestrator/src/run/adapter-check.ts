@@ -52,7 +52,7 @@ export async function checkAdapterTook(
   adapter: { name: string; version: number },
   threshold: number,
   signal?: AbortSignal,
-): Promise<AdapterCheck> {
+): Promise<AdapterCheck | null> {
   const { temperature, top_k: topK, top_p: topP } = config.training;
   const generated = await clients.withRetry(
     "inference",
@@ -70,7 +70,8 @@ export async function checkAdapterTook(
     signal,
   );
   const completion = generated.completions[0];
-  if (!completion || completion.tokenIds.length === 0) return { meanDifference: 0, maxDifference: 0, threshold };
+  // A probe that ended at once (EOS first) has no token to compare: no verdict this sync, rather than a 0.
+  if (!completion || completion.tokenIds.length === 0) return null;
   const scored = await clients.withRetry(
     "learner",
     () =>

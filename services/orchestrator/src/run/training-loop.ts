@@ -138,7 +138,7 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
                 { ...runAttributes(options.runId, next), "leangrpo.adapter_version": version },
                 () => checkAdapterTook(clients, config, probe, current, adapterCheck, signal),
               );
-              adapterCheckDifference = checked.meanDifference;
+              adapterCheckDifference = checked?.meanDifference;
             }
           }
           const end = performance.now();
