@@ -346,8 +346,13 @@ const HASH_COMMANDS = [
   "#time",
 ];
 
-export const BUILTIN_TABLE: TokenTable = makeTokenTable(
-  [...CORE_SYMBOLS, ...CORE_KEYWORDS, ...COMMAND_KEYWORDS, ...COMMAND_SYMBOLS, ...HASH_COMMANDS],
-  [...COMMAND_KEYWORDS, ...COMMAND_SYMBOLS, ...HASH_COMMANDS],
-  "builtin",
-);
+export const BUILTIN_TOKENS: readonly string[] = [
+  ...CORE_SYMBOLS,
+  ...CORE_KEYWORDS,
+  ...COMMAND_KEYWORDS,
+  ...COMMAND_SYMBOLS,
+  ...HASH_COMMANDS,
+];
+export const BUILTIN_COMMAND_TOKENS: readonly string[] = [...COMMAND_KEYWORDS, ...COMMAND_SYMBOLS, ...HASH_COMMANDS];
+
+export const BUILTIN_TABLE: TokenTable = makeTokenTable(BUILTIN_TOKENS, BUILTIN_COMMAND_TOKENS, "builtin");

@@ -13,15 +13,28 @@ export type { Rule, RulesFile } from "../../../../tests/fakes/lean-repl/rules.js
 export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 export const STAND_IN = join(REPO_ROOT, "tests/fakes/lean-repl/main.ts");
 export const TRANSCRIPTS = join(REPO_ROOT, "tests/fakes/lean-repl/transcripts/");
+export const CHECKER_STAND_IN = join(REPO_ROOT, "tests/fakes/lean-checker/main.ts");
+/** tsx's loader by path: the checker runs in its check directory, where `--import tsx` would not resolve. */
+const TSX_LOADER = fileURLToPath(import.meta.resolve("tsx"));
 
 export interface LoggedRequest {
   pid: number;
   request: { kind: "command"; cmd: string; env?: number } | { kind: "tactic"; tactic: string; proofState: number };
 }
 
+export interface CheckerRun {
+  config: { theorem_names: string[]; permitted_axioms: string[] };
+  challenge: string;
+  solution: string;
+}
+
 export interface StandIn {
   /** argv for repl.command. */
   command: string[];
+  /** repl.replay_checker.command for the checker stand-in (comparator's interface), judging by the same rules. */
+  checker: { command: string[] };
+  /** Every replay the checker stand-in ran, in order. */
+  replays(): CheckerRun[];
   /** Every request the stand-in processes received, in order. */
   requests(): LoggedRequest[];
   cleanup(): void;
@@ -31,9 +44,19 @@ export function standIn(script: RulesFile): StandIn {
   const dir = mkdtempSync(join(tmpdir(), "lean-repl-stand-in-"));
   const rules = join(dir, "rules.json");
   const log = join(dir, "requests.jsonl");
+  const checkerLog = join(dir, "replays.jsonl");
   writeFileSync(rules, JSON.stringify(script));
+  const readLines = <T>(file: string): T[] =>
+    existsSync(file)
+      ? readFileSync(file, "utf8")
+          .split("\n")
+          .filter((line) => line !== "")
+          .map((line) => JSON.parse(line) as T)
+      : [];
   return {
     command: [process.execPath, "--import", "tsx", STAND_IN, "--rules", rules, "--log", log],
+    checker: { command: [process.execPath, "--import", TSX_LOADER, CHECKER_STAND_IN, "--rules", rules, "--log", checkerLog] },
+    replays: () => readLines<CheckerRun>(checkerLog),
     requests: () =>
       existsSync(log)
         ? readFileSync(log, "utf8")
