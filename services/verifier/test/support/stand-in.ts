@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { checkerStandInCommand } from "../../../../tests/fakes/lean-checker/command.js";
 import type { RulesFile } from "../../../../tests/fakes/lean-repl/rules.js";
 
 export type { Rule, RulesFile } from "../../../../tests/fakes/lean-repl/rules.js";
@@ -13,9 +14,6 @@ export type { Rule, RulesFile } from "../../../../tests/fakes/lean-repl/rules.js
 export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 export const STAND_IN = join(REPO_ROOT, "tests/fakes/lean-repl/main.ts");
 export const TRANSCRIPTS = join(REPO_ROOT, "tests/fakes/lean-repl/transcripts/");
-export const CHECKER_STAND_IN = join(REPO_ROOT, "tests/fakes/lean-checker/main.ts");
-/** tsx's loader by path: the checker runs in its check directory, where `--import tsx` would not resolve. */
-const TSX_LOADER = fileURLToPath(import.meta.resolve("tsx"));
 
 export interface LoggedRequest {
   pid: number;
@@ -55,7 +53,7 @@ export function standIn(script: RulesFile): StandIn {
       : [];
   return {
     command: [process.execPath, "--import", "tsx", STAND_IN, "--rules", rules, "--log", log],
-    checker: { command: [process.execPath, "--import", TSX_LOADER, CHECKER_STAND_IN, "--rules", rules, "--log", checkerLog] },
+    checker: { command: checkerStandInCommand(rules, checkerLog) },
     replays: () => readLines<CheckerRun>(checkerLog),
     requests: () =>
       existsSync(log)
