@@ -93,7 +93,11 @@ async function main(): Promise<void> {
   if (values.log) {
     appendFileSync(values.log, `${JSON.stringify({ config, challenge, solution, rule: rule?.when })}\n`);
   }
-  if (rule?.replay?.hang) await new Promise(() => {});
+  if (rule?.replay?.hang) {
+    // A pending promise alone would let node exit; a timer keeps the process running until it is killed.
+    setInterval(() => {}, 60_000);
+    await new Promise(() => {});
+  }
   if (rule?.replay?.refuses !== undefined && rule.replay.stage === "solution-build") fail(`Child exited with 1: ${rule.replay.refuses}`);
   console.log(`Exporting [${config.theorem_names.join(", ")}] from ${config.solution_module}`);
   const solutionStatement = statementOf(solution, theorem);

@@ -91,6 +91,7 @@ const EXAMPLES: Record<string, string[]> = {
     "by\n  set_option trace.Meta.synthInstance true in simp",
   ],
   polyrith: ["by polyrith"],
+  "quote after a symbol": ['by exact f ⬝\'"\'"#eval evil\n-- "', "by exact x ⨍'a'"],
   "a command": [
     "by simp\nalias bar := foo",
     "by simp\nopen Evil",

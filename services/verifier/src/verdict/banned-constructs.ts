@@ -87,6 +87,9 @@ const ANY_COMMAND =
 /** Declarations whose name could be the theorem's. */
 const DECLARING = new Set(["theorem", "lemma", "def", "abbrev", "instance", "axiom", "opaque", "structure", "inductive", "class", "alias"]);
 
+/** Symbols after which no token continues into a quote (brackets, separators). */
+const OPENING = new Set(["(", "[", "{", "⟨", ",", ";", ":", ":=", "=", "|", "⦃", "‹"]);
+
 /** Option groups that switch off the kernel's or the compiler's guarantees. */
 const UNSAFE_OPTION_GROUPS = new Set(["debug", "kernel", "compiler", "interpreter"]);
 
@@ -226,6 +229,17 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
   ...["#check", "#reduce", "#synth"].map((name) => hashCommand(name, COMMAND, PROOF_ONLY)),
   // Routes from a body to code run while elaborating, or to the environment (elaboration-code.ts).
   ...ELABORATION_TIME_CODE,
+  construct(
+    "quote after a symbol",
+    "starts a character literal right after a symbol, where the environment's token table (not read for this header) may hold a " +
+      "longer token ending in `'`; Lean would then read code where the screen reads a literal, so the screen does not guess",
+    PROOF_ONLY,
+    (tokens, at, _theoremName, table) => {
+      const [before, token] = [tokens[at - 1], tokens[at]!];
+      const glued = token.kind === "char" && before?.kind === "symbol" && before.end === token.start && !OPENING.has(before.text);
+      return table.source === "builtin" && glued ? at + 1 : undefined;
+    },
+  ),
   // Last: every other token that begins a command (alias, open without in, #find, deriving, ...).
   construct("a command", ANY_COMMAND, PROOF_ONLY, anyCommand),
 ];
