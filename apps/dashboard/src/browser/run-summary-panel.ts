@@ -6,6 +6,12 @@ import { RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { PALETTE, TIME_PHASES } from "./chart-specs.js";
 import type { RunData } from "./run-data.js";
 
+/** The run's replay refusals over its steps; undefined for a run whose steps never report them (math runs). */
+export function exploitsCaught(metrics: readonly Record<string, number>[]): number | undefined {
+  const counts = metrics.map((m) => m.verifier_replay_refusals).filter((n): n is number => n !== undefined);
+  return counts.length === 0 ? undefined : counts.reduce((a, b) => a + b, 0);
+}
+
 export function renderRunSummary(target: HTMLElement, data: RunData, offline: boolean): void {
   const run = data.run;
   target.replaceChildren();
@@ -44,9 +50,12 @@ export function renderRunSummary(target: HTMLElement, data: RunData, offline: bo
     const v = key === "heldout_accuracy" ? data.heldout()[1].at(-1) : last[key];
     if (v !== undefined && v !== null) facts.push([`last ${label}`, pct ? `${(100 * v).toFixed(1)}%` : v.toFixed(3)]);
   }
+  // Lean runs: proofs the REPL called PROVED that the verifier's kernel replay refused.
+  const caught = exploitsCaught(steps.map((s) => s.metrics));
+  if (caught !== undefined) facts.push(["exploits caught", caught === 0 ? "0" : `${caught} (replay refusals: see the run's log)`]);
   const dl = el("dl", "facts");
   for (const [k, v] of facts) {
-    const pair = el("div", "");
+    const pair = el("div", k === "exploits caught" && caught ? "alarm" : "");
     pair.append(text("dt", k), text("dd", v));
     dl.append(pair);
   }

@@ -22,6 +22,7 @@ import { ConfigError, createLogger, loadConfig } from "@lean-grpo/kit";
 import type { OrchestratorConfig } from "../config.js";
 import { DatasetError } from "../data/dataset-error.js";
 import { loadDataset, validateInlineTheorems } from "../data/load-dataset.js";
+import { replayRefusalAlarm } from "./replay-refusals.js";
 import { syncAdapter } from "./adapter-sync.js";
 import { readJsonObjects } from "@lean-grpo/jsonl";
 import { describeAlgorithm, usesDynamicSampling } from "./learner-algorithm.js";
@@ -271,6 +272,8 @@ export class RunManager {
   private async recordStep(active: ActiveRun, outputs: RunOutputs, record: StepRecord): Promise<void> {
     active.run.step = BigInt(record.step);
     active.run.lastMetrics = record.metrics;
+    const alarm = replayRefusalAlarm(record.step, record.metrics);
+    if (alarm) log.error({ run: active.run.id, step: record.step }, alarm);
     active.run.updatedAt = timestampFromDate(new Date());
     await outputs.appendStep(record);
     await this.persist(active, outputs);
