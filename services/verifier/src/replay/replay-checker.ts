@@ -53,7 +53,7 @@ export class ReplayChecker {
         const run = await runChecker({
           argv: [...this.options.argv, CONFIG_FILE],
           cwd: directory.path,
-          env: workerEnvironment(process.env, this.options.env, undefined),
+          env: checkerEnvironment(this.options.env),
           timeoutMs: this.options.timeoutMs,
           signal,
         });
@@ -110,4 +110,12 @@ export class ReplayChecker {
     if (next) next();
     else this.running--;
   }
+}
+
+/** The REPL workers' minimal environment, comparator's own variables (COMPARATOR_LANDRUN, _LEAN4EXPORT, _NANODA), and the configured ones. */
+function checkerEnvironment(extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
+  const comparator = Object.fromEntries(
+    Object.entries(process.env).filter(([name, value]) => name.startsWith("COMPARATOR_") && value !== undefined),
+  ) as Record<string, string>;
+  return workerEnvironment(process.env, { ...comparator, ...extra }, undefined);
 }
