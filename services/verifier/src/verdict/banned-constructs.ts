@@ -202,7 +202,7 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
     (tokens, at, theoremName) => {
       const declared = tokens[at + 1];
       if (!DECLARING.has(keywordOf(tokens[at]!) ?? "") || declared?.kind !== "identifier") return undefined;
-      return declared.components!.at(-1) === unquoted(lastComponent(theoremName)) ? at + 2 : undefined;
+      return declared.components!.at(-1) === lastComponent(theoremName) ? at + 2 : undefined;
     },
   ),
   ...[
@@ -244,15 +244,10 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
   construct("a command", ANY_COMMAND, PROOF_ONLY, anyCommand),
 ];
 
-/** `Foo.«bar baz»` → `bar baz`. */
+/** `Foo.«bar baz»` → `bar baz`: the last component of a name, unescaped, as Lean's lexer reads it. */
 export function lastComponent(name: string): string {
-  const quoted = /«([^»]*)»$/u.exec(name);
-  if (quoted) return quoted[1]!;
-  return name.slice(name.lastIndexOf(".") + 1);
-}
-
-function unquoted(name: string): string {
-  return name.replace(/[«»]/gu, "");
+  const token = tokenize(name).tokens[0];
+  return token?.kind === "identifier" ? token.components!.at(-1)! : name.slice(name.lastIndexOf(".") + 1);
 }
 
 export interface BannedUse {

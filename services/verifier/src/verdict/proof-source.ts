@@ -1,7 +1,7 @@
 // The Lean source the service checks: the dataset's context and statement, then
 // ` := ` and the model's proof body. Every part is screened for banned constructs
 // before anything reaches Lean; a part that fails makes the verdict REJECTED.
-import { BUILTIN_TABLE, blankComments, type TokenTable } from "@lean-grpo/lean";
+import { BUILTIN_TABLE, blankComments, codeTokens, type TokenTable } from "@lean-grpo/lean";
 import { findBannedUse, findLexicalError, type SourcePart } from "./banned-constructs.js";
 import { endPosition, positionAt, type SourcePosition } from "./source-position.js";
 import type { TheoremTarget } from "./theorem-target.js";
@@ -21,7 +21,8 @@ export function prepareProof(target: TheoremTarget, proof: string, table: TokenT
   const refused = screenTheorem(target, table) ?? screenPart(stripped, "proof", target.name, table);
   if (refused) return { ok: false, reason: refused };
   // "A leading := is accepted": the body is what follows it.
-  const body = stripped.replace(/^\s*:=/u, "").trim();
+  const first = codeTokens(stripped, { tokens: table })[0];
+  const body = (first?.text === ":=" ? stripped.slice(first.end) : stripped).trim();
   if (body === "") return { ok: false, reason: "the proof is empty (after removing comments)" };
   return { ok: true, value: joinToStatement(target, body) };
 }
