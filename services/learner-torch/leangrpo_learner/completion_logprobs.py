@@ -46,13 +46,16 @@ def _compute_precision(device: torch.device):
     return contextlib.nullcontext()
 
 
-def _project(hidden: torch.Tensor, head: torch.Tensor, targets: torch.Tensor, sampling: SamplingDistribution):
-    target, entropy = token_logprobs_and_entropy(hidden @ head.t().to(hidden.dtype), targets, sampling)
+def _project(hidden: torch.Tensor, head: torch.Tensor, targets: torch.Tensor, sampling: SamplingDistribution, softcap: float | None = None):
+    logits = hidden @ head.t().to(hidden.dtype)
+    if softcap:  # Gemma 2/3's final_logit_softcapping, as transformers applies it
+        logits = torch.tanh(logits / softcap) * softcap
+    target, entropy = token_logprobs_and_entropy(logits, targets, sampling)
     return torch.stack([target, entropy], dim=-1)
 
 
 def completion_logprobs(
-    model: CausalLM,
+    model: CausalLM,  # or TransformersCausalLM: the same interface
     pairs: list[tuple[list[int], list[int]]],
     sampling: SamplingDistribution,
     options: ForwardOptions,
@@ -72,9 +75,9 @@ def completion_logprobs(
         for start in range(0, batch * window, chunk):
             h, t = scored[start : start + chunk], targets[start : start + chunk]
             if torch.is_grad_enabled() and batch * window > chunk:
-                pieces.append(checkpoint(_project, h, model.head, t, sampling, use_reentrant=False))
+                pieces.append(checkpoint(_project, h, model.head, t, sampling, model.logit_softcap, use_reentrant=False))
             else:
-                pieces.append(_project(h, model.head, t, sampling))
+                pieces.append(_project(h, model.head, t, sampling, model.logit_softcap))
         both = torch.cat(pieces).view(batch, window, 2).to(torch.float32)
     columns = torch.arange(window, device=model.device)
     completion_mask = (columns[None, :] >= (window - torch.tensor(lengths, device=model.device))[:, None]).to(torch.float32)
