@@ -39,9 +39,10 @@ def left_padded(sequences: list[list[int]], device: torch.device) -> tuple[torch
     return ids.to(device), mask.to(device)
 
 
-def _compute_precision(device: torch.device):
-    """bf16 autocast on CUDA; nothing on CPU (autocast would refuse bf16 on a torch built without CUDA)."""
-    if device.type == "cuda":
+def _compute_precision(device: torch.device, base_dtype: torch.dtype):
+    """bf16 autocast on CUDA over bf16 base weights; nothing on CPU (autocast would refuse bf16 on a
+    torch built without CUDA) or over float32 weights (parity checks)."""
+    if device.type == "cuda" and base_dtype == torch.bfloat16:
         return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
@@ -65,7 +66,7 @@ def completion_logprobs(
     window = max(lengths)
     ids, mask = left_padded([list(p) + list(c) for p, c in pairs], model.device)
     batch, length = ids.shape
-    with _compute_precision(model.device):
+    with _compute_precision(model.device, model.base_dtype):
         hidden = model.hidden_states(ids, mask, options)
         # Column j's hidden state predicts the token in column j + 1.
         scored = hidden[:, length - 1 - window : length - 1, :].reshape(batch * window, -1)

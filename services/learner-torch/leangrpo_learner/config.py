@@ -125,6 +125,9 @@ SCHEMA = {
         # CPU: OpenBLAS threads (0 leaves OPENBLAS_NUM_THREADS / the library default).
         "blas_threads": (_int(0), 0),
         "gradient_checkpointing": (_bool, False),
+        # Base weights: auto = bfloat16 on CUDA (bf16 autocast, LoRA and AdamW in float32), float32 on
+        # CPU; float32 on CUDA is for parity checks (bench/gpu/check.py).
+        "dtype": (_enum("auto", "float32", "bfloat16"), "auto"),
         # native: this package's Qwen2/Qwen3/Llama code (no extra packages). transformers: any
         # AutoModelForCausalLM with LoRA injected by peft (both packages must be installed).
         "model_source": (_enum("native", "transformers"), "native"),
@@ -166,6 +169,8 @@ def load_config(given: dict) -> dict:
 def check_model_source(config: dict) -> None:
     """What torch.model_source needs: the seven native linears, or transformers + peft installed."""
     source, section = config["torch"]["model_source"], config["torch"]
+    if section["dtype"] == "bfloat16" and section["device"] == "cpu":
+        raise ConfigError('config key "torch.dtype" is "bfloat16" with torch.device "cpu"; bf16 runs on CUDA only (accepted on CPU: auto, float32)')
     if source == "native":
         unknown = [m for m in config["lora"]["target_modules"] if m not in LINEAR_MODULES]
         if unknown:

@@ -47,6 +47,7 @@ class CausalLM:
         self.device = device
         self.name = name
         self.weights = {k: v.to(device).requires_grad_(False) for k, v in weights.items()}
+        self.base_dtype = self.weights["model.embed_tokens.weight"].dtype
         self.head = self.weights["model.embed_tokens.weight"] if config.tie_word_embeddings else self.weights["lm_head.weight"]
         self.inv_freq = inverse_frequencies(config).to(device)
         self.logit_softcap = None  # none of qwen2 / qwen3 / llama caps logits (Gemma 2/3 do: transformers source)

@@ -10,9 +10,14 @@ from ..lora.lora_config import LoraConfig
 from .causal_lm import CausalLM
 
 
-def base_dtype(device: torch.device) -> torch.dtype:
-    """Frozen base weights: bf16 on GPUs (the LoRA weights and AdamW stay float32), float32 on CPU."""
-    return torch.bfloat16 if device.type == "cuda" else torch.float32
+def base_dtype(device: torch.device, setting: str = "auto") -> torch.dtype:
+    """Frozen base weights (torch.dtype): auto = bf16 on GPUs (the LoRA weights and AdamW stay
+    float32), float32 on CPU."""
+    if setting == "bfloat16" and device.type != "cuda":
+        raise ValueError(f'torch.dtype "bfloat16" needs a CUDA device; this learner runs on {device.type}')
+    if setting == "auto":
+        return torch.bfloat16 if device.type == "cuda" else torch.float32
+    return torch.bfloat16 if setting == "bfloat16" else torch.float32
 
 
 def load_model(config: dict, lora: LoraConfig, device: torch.device):
@@ -21,6 +26,6 @@ def load_model(config: dict, lora: LoraConfig, device: torch.device):
         from .transformers_lm import TransformersCausalLM  # imports transformers and peft
 
         return TransformersCausalLM.load(
-            directory, lora, device, base_dtype(device), section["attn_implementation"], section["gradient_checkpointing"]
+            directory, lora, device, base_dtype(device, section["dtype"]), section["attn_implementation"], section["gradient_checkpointing"]
         )
-    return CausalLM.load(directory, device=device, dtype=base_dtype(device))
+    return CausalLM.load(directory, device=device, dtype=base_dtype(device, section["dtype"]))

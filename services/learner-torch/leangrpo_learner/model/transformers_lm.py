@@ -96,6 +96,7 @@ class TransformersCausalLM:
         self.hf_model.eval()
         self.decoder = self.hf_model.get_decoder()
         self.head = self.hf_model.get_output_embeddings().weight
+        self.base_dtype = self.head.dtype
         self.config = ModelLimits(
             vocab_size=int(self.head.shape[0]),
             max_position_embeddings=int(getattr(text_config, "max_position_embeddings", None) or 1 << 31),
