@@ -68,7 +68,7 @@ def run(smoke: bool, device: torch.device, work: Path, source: str, gradient_che
         "seconds": seconds,
         "tokens_per_second": round(tokens / seconds, 1),
         "peak_gpu_memory_gib": peak_memory_gib(device),
-        "model_tflops_per_step": round(flops / 1e12, 3),
+        "model_tflops_per_step": float(f"{flops / 1e12:.4g}"),
         "mfu": mfu(flops, seconds, device_name(device)),
         "target_seconds": None if smoke else 10.0,
     }
