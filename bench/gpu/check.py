@@ -7,8 +7,8 @@ grpcio, protobuf; no Node, no downloads):
 Parts (services/learner-torch/README.md says what each figure means and the targets):
   parity                 logprobs of both model sources vs plain transformers + peft (fp32, bf16, ± LoRA)
   step-<source>[-gc]     one GRPO TrainStep through gRPC, Qwen2.5-0.5B shape, 16×8×512 tokens, LoRA r16
-  large-<source>         the Qwen2.5-7B shape with gradient checkpointing: fits in 80 GB? seconds?
   torchrun               torchrun --nproc-per-node 1: NCCL group, serve, one step, SIGTERM
+  large-<source>         the Qwen2.5-7B shape with gradient checkpointing: fits in 80 GB? seconds?
 
 Each part runs in its own process under its own timeout (and the whole run under --budget-s), so
 a part that crashes, runs out of memory or hangs loses only its own figures. Parts that cannot
@@ -37,9 +37,9 @@ PART_TIMEOUTS = {
     "step-native-gc": (90, 40),
     "step-transformers": (90, 40),
     "step-transformers-gc": (90, 40),
+    "torchrun": (120, 60),
     "large-native": (150, 40),
     "large-transformers": (150, 40),
-    "torchrun": (120, 60),
 }
 NEEDS_TRANSFORMERS = {"step-transformers", "step-transformers-gc", "large-transformers"}
 

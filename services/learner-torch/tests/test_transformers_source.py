@@ -190,3 +190,20 @@ def test_lora_dropout_masks_are_recomputed_under_gradient_checkpointing():
     learner.train_step(StepRequest("grpo", {}, "rl", examples))
     plain = learner.adapter.peft_tensors()
     assert max(float((plain[k] - adapters[0][k]).abs().max()) for k in plain) > 1e-6
+
+
+@needs_transformers
+def test_load_errors_name_the_setting():
+    from leangrpo_learner.errors import ModelError
+    from leangrpo_learner.rpc.learner_host import load_learner
+
+    with pytest.raises(ModelError) as error:
+        load_learner(load_config({**config_for("transformers"), "lora": {"target_modules": ["no_such_proj"]}}), torch.device("cpu"))
+    assert str(error.value).startswith("lora.target_modules ['no_such_proj'] do not fit Qwen2ForCausalLM: ")
+    try:
+        import flash_attn  # noqa: F401
+    except ImportError:
+        with pytest.raises(ModelError) as error:
+            load_learner(load_config(config_for("transformers", attn_implementation="flash_attention_2")), torch.device("cpu"))
+        assert str(error.value).startswith('torch.attn_implementation "flash_attention_2" cannot be used here: ')
+        assert str(error.value).endswith("; accepted: sdpa, eager")
