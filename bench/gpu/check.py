@@ -142,6 +142,30 @@ def summary(name: str, r: dict) -> str:
     return ""
 
 
+def ratios(parts: dict) -> dict:
+    """Step times against their baselines from the same run: transformers vs native, and the cost of
+    gradient checkpointing; and the step target (10 s on one H100) where the part ran on a GPU."""
+    out = {}
+
+    def seconds(name):
+        r = parts.get(name) or {}
+        return r.get("seconds") if r.get("ok") else None
+
+    for a, b, label in (
+        ("step-transformers", "step-native", "step transformers / native"),
+        ("step-transformers-gc", "step-native-gc", "step transformers / native, checkpointing"),
+        ("step-native-gc", "step-native", "step native checkpointing / none"),
+        ("step-transformers-gc", "step-transformers", "step transformers checkpointing / none"),
+        ("large-transformers", "large-native", "7B transformers / native"),
+    ):
+        if seconds(a) and seconds(b):
+            out[label] = round(seconds(a) / seconds(b), 3)
+    for name, r in parts.items():
+        if name.startswith("step-") and r.get("ok") and r.get("target_seconds"):
+            out[f"{name} / target {r['target_seconds']:g} s"] = round(r["seconds"] / r["target_seconds"], 3)
+    return out
+
+
 def print_table(results: dict) -> None:
     print(f"\nGPU readiness check — {results['environment']['device']}, torch {results['environment']['torch']}, transformers {results['environment'].get('transformers')}")
     print(f"{'part':<22} {'result':<8} {'seconds':>8}  figures")
@@ -149,6 +173,8 @@ def print_table(results: dict) -> None:
     for name, r in results["parts"].items():
         status = "skipped" if r.get("skipped_reason") else ("ok" if r.get("ok") else "FAILED")
         print(f"{name:<22} {status:<8} {r.get('part_seconds', 0):>8.1f}  {summary(name, r)}")
+    for label, ratio in results["ratios"].items():
+        print(f"  {label}: {ratio:.2f}×")
     print(f"total {results['total_seconds']:.0f} s")
 
 
@@ -192,6 +218,7 @@ def main(argv=None) -> int:
             limit = min(PART_TIMEOUTS[name][1 if smoke else 0], left)
             print(f"[{time.perf_counter() - started:6.1f} s] {name} (limit {limit:.0f} s)", file=sys.stderr, flush=True)
             results["parts"][name] = launch(name, smoke, Path(work), limit)
+    results["ratios"] = ratios(results["parts"])
     results["total_seconds"] = round(time.perf_counter() - started, 1)
     Path(args.out).write_text(json.dumps(results, indent=2))
     print_table(results)

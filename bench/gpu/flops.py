@@ -22,12 +22,12 @@ def forward_flops(config: dict, sequences: list[int]) -> float:
     return 2 * matmul * tokens + attention
 
 
-def grpo_step_flops(config: dict, sequences: list[int], iterations: int = 1) -> float:
-    """Old-policy logprobs (one forward without grad) + per iteration a forward and a backward to the
-    activations (≈ one more forward: the frozen base needs no weight gradients, LoRA's are tiny).
-    So 3 forwards per step, not the 4 of full fine-tuning's 2 + 2·2."""
+def grpo_step_flops(config: dict, sequences: list[int], iterations: int = 1, reference: bool = True) -> float:
+    """Old-policy logprobs and, with a KL term (grpo's default beta 0.04), reference logprobs (one
+    forward each, without grad), then per iteration a forward and a backward to the activations
+    (≈ one more forward: the frozen base needs no weight gradients, LoRA's are tiny)."""
     f = forward_flops(config, sequences)
-    return f + iterations * 2 * f
+    return f * (1 + int(reference)) + iterations * 2 * f
 
 
 def mfu(flops: float, seconds: float, device_name: str) -> float | None:

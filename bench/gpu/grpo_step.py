@@ -56,13 +56,15 @@ def run(smoke: bool, device: torch.device, work: Path, source: str, gradient_che
         server.stop(0).wait()
     seconds = min(s["seconds"] for s in steps)
     tokens = sum(batch.sequences)
-    flops = grpo_step_flops(config, batch.sequences)
+    flops = grpo_step_flops(config, batch.sequences, reference=True)  # grpo defaults: beta 0.04
     return {
         "ok": True,
         "shape": shape_name if not smoke else f"tiny {shape_name}",
         "source": source,
         "gradient_checkpointing": gradient_checkpointing,
         "batch": f"{batch.prompts} prompts × {batch.completions_per_prompt} completions × {batch.completion_tokens} tokens (prompts {batch.prompt_tokens})",
+        "algorithm": "grpo, default settings (beta 0.04: a reference pass too)",
+        "micro_batch_tokens": learner_settings["micro_batch_tokens"],
         "warmup_seconds_incl_load": round(warmup_s, 2),
         "steps": steps,
         "seconds": seconds,

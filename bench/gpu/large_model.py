@@ -65,7 +65,7 @@ def run(smoke: bool, device: torch.device, work: Path, source: str) -> dict:
     if not math.isfinite(result.metrics["loss"]):
         raise AssertionError(f"loss is {result.metrics['loss']}")
     peak = peak_memory_gib(device)
-    flops = grpo_step_flops(config, batch.sequences)
+    flops = grpo_step_flops(config, batch.sequences, reference=True)  # grpo defaults: beta 0.04
     return {
         "ok": True,
         "shape": shape_name if not smoke else f"tiny {shape_name}",
