@@ -95,9 +95,19 @@ def launch(name: str, smoke: bool, work: Path, timeout_s: float) -> dict:
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         output, _ = process.communicate()
-        return {"ok": False, "error": f"timed out after {timeout_s:.0f} s", "output_tail": (output or "")[-2000:], "part_seconds": round(time.perf_counter() - started, 2)}
+        return {
+            "ok": False,
+            "error": f"timed out after {timeout_s:.0f} s",
+            "output_tail": (output or "")[-2000:],
+            "part_seconds": round(time.perf_counter() - started, 2),
+        }
     if not out.exists():
-        return {"ok": False, "error": f"the part's process exited {process.returncode} without a result", "output_tail": output[-3000:], "part_seconds": round(time.perf_counter() - started, 2)}
+        return {
+            "ok": False,
+            "error": f"the part's process exited {process.returncode} without a result",
+            "output_tail": output[-3000:],
+            "part_seconds": round(time.perf_counter() - started, 2),
+        }
     return json.loads(out.read_text())
 
 
@@ -167,7 +177,8 @@ def ratios(parts: dict) -> dict:
 
 
 def print_table(results: dict) -> None:
-    print(f"\nGPU readiness check — {results['environment']['device']}, torch {results['environment']['torch']}, transformers {results['environment'].get('transformers')}")
+    env = results["environment"]
+    print(f"\nGPU readiness check — {env['device']}, torch {env['torch']}, transformers {env.get('transformers')}")
     print(f"{'part':<22} {'result':<8} {'seconds':>8}  figures")
     print("-" * 100)
     for name, r in results["parts"].items():

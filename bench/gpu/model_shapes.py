@@ -75,7 +75,15 @@ QWEN25_7B = {
 def tiny(config: dict) -> dict:
     """The same architecture (model type, GQA ratio, biases, norms, RoPE kind) at toy size."""
     heads, kv = 4, 2
-    small = {**config, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": heads, "num_key_value_heads": kv, "vocab_size": 512}
+    small = {
+        **config,
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv,
+        "vocab_size": 512,
+    }
     if "head_dim" in config:
         small["head_dim"] = 16
     return small

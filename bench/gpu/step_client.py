@@ -51,9 +51,7 @@ def rollout_samples(shape: BatchShape, vocab: int, seed: int) -> list[dict]:
 def train_step(address: str, step: int, shape: BatchShape, samples: list[dict], timeout_s: float):
     """One TrainStep over gRPC; returns the TrainStepResponse."""
     Request = M("leangrpo.v1.TrainStepRequest")
-    header = M("leangrpo.v1.TrainStepHeader")(
-        algorithm="grpo", step=step, expected_samples=len(samples), num_generations=shape.completions_per_prompt
-    )
+    header = M("leangrpo.v1.TrainStepHeader")(algorithm="grpo", step=step, expected_samples=len(samples), num_generations=shape.completions_per_prompt)
     messages = [Request(header=header)] + [Request(sample=M("leangrpo.v1.TrainingSample")(**s)) for s in samples]
     with grpc.insecure_channel(address) as channel:
         call = channel.stream_unary(

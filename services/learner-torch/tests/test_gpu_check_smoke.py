@@ -19,7 +19,16 @@ def test_cpu_smoke_runs_every_part_and_reports_json_and_a_table(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     report = json.loads(out.read_text())
     parts = report["parts"]
-    assert list(parts) == ["parity", "step-native", "step-native-gc", "step-transformers", "step-transformers-gc", "torchrun", "large-native", "large-transformers"]
+    assert list(parts) == [
+        "parity",
+        "step-native",
+        "step-native-gc",
+        "step-transformers",
+        "step-transformers-gc",
+        "torchrun",
+        "large-native",
+        "large-transformers",
+    ]
     missing = transformers_missing()
     sources = ["native"] if missing else ["native", "transformers"]
 

@@ -60,7 +60,7 @@ def test_attn_implementation_is_refused_where_it_would_be_ignored():
     assert 'torch.attn_implementation" is \'flash_attention_2\', which only torch.model_source "transformers" uses' in str(error.value)
     with pytest.raises(ConfigError) as error:
         load_config({"torch": {"attn_implementation": "flash"}})
-    assert str(error.value) == 'config key "torch.attn_implementation" is \'flash\'; accepted: sdpa, flash_attention_2, eager'
+    assert str(error.value) == "config key \"torch.attn_implementation\" is 'flash'; accepted: sdpa, flash_attention_2, eager"
 
 
 def test_bf16_on_cpu_is_refused_naming_the_key():
@@ -81,7 +81,7 @@ def test_serve_refuses_the_transformers_source_naming_the_key_and_the_missing_pa
     assert result.returncode == 2
     assert result.stdout == ""
     assert 'config key "torch.model_source" is "transformers" but the Python package' in result.stderr
-    assert "not installed (pip install transformers peft); accepted here: \"native\"" in result.stderr
+    assert 'not installed (pip install transformers peft); accepted here: "native"' in result.stderr
 
 
 # ---- the transformers source, served (where transformers + peft are installed) ---------------
@@ -105,7 +105,10 @@ def test_same_steps_give_the_same_adapter_and_logprobs(servers):
         assert (b.step, b.adapter_version, b.adapter_name) == (a.step, a.adapter_version, a.adapter_name)
         assert abs(a.metrics["loss"] - b.metrics["loss"]) <= 1e-5 and abs(a.metrics["grad_norm"] - b.metrics["grad_norm"]) <= 1e-4
     assert_close(adapter_tensors(transformers), adapter_tensors(native), 1e-5)
-    sequences = [M("leangrpo.v1.TokenSequence")(prompt_token_ids=[5, 17, 33], completion_token_ids=[40, 41, 42]), M("leangrpo.v1.TokenSequence")(prompt_token_ids=[9], completion_token_ids=[7])]
+    sequences = [
+        M("leangrpo.v1.TokenSequence")(prompt_token_ids=[5, 17, 33], completion_token_ids=[40, 41, 42]),
+        M("leangrpo.v1.TokenSequence")(prompt_token_ids=[9], completion_token_ids=[7]),
+    ]
     for reference in (False, True):
         request = M("leangrpo.v1.ComputeLogprobsRequest")(sequences=sequences, reference=reference, include_entropy=True)
         want = native.unary("ComputeLogprobs", request, "leangrpo.v1.ComputeLogprobsResponse")
@@ -126,7 +129,9 @@ def test_exported_adapter_is_what_peft_saves_and_loads(servers, tmp_path):
         (tmp_path / name).write_bytes(data)
     saved = safetensors_io.load_bytes(files["adapter_model.safetensors"])
     lora = TINY_CONFIG["lora"]
-    fresh = get_peft_model(AutoModelForCausalLM.from_pretrained(str(MODEL_DIR)), LoraConfig(r=lora["rank"], lora_alpha=lora["alpha"], target_modules=lora["target_modules"]))
+    fresh = get_peft_model(
+        AutoModelForCausalLM.from_pretrained(str(MODEL_DIR)), LoraConfig(r=lora["rank"], lora_alpha=lora["alpha"], target_modules=lora["target_modules"])
+    )
     assert set(get_peft_model_state_dict(fresh)) == set(saved)
     loaded = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(str(MODEL_DIR)), str(tmp_path))
     state = get_peft_model_state_dict(loaded)
@@ -179,14 +184,20 @@ def test_lora_dropout_masks_are_recomputed_under_gradient_checkpointing():
     for checkpointing in (False, True):
         settings = load_config({**config_for("transformers", gradient_checkpointing=checkpointing), "lora": {**TINY_CONFIG["lora"], "dropout": 0.3}})
         learner = load_learner(settings, torch.device("cpu"))
-        examples = [TrainingExample(s["sample_id"], s["group_id"], s["prompt_token_ids"], s["completion_token_ids"], None, s["reward"], False) for s in rollout_batch(shift=2)]
+        examples = [
+            TrainingExample(s["sample_id"], s["group_id"], s["prompt_token_ids"], s["completion_token_ids"], None, s["reward"], False)
+            for s in rollout_batch(shift=2)
+        ]
         learner.train_step(StepRequest("grpo", {}, "rl", examples))
         adapters.append(learner.adapter.peft_tensors())
     assert_close(adapters[1], adapters[0], 1e-6)
     # Dropout really acted: without it the step differs.
     settings = load_config(config_for("transformers"))
     learner = load_learner(settings, torch.device("cpu"))
-    examples = [TrainingExample(s["sample_id"], s["group_id"], s["prompt_token_ids"], s["completion_token_ids"], None, s["reward"], False) for s in rollout_batch(shift=2)]
+    examples = [
+        TrainingExample(s["sample_id"], s["group_id"], s["prompt_token_ids"], s["completion_token_ids"], None, s["reward"], False)
+        for s in rollout_batch(shift=2)
+    ]
     learner.train_step(StepRequest("grpo", {}, "rl", examples))
     plain = learner.adapter.peft_tensors()
     assert max(float((plain[k] - adapters[0][k]).abs().max()) for k in plain) > 1e-6

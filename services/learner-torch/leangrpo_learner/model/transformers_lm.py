@@ -79,7 +79,9 @@ class TransformersCausalLM:
         text_config = _text_config(hf_model.config)
         for key in UNSUPPORTED_LOGIT_KEYS:
             if getattr(text_config, key, None) not in (None, 1, 1.0):
-                raise ModelError(f'config.json "{key}" is {getattr(text_config, key)!r}; scaled logits are not supported by this learner (accepted: unset or 1)')
+                raise ModelError(
+                    f'config.json "{key}" is {getattr(text_config, key)!r}; scaled logits are not supported by this learner (accepted: unset or 1)'
+                )
         self.logit_softcap = getattr(text_config, "final_logit_softcapping", None)
         hf_model.requires_grad_(False)
         hf_model.config.use_cache = False

@@ -14,4 +14,5 @@ def transformers_missing() -> str | None:
     missing = [name for name in ("transformers", "peft") if importlib.util.find_spec(name) is None]
     if not missing:
         return None
-    return f"the Python package{'s' if len(missing) > 1 else ''} {' and '.join(missing)} {'are' if len(missing) > 1 else 'is'} not installed (pip install transformers peft)"
+    names = " and ".join(missing)
+    return f"the Python package{'s' if len(missing) > 1 else ''} {names} {'are' if len(missing) > 1 else 'is'} not installed (pip install transformers peft)"
