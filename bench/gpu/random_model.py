@@ -32,7 +32,8 @@ def write_random_model(config: dict, directory: Path, seed: int = 0, dtype: str 
     directory.mkdir(parents=True, exist_ok=True)
     torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[dtype]
     (directory / "config.json").write_text(json.dumps({**config, "torch_dtype": dtype}, indent=2))
-    tensors = random_weights(config, seed, dtype=torch_dtype)
+    # Drawn on the GPU where there is one (a 1B model's fp32 weights take seconds there, a minute on CPU).
+    tensors = random_weights(config, seed, device="cuda" if torch.cuda.is_available() else "cpu", dtype=torch_dtype)
     (directory / "model.safetensors").write_bytes(safetensors_io.serialize(tensors, {"format": "pt"}))
     return directory
 
