@@ -29,6 +29,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+# Everything is local (random weights in temporary directories): never wait on a hub that the
+# device machines cannot reach. The parts' processes inherit this.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 # name -> (seconds allowed on a GPU, seconds allowed in the CPU smoke run)
 PART_TIMEOUTS = {

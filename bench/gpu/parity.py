@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gc
 import random
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -174,4 +175,5 @@ def run(smoke: bool, device: torch.device, work: Path) -> dict:
                     )
                 del learner
                 _free(device)
+        shutil.rmtree(model_dir.parent)  # up to 5 GB of fp32 weights per shape
     return {"ok": all(r["ok"] for r in rows), "rows": rows, "skipped": skipped, "fp32_tolerance": FP32_TOLERANCE}
