@@ -66,3 +66,17 @@ def test_unknown_part_is_refused_naming_the_accepted_ones(tmp_path):
     result = subprocess.run([sys.executable, str(CHECK), "--cpu-smoke", "--parts", "parity,speed"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "--parts names speed; accepted: parity, step-native," in result.stderr
+
+
+def test_a_part_that_hangs_or_fails_loses_only_its_own_figures(tmp_path):
+    """Each part is a child process under its own limit: a timeout kills it (and its children) and
+    reports it; a part that raises reports the error; neither stops the caller."""
+    sys.path.insert(0, str(CHECK.parent))
+    import check
+
+    hung = check.launch("torchrun", smoke=True, work=tmp_path, timeout_s=1)
+    assert hung["ok"] is False and hung["error"] == "timed out after 1 s" and hung["part_seconds"] < 30
+    broken = check.launch("large-nonexistent", smoke=True, work=tmp_path, timeout_s=60)
+    assert broken["ok"] is False
+    assert broken["error"] == "ConfigError: config key \"torch.model_source\" is 'nonexistent'; accepted: native, transformers"
+    assert "Traceback" in broken["traceback"]
