@@ -125,7 +125,8 @@ class TransformersCausalLM:
         try:
             hf_model = AutoModelForCausalLM.from_pretrained(str(directory), dtype=dtype, attn_implementation=attn_implementation)
         except (ImportError, ValueError) as error:
-            if attn_implementation != "sdpa" and "flash" in str(error).lower() + attn_implementation:
+            text = str(error).lower()
+            if attn_implementation != "sdpa" and ("flash" in text or "attention" in text or "attn" in text):
                 raise ModelError(f'torch.attn_implementation "{attn_implementation}" cannot be used here: {error}; accepted: sdpa, eager') from None
             raise ModelError(f"transformers could not load {directory}: {error}") from None
         except OSError as error:
