@@ -55,7 +55,9 @@ def main(argv=None) -> int:
                 if args.port is not None:
                     given["server"]["port"] = args.port
         config = load_config(given)
-        distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+        # Launched by torchrun (it sets RANK and MASTER_ADDR): join the process group even with one
+        # rank, so `torchrun --nproc-per-node 1` runs the NCCL path a multi-GPU run takes.
+        distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1 or ("RANK" in os.environ and "MASTER_ADDR" in os.environ)
         if distributed and not config["model"]["dir"]:
             raise ConfigError('config key "model.dir" is unset; under torchrun every rank loads the model at start')
         device = resolve_device(config["torch"]["device"]) if not distributed else None
