@@ -72,6 +72,25 @@ describe("embedded backend", () => {
     }
   });
 
+  it("gives a seeded call the same tokens alone and among concurrent calls (continuous batching)", async () => {
+    const calls = [
+      [3, 17, 42, 5],
+      [9, 8, 7],
+      [1, 2],
+      [60, 61, 62, 63, 64, 65, 66],
+      [9, 8, 7],
+    ].map((prompt, i) => ({
+      prompt: tokenIds(prompt),
+      n: 1 + (i % 3),
+      sampling: { maxTokens: 10, temperature: i === 1 ? 0 : 1, seed: BigInt(100 + i), stop: [], stopTokenIds: [] },
+    }));
+    const alone = [];
+    for (const call of calls) alone.push(await client.generate(call));
+    const together = await Promise.all(calls.map((call) => client.generate(call)));
+    const tokens = (r: (typeof alone)[number]) => r.completions.map((c) => [c.tokenIds, c.logprobs]);
+    expect(together.map(tokens)).toEqual(alone.map(tokens));
+  });
+
   it("samples with a loaded adapter as the adapter's weights say", async () => {
     const load = await client.loadAdapter(
       messagesOf([{ part: { case: "source", value: { name: "policy-v1", version: 1n, path: adapterDir, files: [] } } }]),
