@@ -111,7 +111,10 @@ export class DecodeBatch<R extends DecodeRow> {
   retain(keep: (row: R) => boolean): R[] {
     const kept: number[] = [];
     const dropped: R[] = [];
-    this.rows.forEach((row, index) => (keep(row) ? kept.push(index) : dropped.push(row)));
+    this.rows.forEach((row, index) => {
+      if (keep(row)) kept.push(index);
+      else dropped.push(row);
+    });
     if (dropped.length === 0) return dropped;
     if (kept.length === 0) {
       this.dispose();
@@ -123,7 +126,9 @@ export class DecodeBatch<R extends DecodeRow> {
     unused -= unused % this.alignment;
     const length = this.length - unused;
     const mask = new Uint8Array(kept.length * length);
-    kept.forEach((r, i) => mask.set(this.mask.subarray(r * this.length + unused, (r + 1) * this.length), i * length));
+    kept.forEach((r, i) => {
+      mask.set(this.mask.subarray(r * this.length + unused, (r + 1) * this.length), i * length);
+    });
     const old = this.layers!;
     const slice = (t: tf.Tensor4D, index: tf.Tensor1D) => {
       const gathered = tf.gather(t, index, 0) as tf.Tensor4D;
