@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { FinishReason } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
+import { type GenerateResponse, InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { loadConfig, serve, type RunningServer } from "@lean-grpo/kit";
 import { CausalLM, generate, loadPeftAdapter, useBackend } from "@lean-grpo/lm";
 import { InferenceConfigSchema } from "../src/config.js";
@@ -84,10 +84,10 @@ describe("embedded backend", () => {
       n: 1 + (i % 3),
       sampling: { maxTokens: 10, temperature: i === 1 ? 0 : 1, seed: BigInt(100 + i), stop: [], stopTokenIds: [] },
     }));
-    const alone = [];
+    const alone: GenerateResponse[] = [];
     for (const call of calls) alone.push(await client.generate(call));
     const together = await Promise.all(calls.map((call) => client.generate(call)));
-    const tokens = (r: (typeof alone)[number]) => r.completions.map((c) => [c.tokenIds, c.logprobs]);
+    const tokens = (r: GenerateResponse) => r.completions.map((c) => [c.tokenIds, c.logprobs]);
     expect(together.map(tokens)).toEqual(alone.map(tokens));
   });
 

@@ -6,11 +6,11 @@
 // adapter: the pass's other rows add nothing to its sums but exact zeros, so a request
 // gives the same tokens (and logprobs, bit for bit) alone or beside others.
 //
-// Exact zeros are not enough where a kernel sums a row's keys in lanes or blocks: padding
-// that shifts the keys across lanes changes the rounding (wasm's softmax sums in 4 lanes;
-// the cpu backend's matmul in blocks of 48). Rows therefore share a batch only when their
-// padding is a multiple of that width (decode-batch.ts), measured per backend by
-// test/continuous-decoder.spec.ts.
+// Exact zeros are enough only where the kernels add a row's keys in order: a decode pass's
+// attention is written so (model/attention.ts, decodeStepAttention), on cpu and wasm, as
+// test/continuous-decoder.spec.ts checks bit for bit. A backend whose reductions group keys
+// in lanes or blocks gets a key alignment: rows share a batch only when their padding is a
+// multiple of it (decode-batch.ts).
 import * as tf from "@tensorflow/tfjs-core";
 import { rowSeed, SeededRandom } from "@lean-grpo/random";
 import { ModelInputError } from "../errors.js";
@@ -43,12 +43,13 @@ export interface ContinuousDecoderOptions {
 }
 
 /**
- * The width in which a backend's reductions over attention keys group them: cpu's matmul
- * blocks (48), wasm's SIMD lanes (4, softmax). The tensorflow backend's is not measured
- * here (not installed): 16, an assumption, not a guarantee.
+ * The width in which a backend's reductions over attention keys group them during a decode
+ * pass: 1 (in order) for cpu and wasm, measured by the spec. The tensorflow backend
+ * (Eigen, vectorised reductions) is not installed here and not measured: 16 is an
+ * assumption, not a guarantee.
  */
 export function keyAlignment(backend: string): number {
-  return backend === "cpu" ? 48 : backend === "wasm" ? 4 : 16;
+  return backend === "cpu" || backend === "wasm" ? 1 : 16;
 }
 
 interface Job {
@@ -126,6 +127,8 @@ export class ContinuousDecoder {
     if (this.running) return;
     this.running = true;
     try {
+      // Calls that arrive in the same turn (a client's concurrent burst) start together.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       while (this.waiting.length > 0 || this.batches.length > 0) {
         this.dropAborted();
         await this.admit();
