@@ -61,7 +61,7 @@ describe("WatchRun and the end of a run", () => {
       const timeout = setTimeout(() => watchers.abort(), 5_000);
       const [live, fromStart] = await Promise.all(joined);
       clearTimeout(timeout);
-      expect(live.at(-1)).toBe(RunState.COMPLETED);
+      expect(live?.at(-1)).toBe(RunState.COMPLETED);
       expect(fromStart).toEqual([RunState.RUNNING, RunState.COMPLETED]);
 
       // And one that joins after the end, without the history, gets the final state alone.

@@ -63,9 +63,9 @@ export class RunManager {
     private readonly config: OrchestratorConfig,
     private readonly renderReport?: ReportRenderer,
   ) {
-    // Every call of a run (rollouts, held-out evaluation at concurrency 16) listens to this
+    // Every call of a run (rollouts, held-out evaluation at concurrency 256) listens to this
     // one signal; Node warns past 10 listeners, which here is expected, not a leak.
-    setMaxListeners(256, this.abort.signal);
+    setMaxListeners(1024, this.abort.signal);
   }
 
   async start(request: StartRunRequest): Promise<Run> {
