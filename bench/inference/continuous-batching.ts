@@ -11,11 +11,13 @@
 // Usage: npx tsx bench/inference/continuous-batching.ts [rounds]
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { PromptSchema } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import { type GenerateRequest, type GenerateResponse, InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
+import { type GenerateRequestSchema, type GenerateResponse, InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
+
+type Call = MessageInitShape<typeof GenerateRequestSchema>;
 import { loadConfig, serve, type RunningServer } from "@lean-grpo/kit";
 import { InferenceConfigSchema, createInferenceService } from "@lean-grpo/inference";
 
@@ -30,12 +32,12 @@ const problems = (file: string) =>
 // The run's prompt: the model has a chat template, and arith.yaml's math_template is "{problem}".
 const chat = (text: string) => create(PromptSchema, { kind: { case: "chat", value: { messages: [{ role: "user", content: text }] } } });
 
-const evaluation: Partial<GenerateRequest>[] = problems("examples/arith-heldout.jsonl").map((problem) => ({
+const evaluation: Call[] = problems("examples/arith-heldout.jsonl").map((problem) => ({
   prompt: chat(problem),
   n: 1,
   sampling: { maxTokens: 32, temperature: 0, seed: 0n, stop: [], stopTokenIds: [] },
 }));
-const rollouts: Partial<GenerateRequest>[] = problems("examples/arith.jsonl")
+const rollouts: Call[] = problems("examples/arith.jsonl")
   .slice(0, 16)
   .map((problem, group) => ({
     prompt: chat(problem),
@@ -62,7 +64,7 @@ async function startEmbedded(
 }
 
 /** All calls in flight at once; wall seconds and the responses. */
-async function timed(client: ReturnType<typeof createClient<typeof InferenceService>>, calls: Partial<GenerateRequest>[]) {
+async function timed(client: ReturnType<typeof createClient<typeof InferenceService>>, calls: Call[]) {
   const t0 = performance.now();
   const responses = await Promise.all(calls.map((call) => client.generate(call)));
   return { seconds: (performance.now() - t0) / 1000, responses };
