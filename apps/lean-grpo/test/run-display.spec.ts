@@ -44,6 +44,19 @@ describe("time split", () => {
     expect(text).toMatch(/train \+ sync\s+│ 16\.0 s \(88\.9%\) \+ 0\.4 s \(2\.2%\)/);
     expect(text).toMatch(/overlapped\s+│ generation hidden behind training: 5\.6 s/);
     expect(text).toMatch(/held-out eval\s+│ 1\.5 s over 1 evaluation, 1\.5 s each/);
+    // On a narrow terminal the value wraps between words: its lines rejoined read as written.
+    const narrow = runSummaryTable(run, [step(1, 0), step(2, 5.6)], evals, { evalConfigured: true, width: 60 });
+    const lines = narrow.split("\n");
+    const first = lines.findIndex((l) => l.includes("overlapped"));
+    const rowLines = lines.slice(
+      first,
+      lines.findIndex((l, i) => i > first && !l.startsWith("│")),
+    );
+    const value = rowLines.map((l) => l.split("│")[2]!.trim()).join(" ");
+    expect(rowLines.length).toBeGreaterThan(1);
+    expect(value).toBe(
+      "generation hidden behind training: 5.6 s (the next step's rollouts sampled while a step trained, training.async; not in the step time)",
+    );
     // A synchronous run hid nothing and says nothing of it.
     expect(runSummaryTable(run, [step(1, 0)], [], { evalConfigured: false })).not.toContain("hidden");
   });
