@@ -15,6 +15,7 @@ import * as tf from "@tensorflow/tfjs-core";
 import { rowSeed, SeededRandom } from "@lean-grpo/random";
 import { ModelInputError } from "../errors.js";
 import type { LoraAdapter } from "../lora/lora-adapter.js";
+import type { KeyValue } from "../model/attention.js";
 import type { CausalLM } from "../model/causal-lm.js";
 import { validateTokenIds } from "../model/token-batch.js";
 import { DecodeBatch, lastLogits, type DecodeRow } from "./decode-batch.js";
@@ -186,17 +187,23 @@ export class ContinuousDecoder {
     }
   }
 
+  /**
+   * One prompt pass for requests whose prompts have the same length: each prompt once (the
+   * n rows of a request share it; rows are computed independently, so its copies would be
+   * bit-identical), then every row draws its first token and the continuing rows take
+   * copies of their prompt's keys and values.
+   */
   private async promptPass(jobs: readonly Job[], rows: Row[]): Promise<void> {
     const { adapter, prompt } = jobs[0]!.request;
     const length = prompt.length;
-    const ids = new Int32Array(rows.length * length);
-    const positions = new Int32Array(rows.length * length);
-    rows.forEach((row, r) => {
-      ids.set(row.job.request.prompt, r * length);
-      for (let i = 0; i < length; i++) positions[r * length + i] = i;
+    const ids = new Int32Array(jobs.length * length);
+    const positions = new Int32Array(jobs.length * length);
+    jobs.forEach((job, j) => {
+      ids.set(job.request.prompt, j * length);
+      for (let i = 0; i < length; i++) positions[j * length + i] = i;
     });
     const { hidden, present } = this.model.forward(
-      { batch: rows.length, queryLength: length, ids, positions, keyMask: new Uint8Array(rows.length * length).fill(1) },
+      { batch: jobs.length, queryLength: length, ids, positions, keyMask: new Uint8Array(jobs.length * length).fill(1) },
       { adapter },
     );
     let logits: Float32Array;
@@ -206,29 +213,21 @@ export class ContinuousDecoder {
       for (const { keys, values } of present) tf.dispose([keys, values]);
       throw error;
     }
-    this.sampleAll(rows, logits);
+    const jobOf = new Map(jobs.map((job, j) => [job, j]));
+    const rowPrompt = rows.map((row) => jobOf.get(row.job)!);
+    this.sampleAll(rows, logits, rowPrompt);
     // Rows that ended on their first token never join; the rest keep their prompt's keys.
     const going = rows.filter((row) => !row.done);
-    const keep = going.length === rows.length ? present : this.selectRows(present, rows, going);
+    const keep = copyRows(
+      present,
+      going.map((row) => jobOf.get(row.job)!),
+    );
     let batch = this.batches.find((b) => b.accepts(adapter, length));
     if (!batch) {
       batch = new DecodeBatch<Row>(this.model, adapter, this.alignment);
       this.batches.push(batch);
     }
     batch.join(going, keep, length);
-  }
-
-  private selectRows(present: ReturnType<CausalLM["forward"]>["present"], rows: readonly Row[], going: readonly Row[]) {
-    const index = going.map((row) => rows.indexOf(row));
-    const selected = tf.tidy(() => {
-      const at = tf.tensor1d(index, "int32");
-      return present.map(({ keys, values }) => ({
-        keys: tf.gather(keys, at, 0) as tf.Tensor4D,
-        values: tf.gather(values, at, 0) as tf.Tensor4D,
-      }));
-    });
-    for (const { keys, values } of present) tf.dispose([keys, values]);
-    return selected;
   }
 
   private async decodeStep(batch: DecodeBatch<Row>): Promise<void> {
@@ -240,11 +239,13 @@ export class ContinuousDecoder {
   }
 
   /** Draws each row's next token from its logits; finished rows complete their request. */
-  private sampleAll(rows: readonly Row[], logits: Float32Array): void {
+  /** `logitRow[r]`: which row of `logits` is row r's (default: its own). */
+  private sampleAll(rows: readonly Row[], logits: Float32Array, logitRow?: readonly number[]): void {
     const vocab = this.model.config.vocabSize;
     rows.forEach((row, r) => {
       const { request, stop } = row.job;
-      const { token, logprob } = sampleToken(logits.subarray(r * vocab, (r + 1) * vocab), request.sampling, () => row.random.next());
+      const at = logitRow?.[r] ?? r;
+      const { token, logprob } = sampleToken(logits.subarray(at * vocab, (at + 1) * vocab), request.sampling, () => row.random.next());
       row.result.tokenIds.push(token);
       row.result.logprobs.push(logprob);
       row.token = token;
@@ -290,4 +291,17 @@ export class ContinuousDecoder {
       }
     }
   }
+}
+
+/** Rows `index` of every layer's keys and values (repeats allowed); disposes `present`. */
+function copyRows(present: KeyValue[], index: readonly number[]): KeyValue[] {
+  const copied = tf.tidy(() => {
+    const at = tf.tensor1d(index as number[], "int32");
+    return present.map(({ keys, values }) => ({
+      keys: tf.gather(keys, at, 0) as tf.Tensor4D,
+      values: tf.gather(values, at, 0) as tf.Tensor4D,
+    }));
+  });
+  for (const { keys, values } of present) tf.dispose([keys, values]);
+  return copied;
 }
