@@ -24,7 +24,9 @@ export function createInferenceService(config: InferenceConfig): ServiceRegistra
   const useVllm = config.backend === "vllm" || (config.backend === "auto" && config.vllm.url !== undefined);
   if (!useVllm) {
     const modelDir = config.embedded.model_dir;
-    const backend = modelDir ? createEmbeddedBackend({ modelDir, tensorBackend: config.embedded.tensor_backend }) : unconfiguredBackend();
+    const backend = modelDir
+      ? createEmbeddedBackend({ modelDir, tensorBackend: config.embedded.tensor_backend, maxBatchRows: config.embedded.max_batch_rows })
+      : unconfiguredBackend();
     return { service: InferenceService, impl: createInferenceImpl(backend, config) };
   }
   if (config.vllm.url === undefined) {

@@ -15,3 +15,4 @@ export { usesChatPrompts } from "./run/prompts.js";
 export { loadDataset } from "./data/load-dataset.js";
 export { DatasetError } from "./data/dataset-error.js";
 export { evaluate, type EvalReport } from "./eval/evaluate.js";
+export { HELDOUT_CONCURRENCY } from "./run/heldout-eval.js";

@@ -101,7 +101,7 @@ export function renderRunSummary(target: HTMLElement, data: RunData, offline: bo
   }
 }
 
-/** One bar: the share of the run's step time each phase took, with seconds on hover. */
+/** One bar: the share of the run's step time each phase took, with seconds on hover; and the generation it hid. */
 function timeSplit(timings: { [k: string]: unknown }[], total: number): HTMLElement {
   const box = el("div", "time-split");
   box.append(text("h3", "Where the step time went"));
@@ -121,6 +121,18 @@ function timeSplit(timings: { [k: string]: unknown }[], total: number): HTMLElem
     legend.append(key);
   });
   box.append(bar, legend);
+  // training.async: the next step's rollouts sample while a step trains. That time is in no
+  // step's wall time (so not in the bar); saying so keeps "train 98%" from reading as idle sampling.
+  const hidden = timings.reduce((a, t) => a + Number(t.rolloutOverlapS ?? 0), 0);
+  if (hidden > 0) {
+    box.append(
+      text(
+        "p",
+        `generation hidden behind training: ${hidden.toFixed(1)} s (the next step's rollouts, sampled while a step trained; beside the bar, not in it)`,
+        "time-hidden",
+      ),
+    );
+  }
   return box;
 }
 
