@@ -2,11 +2,12 @@
 // on loopback ports, each on its own real gRPC port (the same code path as a
 // deployment), and drains them on SIGTERM/SIGINT.
 import { z } from "zod";
-import { loadConfig, serve, setupTracing, createLogger, type RunningServer } from "@lean-grpo/kit";
+import { loadConfig, serve, createLogger, type RunningServer } from "@lean-grpo/kit";
 import { SERVICE_CATALOG, SERVICE_NAMES, type CatalogEntry } from "../mesh/service-catalog.js";
 import { loadTopology, planTopology } from "../mesh/topology.js";
 import { runTopology } from "../mesh/topology-runner.js";
 import { onStopRequest } from "../process/stop-signals.js";
+import { startTracing } from "../process/process-tracing.js";
 
 export interface ServeCommandOptions {
   config?: string;
@@ -31,7 +32,8 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
     throw new Error(`unknown service "${target}"; accepted: ${[...SERVICE_NAMES, "all"].join(", ")}`);
   }
   const configs = loadConfigs(target, entries, options);
-  setupTracing({ serviceName: target === "all" ? "lean-grpo" : `lean-grpo-${target}` });
+  // Flushed by the stop request, after the servers drained (stop-signals.ts).
+  startTracing(target === "all" ? "lean-grpo" : `lean-grpo-${target}`);
 
   const servers: RunningServer[] = [];
   const urls: Record<string, string> = {};
