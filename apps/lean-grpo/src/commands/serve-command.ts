@@ -2,12 +2,16 @@
 // on loopback ports, each on its own real gRPC port (the same code path as a
 // deployment), and drains them on SIGTERM/SIGINT.
 import { z } from "zod";
-import { loadConfig, serve, createLogger, type RunningServer } from "@lean-grpo/kit";
+import { loadConfig, serve, createLogger, type RunningServer, type ServerConfig } from "@lean-grpo/kit";
+import type { InferenceConfig } from "@lean-grpo/inference";
+import type { LearnerConfig } from "@lean-grpo/learner";
 import { SERVICE_CATALOG, SERVICE_NAMES, type CatalogEntry } from "../mesh/service-catalog.js";
 import { loadTopology, planTopology } from "../mesh/topology.js";
 import { runTopology } from "../mesh/topology-runner.js";
 import { onStopRequest } from "../process/stop-signals.js";
 import { startTracing } from "../process/process-tracing.js";
+import { applyMeshModel, MeshModelSchema, type MeshModel } from "../mesh/mesh-model.js";
+import { checkModelDir, configDir } from "./train-config.js";
 
 export interface ServeCommandOptions {
   config?: string;
@@ -17,9 +21,15 @@ export interface ServeCommandOptions {
   overrides: string[];
 }
 
-/** `all` reads one YAML with a section per service, e.g. `verifier: { server: { port: 50052 } }`. */
+/**
+ * `all` reads one YAML with a section per service, e.g. `verifier: { server: { port: 50052 } }`,
+ * and the mesh's `model` (mesh-model.ts).
+ */
 const MeshConfigSchema = z
-  .object(Object.fromEntries(SERVICE_CATALOG.map((s) => [s.name, s.schema.prefault({})])) as Record<string, z.ZodType>)
+  .object({
+    ...(Object.fromEntries(SERVICE_CATALOG.map((s) => [s.name, s.schema.prefault({})])) as Record<string, z.ZodType>),
+    model: MeshModelSchema,
+  })
   .strict();
 
 export async function serveCommand(target: string, options: ServeCommandOptions): Promise<void> {
@@ -32,13 +42,18 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
     throw new Error(`unknown service "${target}"; accepted: ${[...SERVICE_NAMES, "all"].join(", ")}`);
   }
   const configs = loadConfigs(target, entries, options);
+  const model = configs.model as MeshModel | undefined;
+  const modelUsers = model
+    ? applyMeshModel(model, configs.inference as InferenceConfig | undefined, configs.learner as LearnerConfig | undefined)
+    : [];
+  if (model && modelUsers.length > 0) checkModelDir(model.dir, configDir());
   // Flushed by the stop request, after the servers drained (stop-signals.ts).
   startTracing(target === "all" ? "lean-grpo" : `lean-grpo-${target}`);
 
   const servers: RunningServer[] = [];
   const urls: Record<string, string> = {};
   for (const service of entries) {
-    const config = configs[service.name]!;
+    const config = configs[service.name] as { server: ServerConfig };
     if (target === "all") service.wire?.(config, urls);
     servers.push(
       await serve({
@@ -56,6 +71,7 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
     await Promise.all(servers.map((server) => server.shutdown()));
   });
   printTable(entries.map((e, i) => ({ service: e.name, url: servers[i]!.url })));
+  if (model && modelUsers.length > 0) process.stdout.write(`model ${model.dir} (${modelUsers.join(", ")})\n`);
 }
 
 /** `serve all --topology FILE`: every replica is its own `lean-grpo serve <service>` process. */
@@ -103,5 +119,5 @@ function loadConfigs(target: string, entries: readonly CatalogEntry[], options: 
     envPrefix: "LEANGRPO_",
     flags,
     overrides: options.overrides,
-  }) as Record<string, { server: import("@lean-grpo/kit").ServerConfig }>;
+  }) as Record<string, unknown>;
 }
