@@ -4,7 +4,9 @@
 // the learner's own thread (its own tracer provider, joined by the W3C traceparent),
 // all delivered before the process exits.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -94,4 +96,43 @@ describe("lean-grpo train exports its traces", () => {
     );
     for (const step of steps) expect(step.links).toContainEqual({ traceId: startRun.traceId, spanId: startRun.spanId });
   });
+
+  it("still delivers the trace when Ctrl-C stops the run after its first step", async () => {
+    const stopSink = await startOtlpSink();
+    try {
+      const child = spawn(
+        process.execPath,
+        [
+          `${repoRoot}apps/lean-grpo/bin/lean-grpo.mjs`,
+          "train",
+          "examples/arith.jsonl",
+          "--config",
+          "configs/train/arith.yaml",
+          "training.steps=50",
+          "training.batch_size=2",
+          "training.num_generations=2",
+          "eval.data=",
+          `runs_dir=${runsDir}`,
+        ],
+        {
+          cwd: repoRoot,
+          env: { ...process.env, LOG_LEVEL: "warn", OTEL_EXPORTER_OTLP_ENDPOINT: stopSink.endpoint },
+          stdio: ["ignore", "pipe", "ignore"],
+        },
+      );
+      for await (const line of createInterface({ input: child.stdout! })) {
+        if (line.startsWith("{") && JSON.parse(line).step === 1) break;
+      }
+      child.kill("SIGINT");
+      const [code] = await once(child, "exit");
+      expect(code).toBe(130);
+      // The run stopped at a step boundary: its steps and the command's own span arrived.
+      const steps = stopSink.spans.filter((s) => s.name === "rollout.step").map((s) => s.attributes["leangrpo.step"]);
+      expect(steps).toContain(1);
+      expect(stopSink.spans.some((s) => s.name === "lean-grpo train")).toBe(true);
+      expect(stopSink.spans.some((s) => s.name === "leangrpo.v1.OrchestratorService/StopRun")).toBe(true);
+    } finally {
+      await stopSink.close();
+    }
+  }, 60_000);
 });

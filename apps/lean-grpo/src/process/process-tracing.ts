@@ -19,12 +19,19 @@ export function startTracing(serviceName: string): TracingSetup {
 
 /**
  * Flushes and shuts down this process's tracing, bounded so that an unreachable collector
- * cannot hold the exit. Called when a command ends and before a stop signal exits.
+ * cannot hold the exit. Called when a command ends and before a stop signal exits; a second
+ * caller waits for the flush the first started (a stop signal can race a command's end).
  */
-export async function stopTracing(): Promise<void> {
+export function stopTracing(): Promise<void> {
   const tracing = current;
   current = undefined;
-  if (!tracing) return;
+  if (tracing) stopping = flushBounded(tracing);
+  return stopping;
+}
+
+let stopping: Promise<void> = Promise.resolve();
+
+async function flushBounded(tracing: TracingSetup): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<void>((resolve) => {
     timer = setTimeout(() => {
