@@ -2,7 +2,7 @@
 // on loopback ports, each on its own real gRPC port (the same code path as a
 // deployment), and drains them on SIGTERM/SIGINT.
 import { z } from "zod";
-import { loadConfig, serve, createLogger, type RunningServer, type ServerConfig } from "@lean-grpo/kit";
+import { loadConfig, serve, createLogger, type ServerConfig } from "@lean-grpo/kit";
 import type { InferenceConfig } from "@lean-grpo/inference";
 import type { LearnerConfig } from "@lean-grpo/learner";
 import { SERVICE_CATALOG, SERVICE_NAMES, type CatalogEntry } from "../mesh/service-catalog.js";
@@ -10,6 +10,8 @@ import { loadTopology, planTopology } from "../mesh/topology.js";
 import { runTopology } from "../mesh/topology-runner.js";
 import { onStopRequest } from "../process/stop-signals.js";
 import { startTracing } from "../process/process-tracing.js";
+import { DEFAULT_THREADS } from "../mesh/start-mesh.js";
+import { startServiceThread } from "../mesh/service-thread.js";
 import { applyMeshModel, MeshModelSchema, type MeshModel } from "../mesh/mesh-model.js";
 import { checkModelDir, configDir } from "./train-config.js";
 
@@ -50,18 +52,22 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
   // Flushed by the stop request, after the servers drained (stop-signals.ts).
   startTracing(target === "all" ? "lean-grpo" : `lean-grpo-${target}`);
 
-  const servers: RunningServer[] = [];
+  const servers: { url: string; shutdown(): Promise<void> }[] = [];
   const urls: Record<string, string> = {};
   for (const service of entries) {
     const config = configs[service.name] as { server: ServerConfig };
     if (target === "all") service.wire?.(config, urls);
+    // As in `train`: the learner trains in a thread of its own, so sampling and training use two cores.
+    const threaded = target === "all" && DEFAULT_THREADS.includes(service.name);
     servers.push(
-      await serve({
-        name: service.name,
-        services: [service.create(config)],
-        config: config.server,
-        logger: createLogger(service.name),
-      }),
+      threaded
+        ? await startServiceThread(service.name, config)
+        : await serve({
+            name: service.name,
+            services: [service.create(config)],
+            config: config.server,
+            logger: createLogger(service.name),
+          }),
     );
     urls[service.name] = servers.at(-1)!.url;
   }
