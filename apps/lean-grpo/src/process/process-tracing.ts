@@ -2,7 +2,8 @@
 // the kit's setupTracing reads OTEL_* (endpoint, headers, service name, OTEL_SDK_DISABLED),
 // and the spans still in the batch processor are flushed before the process exits, so a
 // command that ends in two seconds still delivers its trace. Service threads and the
-// PyTorch learner process trace themselves (service-thread-main.ts, torch-learner-process.ts).
+// PyTorch learner process trace themselves (service-thread-main.ts; the learner's
+// leangrpo_learner/rpc/tracing.py, which inherits these OTEL_* variables).
 import { SpanStatusCode, trace } from "@opentelemetry/api";
 import { setupTracing, type TracingSetup } from "@lean-grpo/kit";
 
