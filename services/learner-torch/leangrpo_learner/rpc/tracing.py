@@ -134,8 +134,9 @@ def _call_scope(tracer, method: str, metadata: dict, context):
     try:
         if tracer is None:
             yield
-            # Without spans, a line per call carries the caller's trace id (the log filter adds it).
-            log.info("served %s in %.0f ms", method, (time.monotonic() - started) * 1000)
+            # Without spans, a line per traced call carries the caller's trace id (the log filter adds it).
+            if caller:
+                log.info("served %s in %.0f ms", method, (time.monotonic() - started) * 1000)
             return
         from opentelemetry import propagate, trace
 
