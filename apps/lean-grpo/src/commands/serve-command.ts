@@ -77,6 +77,13 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
     await Promise.all(servers.map((server) => server.shutdown()));
   });
   printTable(entries.map((e, i) => ({ service: e.name, url: servers[i]!.url })));
+  if (target === "all") {
+    const orchestrator = urls.orchestrator!;
+    process.stdout.write(
+      `start a run: npx buf curl --protocol grpc --http2-prior-knowledge -d '{"datasetPath": "examples/arith.jsonl"}' ${orchestrator}/leangrpo.v1.OrchestratorService/StartRun\n`,
+    );
+  }
+  // Last: whoever waits for the mesh reads up to this line.
   if (model && modelUsers.length > 0) process.stdout.write(`model ${model.dir} (${modelUsers.join(", ")})\n`);
 }
 
