@@ -1,5 +1,6 @@
 // `eval`, `sft` and `serve` honour OTEL_* as `train` does (train-trace.spec.ts): each
-// command's spans reach a loopback OTLP sink before its process exits, `serve` on SIGTERM.
+// command's spans reach a loopback OTLP sink before its process exits, `serve` on SIGTERM;
+// so do a service's own process (services/<name>/src/server.ts, what its image runs).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -11,7 +12,9 @@ import { promisify } from "node:util";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { RewardService } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
+import { LeanVerifierService } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { repoRoot } from "../support/interop-verifier.js";
+import { startServiceProcess } from "../support/service-process.js";
 import { startOtlpSink, type OtlpSink } from "../support/otlp-sink.js";
 
 const CLI = `${repoRoot}apps/lean-grpo/bin/lean-grpo.mjs`;
@@ -72,5 +75,15 @@ describe("every command exports its traces", () => {
     await once(child, "exit");
     const served = named("leangrpo.v1.RewardService/ListScorers");
     expect(served.map((s) => [s.kind, s.service])).toEqual([[2, "reward-under-test"]]);
+  }, 60_000);
+
+  it("a service's own process (its server.ts, as its image runs it) flushes its spans on SIGTERM", async () => {
+    const verifier = await startServiceProcess("verifier", ["server.shutdown.drain_delay_ms=0"], {
+      OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint,
+    });
+    await createClient(LeanVerifierService, createGrpcTransport({ baseUrl: verifier.url })).poolStats({});
+    expect(await verifier.stop()).toBe(0);
+    const served = named("leangrpo.v1.LeanVerifierService/PoolStats");
+    expect(served.map((s) => [s.kind, s.service])).toEqual([[2, "lean-grpo-verifier"]]);
   }, 60_000);
 });
