@@ -14,6 +14,7 @@ import { unconfiguredBackend } from "./backend/unconfigured-backend.js";
 import { AdapterRegistry, type LoadedAdapter } from "./adapters/adapter-registry.js";
 import { AdapterFileWriter, checkAdapterName } from "./adapters/adapter-files.js";
 import { toGenerateInput } from "./rpc/generate-request.js";
+import { tokenizeBatch } from "./rpc/tokenize-batch.js";
 
 /**
  * Returns the InferenceService registration on the configured backend: vLLM when
@@ -130,6 +131,8 @@ export function createInferenceImpl(
       const templatedText = out.text || (req.prompt.kind.case === "chat" ? await backend.detokenize(out.ids, ctx.signal) : "");
       return { tokenIds: out.ids, templatedText };
     },
+
+    tokenizeBatch: (requests, ctx) => tokenizeBatch(requests, ctx, backend),
   };
 }
 
