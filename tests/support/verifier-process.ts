@@ -3,6 +3,7 @@
 // REPL workers being the REPL stand-in of tests/fakes/lean-repl answering by rules,
 // reached over gRPC; nothing of the verifier is imported.
 import { spawn, type ChildProcess } from "node:child_process";
+import { checkerStandInCommand } from "../fakes/lean-checker/command.js";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -66,6 +67,7 @@ export async function startVerifierProcess(rules: object, overrides: string[] = 
   try {
     const verifier = await startServiceProcess(VERIFIER, [
       `repl.command=${JSON.stringify(repl)}`,
+      `repl.replay_checker.command=${JSON.stringify(checkerStandInCommand(rulesFile))}`,
       `repl.cwd=${REPO_ROOT}`,
       "repl.memory_limit_mb=0",
       "server.shutdown.grace_period_ms=1000",

@@ -57,7 +57,8 @@ describe.skipIf(!haveChromium)("the dashboard in chromium", () => {
       await client.startRun({
         datasetPath: fixture.dataset,
         runId: "first",
-        config: { training: tinyTraining(2), report: { samples_per_step: 3 } },
+        // Async, so its second step's rollouts ran hidden behind the first step's training.
+        config: { training: tinyTraining(2, { async: true }), report: { samples_per_step: 3 } },
       });
       await mesh.runs.settle();
       await client.startRun({
@@ -138,6 +139,7 @@ describe.skipIf(!haveChromium)("the dashboard in chromium", () => {
       expect(await report.locator("body").getAttribute("data-steps")).toBe("2");
       expect(await report.locator(".run-head .state").textContent()).toBe("COMPLETED");
       expect(await report.locator(".samples tbody tr").count()).toBe(6);
+      expect(await report.locator(".time-split .time-hidden").textContent()).toMatch(/^generation hidden behind training: \d+\.\d s /);
       expect(await report.locator(".artifacts a").first().getAttribute("href")).toBe("checkpoints/step-0/");
       expect(fetched).toEqual([]);
     } finally {

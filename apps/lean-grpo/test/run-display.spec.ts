@@ -1,10 +1,11 @@
 // What `lean-grpo train` prints: the progress bar's ETA and phase, and the summary of a run
 // that ended (its width, its held-out line, and what to do next).
 import { create } from "@bufbuild/protobuf";
-import { RunSchema, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import { RunSchema, RunState, StepTimingsSchema } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import type { StepRecord } from "@lean-grpo/orchestrator";
 import { describe, expect, it } from "vitest";
 import { runAdvice } from "../src/commands/run-advice.js";
-import { currentPhase, estimateRemaining, formatDuration, type ProgressPlan } from "../src/commands/run-progress.js";
+import { currentPhase, estimateRemaining, formatDuration, stepTimeLine, type ProgressPlan } from "../src/commands/run-progress.js";
 import { runSummaryTable } from "../src/commands/run-summary.js";
 
 const plan: ProgressPlan = { runId: "r", totalSteps: 20, startStep: 0, evaluatesAt: (s) => s === 0 || s % 10 === 0 || s === 20 };
@@ -23,6 +24,41 @@ describe("progress", () => {
     expect(currentPhase(plan, 0, true)).toBe("step 1");
     expect(currentPhase(plan, 9, true)).toBe("step 10 + held-out eval");
     expect(currentPhase(plan, 20, true)).toBe("finishing");
+  });
+});
+
+describe("time split", () => {
+  const timings = { generate_s: 0.5, verify_s: 0.1, score_s: 0.1, train_s: 8, sync_s: 0.2, other_s: 0.1, total_s: 9 };
+  const step = (n: number, overlap: number): StepRecord =>
+    ({ step: n, time: "", metrics: {}, adapter_version: n, timings: { ...timings, rollout_overlap_s: overlap } }) as StepRecord;
+  const run = create(RunSchema, { id: "r", state: RunState.COMPLETED, step: 2n, totalSteps: 2n, outputDir: "/runs/r" });
+
+  it("names the generation hidden behind training apart from the step's wall time, in the progress line and the summary", () => {
+    const line = stepTimeLine(create(StepTimingsSchema, { totalS: 9, trainS: 8, generateS: 0.5, rolloutOverlapS: 5.6 }));
+    expect(line).toBe("step 9.0s: train 8.0s, generate 0.5s + 5.6s hidden behind training");
+    expect(stepTimeLine(create(StepTimingsSchema, { totalS: 9, trainS: 3, generateS: 6 }))).toBe("step 9.0s: train 3.0s, generate 6.0s");
+
+    const evals = [{ step: 0, heldout_accuracy: 0.5, solved: 2, problems: 4, seconds: 1.5 }];
+    const text = runSummaryTable(run, [step(1, 0), step(2, 5.6)], evals, { evalConfigured: true, width: 200 });
+    expect(text).toMatch(/step time\s+│ 18\.0 s over 2 steps, 9\.00 s a step/);
+    expect(text).toMatch(/train \+ sync\s+│ 16\.0 s \(88\.9%\) \+ 0\.4 s \(2\.2%\)/);
+    expect(text).toMatch(/overlapped\s+│ generation hidden behind training: 5\.6 s/);
+    expect(text).toMatch(/held-out eval\s+│ 1\.5 s over 1 evaluation, 1\.5 s each/);
+    // On a narrow terminal the value wraps between words: its lines rejoined read as written.
+    const narrow = runSummaryTable(run, [step(1, 0), step(2, 5.6)], evals, { evalConfigured: true, width: 60 });
+    const lines = narrow.split("\n");
+    const first = lines.findIndex((l) => l.includes("overlapped"));
+    const rowLines = lines.slice(
+      first,
+      lines.findIndex((l, i) => i > first && !l.startsWith("│")),
+    );
+    const value = rowLines.map((l) => l.split("│")[2]!.trim()).join(" ");
+    expect(rowLines.length).toBeGreaterThan(1);
+    expect(value).toBe(
+      "generation hidden behind training: 5.6 s (the next step's rollouts sampled while a step trained, training.async; not in the step time)",
+    );
+    // A synchronous run hid nothing and says nothing of it.
+    expect(runSummaryTable(run, [step(1, 0)], [], { evalConfigured: false })).not.toContain("hidden");
   });
 });
 

@@ -18,9 +18,15 @@ const STATEMENT = "theorem complex_and (p q r : Prop) (h1 : p ∧ q) (h2 : q →
 const RULES: Rule[] = [
   // StartProof.
   { when: { cmd: { equals: `${STATEMENT} := by sorry` } }, reply: { transcript: "proof_branching", response: 0 } },
-  // The re-check in command mode: a proof whose last tactic starts with 0-4 is proved;
-  // any other (one ending in 5-9, which ApplyTactic calls complete) is not.
-  { when: { cmd: { regex: "\\n  [0-4][^\\n]*$" } }, declares: { axioms: [] } },
+  // The re-check in command mode: a proof whose last tactic starts with 0-2 is proved; one
+  // starting with 3-4 elaborates cleanly in the REPL but the kernel replay refuses it (an
+  // exploit caught); any other (one ending in 5-9, which ApplyTactic calls complete) is not.
+  { when: { cmd: { regex: "\\n  [0-2][^\\n]*$" } }, declares: { axioms: [] } },
+  {
+    when: { cmd: { regex: "\\n  [34][^\\n]*$" } },
+    declares: { axioms: [] },
+    replay: { refuses: "(kernel) declaration has metavariables 'complex_and'" },
+  },
   { when: { cmd: { includes: "theorem complex_and" } } },
   // Tactics: a digit closes the goal, a lowercase letter leaves one, anything else is unknown.
   { when: { tactic: { regex: "^[0-9]" } }, reply: { json: { proofStatus: "Completed", proofState: 0, goals: [] } } },
@@ -106,6 +112,9 @@ describe("tactic mode", () => {
       expect(tactics.length).toBeLessThanOrEqual(applied);
       // Only proofs with at least one accepted tactic reach Verify; at least one did.
       expect(rechecks.length).toBeGreaterThan(0);
+      // Each re-check the replay refused after the REPL accepted it is counted in its step.
+      const refusedByReplay = rechecks.filter((r) => /\n {2}[34][^\n]*$/u.test(r.kind === "command" ? r.cmd : "")).length;
+      expect(lines.reduce((n, l) => n + l.metrics.verifier_replay_refusals!, 0)).toBe(refusedByReplay);
     }, 120_000);
   }
 

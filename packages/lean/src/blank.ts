@@ -1,7 +1,7 @@
 // Source with parts replaced by spaces (newlines kept), so every remaining character
 // stays at its line and column (Lean counts columns in code points; a blanked code
 // point becomes one space).
-import { tokenize } from "./tokenize.js";
+import { tokenize, type TokenizeOptions } from "./tokenize.js";
 import type { LeanToken, LeanTokenKind } from "./tokens.js";
 
 const COMMENTS: ReadonlySet<LeanTokenKind> = new Set(["lineComment", "blockComment", "docComment"]);
@@ -12,11 +12,11 @@ const LITERALS: ReadonlySet<LeanTokenKind> = new Set(["string", "interpolatedChu
  * later, as Lean's command loop does, so a text that does not lex still has its
  * later comments found.
  */
-export function tokensResynchronised(source: string): LeanToken[] {
+export function tokensResynchronised(source: string, options: TokenizeOptions = {}): LeanToken[] {
   const tokens: LeanToken[] = [];
   let offset = 0;
   while (offset <= source.length) {
-    const result = tokenize(source.slice(offset));
+    const result = tokenize(source.slice(offset), options);
     for (const token of result.tokens) tokens.push({ ...token, start: token.start + offset, end: token.end + offset });
     if (!result.error) break;
     // Lean reads a token at the error (skipping it when it lexes), else moves one character on.
@@ -25,10 +25,10 @@ export function tokensResynchronised(source: string): LeanToken[] {
   return tokens;
 }
 
-function blankKinds(source: string, kinds: ReadonlySet<LeanTokenKind>): string {
+function blankKinds(source: string, kinds: ReadonlySet<LeanTokenKind>, options: TokenizeOptions): string {
   let out = "";
   let at = 0;
-  for (const token of tokensResynchronised(source)) {
+  for (const token of tokensResynchronised(source, options)) {
     if (!kinds.has(token.kind) || token.start < at) continue;
     out += source.slice(at, token.start) + Array.from(token.text, (ch) => (ch === "\n" ? "\n" : " ")).join("");
     at = token.end;
@@ -37,11 +37,11 @@ function blankKinds(source: string, kinds: ReadonlySet<LeanTokenKind>): string {
 }
 
 /** Comments (`--`, `/- -/`, doc comments) blanked: what Lean elaborates, with nothing hidden in comments. */
-export function blankComments(source: string): string {
-  return blankKinds(source, COMMENTS);
+export function blankComments(source: string, options: TokenizeOptions = {}): string {
+  return blankKinds(source, COMMENTS, options);
 }
 
 /** Comments and string/char literals blanked: the code a reader should count words in. */
-export function blankNonCode(source: string): string {
-  return blankKinds(source, new Set([...COMMENTS, ...LITERALS]));
+export function blankNonCode(source: string, options: TokenizeOptions = {}): string {
+  return blankKinds(source, new Set([...COMMENTS, ...LITERALS]), options);
 }

@@ -4,6 +4,7 @@
 // text that must stay inside one declaration may hold none of these tokens, at any
 // position: not a word list to grep for, but the first tokens of the `command`
 // syntax category (core Lean, Batteries and Mathlib).
+import type { TokenTable } from "./token-table.js";
 import type { LeanToken } from "./tokens.js";
 
 /** Words that begin a command: declarations and their modifiers, scoping, syntax extension, meta-programs, options. */
@@ -111,10 +112,29 @@ export function keywordOf(token: LeanToken): string | undefined {
   return token.text;
 }
 
-/** The command `token` can begin (`theorem`, `#eval`, `@[`), or undefined. Every `#word` counts: `#eval`, `#exit`, Mathlib's `#find`. */
-export function commandStartedBy(token: LeanToken): string | undefined {
+/**
+ * The command `token` can begin (`theorem`, `#eval`, `@[`), or undefined. Every
+ * `#`-command token counts (`#eval`, `#exit`, Mathlib's `#find`). With an
+ * environment's table, its command category's leading tokens count too (Mathlib's
+ * own commands), beside this file's list.
+ */
+export function commandStartedBy(token: LeanToken, table?: TokenTable): string | undefined {
   if (token.kind === "hashCommand") return token.text;
-  if (token.kind === "symbol" && COMMAND_SYMBOLS.has(token.text)) return token.text;
+  if (
+    token.kind === "symbol" &&
+    (COMMAND_SYMBOLS.has(token.text) || (table?.source === "environment" && table.commandTokens.has(token.text)))
+  ) {
+    return token.text;
+  }
   const keyword = keywordOf(token);
-  return keyword !== undefined && COMMAND_KEYWORDS.has(keyword) ? keyword : undefined;
+  if (keyword === undefined || HEADER_ONLY.has(keyword)) return undefined;
+  if (COMMAND_KEYWORDS.has(keyword)) return keyword;
+  return table?.source === "environment" && table.commandTokens.has(keyword) ? keyword : undefined;
 }
+
+/**
+ * Words that begin a file header (`module`, `prelude`), which Lean reads only at the
+ * start of a file: no command parser starts with them, so the command loop never
+ * resumes at one, and Mathlib's `module` tactic is an honest proof.
+ */
+const HEADER_ONLY: ReadonlySet<string> = new Set(["module", "prelude"]);

@@ -4,13 +4,20 @@
 // «escaped» identifiers, numerals, `#`-commands, and identifiers by Lean's Unicode
 // rules (characters.ts).
 //
-// What Lean decides from the environment's token table (which symbols are multi-
-// character tokens, which words are keywords) is left to the callers: a symbol here
-// is one code point (but `:=`, `@[`, `#[` and the quote-ending tokens below), and
-// every word is an identifier. Where Lean would report a lexical error this stops
-// with that error: Lean's recovery after one re-reads the text from the next
-// character, so a caller that trusts nothing after an error stays on the safe side.
+// Symbols and keywords are read as Lean reads them: by longest match against the
+// environment's token table (token-table.ts), in Lean's order — strings, character
+// literals, numerals, name literals and raw strings first, then the table, where an
+// identifier wins only when it is longer than the token there (`identFnAux`,
+// `mkIdResult`). So `⁻¹'` and `×ˢ` are one token each and their quote opens no
+// character literal, and on an environment's table `#s` (Mathlib's card notation) is
+// `#` then `s` while `#eval` is one token. Keywords keep the kind "identifier" (a
+// one-part plain word); the table decides which words those are. Where Lean would
+// report a lexical error this stops with that error: Lean's recovery after one
+// re-reads the text from the next character, so a caller that trusts nothing after an
+// error stays on the safe side.
+import { BUILTIN_TABLE } from "./builtin-tokens.js";
 import { isDigit, isHexDigit, isIdFirst, isIdRest, isWhitespace } from "./characters.js";
+import type { TokenTable } from "./token-table.js";
 import type { LeanToken, LexError, LexResult } from "./tokens.js";
 
 export interface TokenizeOptions {
@@ -20,15 +27,12 @@ export interface TokenizeOptions {
    * A screen that must not depend on context reads both ways.
    */
   interpolation?: "auto" | "always";
+  /** The environment's token table; default BUILTIN_TABLE (the fallback, which may miss Mathlib's tokens). */
+  tokens?: TokenTable;
 }
 
 /** Words after which Lean's grammar reads an interpolated string (`interpolatedStr` in core and Mathlib syntax). */
 const INTERPOLATING = new Set(["s!", "m!", "f!", "throwError", "throwErrorAt", "logInfo", "logWarning", "logError", "dbg_trace"]);
-
-/** Symbol tokens that end in a quote (Mathlib: `f '' s`, `f ⁻¹' s`, `∑' i, f i`, `∏' i, f i`): the quote opens no char literal. */
-const QUOTE_ENDED_SYMBOLS = ["⁻¹", "∑", "∏"];
-
-const MULTI_CHAR_SYMBOLS = [":=", "@[", "#["];
 
 class LexFailure extends Error {
   constructor(readonly lexError: LexError) {
@@ -37,7 +41,7 @@ class LexFailure extends Error {
 }
 
 export function tokenize(source: string, options: TokenizeOptions = {}): LexResult {
-  const lexer = new Lexer(source, options.interpolation ?? "auto");
+  const lexer = new Lexer(source, options.interpolation ?? "auto", options.tokens ?? BUILTIN_TABLE);
   try {
     lexer.run(false);
     return { tokens: lexer.tokens };
@@ -54,6 +58,7 @@ class Lexer {
   constructor(
     private readonly src: string,
     private readonly interpolation: "auto" | "always",
+    private readonly table: TokenTable,
   ) {}
 
   private cp(at = this.i): number {
@@ -120,18 +125,41 @@ class Lexer {
       this.push("nameLiteral", start);
     } else if (ch === "r" && this.rawStringAhead()) {
       this.rawString(start);
-    } else if (isIdFirst(this.cp()) || ch === "«") {
-      const { components, escaped } = this.identifierParts();
-      this.push("identifier", start, { components, escaped });
-    } else if (ch === "#" && next !== undefined && isIdFirst(this.cp(start + 1))) {
-      this.i++;
-      while (this.i < this.src.length && isIdRest(this.cp())) this.i += this.width(this.i);
-      this.push("hashCommand", start);
     } else {
-      const multi = MULTI_CHAR_SYMBOLS.find((symbol) => this.src.startsWith(symbol, start));
-      this.i += multi ? multi.length : this.width(start);
-      this.push("symbol", start);
+      this.tableToken(start);
     }
+  }
+
+  /** An identifier, or the table's longest token here when it is at least as long (Lean's identFnAux/mkIdResult). */
+  private tableToken(start: number): void {
+    const token = this.table.longestMatch(this.src, start);
+    const ch = this.src[start]!;
+    if (isIdFirst(this.cp()) || ch === "«") {
+      const { components, escaped } = this.identifierParts();
+      if (token === undefined || token.length < this.i - start) {
+        this.push("identifier", start, { components, escaped });
+        return;
+      }
+      this.i = start;
+    }
+    if (ch === "#" && isIdFirst(this.cp(start + 1))) {
+      if (this.table.source === "builtin") {
+        // The fallback may miss Mathlib's `#` commands, and a missed command must not pass: every `#word` is one.
+        this.i = start + 1;
+        while (this.i < this.src.length && isIdRest(this.cp())) this.i += this.width(this.i);
+        this.push("hashCommand", start);
+        return;
+      }
+      if (token !== undefined && token.length > 1) {
+        this.i = start + token.length;
+        this.push("hashCommand", start);
+        return;
+      }
+    }
+    this.i = start + (token?.length ?? this.width(start));
+    const text = this.src.slice(start, this.i);
+    const word = Array.from(text).every((c, k) => (k === 0 ? isIdFirst(c.codePointAt(0)!) : isIdRest(c.codePointAt(0)!)));
+    this.push(word ? "identifier" : "symbol", start, word ? { components: [text], escaped: false } : {});
   }
 
   /** Index just past the `-/` closing a comment whose body starts at `from` (Lean's finishCommentBlock). */
@@ -153,20 +181,10 @@ class Lexer {
     return this.src.length;
   }
 
-  /** A `'`: the `''` symbol, the end of a quote-ended symbol, or a character literal. */
+  /** A `'`: a character literal, unless `''` (then a table token, as Lean checks the next character first). */
   private quote(start: number): void {
     if (this.src[start + 1] === "'") {
-      this.i = start + 2;
-      this.push("symbol", start);
-      return;
-    }
-    const glued = QUOTE_ENDED_SYMBOLS.find((symbol) => this.src.startsWith(symbol, start - symbol.length));
-    const symbolStart = glued === undefined ? -1 : start - glued.length;
-    if (glued && this.tokens.at(-1)?.end === start && this.tokens.some((t) => t.kind === "symbol" && t.start === symbolStart)) {
-      // The quote ends the symbol before it (`⁻¹'`, `∑'`): one symbol token.
-      while ((this.tokens.at(-1)?.start ?? -1) >= symbolStart) this.tokens.pop();
-      this.i = start + 1;
-      this.push("symbol", symbolStart);
+      this.tableToken(start);
       return;
     }
     this.i = start + 1;

@@ -152,7 +152,7 @@ describe("#-commands and command starts", () => {
   it("names the command a token begins: keywords (never escaped or dotted), #words and @[", () => {
     const starts = (source: string) =>
       tokenize(source)
-        .tokens.map(commandStartedBy)
+        .tokens.map((token) => commandStartedBy(token))
         .filter((c) => c !== undefined);
     expect(starts("theorem «theorem» Foo.theorem theorem_x #exit @[simp] run_cmd alias")).toEqual([
       "theorem",

@@ -67,5 +67,6 @@ export { lossGradients, type LossGradients } from "./gradients/adapter-gradients
 export { ModelTokenizer } from "./tokenizer/model-tokenizer.js";
 export { ChatTemplate, type ChatMessage, type ChatTemplateOptions } from "./tokenizer/chat-template.js";
 export { generate, type GeneratedSequence, type GenerationOptions } from "./decode/generate.js";
+export { ContinuousDecoder, keyAlignment, type ContinuousDecoderOptions, type DecodeRequest } from "./decode/continuous-decoder.js";
 export { sampleToken, validateSamplingParams, type SampledToken, type SamplingParams } from "./decode/sampler.js";
 export { rowSeed, SeededRandom } from "@lean-grpo/random";

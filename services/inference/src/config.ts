@@ -45,6 +45,12 @@ export const InferenceConfigSchema = z
         model_dir: z.string().min(1).optional(),
         /** tfjs backend: auto picks tensorflow (tfjs-node) when installed, else wasm. */
         tensor_backend: z.enum(["auto", "cpu", "wasm", "tensorflow"]).default("auto"),
+        /**
+         * Continuous batching: rows of concurrent Generate calls decoded at once (they join and
+         * leave between passes; a call gives the same tokens alone or batched). 0 turns it
+         * off: calls take turns, each batched over its own n only.
+         */
+        max_batch_rows: z.number().int().min(0).default(256),
       })
       .strict()
       .prefault({}),

@@ -14,6 +14,7 @@ import { unconfiguredBackend } from "./backend/unconfigured-backend.js";
 import { AdapterRegistry, type LoadedAdapter } from "./adapters/adapter-registry.js";
 import { AdapterFileWriter, checkAdapterName } from "./adapters/adapter-files.js";
 import { toGenerateInput } from "./rpc/generate-request.js";
+import { tokenizeBatch } from "./rpc/tokenize-batch.js";
 
 /**
  * Returns the InferenceService registration on the configured backend: vLLM when
@@ -24,7 +25,9 @@ export function createInferenceService(config: InferenceConfig): ServiceRegistra
   const useVllm = config.backend === "vllm" || (config.backend === "auto" && config.vllm.url !== undefined);
   if (!useVllm) {
     const modelDir = config.embedded.model_dir;
-    const backend = modelDir ? createEmbeddedBackend({ modelDir, tensorBackend: config.embedded.tensor_backend }) : unconfiguredBackend();
+    const backend = modelDir
+      ? createEmbeddedBackend({ modelDir, tensorBackend: config.embedded.tensor_backend, maxBatchRows: config.embedded.max_batch_rows })
+      : unconfiguredBackend();
     return { service: InferenceService, impl: createInferenceImpl(backend, config) };
   }
   if (config.vllm.url === undefined) {
@@ -128,6 +131,8 @@ export function createInferenceImpl(
       const templatedText = out.text || (req.prompt.kind.case === "chat" ? await backend.detokenize(out.ids, ctx.signal) : "");
       return { tokenIds: out.ids, templatedText };
     },
+
+    tokenizeBatch: (requests, ctx) => tokenizeBatch(requests, ctx, backend),
   };
 }
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { FinishReason } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
+import { type GenerateResponse, InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { loadConfig, serve, type RunningServer } from "@lean-grpo/kit";
 import { CausalLM, generate, loadPeftAdapter, useBackend } from "@lean-grpo/lm";
 import { InferenceConfigSchema } from "../src/config.js";
@@ -70,6 +70,25 @@ describe("embedded backend", () => {
       for (const lp of c.logprobs) expect(lp).toBeLessThan(0);
       expect([FinishReason.STOP, FinishReason.LENGTH]).toContain(c.finishReason);
     }
+  });
+
+  it("gives a seeded call the same tokens alone and among concurrent calls (continuous batching)", async () => {
+    const calls = [
+      [3, 17, 42, 5],
+      [9, 8, 7],
+      [1, 2],
+      [60, 61, 62, 63, 64, 65, 66],
+      [9, 8, 7],
+    ].map((prompt, i) => ({
+      prompt: tokenIds(prompt),
+      n: 1 + (i % 3),
+      sampling: { maxTokens: 10, temperature: i === 1 ? 0 : 1, seed: BigInt(100 + i), stop: [], stopTokenIds: [] },
+    }));
+    const alone: GenerateResponse[] = [];
+    for (const call of calls) alone.push(await client.generate(call));
+    const together = await Promise.all(calls.map((call) => client.generate(call)));
+    const tokens = (r: GenerateResponse) => r.completions.map((c) => [c.tokenIds, c.logprobs]);
+    expect(together.map(tokens)).toEqual(alone.map(tokens));
   });
 
   it("samples with a loaded adapter as the adapter's weights say", async () => {

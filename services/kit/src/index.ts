@@ -4,7 +4,7 @@ export { runService, type RunServiceOptions } from "./server/run-service.js";
 export { ServerConfigSchema, type ServerConfig } from "./server/server-config.js";
 export { HealthRegistry } from "./health/health-service.js";
 export { rpcServerTracing, rpcClientTracing } from "./telemetry/rpc-tracing.js";
-export { setupTracing, type TracingSetup } from "./telemetry/setup-tracing.js";
+export { setupTracing, shutdownTracing, type TracingSetup } from "./telemetry/setup-tracing.js";
 export { createConcurrencyLimit } from "./limits/concurrency-limit.js";
 export {
   mapDomainError,

@@ -40,7 +40,11 @@ def resolve_device(setting: str) -> torch.device:
 
 
 def main(argv=None) -> int:
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from .rpc.tracing import TraceIdLogFilter
+
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s%(trace)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(TraceIdLogFilter())
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
         try:
@@ -55,7 +59,9 @@ def main(argv=None) -> int:
                 if args.port is not None:
                     given["server"]["port"] = args.port
         config = load_config(given)
-        distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+        # Launched by torchrun (it sets RANK and MASTER_ADDR): join the process group even with one
+        # rank, so `torchrun --nproc-per-node 1` runs the NCCL path a multi-GPU run takes.
+        distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1 or ("RANK" in os.environ and "MASTER_ADDR" in os.environ)
         if distributed and not config["model"]["dir"]:
             raise ConfigError('config key "model.dir" is unset; under torchrun every rank loads the model at start')
         device = resolve_device(config["torch"]["device"]) if not distributed else None
@@ -78,15 +84,18 @@ def _wait_for_signal() -> None:
 def serve(config: dict, device: torch.device, host=None) -> int:
     from .rpc.learner_host import LearnerHost
     from .rpc.server import start_server
+    from .rpc.tracing import RpcTracing
 
     host = host or LearnerHost(config, device)
-    server, port, health = start_server(config, host)
+    tracing = RpcTracing()
+    server, port, health = start_server(config, host, tracing)
     print(f"listening on {config['server']['host']}:{port}", flush=True)
     log.info("LearnerService on %s:%d (device %s, torch %s)", config["server"]["host"], port, device, torch.__version__)
     _wait_for_signal()
     health.set_serving(False)
     grace = config["server"]["shutdown"]["grace_period_ms"] / 1000
     server.stop(grace).wait()
+    tracing.shutdown()  # the last spans leave before the process does
     log.info("stopped")
     return 0
 

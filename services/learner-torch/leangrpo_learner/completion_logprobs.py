@@ -39,20 +39,24 @@ def left_padded(sequences: list[list[int]], device: torch.device) -> tuple[torch
     return ids.to(device), mask.to(device)
 
 
-def _compute_precision(device: torch.device):
-    """bf16 autocast on CUDA; nothing on CPU (autocast would refuse bf16 on a torch built without CUDA)."""
-    if device.type == "cuda":
+def _compute_precision(device: torch.device, base_dtype: torch.dtype):
+    """bf16 autocast on CUDA over bf16 base weights; nothing on CPU (autocast would refuse bf16 on a
+    torch built without CUDA) or over float32 weights (parity checks)."""
+    if device.type == "cuda" and base_dtype == torch.bfloat16:
         return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
 
-def _project(hidden: torch.Tensor, head: torch.Tensor, targets: torch.Tensor, sampling: SamplingDistribution):
-    target, entropy = token_logprobs_and_entropy(hidden @ head.t().to(hidden.dtype), targets, sampling)
+def _project(hidden: torch.Tensor, head: torch.Tensor, targets: torch.Tensor, sampling: SamplingDistribution, softcap: float | None = None):
+    logits = hidden @ head.t().to(hidden.dtype)
+    if softcap:  # Gemma 2/3's final_logit_softcapping, as transformers applies it
+        logits = torch.tanh(logits / softcap) * softcap
+    target, entropy = token_logprobs_and_entropy(logits, targets, sampling)
     return torch.stack([target, entropy], dim=-1)
 
 
 def completion_logprobs(
-    model: CausalLM,
+    model: CausalLM,  # or TransformersCausalLM: the same interface
     pairs: list[tuple[list[int], list[int]]],
     sampling: SamplingDistribution,
     options: ForwardOptions,
@@ -62,7 +66,7 @@ def completion_logprobs(
     window = max(lengths)
     ids, mask = left_padded([list(p) + list(c) for p, c in pairs], model.device)
     batch, length = ids.shape
-    with _compute_precision(model.device):
+    with _compute_precision(model.device, model.base_dtype):
         hidden = model.hidden_states(ids, mask, options)
         # Column j's hidden state predicts the token in column j + 1.
         scored = hidden[:, length - 1 - window : length - 1, :].reshape(batch * window, -1)
@@ -72,9 +76,9 @@ def completion_logprobs(
         for start in range(0, batch * window, chunk):
             h, t = scored[start : start + chunk], targets[start : start + chunk]
             if torch.is_grad_enabled() and batch * window > chunk:
-                pieces.append(checkpoint(_project, h, model.head, t, sampling, use_reentrant=False))
+                pieces.append(checkpoint(_project, h, model.head, t, sampling, model.logit_softcap, use_reentrant=False))
             else:
-                pieces.append(_project(h, model.head, t, sampling))
+                pieces.append(_project(h, model.head, t, sampling, model.logit_softcap))
         both = torch.cat(pieces).view(batch, window, 2).to(torch.float32)
     columns = torch.arange(window, device=model.device)
     completion_mask = (columns[None, :] >= (window - torch.tensor(lengths, device=model.device))[:, None]).to(torch.float32)

@@ -8,6 +8,7 @@ import copy
 import math
 
 from .model.linear_modules import LINEAR_MODULES
+from .model.transformers_support import ATTN_IMPLEMENTATIONS, transformers_missing
 from .optimizer.lr_schedule import LR_SCHEDULES
 
 
@@ -68,8 +69,9 @@ def _bool(key, v):
 
 
 def _modules(key, v):
-    if not isinstance(v, list) or not v or any(m not in LINEAR_MODULES for m in v):
-        raise ConfigError(f'config key "{key}" is {v!r}; accepted: a non-empty list of {", ".join(LINEAR_MODULES)}')
+    # Which names are known depends on torch.model_source; load_config checks that after parsing.
+    if not isinstance(v, list) or not v or any(not isinstance(m, str) or not m for m in v) or len(set(v)) != len(v):
+        raise ConfigError(f'config key "{key}" is {v!r}; accepted: a non-empty list of distinct module names ({", ".join(LINEAR_MODULES)})')
     return list(v)
 
 
@@ -123,6 +125,14 @@ SCHEMA = {
         # CPU: OpenBLAS threads (0 leaves OPENBLAS_NUM_THREADS / the library default).
         "blas_threads": (_int(0), 0),
         "gradient_checkpointing": (_bool, False),
+        # Base weights: auto = bfloat16 on CUDA (bf16 autocast, LoRA and AdamW in float32), float32 on
+        # CPU; float32 on CUDA is for parity checks (bench/gpu/check.py).
+        "dtype": (_enum("auto", "float32", "bfloat16"), "auto"),
+        # native: this package's Qwen2/Qwen3/Llama code (no extra packages). transformers: any
+        # AutoModelForCausalLM with LoRA injected by peft (both packages must be installed).
+        "model_source": (_enum("native", "transformers"), "native"),
+        # transformers only; the native model uses torch's SDPA where torch has it.
+        "attn_implementation": (_enum(*ATTN_IMPLEMENTATIONS), "sdpa"),
     },
 }
 
@@ -152,4 +162,28 @@ def load_config(given: dict) -> dict:
     tls = config["server"]["tls"]
     if (tls["cert_file"] is None) != (tls["key_file"] is None):
         raise ConfigError('config keys "server.tls.cert_file" and "server.tls.key_file" must be given together')
+    check_model_source(config)
     return config
+
+
+def check_model_source(config: dict) -> None:
+    """What torch.model_source needs: the seven native linears, or transformers + peft installed."""
+    source, section = config["torch"]["model_source"], config["torch"]
+    if section["dtype"] == "bfloat16" and section["device"] == "cpu":
+        raise ConfigError('config key "torch.dtype" is "bfloat16" with torch.device "cpu"; bf16 runs on CUDA only (accepted on CPU: auto, float32)')
+    if source == "native":
+        unknown = [m for m in config["lora"]["target_modules"] if m not in LINEAR_MODULES]
+        if unknown:
+            raise ConfigError(
+                f'config key "lora.target_modules" names {", ".join(repr(m) for m in unknown)}; accepted with torch.model_source "native": '
+                f'{", ".join(LINEAR_MODULES)} (other module names need torch.model_source "transformers")'
+            )
+        if section["attn_implementation"] != "sdpa":
+            raise ConfigError(
+                f'config key "torch.attn_implementation" is {section["attn_implementation"]!r}, which only torch.model_source "transformers" uses; '
+                'the native model uses torch\'s SDPA (accepted here: "sdpa")'
+            )
+        return
+    missing = transformers_missing()
+    if missing:
+        raise ConfigError(f'config key "torch.model_source" is "transformers" but {missing}; accepted here: "native"')

@@ -2,21 +2,24 @@
 import { z } from "zod";
 import { ServerConfigSchema, ServiceTargetSchema } from "@lean-grpo/kit";
 
+const ServiceTargetsSchema = z.union([ServiceTargetSchema, z.array(ServiceTargetSchema).min(1)]);
+
 export const OrchestratorConfigSchema = z
   .object({
     server: ServerConfigSchema.prefault({ port: 50055 }),
     /** Where each run writes `<id>/` (config, metrics, checkpoints, adapters, report). */
     runs_dir: z.string().min(1).default("runs"),
     /**
-     * The services a run drives, each an http(s):// URL or dns:///host:port (every address a
-     * replica, balanced per call); `lean-grpo train` fills them with the mesh it starts.
+     * The services a run drives, each an http(s):// URL, a list of replica URLs, or
+     * dns:///host:port (every address a replica), balanced per call; `lean-grpo train` and
+     * `serve all` fill them with the mesh they start.
      */
     services: z
       .object({
-        inference: ServiceTargetSchema.optional(),
-        reward: ServiceTargetSchema.optional(),
-        learner: ServiceTargetSchema.optional(),
-        verifier: ServiceTargetSchema.optional(),
+        inference: ServiceTargetsSchema.optional(),
+        reward: ServiceTargetsSchema.optional(),
+        learner: ServiceTargetsSchema.optional(),
+        verifier: ServiceTargetsSchema.optional(),
       })
       .strict()
       .prefault({}),

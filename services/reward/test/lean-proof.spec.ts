@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Verdict } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import { Verdict, VerdictTier } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { completion, leanAnswer, leanTheorem, proved, verification, type ProgressInit } from "./messages.js";
 import { component, rewardOf, scoreOne } from "./scoring.js";
 
@@ -96,5 +96,27 @@ describe("lean_proof shaped", () => {
     const result = await scoreOne(shaped, leanTheorem(), completion("<think>I am not sure how to start"));
     expect(component(result, "lean_proof")).toMatchObject({ value: 0, detail: "no proof found in the completion" });
     expect(result.verification).toBeUndefined();
+  });
+});
+
+describe("lean_proof and the verifier's tiers", () => {
+  it("names the tier that decided, and gives no partial credit for what the kernel replay decided against", async () => {
+    const replayed = { ...proved(3), decidedBy: VerdictTier.REPLAY };
+    const accepted = await scoreOne(binary, leanTheorem(), attempt, replayed);
+    expect(component(accepted, "lean_proof")).toMatchObject({ value: 1, detail: "proved (decided by replay)" });
+    // A replay that could not check (ERROR) or that refused (REJECTED): the REPL's progress signals do not count.
+    for (const verdict of [Verdict.ERROR, Verdict.REJECTED]) {
+      const refused = {
+        ...verification(verdict, { total: 5, valid: 5, goals: 0, errors: 0 }, "replay says no"),
+        decidedBy: VerdictTier.REPLAY,
+      };
+      const result = await scoreOne(shaped, leanTheorem(), attempt, refused);
+      expect(component(result, "lean_proof"), Verdict[verdict]).toMatchObject({
+        value: 0,
+        detail: `${Verdict[verdict]} (decided by replay): no partial credit`,
+      });
+    }
+    const byRepl = { ...verification(Verdict.INCOMPLETE, { total: 4, valid: 4, goals: 1, errors: 1 }), decidedBy: VerdictTier.REPL };
+    expect(component(await scoreOne(shaped, leanTheorem(), attempt, byRepl), "lean_proof").value).toBeCloseTo(0.3, 12);
   });
 });

@@ -23,6 +23,27 @@ const SandboxSchema = z
   })
   .strict();
 
+const ReplayCheckerSchema = z
+  .object({
+    /**
+     * argv of leanprover/comparator (the config file's path is appended), e.g.
+     * [lake, env, /opt/comparator/.lake/build/bin/comparator], or one string split like
+     * a shell would. Empty: the LEAN_REPLAY_CMD environment variable.
+     */
+    command: z.union([z.array(z.string().min(1)), z.string()]).default([]),
+    /** The Lake workspace each check's project is made from (Mathlib built); default LEAN_REPLAY_WORKSPACE. */
+    workspace: z.string().min(1).optional(),
+    /** Extra environment variables for the checker (e.g. COMPARATOR_LANDRUN, COMPARATOR_LEAN4EXPORT). */
+    env: z.record(z.string(), z.string()).default({}),
+    /** Time limit of one replay (two sandboxed builds, two exports, the comparison and the kernel), ms. */
+    timeout_ms: z.number().int().positive().default(600_000),
+    /** Replays run at once; the rest wait (each builds against Mathlib: memory-heavy). */
+    concurrency: z.number().int().min(1).default(1),
+    /** Axioms a replayed proof may depend on. */
+    permitted_axioms: z.array(z.string().min(1)).default(["propext", "Quot.sound", "Classical.choice"]),
+  })
+  .strict();
+
 const ReplSchema = z
   .object({
     /**
@@ -77,6 +98,13 @@ const ReplSchema = z
       .positive()
       .default(64 * MiB),
     sandbox: SandboxSchema.prefault({}),
+    /**
+     * The kernel replay tier: "proved" replays what the REPL would call PROVED (and only
+     * a replay that agrees makes it PROVED), "always" replays every elaborated proof
+     * (for audits; a REPL refusal still decides), "off" trusts the REPL's verdict.
+     */
+    replay: z.enum(["proved", "always", "off"]).default("proved"),
+    replay_checker: ReplayCheckerSchema.prefault({}),
   })
   .strict();
 

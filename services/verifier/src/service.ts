@@ -6,7 +6,8 @@ import type { VerifierConfig } from "./config.js";
 import { startMetricsServer, type MetricsServer } from "./metrics/metrics-server.js";
 import { VerifierMetrics } from "./metrics/verifier-metrics.js";
 import { ReplPool } from "./pool/repl-pool.js";
-import { resolveReplCommand } from "./repl/repl-command.js";
+import { findExecutable, resolveReplayCommand, resolveReplCommand } from "./repl/repl-command.js";
+import { ReplayChecker } from "./replay/replay-checker.js";
 import { inCompletionOrder } from "./rpc/completion-order.js";
 import { verifierErrors } from "./rpc/connect-errors.js";
 import { poolStats } from "./rpc/pool-stats.js";
@@ -52,6 +53,7 @@ export function createVerifierService(config: VerifierConfig, options: VerifierS
       })
     : undefined;
   if (!pool) logger.warn("no Lean REPL configured (repl.command / LEAN_REPL_CMD): Verify and tactic mode answer UNAVAILABLE");
+  const replay = pool ? replayChecker(config, options.env ?? process.env, logger) : undefined;
 
   const sessions = new ProofSessions(config.repl.session_idle_ms);
   const sweeper = setInterval(() => sessions.sweep(), Math.min(config.repl.session_idle_ms, 60_000));
@@ -62,7 +64,7 @@ export function createVerifierService(config: VerifierConfig, options: VerifierS
     void pool.start();
   }
 
-  const metrics = new VerifierMetrics({ pool: () => pool?.snapshot(), sessions: () => sessions.size });
+  const metrics = new VerifierMetrics({ pool: () => pool?.snapshot(), sessions: () => sessions.size, replay: () => replay?.counts });
   const metricsServer: Promise<MetricsServer | undefined> =
     config.metrics.port === undefined
       ? Promise.resolve(undefined)
@@ -77,7 +79,7 @@ export function createVerifierService(config: VerifierConfig, options: VerifierS
           },
         );
 
-  const verify: VerifyDependencies = { config: config.repl, pool, metrics };
+  const verify: VerifyDependencies = { config: config.repl, pool, metrics, replay };
   const tacticMode = { config: config.repl, pool, sessions };
   return {
     service: LeanVerifierService,
@@ -102,7 +104,7 @@ export function createVerifierService(config: VerifierConfig, options: VerifierS
         sessions.end(request.sessionId);
         return {};
       },
-      poolStats: () => poolStats(pool, sessions, metrics),
+      poolStats: () => poolStats(pool, sessions, metrics, replay),
     },
     metricsUrl: async () => (await metricsServer)?.url,
     async close() {
@@ -110,4 +112,39 @@ export function createVerifierService(config: VerifierConfig, options: VerifierS
       await Promise.all([pool?.close(), metricsServer.then((server) => server?.close())]);
     },
   };
+}
+
+/**
+ * The replay tier for `repl.replay` (proved by default). A REPL without a checker is a
+ * configuration error, not a silent downgrade: PROVED would then rest on the REPL
+ * alone, which a proof's elaboration-time code can fool. `repl.replay: off` says so
+ * explicitly.
+ */
+function replayChecker(config: VerifierConfig, env: NodeJS.ProcessEnv, logger: Logger): ReplayChecker | undefined {
+  if (config.repl.replay === "off") {
+    logger.warn("repl.replay is off: PROVED rests on the REPL's verdict alone (no kernel replay in a fresh process)");
+    return undefined;
+  }
+  const command = resolveReplayCommand(config.repl, env);
+  if (!command) {
+    throw new Error(
+      `repl.replay is "${config.repl.replay}" but no replay checker is configured: set repl.replay_checker.command ` +
+        "(or LEAN_REPLAY_CMD) to leanprover/comparator, e.g. [lake, env, /opt/comparator/.lake/build/bin/comparator], " +
+        'or set repl.replay: off to accept the REPL\'s verdict alone (accepted values: "proved", "always", "off")',
+    );
+  }
+  const cwd = command.workspace ?? process.cwd();
+  if (!findExecutable(command.argv[0]!, cwd, env.PATH)) {
+    throw new Error(`repl.replay_checker.command: ${command.argv[0]} is not an executable (searched PATH and ${cwd})`);
+  }
+  const checker = config.repl.replay_checker;
+  return new ReplayChecker({
+    argv: command.argv,
+    workspace: command.workspace,
+    env: checker.env,
+    timeoutMs: checker.timeout_ms,
+    concurrency: checker.concurrency,
+    permittedAxioms: checker.permitted_axioms,
+    logger,
+  });
 }

@@ -39,7 +39,9 @@ describe("examples/lean-proofs.jsonl", () => {
     delete inherited.LEAN_REPL_CMD;
     delete inherited.LEAN_REPL_CWD;
     const replCmd = repl.command.map((arg) => `'${arg}'`).join(" ");
-    const child = spawn(process.execPath, [BIN, "verify", input, "--repl-cmd", replCmd, "--repl-cwd", REPO_ROOT, "--pool-size", "1"], {
+    const replayCmd = repl.checker.command.map((arg) => `'${arg}'`).join(" ");
+    const args = [BIN, "verify", input, "--repl-cmd", replCmd, "--repl-cwd", REPO_ROOT, "--pool-size", "1", "--replay-cmd", replayCmd];
+    const child = spawn(process.execPath, args, {
       cwd: REPO_ROOT,
       env: inherited,
       stdio: ["ignore", "pipe", "pipe"],
@@ -53,16 +55,25 @@ describe("examples/lean-proofs.jsonl", () => {
     const results = readFileSync(join(dir, "lean-proofs.results.jsonl"), "utf8")
       .trim()
       .split("\n")
-      .map((line) => JSON.parse(line) as { id: string; verdict: string; reason: string });
+      .map((line) => JSON.parse(line) as { id: string; verdict: string; reason: string; decided_by: string });
     const byId = Object.fromEntries(results.map((result) => [result.id, result]));
-    for (const id of ["nat_add_zero", "nat_zero_add", "and_swap", "two_add_two"]) expect(byId[id], id).toMatchObject({ verdict: "PROVED" });
+    for (const id of ["nat_add_zero", "nat_zero_add", "and_swap", "two_add_two"]) {
+      expect(byId[id], id).toMatchObject({ verdict: "PROVED", decided_by: "replay" });
+    }
     expect(byId.bad_sorry).toMatchObject({ verdict: "REJECTED", reason: expect.stringContaining("banned `sorry`") });
     expect(byId.bad_glued_eval).toMatchObject({ verdict: "REJECTED", reason: expect.stringContaining("banned `#eval`") });
     expect(byId.bad_char_theorem).toMatchObject({ verdict: "REJECTED", reason: expect.stringContaining("banned `theorem`") });
     expect(byId.bad_open_after).toMatchObject({ verdict: "REJECTED", reason: expect.stringContaining("a command (`open`)") });
     expect(byId.bad_native).toMatchObject({ verdict: "REJECTED", reason: expect.stringContaining("banned `native_decide`") });
-    // Nothing refused reached Lean: only the header and the four honest proofs with their axiom checks.
+    // Nothing refused reached Lean: only the header, its token-table query, and the four honest proofs with their axiom checks.
     const commands = repl.requests().filter((logged) => logged.request.kind === "command" && logged.request.env !== undefined);
-    expect(commands).toHaveLength(8);
+    expect(commands).toHaveLength(9);
+    // Each honest proof was replayed once, as the challenge (statement with sorry) and the solution the REPL accepted.
+    const replays = repl.replays();
+    expect(replays).toHaveLength(4);
+    for (const replay of replays) {
+      expect(replay.challenge).toMatch(/:= by\n {2}sorry\n$/);
+      expect(replay.config.permitted_axioms.sort()).toEqual(["Classical.choice", "Quot.sound", "propext"]);
+    }
   }, 120_000);
 });

@@ -3,7 +3,9 @@
 // must get. Runs only when LEAN_REPL_CMD names a REPL, e.g.
 //   LEAN_REPL_CMD='lake env /opt/repl/.lake/build/bin/repl' LEAN_REPL_CWD=/opt/mathlib4 npx vitest run --project verifier test/real-lean.spec.ts
 // The theorems need only Lean core; LEAN_REPL_HEADER (default: none) sets the header,
-// e.g. "import Mathlib" to check the Mathlib set-up too.
+// e.g. "import Mathlib" to check the Mathlib set-up too. With LEAN_REPLAY_CMD (and
+// LEAN_REPLAY_WORKSPACE) naming comparator, PROVED also goes through the kernel replay,
+// as in the lean-verifier image; without it the replay tier is off here and says so.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TacticStatus, Verdict } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { startVerifier, type Harness } from "./support/verifier-harness.js";
@@ -18,8 +20,19 @@ const theorem = (name: string, statement: string) => ({ name, statement: `theore
 describe.runIf(command.trim() !== "")("with a real Lean REPL", () => {
   let harness: Harness;
   beforeAll(async () => {
+    const replay = (process.env.LEAN_REPLAY_CMD ?? "").trim() === "" ? "off" : "proved";
+    if (replay === "off") console.warn("the real-Lean suite runs without the replay tier: LEAN_REPLAY_CMD is not set");
     harness = await startVerifier(
-      { repl: { command, cwd: process.env.LEAN_REPL_CWD ?? process.cwd(), pool_size: 2, timeout_ms: 120_000, memory_limit_mb: 16_384 } },
+      {
+        repl: {
+          command,
+          cwd: process.env.LEAN_REPL_CWD ?? process.cwd(),
+          pool_size: 2,
+          timeout_ms: 120_000,
+          memory_limit_mb: 16_384,
+          replay,
+        },
+      },
       process.env,
     );
   }, 600_000);

@@ -46,6 +46,7 @@ async function run(args: string[], env: NodeJS.ProcessEnv = {}) {
 }
 
 const replCmd = () => repl.command.map((arg) => `'${arg}'`).join(" ");
+const replayCmd = () => repl.checker.command.map((arg) => `'${arg}'`).join(" ");
 
 describe("lean-grpo verify", () => {
   it("prints a verdict table and writes one JSON result per record, in input order", async () => {
@@ -56,15 +57,25 @@ describe("lean-grpo verify", () => {
       { name: "mathd_3", statement: "theorem mathd_3 : True", proof: "by sorry", imports: ["Mathlib"] },
     ];
     writeFileSync(input, `${records.map((record) => JSON.stringify(record)).join("\n")}\n\n`);
-    const { code, stdout, stderr } = await run([input, "--repl-cmd", replCmd(), "--repl-cwd", REPO_ROOT, "--pool-size", "2"]);
+    const { code, stdout, stderr } = await run([
+      input,
+      "--repl-cmd",
+      replCmd(),
+      "--repl-cwd",
+      REPO_ROOT,
+      "--pool-size",
+      "2",
+      "--replay-cmd",
+      replayCmd(),
+    ]);
     expect(stderr).toBe("");
     expect(code).toBe(0);
     const lines = stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^\s+#\s+name\s+verdict\s+ms\s+reason$/);
+    expect(lines[0]).toMatch(/^\s+#\s+name\s+verdict\s+decided by\s+ms\s+reason$/);
     const rows = lines.slice(1, 4).sort();
-    expect(rows[0]).toMatch(/^\s+1\s+mathd_1\s+PROVED\s+\d+\s+proved$/);
-    expect(rows[1]).toMatch(/^\s+2\s+x-2\s+ERROR\s+\d+\s+Unknown identifier `g` \(at 1:7\)$/);
-    expect(rows[2]).toMatch(/^\s+3\s+mathd_3\s+REJECTED\s+\d+\s+banned `sorry` at proof 1:3/);
+    expect(rows[0]).toMatch(/^\s+1\s+mathd_1\s+PROVED\s+replay\s+\d+\s+proved \(the kernel replay in a fresh process agrees\)$/);
+    expect(rows[1]).toMatch(/^\s+2\s+x-2\s+ERROR\s+repl\s+\d+\s+Unknown identifier `g` \(at 1:7\)$/);
+    expect(rows[2]).toMatch(/^\s+3\s+mathd_3\s+REJECTED\s+screen\s+\d+\s+banned `sorry` at proof 1:3/);
     expect(lines.at(-2)).toMatch(/^3 proofs: (PROVED 1|ERROR 1|REJECTED 1)(, (PROVED 1|ERROR 1|REJECTED 1)){2}$/);
     expect(lines.at(-1)).toBe(`results: ${join(dir, "proofs.results.jsonl")}`);
 
@@ -77,7 +88,8 @@ describe("lean-grpo verify", () => {
       ["x-2", "ERROR"],
       ["mathd_3", "REJECTED"],
     ]);
-    expect(results[0]).toMatchObject({ name: "mathd_1", axioms: ["propext"], errors: 0 });
+    expect(results[0]).toMatchObject({ name: "mathd_1", axioms: ["propext"], errors: 0, decided_by: "replay" });
+    expect(results[2]).toMatchObject({ decided_by: "screen" });
     expect(results[1]).toMatchObject({ errors: 1 });
   });
 
@@ -85,9 +97,23 @@ describe("lean-grpo verify", () => {
     const input = join(dir, "one.jsonl");
     writeFileSync(input, `${JSON.stringify({ statement: "theorem one : 1 = 1", proof: "by norm_num" })}\n`);
     const out = join(dir, "elsewhere.jsonl");
-    const { code } = await run([input, "--out", out], { LEAN_REPL_CMD: replCmd(), LEAN_REPL_CWD: REPO_ROOT });
+    const { code } = await run([input, "--out", out], { LEAN_REPL_CMD: replCmd(), LEAN_REPL_CWD: REPO_ROOT, LEAN_REPLAY_CMD: replayCmd() });
     expect(code).toBe(0);
-    expect(JSON.parse(readFileSync(out, "utf8"))).toMatchObject({ verdict: "PROVED" });
+    expect(JSON.parse(readFileSync(out, "utf8"))).toMatchObject({ verdict: "PROVED", decided_by: "replay" });
+  });
+
+  it("refuses to start a REPL without the replay checker, naming the keys, unless --replay off says so", async () => {
+    const input = join(dir, "one.jsonl");
+    const refused = await run([input, "--repl-cmd", replCmd(), "--repl-cwd", REPO_ROOT]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('repl.replay is "proved" but no replay checker is configured');
+    expect(refused.stderr).toContain("repl.replay_checker.command");
+    const out = join(dir, "repl-only.jsonl");
+    const trusted = await run([input, "--repl-cmd", replCmd(), "--repl-cwd", REPO_ROOT, "--replay", "off", "--out", out]);
+    expect(trusted.code).toBe(0);
+    expect(JSON.parse(readFileSync(out, "utf8"))).toMatchObject({ verdict: "PROVED", decided_by: "repl" });
+    const bad = await run([input, "--repl-cmd", replCmd(), "--replay", "sometimes"]);
+    expect(bad.stderr).toContain('--replay: "sometimes" is not a mode; expected proved, always or off');
   });
 
   it("names the line and the field of a bad record, exiting 2", async () => {

@@ -16,6 +16,7 @@ import { appendFileSync, readFileSync } from "node:fs";
 import { isDeepStrictEqual, parseArgs } from "node:util";
 import { findRule, type Fault, type ParsedRequest, type Rule, type RulesFile } from "./rules.js";
 import { ReplState } from "./repl-state.js";
+import { DEFAULT_TOKEN_TABLE } from "./token-table.js";
 import { splitRequests, splitResponses, TRANSCRIPTS_DIR, transcriptResponse } from "./transcripts.js";
 
 const { values } = parseArgs({
@@ -68,15 +69,23 @@ function rulesResponder(file: string, transcriptsDir: string, logFile: string | 
     const request = readRequest(parseQuery(query));
     if (logFile) appendFileSync(logFile, `${JSON.stringify({ pid: process.pid, request })}\n`);
     const rule = findRule(script.rules, request);
-    const answer = answerFor(request, rule, state, transcriptsDir);
+    const answer = answerFor(request, rule, state, transcriptsDir, script.tokenTable);
     if (script.delayMs) await sleep(script.delayMs);
     await deliver(JSON.stringify(answer, null, 1), rule?.fault, retained);
   };
 }
 
-function answerFor(request: ParsedRequest, rule: Rule | undefined, state: ReplState, transcriptsDir: string): Record<string, unknown> {
+function answerFor(
+  request: ParsedRequest,
+  rule: Rule | undefined,
+  state: ReplState,
+  transcriptsDir: string,
+  tokenTable: RulesFile["tokenTable"],
+): Record<string, unknown> {
   if (request.kind === "command") {
     if (request.env !== undefined && !state.knowsEnv(request.env)) return { message: "Unknown environment." };
+    const tableAnswer = request.env !== undefined ? tokenTableAnswer(request.cmd, tokenTable) : undefined;
+    if (tableAnswer) return state.commandResponse(tableAnswer, request.env, request.cmd);
     if (!rule) {
       const axioms = state.printAxioms(request.cmd, request.env);
       if (axioms) return axioms;
@@ -91,6 +100,24 @@ function answerFor(request: ParsedRequest, rule: Rule | undefined, state: ReplSt
   const body = replyBody(rule, transcriptsDir) ?? fatal(`stand-in: the rule for tactic ${JSON.stringify(request.tactic)} has no reply`);
   // A REPL error answer ({"message": ...}) creates no proof state.
   return "message" in body ? body : state.proofStepResponse(body);
+}
+
+/**
+ * Lean evaluating the verifier's token-table query (`#eval` of getTokenTable and the
+ * command category's leading table): an info message with what the query logs — its
+ * `logInfo m!"PREFIX{answer.compress}"` prefix, then the table as JSON — or, where
+ * the rules say this Lean lacks that API, the elaboration error Lean would give.
+ */
+function tokenTableAnswer(cmd: string, table: RulesFile["tokenTable"]): Record<string, unknown> | undefined {
+  if (!cmd.startsWith("#eval") || !cmd.includes("getTokenTable")) return undefined;
+  const pos = { line: 1, column: 0 };
+  if (table === false) {
+    return { messages: [{ severity: "error", pos, endPos: pos, data: "unknown constant 'Lean.Parser.getTokenTable'" }] };
+  }
+  const prefix = /logInfo m!"([^"{]*)\{answer\.compress\}"/u.exec(cmd)?.[1];
+  if (prefix === undefined) return { messages: [{ severity: "error", pos, endPos: pos, data: "stand-in: the query logs no answer" }] };
+  const { tokens, commands } = table ?? DEFAULT_TOKEN_TABLE;
+  return { messages: [{ severity: "info", pos, endPos: pos, data: `${prefix}${JSON.stringify({ tokens, commands })}` }] };
 }
 
 function replyBody(rule: Rule, transcriptsDir: string): Record<string, unknown> | undefined {

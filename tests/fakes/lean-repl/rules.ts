@@ -43,6 +43,16 @@ export type Fault =
   /** Write `text` to stderr, then answer (a Lean panic message). */
   | { kind: "stderr"; text: string };
 
+/** What the kernel replay (tests/fakes/lean-checker) finds for a solution this rule matches. */
+export interface ReplayFinding {
+  /** The replay refuses, with this message (Lean's kernel error, e.g. "(kernel) declaration has free variables"). */
+  refuses?: string;
+  /** Where it fails: rebuilding the solution in a fresh process, or the kernel replay (default). */
+  stage?: "solution-build" | "kernel";
+  /** The checker never finishes (for time limits). */
+  hang?: boolean;
+}
+
 export interface Rule {
   when: RuleWhen;
   /** What to answer; env and proof-state ids in it are renumbered as the REPL would. Default for commands: `{}` → `{"env": N}`. */
@@ -57,10 +67,18 @@ export interface Rule {
   declares?: Declaration | Declaration[];
   /** Misbehaviour, applied in order (e.g. grow, then be slow). */
   fault?: Fault | Fault[];
+  /** What the checker stand-in's kernel replay finds; absent: the replay agrees with this rule's axioms. */
+  replay?: ReplayFinding;
 }
 
 export interface RulesFile {
   rules: Rule[];
+  /**
+   * The header environment's token table, as the REPL answers the verifier's query
+   * (tokens and command tokens); `false`: the REPL answers with an error, as a Lean
+   * without that API would. Default: DEFAULT_TOKEN_TABLE.
+   */
+  tokenTable?: { tokens: string[]; commands: string[] } | false;
   /** Added before every answer, ms (a REPL that takes a fixed time per request). */
   delayMs?: number;
 }

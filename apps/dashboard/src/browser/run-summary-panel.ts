@@ -6,6 +6,12 @@ import { RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { PALETTE, TIME_PHASES } from "./chart-specs.js";
 import type { RunData } from "./run-data.js";
 
+/** The run's replay refusals over its steps; undefined for a run whose steps never report them (math runs). */
+export function exploitsCaught(metrics: readonly Record<string, number>[]): number | undefined {
+  const counts = metrics.map((m) => m.verifier_replay_refusals).filter((n): n is number => n !== undefined);
+  return counts.length === 0 ? undefined : counts.reduce((a, b) => a + b, 0);
+}
+
 export function renderRunSummary(target: HTMLElement, data: RunData, offline: boolean): void {
   const run = data.run;
   target.replaceChildren();
@@ -44,9 +50,12 @@ export function renderRunSummary(target: HTMLElement, data: RunData, offline: bo
     const v = key === "heldout_accuracy" ? data.heldout()[1].at(-1) : last[key];
     if (v !== undefined && v !== null) facts.push([`last ${label}`, pct ? `${(100 * v).toFixed(1)}%` : v.toFixed(3)]);
   }
+  // Lean runs: proofs the REPL called PROVED that the verifier's kernel replay refused.
+  const caught = exploitsCaught(steps.map((s) => s.metrics));
+  if (caught !== undefined) facts.push(["exploits caught", caught === 0 ? "0" : `${caught} (replay refusals: see the run's log)`]);
   const dl = el("dl", "facts");
   for (const [k, v] of facts) {
-    const pair = el("div", "");
+    const pair = el("div", k === "exploits caught" && caught ? "alarm" : "");
     pair.append(text("dt", k), text("dd", v));
     dl.append(pair);
   }
@@ -92,7 +101,7 @@ export function renderRunSummary(target: HTMLElement, data: RunData, offline: bo
   }
 }
 
-/** One bar: the share of the run's step time each phase took, with seconds on hover. */
+/** One bar: the share of the run's step time each phase took, with seconds on hover; and the generation it hid. */
 function timeSplit(timings: { [k: string]: unknown }[], total: number): HTMLElement {
   const box = el("div", "time-split");
   box.append(text("h3", "Where the step time went"));
@@ -112,6 +121,18 @@ function timeSplit(timings: { [k: string]: unknown }[], total: number): HTMLElem
     legend.append(key);
   });
   box.append(bar, legend);
+  // training.async: the next step's rollouts sample while a step trains. That time is in no
+  // step's wall time (so not in the bar); saying so keeps "train 98%" from reading as idle sampling.
+  const hidden = timings.reduce((a, t) => a + Number(t.rolloutOverlapS ?? 0), 0);
+  if (hidden > 0) {
+    box.append(
+      text(
+        "p",
+        `generation hidden behind training: ${hidden.toFixed(1)} s (the next step's rollouts, sampled while a step trained; beside the bar, not in it)`,
+        "time-hidden",
+      ),
+    );
+  }
   return box;
 }
 

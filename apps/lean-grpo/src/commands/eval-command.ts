@@ -6,6 +6,7 @@ import { loadConfig } from "@lean-grpo/kit";
 import { evaluateWithMesh } from "../eval/evaluate-with-mesh.js";
 import { RunConfigSchema } from "@lean-grpo/orchestrator";
 import { TrainFileSchema, type TrainFile } from "./train-command.js";
+import { tracedAction } from "../process/process-tracing.js";
 
 interface EvalCommandOptions {
   k: string;
@@ -42,33 +43,35 @@ export function registerEvalCommand(program: Command): void {
     .option("-c, --config <file>", "train config (configs/train/*.yaml) whose model, prompt, max_tokens and services to use")
     .option("--seed <n>", "sampling seed", "0")
     .option("--json", "print the report as JSON (default when stdout is not a TTY)")
-    .action(async (data: string, options: EvalCommandOptions) => {
-      const k = positiveInteger("--k", options.k);
-      const temperature = nonNegativeNumber("--temperature", options.temperature ?? "1");
-      const train = options.config ? loadConfig(TrainFileSchema, { file: options.config }) : undefined;
-      const report = await evaluateWithMesh({
-        data,
-        k,
-        samples: options.samples === undefined ? k : positiveInteger("--samples", options.samples),
-        temperature,
-        ...(options.maxTokens !== undefined ? { maxTokens: positiveInteger("--max-tokens", options.maxTokens) } : {}),
-        ...(options.run !== undefined ? { run: options.run } : {}),
-        ...(options.adapter !== undefined ? { adapter: options.adapter } : {}),
-        runsDir: options.runsDir,
-        modelDir: options.model ?? train?.model.dir ?? "models/arith-tiny",
-        ...(train ? { runConfig: RunConfigSchema.parse(runSections(train)), services: train.services } : {}),
-        seed: nonNegativeInteger("--seed", options.seed),
-      });
-      if (options.json || !process.stdout.isTTY) {
-        process.stdout.write(`${JSON.stringify(report)}\n`);
-        return;
-      }
-      const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-      process.stdout.write(
-        `evaluated  ${report.evaluated}\nproblems   ${report.problems}\nsamples    ${report.samples}${report.greedy ? " (greedy)" : ""}\npass@1     ${pct(report.pass_at_1)}\n${
-          // pass@1 is already above; a second line only for a larger k.
-          report.k > 1 ? `pass@${report.k}${" ".repeat(Math.max(1, 6 - String(report.k).length))}${pct(report.pass_at_k)}\n` : ""
-        }`,
-      );
-    });
+    .action(
+      tracedAction("lean-grpo eval", async (data: string, options: EvalCommandOptions) => {
+        const k = positiveInteger("--k", options.k);
+        const temperature = nonNegativeNumber("--temperature", options.temperature ?? "1");
+        const train = options.config ? loadConfig(TrainFileSchema, { file: options.config }) : undefined;
+        const report = await evaluateWithMesh({
+          data,
+          k,
+          samples: options.samples === undefined ? k : positiveInteger("--samples", options.samples),
+          temperature,
+          ...(options.maxTokens !== undefined ? { maxTokens: positiveInteger("--max-tokens", options.maxTokens) } : {}),
+          ...(options.run !== undefined ? { run: options.run } : {}),
+          ...(options.adapter !== undefined ? { adapter: options.adapter } : {}),
+          runsDir: options.runsDir,
+          modelDir: options.model ?? train?.model.dir ?? "models/arith-tiny",
+          ...(train ? { runConfig: RunConfigSchema.parse(runSections(train)), services: train.services } : {}),
+          seed: nonNegativeInteger("--seed", options.seed),
+        });
+        if (options.json || !process.stdout.isTTY) {
+          process.stdout.write(`${JSON.stringify(report)}\n`);
+          return;
+        }
+        const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+        process.stdout.write(
+          `evaluated  ${report.evaluated}\nproblems   ${report.problems}\nsamples    ${report.samples}${report.greedy ? " (greedy)" : ""}\npass@1     ${pct(report.pass_at_1)}\n${
+            // pass@1 is already above; a second line only for a larger k.
+            report.k > 1 ? `pass@${report.k}${" ".repeat(Math.max(1, 6 - String(report.k).length))}${pct(report.pass_at_k)}\n` : ""
+          }`,
+        );
+      }),
+    );
 }

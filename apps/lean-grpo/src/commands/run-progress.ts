@@ -1,5 +1,6 @@
 // How `lean-grpo train` shows a run while it trains: a progress bar with the latest reward,
-// pass rate and held-out accuracy, what the run is doing now and an ETA on a TTY; one JSON
+// pass rate and held-out accuracy, what the run is doing now, the time left and where the
+// last step's time went on a TTY; one JSON
 // line per step otherwise (logs a collector can parse). Run log lines (held-out accuracy)
 // print above the bar, or to stderr without a TTY.
 //
@@ -8,7 +9,7 @@
 // so rather than "0s". A one-second timer redraws the bar so the elapsed time and the current
 // phase move during a long evaluation.
 import { toJson } from "@bufbuild/protobuf";
-import { StepTimingsSchema, type StepEvent } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import { StepTimingsSchema, type StepEvent, type StepTimings } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import cliProgress from "cli-progress";
 
 export interface RunProgress {
@@ -52,6 +53,17 @@ export function currentPhase(plan: ProgressPlan, lastStep: number, evaluatedBefo
   return plan.evaluatesAt(next) ? `step ${next} + held-out eval` : `step ${next}`;
 }
 
+/**
+ * The last step's wall time and its two big parts; with training.async, the generation that
+ * ran hidden behind the previous step's training is named apart (it is not in the step's
+ * wall time): "step 8.8s: train 8.1s, generate 0.3s + 5.6s hidden behind training".
+ */
+export function stepTimeLine(t: StepTimings): string {
+  const s = (x: number) => `${x.toFixed(1)}s`;
+  const hidden = t.rolloutOverlapS > 0 ? ` + ${s(t.rolloutOverlapS)} hidden behind training` : "";
+  return `step ${s(t.totalS)}: train ${s(t.trainS)}, generate ${s(t.generateS)}${hidden}`;
+}
+
 export function runProgress(plan: ProgressPlan, tty: boolean): RunProgress {
   if (!tty) {
     return {
@@ -67,7 +79,9 @@ export function runProgress(plan: ProgressPlan, tty: boolean): RunProgress {
   const bars = new cliProgress.MultiBar(
     {
       // What is happening and when it ends first: a narrow terminal cuts the end of the line.
-      format: "{bar} {value}/{total} | {phase} | {elapsed}, {eta} | reward {reward} pass {pass} held-out {heldout}",
+      // Not {eta}: cli-progress fills that token with its own bare seconds, over the payload.
+      format:
+        "{bar} {value}/{total} | {phase} | {elapsed} elapsed, {remaining} | reward {reward} pass {pass} held-out {heldout} | {lastStep}",
       hideCursor: true,
       clearOnComplete: false,
       barsize: 16,
@@ -86,16 +100,21 @@ export function runProgress(plan: ProgressPlan, tty: boolean): RunProgress {
       heldout: percent(heldout),
       phase: currentPhase(plan, lastStep, evaluated),
       elapsed: formatDuration(elapsed),
-      eta: remaining === undefined ? "eta after the first step" : `eta ${formatDuration(remaining)}`,
+      remaining: remaining === undefined ? "time left known after the first step" : `about ${formatDuration(remaining)} left`,
     };
   };
-  const bar = bars.create(plan.totalSteps, plan.startStep, { reward: "-", pass: "-", ...payload() });
+  const bar = bars.create(plan.totalSteps, plan.startStep, { reward: "-", pass: "-", lastStep: "", ...payload() });
   const timer = setInterval(() => bar.update(payload()), 1000).unref();
   return {
     step(s) {
       heldout = s.metrics.heldout_accuracy ?? heldout;
       lastStep = Number(s.step);
-      bar.update(lastStep, { reward: s.metrics.reward_mean?.toFixed(3) ?? "-", pass: percent(s.metrics.pass_rate), ...payload() });
+      bar.update(lastStep, {
+        reward: s.metrics.reward_mean?.toFixed(3) ?? "-",
+        pass: percent(s.metrics.pass_rate),
+        lastStep: s.timings ? stepTimeLine(s.timings) : "",
+        ...payload(),
+      });
     },
     log(line) {
       if (line.startsWith("held-out")) evaluated = true;

@@ -58,11 +58,9 @@ export function runSummaryTable(run: Run, steps: readonly StepRecord[], evals: r
     style: { head: [], border: [] },
     colWidths: [KEY_WIDTH, valueWidth],
     wordWrap: true,
-    wrapOnWordBoundary: false,
+    // Words stay whole ("11 evaluati | ons" read badly); a word longer than the column still breaks.
+    wrapOnWordBoundary: true,
   });
-  const total = (key: string) => steps.reduce((a, s) => a + (s.timings[key] ?? 0), 0);
-  const wall = total("total_s");
-  const share = (key: string) => (wall > 0 ? `${total(key).toFixed(1)} s (${((100 * total(key)) / wall).toFixed(1)}%)` : "-");
   table.push(
     { run: run.id },
     { state: RunState[run.state] },
@@ -72,17 +70,45 @@ export function runSummaryTable(run: Run, steps: readonly StepRecord[], evals: r
     { "held-out": heldoutTrend(evals, context.evalConfigured) },
     ...heldoutForms(evals),
     ...mismatchRows(steps),
-    { "step time": `${wall.toFixed(1)} s over ${steps.length} steps` },
-    { "  generate": share("generate_s") },
-    { "  verify + score": `${share("verify_s")} + ${share("score_s")}` },
-    { "  train + sync": `${share("train_s")} + ${share("sync_s")}` },
-    { "  other": share("other_s") },
+    ...timeRows(steps, evals),
     { outputs: run.outputDir },
     { report: `${run.outputDir}/report.html` },
   );
   if (run.error) table.push({ error: run.error });
   if (context.advice) table.push({ next: context.advice });
   return table.toString();
+}
+
+/**
+ * Where the time went. A step's total_s is its own wall time, split by phase; with
+ * training.async the next step's rollouts sample while a step trains, and that generation,
+ * hidden behind training, is not in any step's total: it is shown beside the split, not in it.
+ */
+function timeRows(steps: readonly StepRecord[], evals: readonly EvalRecord[]): Record<string, string>[] {
+  const total = (key: string) => steps.reduce((a, s) => a + (s.timings[key] ?? 0), 0);
+  const wall = total("total_s");
+  const share = (key: string) => (wall > 0 ? `${total(key).toFixed(1)} s (${((100 * total(key)) / wall).toFixed(1)}%)` : "-");
+  const hidden = total("rollout_overlap_s");
+  const perStep = steps.length > 0 ? `, ${(wall / steps.length).toFixed(2)} s a step` : "";
+  const rows: Record<string, string>[] = [
+    { "step time": `${wall.toFixed(1)} s over ${steps.length} steps${perStep} (wall time, each phase below a part of it)` },
+    { "  generate": `${share("generate_s")}${hidden > 0 ? " waiting for rollouts" : ""}` },
+    { "  verify + score": `${share("verify_s")} + ${share("score_s")}` },
+    { "  train + sync": `${share("train_s")} + ${share("sync_s")}` },
+    { "  other": share("other_s") },
+  ];
+  if (hidden > 0) {
+    rows.push({
+      "  overlapped": `generation hidden behind training: ${hidden.toFixed(1)} s (the next step's rollouts sampled while a step trained, training.async; not in the step time)`,
+    });
+  }
+  if (evals.length > 0) {
+    const seconds = evals.reduce((a, e) => a + e.seconds, 0);
+    rows.push({
+      "held-out eval": `${seconds.toFixed(1)} s over ${evals.length} evaluation${evals.length === 1 ? "" : "s"}, ${(seconds / evals.length).toFixed(1)} s each (not in the step time)`,
+    });
+  }
+  return rows;
 }
 
 /**

@@ -2,11 +2,18 @@
 // on loopback ports, each on its own real gRPC port (the same code path as a
 // deployment), and drains them on SIGTERM/SIGINT.
 import { z } from "zod";
-import { loadConfig, serve, setupTracing, createLogger, type RunningServer } from "@lean-grpo/kit";
+import { loadConfig, serve, createLogger, type ServerConfig } from "@lean-grpo/kit";
+import type { InferenceConfig } from "@lean-grpo/inference";
+import type { LearnerConfig } from "@lean-grpo/learner";
 import { SERVICE_CATALOG, SERVICE_NAMES, type CatalogEntry } from "../mesh/service-catalog.js";
 import { loadTopology, planTopology } from "../mesh/topology.js";
 import { runTopology } from "../mesh/topology-runner.js";
 import { onStopRequest } from "../process/stop-signals.js";
+import { startTracing } from "../process/process-tracing.js";
+import { DEFAULT_THREADS } from "../mesh/start-mesh.js";
+import { startServiceThread } from "../mesh/service-thread.js";
+import { applyMeshModel, MeshModelSchema, type MeshModel } from "../mesh/mesh-model.js";
+import { checkModelDir, configDir } from "./train-config.js";
 
 export interface ServeCommandOptions {
   config?: string;
@@ -16,9 +23,15 @@ export interface ServeCommandOptions {
   overrides: string[];
 }
 
-/** `all` reads one YAML with a section per service, e.g. `verifier: { server: { port: 50052 } }`. */
+/**
+ * `all` reads one YAML with a section per service, e.g. `verifier: { server: { port: 50052 } }`,
+ * and the mesh's `model` (mesh-model.ts).
+ */
 const MeshConfigSchema = z
-  .object(Object.fromEntries(SERVICE_CATALOG.map((s) => [s.name, s.schema.prefault({})])) as Record<string, z.ZodType>)
+  .object({
+    ...(Object.fromEntries(SERVICE_CATALOG.map((s) => [s.name, s.schema.prefault({})])) as Record<string, z.ZodType>),
+    model: MeshModelSchema,
+  })
   .strict();
 
 export async function serveCommand(target: string, options: ServeCommandOptions): Promise<void> {
@@ -31,20 +44,30 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
     throw new Error(`unknown service "${target}"; accepted: ${[...SERVICE_NAMES, "all"].join(", ")}`);
   }
   const configs = loadConfigs(target, entries, options);
-  setupTracing({ serviceName: target === "all" ? "lean-grpo" : `lean-grpo-${target}` });
+  const model = configs.model as MeshModel | undefined;
+  const modelUsers = model
+    ? applyMeshModel(model, configs.inference as InferenceConfig | undefined, configs.learner as LearnerConfig | undefined)
+    : [];
+  if (model && modelUsers.length > 0) checkModelDir(model.dir, configDir());
+  // Flushed by the stop request, after the servers drained (stop-signals.ts).
+  startTracing(target === "all" ? "lean-grpo" : `lean-grpo-${target}`);
 
-  const servers: RunningServer[] = [];
+  const servers: { url: string; shutdown(): Promise<void> }[] = [];
   const urls: Record<string, string> = {};
   for (const service of entries) {
-    const config = configs[service.name]!;
+    const config = configs[service.name] as { server: ServerConfig };
     if (target === "all") service.wire?.(config, urls);
+    // As in `train`: the learner trains in a thread of its own, so sampling and training use two cores.
+    const threaded = target === "all" && DEFAULT_THREADS.includes(service.name);
     servers.push(
-      await serve({
-        name: service.name,
-        services: [service.create(config)],
-        config: config.server,
-        logger: createLogger(service.name),
-      }),
+      threaded
+        ? await startServiceThread(service.name, config)
+        : await serve({
+            name: service.name,
+            services: [service.create(config)],
+            config: config.server,
+            logger: createLogger(service.name),
+          }),
     );
     urls[service.name] = servers.at(-1)!.url;
   }
@@ -54,6 +77,14 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
     await Promise.all(servers.map((server) => server.shutdown()));
   });
   printTable(entries.map((e, i) => ({ service: e.name, url: servers[i]!.url })));
+  if (target === "all") {
+    const orchestrator = urls.orchestrator!;
+    process.stdout.write(
+      `start a run: npx buf curl --protocol grpc --http2-prior-knowledge -d '{"datasetPath": "examples/arith.jsonl"}' ${orchestrator}/leangrpo.v1.OrchestratorService/StartRun\n`,
+    );
+  }
+  // Last: whoever waits for the mesh reads up to this line.
+  if (model && modelUsers.length > 0) process.stdout.write(`model ${model.dir} (${modelUsers.join(", ")})\n`);
 }
 
 /** `serve all --topology FILE`: every replica is its own `lean-grpo serve <service>` process. */
@@ -101,5 +132,5 @@ function loadConfigs(target: string, entries: readonly CatalogEntry[], options: 
     envPrefix: "LEANGRPO_",
     flags,
     overrides: options.overrides,
-  }) as Record<string, { server: import("@lean-grpo/kit").ServerConfig }>;
+  }) as Record<string, unknown>;
 }

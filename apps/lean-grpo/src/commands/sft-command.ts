@@ -3,6 +3,7 @@
 import type { Command } from "commander";
 import { BACKEND_NAMES, type BackendName } from "@lean-grpo/lm";
 import { warmStart, type SftSummary } from "../sft/warm-start.js";
+import { tracedAction } from "../process/process-tracing.js";
 import { nonNegativeInteger, positiveInteger, positiveNumber } from "./flag-values.js";
 
 export interface SftCommandOptions {
@@ -38,9 +39,11 @@ export function registerSftCommand(program: Command): void {
     .option("--seed <n>", "seed of the adapter initialisation and the data order", "0")
     .option("--backend <name>", `tensor backend: auto, ${BACKEND_NAMES.join(", ")}`, "auto")
     .option("--log-every <n>", "print the loss every N steps", "25")
-    .action(async (data: string, options: SftCommandOptions) => {
-      await sftCommand(data, options);
-    });
+    .action(
+      tracedAction("lean-grpo sft", async (data: string, options: SftCommandOptions) => {
+        await sftCommand(data, options);
+      }),
+    );
 }
 
 export async function sftCommand(data: string, options: SftCommandOptions): Promise<SftSummary> {

@@ -3,7 +3,7 @@
 // (JSON lines when stdout is not a TTY) and a summary table at the end.
 import type { Command } from "commander";
 import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { createServiceClient } from "@lean-grpo/kit";
+import { createServiceClient, rpcClientTracing } from "@lean-grpo/kit";
 import { ALGORITHM_NAMES } from "@lean-grpo/learner";
 import { z } from "zod";
 import { RunConfigSchema, newRunId } from "@lean-grpo/orchestrator";
@@ -14,6 +14,7 @@ import { runAdvice } from "./run-advice.js";
 import { checkModelDir, configDir, loadTrainConfig } from "./train-config.js";
 import { startRunLogs } from "./run-logs.js";
 import { onStopRequest } from "../process/stop-signals.js";
+import { tracedAction } from "../process/process-tracing.js";
 import { startMesh } from "../mesh/start-mesh.js";
 import { dashboardCommand } from "./dashboard-command.js";
 
@@ -63,110 +64,116 @@ export function registerTrainCommand(program: Command): void {
     .option("--config-dir <dir>", "folder of the config groups model/, dataset/, algorithm/ (default ./configs, else the repo's)")
     .option("--verbose", "also print the services' JSON logs on stderr (they always go to runs/<id>/logs/)")
     .option("--ui [port]", "also serve the browser dashboard of the run (default port 8080; 0 picks a free one)")
-    .action(async (dataArg: string | undefined, words: string[], options: TrainOptions) => {
-      // A first word that sets something (model=x, training.steps=2) is not the dataset.
-      const [data, overrides] = dataArg?.includes("=") ? [undefined, [dataArg, ...words]] : [dataArg, words];
-      const flags: Record<string, unknown> = {};
-      const flagNames: Record<string, string> = {};
-      if (options.algorithm)
-        [flags["algorithm.name"], flagNames["algorithm.name"]] = [options.algorithm, `--algorithm ${options.algorithm}`];
-      if (options.algoConfig)
-        [flags["algorithm.config"], flagNames["algorithm.config"]] = [algoConfig(options.algoConfig), "--algo-config"];
-      if (options.n) [flags["training.steps"], flagNames["training.steps"]] = [options.n, `-n ${options.n}`];
-      if (data) [flags["dataset.path"], flagNames["dataset.path"]] = [data, data];
-      const { model, runs_dir, services, dataset, ...run } = loadTrainConfig(TrainFileSchema, {
-        file: options.config,
-        words: overrides,
-        flags,
-        flagNames,
-        configDir: options.configDir,
-      });
-      if (!dataset.path && !options.resume)
-        throw new Error("no dataset: give DATA (a JSONL file), dataset=NAME (configs/dataset) or dataset.path=FILE");
-      const local = (name: string) => services[name]?.url === undefined;
-      if (local("inference") || local("learner")) checkModelDir(model.dir, configDir(options.configDir));
-      const runId = options.resume ?? newRunId(run.exp_name);
-      const logs = startRunLogs(runs_dir, runId, { verbose: options.verbose === true });
-      const mesh = await startMesh({ modelDir: model.dir, services, orchestrator: { runs_dir } });
-      const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [mesh.urls.orchestrator!] });
-      const ui = options.ui
-        ? await dashboardCommand({
-            url: mesh.urls.orchestrator!,
-            port: options.ui === true ? "8080" : options.ui,
-            host: "127.0.0.1",
-            runsDir: runs_dir,
-          })
-        : undefined;
-      if (ui) process.stderr.write(`lean-grpo dashboard: ${ui.url}\n`);
-      let started = "";
-      let finished = () => {};
-      const done = new Promise<void>((resolve) => (finished = resolve));
-      // A stop request (signal, or the npx that started us gone) stops the run at a step
-      // boundary, which checkpoints it; the run then ends as any other: summary, mesh drained.
-      const release = onStopRequest(async () => {
-        if (started) {
-          await client.stopRun({ runId: started }).catch(() => {});
-          await done;
-        } else {
-          transport.close();
-          await mesh.shutdown();
-        }
-      });
-      try {
-        const response = await logs.whileStarting(() =>
-          client.startRun(
-            options.resume
-              ? { resumeRunId: options.resume, datasetPath: dataset.path }
-              : {
-                  runId,
-                  datasetPath: dataset.path,
-                  config: { ...run, dataset: { max_train_samples: dataset.max_train_samples } } as never,
-                },
-          ),
-        );
-        started = response.run!.id;
-        let final = response.run!;
-        const every = run.eval.every;
-        const progress = runProgress(
-          {
-            runId: started,
-            totalSteps: Number(final.totalSteps),
-            startStep: Number(final.step),
-            // As the orchestrator decides it (heldout-eval.ts evaluatesAt).
-            evaluatesAt: (step) => run.eval.data !== "" && (step === 0 || step % every === 0 || step === Number(final.totalSteps)),
-          },
-          process.stdout.isTTY === true,
-        );
-        try {
-          for await (const event of client.watchRun({ runId: started, fromStart: true })) {
-            if (event.event.case === "step") progress.step(event.event.value);
-            else if (event.event.case === "stateChange") final = event.event.value;
-            else if (event.event.case === "log") progress.log(event.event.value);
-          }
-        } finally {
-          progress.stop();
-        }
-        const outputs = new RunOutputs(final.outputDir);
-        const [steps, evals, file] = await Promise.all([
-          outputs.readSteps().catch(() => []),
-          outputs.readEvals().catch(() => []),
-          outputs.readRun().catch(() => undefined),
-        ]);
-        const summary = runSummaryTable(final, steps, evals, {
-          evalConfigured: run.eval.data !== "",
-          advice: runAdvice(final, file?.checkpointed !== false),
-          ...(process.stdout.columns ? { width: process.stdout.columns } : {}),
+    .action(
+      tracedAction("lean-grpo train", async (dataArg: string | undefined, words: string[], options: TrainOptions) => {
+        // A first word that sets something (model=x, training.steps=2) is not the dataset.
+        const [data, overrides] = dataArg?.includes("=") ? [undefined, [dataArg, ...words]] : [dataArg, words];
+        const flags: Record<string, unknown> = {};
+        const flagNames: Record<string, string> = {};
+        if (options.algorithm)
+          [flags["algorithm.name"], flagNames["algorithm.name"]] = [options.algorithm, `--algorithm ${options.algorithm}`];
+        if (options.algoConfig)
+          [flags["algorithm.config"], flagNames["algorithm.config"]] = [algoConfig(options.algoConfig), "--algo-config"];
+        if (options.n) [flags["training.steps"], flagNames["training.steps"]] = [options.n, `-n ${options.n}`];
+        if (data) [flags["dataset.path"], flagNames["dataset.path"]] = [data, data];
+        const { model, runs_dir, services, dataset, ...run } = loadTrainConfig(TrainFileSchema, {
+          file: options.config,
+          words: overrides,
+          flags,
+          flagNames,
+          configDir: options.configDir,
         });
-        process.stdout.write(`${summary}\nservice logs: ${logs.dir}\n`);
-        if (final.state === RunState.FAILED) process.exitCode = 1;
-      } finally {
-        release();
-        transport.close();
-        await ui?.close();
-        await mesh.shutdown();
-        finished();
-      }
-    });
+        if (!dataset.path && !options.resume)
+          throw new Error("no dataset: give DATA (a JSONL file), dataset=NAME (configs/dataset) or dataset.path=FILE");
+        const local = (name: string) => services[name]?.url === undefined;
+        if (local("inference") || local("learner")) checkModelDir(model.dir, configDir(options.configDir));
+        const runId = options.resume ?? newRunId(run.exp_name);
+        const logs = startRunLogs(runs_dir, runId, { verbose: options.verbose === true });
+        const mesh = await startMesh({ modelDir: model.dir, services, orchestrator: { runs_dir } });
+        const { client, transport } = createServiceClient(OrchestratorService, {
+          endpoints: [mesh.urls.orchestrator!],
+          // StartRun and WatchRun as children of the command's span; each step is a trace of its own.
+          interceptors: [rpcClientTracing()],
+        });
+        const ui = options.ui
+          ? await dashboardCommand({
+              url: mesh.urls.orchestrator!,
+              port: options.ui === true ? "8080" : options.ui,
+              host: "127.0.0.1",
+              runsDir: runs_dir,
+            })
+          : undefined;
+        if (ui) process.stderr.write(`lean-grpo dashboard: ${ui.url}\n`);
+        let started = "";
+        let finished = () => {};
+        const done = new Promise<void>((resolve) => (finished = resolve));
+        // A stop request (signal, or the npx that started us gone) stops the run at a step
+        // boundary, which checkpoints it; the run then ends as any other: summary, mesh drained.
+        const release = onStopRequest(async () => {
+          if (started) {
+            await client.stopRun({ runId: started }).catch(() => {});
+            await done;
+          } else {
+            transport.close();
+            await mesh.shutdown();
+          }
+        });
+        try {
+          const response = await logs.whileStarting(() =>
+            client.startRun(
+              options.resume
+                ? { resumeRunId: options.resume, datasetPath: dataset.path }
+                : {
+                    runId,
+                    datasetPath: dataset.path,
+                    config: { ...run, dataset: { max_train_samples: dataset.max_train_samples } } as never,
+                  },
+            ),
+          );
+          started = response.run!.id;
+          let final = response.run!;
+          const every = run.eval.every;
+          const progress = runProgress(
+            {
+              runId: started,
+              totalSteps: Number(final.totalSteps),
+              startStep: Number(final.step),
+              // As the orchestrator decides it (heldout-eval.ts evaluatesAt).
+              evaluatesAt: (step) => run.eval.data !== "" && (step === 0 || step % every === 0 || step === Number(final.totalSteps)),
+            },
+            process.stdout.isTTY === true,
+          );
+          try {
+            for await (const event of client.watchRun({ runId: started, fromStart: true })) {
+              if (event.event.case === "step") progress.step(event.event.value);
+              else if (event.event.case === "stateChange") final = event.event.value;
+              else if (event.event.case === "log") progress.log(event.event.value);
+            }
+          } finally {
+            progress.stop();
+          }
+          const outputs = new RunOutputs(final.outputDir);
+          const [steps, evals, file] = await Promise.all([
+            outputs.readSteps().catch(() => []),
+            outputs.readEvals().catch(() => []),
+            outputs.readRun().catch(() => undefined),
+          ]);
+          const summary = runSummaryTable(final, steps, evals, {
+            evalConfigured: run.eval.data !== "",
+            advice: runAdvice(final, file?.checkpointed !== false),
+            ...(process.stdout.columns ? { width: process.stdout.columns } : {}),
+          });
+          process.stdout.write(`${summary}\nservice logs: ${logs.dir}\n`);
+          if (final.state === RunState.FAILED) process.exitCode = 1;
+        } finally {
+          release();
+          transport.close();
+          await ui?.close();
+          await mesh.shutdown();
+          finished();
+        }
+      }),
+    );
 }
 
 function algoConfig(text: string): unknown {

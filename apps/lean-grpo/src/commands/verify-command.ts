@@ -9,7 +9,13 @@ import { readJsonObjects } from "@lean-grpo/jsonl";
 import { positiveInteger } from "./flag-values.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
-import { LeanVerifierService, Verdict, type VerifyRequestSchema, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import {
+  LeanVerifierService,
+  Verdict,
+  VerdictTier,
+  type VerifyRequestSchema,
+  type VerifyResponse,
+} from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { createServiceClient, loadConfig, serve, type RunningServer } from "@lean-grpo/kit";
 import { VerifierConfigSchema, createVerifierService } from "@lean-grpo/verifier";
 
@@ -18,6 +24,9 @@ export interface VerifyCommandOptions {
   replCmd?: string;
   replCwd?: string;
   poolSize?: string;
+  replay?: string;
+  replayCmd?: string;
+  replayWorkspace?: string;
   timeoutMs?: string;
   out?: string;
 }
@@ -51,6 +60,12 @@ export function registerVerifyCommand(program: Command): void {
     .option("--repl-cwd <dir>", "REPL working directory, e.g. the Mathlib project (default: LEAN_REPL_CWD, else here)")
     .option("--url <url>", "use a running verifier instead, e.g. http://127.0.0.1:50052")
     .option("--pool-size <n>", "REPL workers of the verifier started here (default: cores - 1)")
+    .option("--replay <mode>", "kernel replay in a fresh process: proved (default), always, off (trust the REPL alone)")
+    .option(
+      "--replay-cmd <command>",
+      "the replay checker, leanprover/comparator, e.g. 'lake env /opt/comparator/.lake/build/bin/comparator' (default: LEAN_REPLAY_CMD)",
+    )
+    .option("--replay-workspace <dir>", "Lake workspace each replay's project is made from (default: LEAN_REPLAY_WORKSPACE)")
     .option("--timeout-ms <ms>", "time limit per proof (default: the verifier's, 60000)")
     .option("-o, --out <file>", "results JSONL (default: FILE with .results.jsonl)")
     .action(async (file: string, options: VerifyCommandOptions) => {
@@ -67,7 +82,9 @@ export async function verifyCommand(file: string, options: VerifyCommandOptions)
   const counts = new Map<string, number>();
   try {
     const width = Math.max(4, ...records.map((record) => record.label.length));
-    process.stdout.write(`${"#".padStart(5)}  ${"name".padEnd(width)}  ${"verdict".padEnd(10)}  ${"ms".padStart(7)}  reason\n`);
+    process.stdout.write(
+      `${"#".padStart(5)}  ${"name".padEnd(width)}  ${"verdict".padEnd(10)}  ${"decided by".padEnd(10)}  ${"ms".padStart(7)}  reason\n`,
+    );
     for (let first = 0; first < records.length; first += BATCH_ITEMS) {
       const items = records.slice(first, first + BATCH_ITEMS).map((record) => toRequest(record, timeoutMs));
       for await (const { index, result } of verifier.client.verifyBatch({ items })) {
@@ -77,7 +94,7 @@ export async function verifyCommand(file: string, options: VerifyCommandOptions)
         results[at] = result;
         counts.set(verdict, (counts.get(verdict) ?? 0) + 1);
         process.stdout.write(
-          `${String(at + 1).padStart(5)}  ${record.label.padEnd(width)}  ${verdict.padEnd(10)}  ${(result!.timings?.totalMs ?? 0).toFixed(0).padStart(7)}  ${oneLine(result!.reason)}\n`,
+          `${String(at + 1).padStart(5)}  ${record.label.padEnd(width)}  ${verdict.padEnd(10)}  ${tierName(result!.decidedBy).padEnd(10)}  ${(result!.timings?.totalMs ?? 0).toFixed(0).padStart(7)}  ${oneLine(result!.reason)}\n`,
         );
       }
     }
@@ -147,6 +164,7 @@ function toResultLine(record: ProofRecord, result: VerifyResponse) {
     id: record.id,
     name: record.name,
     verdict: Verdict[result.verdict],
+    decided_by: tierName(result.decidedBy),
     reason: result.reason,
     axioms: result.axioms,
     goals: result.goals,
@@ -154,6 +172,7 @@ function toResultLine(record: ProofRecord, result: VerifyResponse) {
     tactics: result.progress?.tacticsTotal ?? 0,
     tactics_valid_before_first_error: result.progress?.tacticsValidBeforeFirstError ?? 0,
     lean_ms: result.timings?.leanMs ?? 0,
+    replay_ms: result.timings?.replayMs ?? 0,
     total_ms: result.timings?.totalMs ?? 0,
   };
 }
@@ -178,6 +197,9 @@ async function connect(options: VerifyCommandOptions): Promise<Verifier> {
     `repl.command=${JSON.stringify(command)}`,
     ...(options.replCwd === undefined ? [] : [`repl.cwd=${JSON.stringify(options.replCwd)}`]),
     ...(options.poolSize === undefined ? [] : [`repl.pool_size=${positiveInteger("--pool-size", options.poolSize)}`]),
+    ...(options.replay === undefined ? [] : [`repl.replay=${replayMode(options.replay)}`]),
+    ...(options.replayCmd === undefined ? [] : [`repl.replay_checker.command=${JSON.stringify(options.replayCmd)}`]),
+    ...(options.replayWorkspace === undefined ? [] : [`repl.replay_checker.workspace=${JSON.stringify(options.replayWorkspace)}`]),
     "server.port=0",
     "server.shutdown.drain_delay_ms=0",
   ];
@@ -201,6 +223,16 @@ async function connect(options: VerifyCommandOptions): Promise<Verifier> {
       await service.close();
     },
   };
+}
+
+function replayMode(value: string): string {
+  if (!["proved", "always", "off"].includes(value)) throw new Error(`--replay: "${value}" is not a mode; expected proved, always or off`);
+  return value;
+}
+
+/** "screen", "repl" or "replay": the check that decided. */
+function tierName(tier: VerdictTier): string {
+  return tier === VerdictTier.UNSPECIFIED ? "" : VerdictTier[tier].toLowerCase();
 }
 
 function oneLine(text: string): string {

@@ -13,7 +13,7 @@ import { connectMesh } from "@lean-grpo/orchestrator";
 import { usesChatPrompts } from "@lean-grpo/orchestrator";
 import { RunConfigSchema, type RunConfig } from "@lean-grpo/orchestrator";
 import { RunOutputs } from "@lean-grpo/orchestrator";
-import { evaluate, type EvalReport } from "@lean-grpo/orchestrator";
+import { evaluate, HELDOUT_CONCURRENCY, type EvalReport } from "@lean-grpo/orchestrator";
 
 export interface EvalWithMeshOptions {
   data: string;
@@ -88,7 +88,8 @@ export async function evaluateWithMesh(options: EvalWithMeshOptions): Promise<Ev
       prompt: runConfig.prompt,
       chatPrompts: await usesChatPrompts(runConfig.prompt.format, clients),
       seed: options.seed ?? 0,
-      concurrency: 8,
+      // All problems in flight (bounded), so the sampler batches them (as in a run).
+      concurrency: HELDOUT_CONCURRENCY,
     });
     return { ...report, evaluated: adapterDir ?? "base model" };
   } finally {

@@ -37,7 +37,18 @@ export const SERVICE_CATALOG: readonly CatalogEntry[] = [
   }),
   entry("learner", LearnerConfigSchema, createLearnerService),
   // report.html is the dashboard page rendered offline (apps/dashboard); a service may not import an app.
-  entry("orchestrator", OrchestratorConfigSchema, (config) => createOrchestratorService(config, { renderReport: renderOfflineReport })),
+  entry(
+    "orchestrator",
+    OrchestratorConfigSchema,
+    (config) => createOrchestratorService(config, { renderReport: renderOfflineReport }),
+    (config, urls) => {
+      // Started last: every service a run drives is up by now.
+      config.services.inference ??= urls.inference;
+      config.services.reward ??= urls.reward;
+      config.services.learner ??= urls.learner;
+      config.services.verifier ??= urls.verifier;
+    },
+  ),
 ];
 
 export const SERVICE_NAMES = SERVICE_CATALOG.map((s) => s.name);

@@ -1,7 +1,9 @@
 // Runs in the worker thread: builds the service from the catalog, serves it, reports the
-// URL, and on "shutdown" drains and closes it.
+// URL, and on "shutdown" drains and closes it. A thread has its own OpenTelemetry globals,
+// so it sets up tracing of its own (OTEL_* from the environment it was started with): its
+// server spans continue the caller's traceparent, and are flushed before it reports stopped.
 import { parentPort, workerData } from "node:worker_threads";
-import { loadConfig, serve } from "@lean-grpo/kit";
+import { loadConfig, serve, setupTracing } from "@lean-grpo/kit";
 import { SERVICE_CATALOG } from "./service-catalog.js";
 import type { ServiceThreadCommand, ServiceThreadReply, ServiceThreadRequest } from "./service-thread-protocol.js";
 
@@ -9,6 +11,7 @@ const port = parentPort!;
 const reply = (message: ServiceThreadReply) => port.postMessage(message);
 const { service, flags } = workerData as ServiceThreadRequest;
 
+const tracing = setupTracing({ serviceName: `lean-grpo-${service}` });
 try {
   const entry = SERVICE_CATALOG.find((s) => s.name === service);
   if (!entry) throw new Error(`unknown service ${service}; known: ${SERVICE_CATALOG.map((s) => s.name).join(", ")}`);
@@ -17,6 +20,7 @@ try {
   port.on("message", async (command: ServiceThreadCommand) => {
     if (command.kind !== "shutdown") return;
     await server.shutdown();
+    await tracing.shutdown().catch(() => {});
     reply({ kind: "stopped" });
     port.close();
   });

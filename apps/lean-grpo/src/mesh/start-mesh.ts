@@ -29,7 +29,7 @@ export interface MeshOptions {
  * The learner trains in its own thread: with the sampler on the main thread, generation
  * of the next step overlaps training on a second core (training.async).
  */
-const DEFAULT_THREADS: readonly string[] = ["learner"];
+export const DEFAULT_THREADS: readonly string[] = ["learner"];
 
 export interface RunningMesh {
   urls: Record<string, string>;

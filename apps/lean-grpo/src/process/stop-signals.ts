@@ -5,6 +5,8 @@
 // `sh -c`, and on SIGTERM npm signals that shell, which dies without passing the signal on:
 // this process was left behind, holding its ports. When the process that started us through
 // npm goes away (we are re-parented), that is the same request to stop.
+import { stopTracing } from "./process-tracing.js";
+
 const SIGNALS: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT", "SIGHUP"];
 const PARENT_POLL_MS = 200;
 
@@ -29,7 +31,8 @@ export function onStopRequest(stop: (reason: StopReason) => Promise<void>, exitC
     stopping = true;
     void stop(reason)
       .catch((error: unknown) => process.stderr.write(`lean-grpo: while stopping: ${(error as Error).message}\n`))
-      .finally(() => process.exit(exitCode ?? codeFor(reason)));
+      // The spans of the stop itself (and of a run it ended) leave before the process does.
+      .finally(() => stopTracing().finally(() => process.exit(exitCode ?? codeFor(reason))));
   };
   const handlers = SIGNALS.map((signal) => {
     const handler = () => handle(signal);

@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { checkerStandInCommand } from "../../../../tests/fakes/lean-checker/command.js";
 import type { RulesFile } from "../../../../tests/fakes/lean-repl/rules.js";
 
 export type { Rule } from "../../../../tests/fakes/lean-repl/rules.js";
@@ -16,7 +17,7 @@ const STAND_IN = join(REPO_ROOT, "tests/fakes/lean-repl/main.ts");
 export type LoggedRequest = { kind: "command"; cmd: string; env?: number } | { kind: "tactic"; tactic: string; proofState: number };
 
 export interface ReplStandIn {
-  /** The mesh's `verifier` section: this stand-in as repl.command. */
+  /** The mesh's `verifier` section: this stand-in as repl.command, and the checker stand-in as the replay checker. */
   verifierSection: Record<string, unknown>;
   /** Every request the stand-in processes received, in order. */
   requests(): LoggedRequest[];
@@ -37,6 +38,9 @@ export function replStandIn(script: RulesFile, poolSize = 2): ReplStandIn {
         timeout_ms: 10_000,
         header_timeout_ms: 20_000,
         memory_limit_mb: 0,
+        // The verifier's default: PROVED only after the kernel replay (the checker stand-in, judging by the same rules).
+        replay: "proved",
+        replay_checker: { command: checkerStandInCommand(rules) },
       },
     },
     requests: () =>

@@ -43,7 +43,13 @@ export function selfAttention(
   }
   const keyLength = keys.shape[2];
   // Scaling q (T·D values) is cheaper than scaling the scores (T·T values).
-  const queries = tf.mul(applyRotary(q, ctx.cos, ctx.sin, ctx.rotation, ops), headDim ** -0.5);
+  const queries = tf.mul(applyRotary(q, ctx.cos, ctx.sin, ctx.rotation, ops), headDim ** -0.5) as tf.Tensor4D;
+  if (past && queryLength === 1) {
+    return {
+      output: project(ctx, layer, "o_proj", decodeStepAttention(queries, keys, values, ctx), weights.linears.o_proj),
+      present: { keys, values },
+    };
+  }
   const grouped = tf.reshape(queries, [batch * numKvHeads, groups * queryLength, headDim]) as tf.Tensor3D;
   const flatKeys = tf.reshape(keys, [batch * numKvHeads, keyLength, headDim]) as tf.Tensor3D;
   const flatValues = tf.reshape(values, [batch * numKvHeads, keyLength, headDim]) as tf.Tensor3D;
@@ -56,4 +62,27 @@ export function selfAttention(
   const attended = tf.reshape(ops.batchMatMul(weightsOfKeys, flatValues), [batch, numHeads, queryLength, headDim]);
   const merged = tf.reshape(tf.transpose(attended, [0, 2, 1, 3]), [batch * queryLength, numHeads * headDim]) as tf.Tensor2D;
   return { output: project(ctx, layer, "o_proj", merged, weights.linears.o_proj), present: { keys, values } };
+}
+
+/**
+ * One new token per row against its cache (a decode pass): the products as broadcast
+ * multiplies and sums, a constant number of ops whatever the batch. The product ops walk
+ * the batch item by item on wasm (matmul-ops.ts), a cost per row that a continuous batch
+ * of hundreds of rows would pay every pass.
+ */
+function decodeStepAttention(queries: tf.Tensor4D, keys: tf.Tensor4D, values: tf.Tensor4D, ctx: ForwardContext): tf.Tensor2D {
+  const { batch, config } = ctx;
+  const { numHeads, numKvHeads, headDim } = config;
+  const groups = numHeads / numKvHeads;
+  const keyLength = keys.shape[2];
+  const grouped = tf.reshape(queries, [batch, numKvHeads, groups, 1, headDim]);
+  const scores = tf.sum(tf.mul(grouped, tf.expandDims(keys, 2)), 4); // [B, kv, g, keys]
+  // By hand, not tf.softmax or the product ops: those group their sums (SIMD lanes on wasm,
+  // blocks of 48 on cpu), so left padding changed a row's rounding; max, exp and Sum add
+  // in order, and padding adds exact zeros (the continuous batch relies on it).
+  const biased = tf.add(scores, tf.reshape(ctx.bias, [batch, 1, 1, keyLength]));
+  const exps = tf.exp(tf.sub(biased, tf.max(biased, 3, true)));
+  const weightsOfKeys = tf.div(exps, tf.sum(exps, 3, true));
+  const attended = tf.sum(tf.mul(tf.expandDims(weightsOfKeys, 4), tf.expandDims(values, 2)), 3); // [B, kv, g, D]
+  return tf.reshape(attended, [batch, numHeads * headDim]) as tf.Tensor2D;
 }

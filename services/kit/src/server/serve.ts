@@ -14,6 +14,7 @@ import type { Logger } from "pino";
 import { HealthRegistry, createHealthService } from "../health/health-service.js";
 import { createReflectionServices } from "../reflection/reflection-service.js";
 import { rpcServerTracing, UNTRACED_SERVICES } from "../telemetry/rpc-tracing.js";
+import { shutdownTracing } from "../telemetry/setup-tracing.js";
 import { createConcurrencyLimit } from "../limits/concurrency-limit.js";
 import { bearerAuth } from "../auth/bearer-auth.js";
 import { domainErrorInterceptor } from "../errors/domain-error-interceptor.js";
@@ -198,7 +199,11 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   if (options.handleSignals) {
     const onSignal = (signal: NodeJS.Signals) => {
       logger.info({ signal }, "signal received");
-      void shutdown().then(() => process.exit(0));
+      // Drained, then the last calls' spans delivered, then gone.
+      void shutdown()
+        .then(() => shutdownTracing())
+        .catch((error: unknown) => logger.warn({ err: error }, "while stopping"))
+        .finally(() => process.exit(0));
     };
     process.once("SIGTERM", onSignal);
     process.once("SIGINT", onSignal);

@@ -28,6 +28,14 @@ export interface SetupTracingOptions {
 }
 
 /**
+ * Flushes and shuts down the process's tracing, when it was set up: what a process does
+ * before it exits, so that the spans still batched (its last calls) are delivered.
+ */
+export async function shutdownTracing(): Promise<void> {
+  await active?.shutdown();
+}
+
+/**
  * Sets up tracing once per process. Later calls return the first setup: in embedded
  * mode several services share one process and one provider.
  */

@@ -12,6 +12,7 @@ from ..model.linear_modules import LINEAR_MODULES
 from ..model.model_config import ModelConfig
 from .lora_adapter import LoraAdapter
 from .lora_config import LoraConfig
+from .lora_layout import native_lora_layout
 
 ADAPTER_CONFIG_FILE = "adapter_config.json"
 ADAPTER_WEIGHTS_FILE = "adapter_model.safetensors"
@@ -95,12 +96,15 @@ def parse_peft_config(raw) -> LoraConfig:
             f"is {json.dumps(targets)}; give a list of module names ({', '.join(LINEAR_MODULES)}) or \"all-linear\" (regular expressions are not supported)",
         )
     for name in targets:
-        if name not in LINEAR_MODULES:
-            _refuse("target_modules", f"names {json.dumps(name)}; accepted: {', '.join(LINEAR_MODULES)}")
+        if not isinstance(name, str) or not name:
+            _refuse("target_modules", f"names {json.dumps(name)}; accepted: module names such as {', '.join(LINEAR_MODULES)}")
+    # Whether the model has these modules is the layout's check (the native model knows seven).
     return LoraConfig(rank, float(alpha), tuple(targets), float(dropout), use_rslora)
 
 
-def load_peft_adapter(directory: Path, model_config: ModelConfig) -> LoraAdapter:
+def load_peft_adapter(directory: Path, model) -> LoraAdapter:
+    """Reads an adapter for `model`: anything with lora_layout(LoraConfig) (the native CausalLM, the
+    transformers source), or a ModelConfig, which means the native layout."""
     def read(name: str) -> bytes:
         try:
             return (directory / name).read_bytes()
@@ -117,4 +121,5 @@ def load_peft_adapter(directory: Path, model_config: ModelConfig) -> LoraAdapter
         tensors = safetensors_io.load_bytes(read(ADAPTER_WEIGHTS_FILE), ADAPTER_WEIGHTS_FILE)
     except safetensors_io.SafetensorsError as error:
         raise AdapterError(str(error)) from None
-    return LoraAdapter.from_peft_tensors(model_config, config, {k: v.float() for k, v in tensors.items()})
+    layout = native_lora_layout(model, config) if isinstance(model, ModelConfig) else model.lora_layout(config)
+    return LoraAdapter.from_peft_tensors(layout, config, {k: v.float() for k, v in tensors.items()})

@@ -15,6 +15,8 @@ import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
 from ..lora.lora_adapter import LoraAdapter
+from ..lora.lora_config import LoraConfig
+from ..lora.lora_layout import LoraLayout, native_lora_layout
 from .checkpoint_loader import load_weights, read_model_config
 from .linear_modules import LINEAR_MODULES, has_bias, linear_name
 from .model_config import ModelConfig
@@ -45,14 +47,19 @@ class CausalLM:
         self.device = device
         self.name = name
         self.weights = {k: v.to(device).requires_grad_(False) for k, v in weights.items()}
+        self.base_dtype = self.weights["model.embed_tokens.weight"].dtype
         self.head = self.weights["model.embed_tokens.weight"] if config.tie_word_embeddings else self.weights["lm_head.weight"]
         self.inv_freq = inverse_frequencies(config).to(device)
+        self.logit_softcap = None  # none of qwen2 / qwen3 / llama caps logits (Gemma 2/3 do: transformers source)
 
     @staticmethod
     def load(directory: str | Path, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32) -> "CausalLM":
         directory = Path(directory)
         config = read_model_config(directory)
         return CausalLM(config, load_weights(directory, config, dtype), torch.device(device), str(directory))
+
+    def lora_layout(self, config: LoraConfig) -> LoraLayout:
+        return native_lora_layout(self.config, config)
 
     def parameter_count(self) -> int:
         seen = {id(t): t.numel() for t in self.weights.values()}

@@ -11,7 +11,7 @@ import grpc
 import torch
 
 from ..lora.lora_config import LoraConfig
-from ..model.causal_lm import CausalLM
+from ..model.model_source import load_model
 from ..optimizer.adamw import AdamWSettings
 from ..training.learner import Learner, LearnerOptions, OptimizerOptions
 from .status_codes import RpcAbort
@@ -43,9 +43,8 @@ def base_model_of(config: dict) -> str:
 
 
 def load_learner(config: dict, device: torch.device, collective=None) -> Learner:
-    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
-    model = CausalLM.load(config["model"]["dir"], device=device, dtype=dtype)
-    return Learner(model, learner_options(config), collective)
+    options = learner_options(config)
+    return Learner(load_model(config, options.lora, device), options, collective)
 
 
 class LearnerHost:

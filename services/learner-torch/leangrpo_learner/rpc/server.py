@@ -11,6 +11,7 @@ from .health import Health
 from .learner_host import LearnerHost
 from .learner_service import SERVICE, LearnerServicer
 from .reflection import Reflection
+from .tracing import RpcTracing
 
 SERVICES = [SERVICE, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]
 
@@ -34,10 +35,13 @@ class BearerTokenInterceptor(grpc.ServerInterceptor):
         return self.deny
 
 
-def start_server(config: dict, host: LearnerHost) -> tuple[grpc.Server, int, Health]:
+def start_server(config: dict, host: LearnerHost, tracing: RpcTracing | None = None) -> tuple[grpc.Server, int, Health]:
     server_config = config["server"]
     limits = server_config["limits"]
-    interceptors = [BearerTokenInterceptor(server_config["auth"]["token"])] if server_config["auth"]["token"] else []
+    # Tracing first, so a call refused by auth is a span too.
+    interceptors = [tracing.interceptor()] if tracing else []
+    if server_config["auth"]["token"]:
+        interceptors.append(BearerTokenInterceptor(server_config["auth"]["token"]))
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=16),
         interceptors=interceptors,

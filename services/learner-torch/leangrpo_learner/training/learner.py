@@ -87,6 +87,7 @@ def dropout_seed(seed: int, update: int, micro_batch: int) -> int:
 
 class Learner:
     def __init__(self, model: CausalLM, options: LearnerOptions, collective=None):
+        """`model`: the native CausalLM or a TransformersCausalLM (torch.model_source)."""
         self.model = model
         self.options = options
         self.collective = collective or SingleProcess()
@@ -94,7 +95,7 @@ class Learner:
         self.step = 0
         self.adapter_version = 0
         self.algorithm = ""
-        self.adapter = LoraAdapter.create(model.config, options.lora, options.seed).to(model.device)
+        self.adapter = LoraAdapter.create(model.lora_layout(options.lora), options.lora, options.seed).to(model.device)
         self.optimizer = AdamW(self.adapter, options.optimizer.adamw)
         self.versions: dict[int, dict[str, bytes]] = {}
         self._snapshot_version()
@@ -232,7 +233,7 @@ class Learner:
         source = Path(directory).resolve()
         state, moments = read_checkpoint_state(source)
         try:
-            adapter = load_peft_adapter(source / ADAPTER_DIR, self.model.config).to(self.model.device)
+            adapter = load_peft_adapter(source / ADAPTER_DIR, self.model).to(self.model.device)
         except AdapterError as error:
             raise CheckpointError(str(error)) from None
         optimizer = AdamW(adapter, self.options.optimizer.adamw)

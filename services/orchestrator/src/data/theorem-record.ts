@@ -4,6 +4,7 @@
 //   math:            problem + answer, or question + ground_truth
 // plus optional id, informal_statement, domain, difficulty; other string/number fields are kept as metadata.
 import { create } from "@bufbuild/protobuf";
+import { statementWithoutProof } from "@lean-grpo/lean";
 import { TaskKind, TheoremSchema, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { DatasetIssue } from "./dataset-error.js";
 
@@ -74,10 +75,8 @@ class RecordReader {
   }
 }
 
-/** Loaders strip a trailing `:= by sorry` / `:= sorry`: the statement is the theorem without its proof. */
-function withoutSorryProof(statement: string): string {
-  return statement.replace(/\s*:=\s*(?:by\s+)?sorry\s*$/u, "").trimEnd();
-}
+/** Loaders strip a trailing `:= by sorry` / `:= sorry` (packages/lean reads it): the statement is the theorem without its proof. */
+const withoutSorryProof = statementWithoutProof;
 
 export function theoremFromRecord(record: unknown, fallbackId: string): { theorem?: Theorem; issues: Issue[] } {
   if (typeof record !== "object" || record === null || Array.isArray(record)) {

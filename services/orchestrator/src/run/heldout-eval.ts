@@ -17,6 +17,9 @@ export interface HeldoutContext {
   signal?: AbortSignal;
 }
 
+/** Held-out problems sent at once. */
+export const HELDOUT_CONCURRENCY = 256;
+
 /** Whether the run evaluates after step `step` (0: before training). */
 export function evaluatesAt(config: RunConfig, step: number): boolean {
   return config.eval.data !== "" && (step === 0 || step % config.eval.every === 0 || step === config.training.steps);
@@ -35,7 +38,9 @@ export async function heldoutAccuracy(ctx: HeldoutContext, step: number, adapter
     prompt: ctx.config.prompt,
     chatPrompts: ctx.chatPrompts,
     seed: ctx.config.training.seed,
-    concurrency: 16,
+    // All problems in flight (bounded): the embedded sampler batches concurrent calls into
+    // one decode pass (embedded.max_batch_rows, 256 by default); vLLM does the same.
+    concurrency: HELDOUT_CONCURRENCY,
     ...(ctx.signal ? { signal: ctx.signal } : {}),
   });
   return {

@@ -24,14 +24,14 @@ export interface MeshClients {
 export type MeshService = "inference" | "reward" | "learner" | "verifier";
 
 export function connectMesh(config: OrchestratorConfig): MeshClients {
-  const urls: Record<MeshService, string> = {
+  const urls: Record<MeshService, string | string[]> = {
     inference: required(config, "inference"),
     reward: required(config, "reward"),
     learner: required(config, "learner"),
     // Only tactic mode calls the verifier directly (the reward service verifies whole proofs).
     verifier: config.services.verifier ?? "",
   };
-  const options = (url: string) => ({
+  const options = (url: string | string[]) => ({
     ...clientTarget(url),
     interceptors: [rpcClientTracing()],
     defaultTimeoutMs: config.rpc_deadline_ms,
@@ -50,7 +50,8 @@ export function connectMesh(config: OrchestratorConfig): MeshClients {
       } catch (error) {
         const unavailable = error instanceof ConnectError && error.code === Code.Unavailable;
         if (!unavailable) throw error;
-        if (attempt >= config.service_retries || signal?.aborted) throw new ServiceLostError(service, urls[service], error);
+        if (attempt >= config.service_retries || signal?.aborted)
+          throw new ServiceLostError(service, [urls[service]].flat().join(", "), error);
         await new Promise((resolve) => setTimeout(resolve, config.retry_backoff_ms * 2 ** attempt));
       }
     }
@@ -71,7 +72,7 @@ export function connectMesh(config: OrchestratorConfig): MeshClients {
   };
 }
 
-function required(config: OrchestratorConfig, service: "inference" | "reward" | "learner"): string {
+function required(config: OrchestratorConfig, service: "inference" | "reward" | "learner"): string | string[] {
   const url = config.services[service];
   if (!url)
     throw new ConnectError(`services.${service} is not set: the orchestrator needs the ${service} service's URL`, Code.FailedPrecondition);

@@ -2,13 +2,16 @@
 // set and of the held-out set. A prompt it cannot encode (a Lean dataset's ∀ with a model
 // whose vocabulary has no such character) would otherwise fail the run at the first step
 // that samples it, or after a whole held-out evaluation.
+//
+// Each set goes to the inference service as one TokenizeBatch stream: the check costs one
+// call (and one span) per set, however many records the dataset has.
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { MeshClients } from "./mesh-clients.js";
 import { buildPrompt } from "./prompts.js";
 import type { RunConfig } from "./run-config.js";
+import { inSpan } from "./tracing.js";
 
-const CONCURRENCY = 16;
 const SHOWN = 3;
 
 export interface PromptSet {
@@ -26,25 +29,10 @@ export async function checkPromptsEncode(
   signal?: AbortSignal,
 ): Promise<void> {
   for (const set of sets) {
-    const refused: { id: string; message: string }[] = [];
-    let next = 0;
-    const worker = async () => {
-      while (next < set.theorems.length) {
-        const theorem = set.theorems[next++]!;
-        try {
-          await clients.withRetry(
-            "inference",
-            () => clients.inference.tokenize({ prompt: buildPrompt(theorem, prompt, chat) }, { signal }),
-            signal,
-          );
-        } catch (error) {
-          const e = ConnectError.from(error);
-          if (e.code !== Code.InvalidArgument && e.code !== Code.FailedPrecondition) throw error;
-          refused.push({ id: theorem.id, message: e.rawMessage });
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, set.theorems.length) }, worker));
+    if (set.theorems.length === 0) continue;
+    const refused = await inSpan("prompt.check", { "leangrpo.prompts": set.theorems.length }, () =>
+      clients.withRetry("inference", () => refusedPrompts(clients, set.theorems, prompt, chat, signal), signal),
+    );
     if (refused.length === 0) continue;
     const shown = refused
       .slice(0, SHOWN)
@@ -56,4 +44,26 @@ export async function checkPromptsEncode(
       Code.InvalidArgument,
     );
   }
+}
+
+async function refusedPrompts(
+  clients: Pick<MeshClients, "inference">,
+  theorems: readonly Theorem[],
+  prompt: RunConfig["prompt"],
+  chat: boolean,
+  signal?: AbortSignal,
+): Promise<{ id: string; message: string }[]> {
+  // Prompts are built as the stream is read, so a large dataset is never all in memory twice.
+  async function* requests() {
+    for (const theorem of theorems) yield { prompt: buildPrompt(theorem, prompt, chat) };
+  }
+  const refused: { id: string; message: string }[] = [];
+  let answered = 0;
+  for await (const result of clients.inference.tokenizeBatch(requests(), { signal })) {
+    answered++;
+    if (result.error) refused.push({ id: theorems[result.index]?.id ?? `#${result.index}`, message: result.error });
+  }
+  if (answered !== theorems.length)
+    throw new ConnectError(`TokenizeBatch answered ${answered} of ${theorems.length} prompts`, Code.DataLoss);
+  return refused;
 }

@@ -10,6 +10,8 @@ import type { ReadableGroup } from "./step-samples.js";
 import { inSpan, recordedSpan, runAttributes } from "./tracing.js";
 
 /** One TrainingSample: the exact prompt ids the sampler saw and the completion it produced after them. */
+import { countReplayRefusals } from "./replay-refusals.js";
+
 export interface RolloutSample {
   sampleId: string;
   promptTokenIds: number[];
@@ -30,6 +32,8 @@ export interface RolloutGroup {
   proofSteps?: number[];
   /** Tactic mode: trajectories whose StartProof the verifier refused (the statement does not elaborate). */
   unstarted?: number;
+  /** Lean tasks: proofs the REPL accepted and the verifier's kernel replay refused (replay-refusals.ts). */
+  replayRefusals?: number;
   generateS: number;
   /** Verification: inside ScoreGroup the longest verification of the group (they run concurrently); tactic mode adds its Lean calls. */
   verifyS: number;
@@ -127,6 +131,7 @@ export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: str
       rewards,
       solved,
       rewardStd: scored.rewardStd,
+      replayRefusals: countReplayRefusals(scored.results),
       readable: {
         groupId,
         theoremId: theorem.id,

@@ -1,7 +1,7 @@
 // The runs this orchestrator knows: the active one (the learner holds one policy, so one
 // run trains at a time) and the finished ones on disk under runs_dir. Starts, resumes,
 // stops and streams runs for OrchestratorService.
-import { create, toJson, fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { clone, create, toJson, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { setMaxListeners } from "node:events";
@@ -22,6 +22,7 @@ import { ConfigError, createLogger, loadConfig } from "@lean-grpo/kit";
 import type { OrchestratorConfig } from "../config.js";
 import { DatasetError } from "../data/dataset-error.js";
 import { loadDataset, validateInlineTheorems } from "../data/load-dataset.js";
+import { replayRefusalAlarm } from "./replay-refusals.js";
 import { syncAdapter } from "./adapter-sync.js";
 import { readJsonObjects } from "@lean-grpo/jsonl";
 import { describeAlgorithm, usesDynamicSampling } from "./learner-algorithm.js";
@@ -50,6 +51,8 @@ interface ActiveRun {
   /** Whether a checkpoint of this run has been saved (a run that failed before its first cannot be resumed). */
   checkpointed: boolean;
   done: Promise<void>;
+  /** Index in `events` of the final state event, once emitted. */
+  finalEvent?: number;
 }
 
 export class RunManager {
@@ -61,9 +64,9 @@ export class RunManager {
     private readonly config: OrchestratorConfig,
     private readonly renderReport?: ReportRenderer,
   ) {
-    // Every call of a run (rollouts, held-out evaluation at concurrency 16) listens to this
+    // Every call of a run (rollouts, held-out evaluation at concurrency 256) listens to this
     // one signal; Node warns past 10 listeners, which here is expected, not a leak.
-    setMaxListeners(256, this.abort.signal);
+    setMaxListeners(1024, this.abort.signal);
   }
 
   async start(request: StartRunRequest): Promise<Run> {
@@ -271,6 +274,8 @@ export class RunManager {
   private async recordStep(active: ActiveRun, outputs: RunOutputs, record: StepRecord): Promise<void> {
     active.run.step = BigInt(record.step);
     active.run.lastMetrics = record.metrics;
+    const alarm = replayRefusalAlarm(record.step, record.metrics);
+    if (alarm) log.error({ run: active.run.id, step: record.step }, alarm);
     active.run.updatedAt = timestampFromDate(new Date());
     await outputs.appendStep(record);
     await this.persist(active, outputs);
@@ -341,14 +346,17 @@ export class RunManager {
       yield create(WatchRunResponseSchema, { runId: id, time: timestampFromDate(new Date()), event: { case: "stateChange", value: run } });
       return;
     }
-    let next = fromStart ? 0 : active.events.length;
+    // The stream ends on the final state event and on nothing else: run.state turns final
+    // before that event is emitted (the files are written in between), so ending on the
+    // state would leave a watcher that joins in that window without COMPLETED/FAILED.
+    // A watcher that joins after the end starts at the final event.
+    let next = fromStart ? 0 : Math.min(active.events.length, active.finalEvent ?? Number.POSITIVE_INFINITY);
     while (!signal.aborted) {
       while (next < active.events.length) {
         const event = active.events[next++]!;
         yield event;
         if (event.event.case === "stateChange" && FINAL.has(event.event.value.state)) return;
       }
-      if (FINAL.has(active.run.state) && next >= active.events.length) return;
       await new Promise<void>((resolve) => {
         const wake = () => {
           active.listeners.delete(wake);
@@ -374,7 +382,10 @@ export class RunManager {
   private setState(active: ActiveRun, state: RunState): void {
     active.run.state = state;
     active.run.updatedAt = timestampFromDate(new Date());
-    this.emit(active, { event: { case: "stateChange", value: create(RunSchema, active.run) } });
+    // A snapshot: create() would hand back active.run itself, and every state event would
+    // then read as the run's latest state (a replayed RUNNING event as COMPLETED).
+    this.emit(active, { event: { case: "stateChange", value: clone(RunSchema, active.run) } });
+    if (FINAL.has(state)) active.finalEvent = active.events.length - 1;
   }
 
   private emitLog(active: ActiveRun, line: string): void {

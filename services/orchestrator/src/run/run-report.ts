@@ -99,5 +99,6 @@ export function timingsToProto(t: Record<string, number>) {
     syncS: t.sync_s ?? 0,
     otherS: t.other_s ?? 0,
     totalS: t.total_s ?? 0,
+    rolloutOverlapS: t.rollout_overlap_s ?? 0,
   });
 }

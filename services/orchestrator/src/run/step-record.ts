@@ -8,6 +8,7 @@
 // verify_s and score_s split only the time the step waited for its rollouts, and the hidden
 // part is reported apart as rollout_overlap_s, not counted in total_s.
 import type { EvalRecord } from "./run-outputs.js";
+import { REPLAY_REFUSALS_METRIC } from "./replay-refusals.js";
 import type { StepRollouts } from "./step-rollouts.js";
 
 export interface StepClock {
@@ -84,6 +85,9 @@ export function stepMetrics({ rollouts, trained, trainedFromVersion, samplesSent
     // Policy versions (trained steps) between the adapter that sampled and the one trained.
     policy_lag: trainedFromVersion - rollouts.adapter.version,
   };
+  if (rolled.some((g) => g.replayRefusals !== undefined)) {
+    metrics[REPLAY_REFUSALS_METRIC] = rolled.reduce((n, g) => n + (g.replayRefusals ?? 0), 0);
+  }
   if (tactic) {
     const steps = rolled.flatMap((g) => g.proofSteps ?? []);
     metrics.proof_steps_mean = steps.reduce((a, b) => a + b, 0) / Math.max(1, steps.length);

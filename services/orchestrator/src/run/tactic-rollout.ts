@@ -17,6 +17,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { CompletionSchema, FinishReason, type Completion, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { TacticStatus } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { createLogger } from "@lean-grpo/kit";
+import { countReplayRefusals } from "./replay-refusals.js";
 import type { RolloutContext, RolloutGroup, RolloutSample } from "./rollout.js";
 import { promptText } from "./prompts.js";
 import { buildTacticPrompt, proofBlock, tacticOf } from "./tactic-prompt.js";
@@ -260,6 +261,7 @@ export function tacticRolloutGroup(ctx: RolloutContext, theorem: Theorem, groupI
       samples,
       rewards,
       solved,
+      replayRefusals: countReplayRefusals(scored.results),
       rewardStd: scored.rewardStd,
       // To read: the whole-proof prompt of the theorem and the proofs the trajectories assembled.
       readable: { groupId, theoremId: theorem.id, prompt: promptText(theorem, ctx.config.prompt), completions, results: scored.results },

@@ -2,6 +2,7 @@
 // code block (or the bare text), the body after the theorem's `:=`. The verifier
 // re-attaches the trusted statement, so a restated (or altered) statement in
 // the completion is dropped here, never checked.
+import { codeTokens, nextCommandAtLineStart, theoremDeclarations, topLevelAssign } from "@lean-grpo/lean";
 import { blankNonCode } from "./lean-source.js";
 
 export interface ExtractedProof {
@@ -11,9 +12,8 @@ export interface ExtractedProof {
   code: string;
 }
 
+/** A Markdown code fence (not Lean): its info string and its text. */
 const FENCE = /```([^\n`]*)\n([\s\S]*?)(?:```|$)/g;
-const DECLARATION = /^[ \t]*(?:@\[[^\]\n]*\]\s*)?(?:(?:private|protected|noncomputable)\s+)*(theorem|lemma|example)\b[ \t]*([^\s(:{[]*)/gm;
-const NEXT_COMMAND = /^(?:theorem|lemma|example|def|abbrev|instance|structure|inductive|namespace|section|end|open|#|@\[)/m;
 
 /** Undefined when the completion holds no proof text (still thinking, or only comments). */
 export function extractProof(completion: string, theoremName: string): ExtractedProof | undefined {
@@ -23,9 +23,10 @@ export function extractProof(completion: string, theoremName: string): Extracted
   if (blankNonCode(code).trim() === "") return undefined;
   const body = proofBody(code, theoremName);
   if (body === undefined) return undefined;
-  const blanked = blankNonCode(body);
   // ":= by" with nothing after it is no proof either.
-  return blanked.replace(/^\s*by\b/, "").trim() === "" ? undefined : { body, code: blanked };
+  const tokens = codeTokens(body);
+  const empty = tokens.length === 0 || (tokens.length === 1 && tokens[0]!.text === "by");
+  return empty ? undefined : { body, code: blankNonCode(body) };
 }
 
 /** The text after the last </think>; undefined when a <think> never closes. */
@@ -45,27 +46,14 @@ function lastLeanBlock(text: string): string | undefined {
 }
 
 function proofBody(code: string, theoremName: string): string | undefined {
-  const blanked = blankNonCode(code);
-  const declarations = [...blanked.matchAll(DECLARATION)];
+  const tokens = codeTokens(code);
+  const declarations = theoremDeclarations(tokens);
   if (declarations.length === 0) return bareBody(code);
-  const chosen = declarations.find((d) => d[2] === theoremName || d[2]?.endsWith(`.${theoremName}`)) ?? declarations.at(-1)!;
-  const assign = topLevelAssign(blanked, chosen.index + chosen[0].length);
+  const chosen = declarations.find((d) => d.name === theoremName || d.name.endsWith(`.${theoremName}`)) ?? declarations.at(-1)!;
+  const assign = topLevelAssign(tokens, chosen.afterName);
   if (assign < 0) return undefined;
-  const rest = code.slice(assign + 2);
-  const next = NEXT_COMMAND.exec(blankNonCode(rest));
-  return (next ? rest.slice(0, next.index) : rest).trim();
-}
-
-/** Index of the first `:=` outside brackets (binder defaults like `(n : ℕ := 0)` are inside). */
-function topLevelAssign(blanked: string, from: number): number {
-  let depth = 0;
-  for (let i = from; i < blanked.length - 1; i++) {
-    const ch = blanked[i]!;
-    if ("([{⟨".includes(ch)) depth++;
-    else if (")]}⟩".includes(ch)) depth = Math.max(0, depth - 1);
-    else if (depth === 0 && ch === ":" && blanked[i + 1] === "=") return i;
-  }
-  return -1;
+  const next = nextCommandAtLineStart(code, tokens, assign + 1);
+  return code.slice(tokens[assign]!.end, next < tokens.length ? tokens[next]!.start : code.length).trim();
 }
 
 /**
@@ -73,8 +61,9 @@ function topLevelAssign(blanked: string, from: number): number {
  * leading ":=" is dropped, and bare tactics are put under `by`.
  */
 function bareBody(code: string): string {
-  const text = code.replace(/^\s*:=/, "").replace(/\s+$/, "");
-  if (/^\s*by\b/.test(text)) return text.trim();
+  const first = codeTokens(code)[0];
+  const text = (first?.text === ":=" ? code.slice(first.end) : code).replace(/\s+$/, "");
+  if (codeTokens(text)[0]?.text === "by") return text.trim();
   const lines = text.split("\n");
   while (lines.length > 0 && lines[0]!.trim() === "") lines.shift();
   const indent = Math.min(...lines.filter((line) => line.trim() !== "").map((line) => line.length - line.trimStart().length));

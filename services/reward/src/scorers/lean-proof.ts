@@ -1,7 +1,7 @@
 // lean_proof: 1 when the verifier says PROVED. Binary mode gives 0 otherwise;
 // shaped mode gives partial credit, always below max_partial < 1, from the
 // verifier's progress signals that no-op padding cannot move.
-import { Verdict, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import { Verdict, VerdictTier, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { TaskKind } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { enumParam, numberParam } from "../reward/params.js";
 import { defineScorer, leanEvidence, type ScorerOutput } from "../reward/scorer.js";
@@ -16,7 +16,8 @@ export const leanProofScorer = defineScorer({
     "by the product of the goals left unsolved, the tactics from the first error on (tactics_total - " +
     "tactics_valid_before_first_error, at least 1 for an ERROR verdict) and the error messages, each counted as at least 1. " +
     "Padding with tactics that do nothing raises tactics_total and tactics_valid_before_first_error alike, so it cannot " +
-    "raise the credit. A sorry, REJECTED, TIMEOUT or CRASHED earns 0.",
+    "raise the credit. A sorry, REJECTED, TIMEOUT or CRASHED earns 0, and so does anything the kernel replay decided against " +
+    "(a proof the REPL accepted and the replay did not). The detail names the tier that decided (screen, repl, replay).",
   tasks: [TaskKind.LEAN_PROOF],
   groupLevel: false,
   params: {
@@ -37,15 +38,24 @@ export const leanProofScorer = defineScorer({
   score(evidence, params) {
     const verification = leanEvidence(evidence).verification;
     if (!verification) return { value: 0, detail: "no proof found in the completion" };
-    if (verification.verdict === Verdict.PROVED) return { value: 1, detail: "proved" };
-    const verdict = Verdict[verification.verdict] ?? String(verification.verdict);
+    const decidedBy = tierOf(verification);
+    if (verification.verdict === Verdict.PROVED) return { value: 1, detail: `proved${decidedBy}` };
+    const verdict = `${Verdict[verification.verdict] ?? String(verification.verdict)}${decidedBy}`;
     if (params.mode === "binary") return { value: 0, detail: `${verdict}${verification.reason ? `: ${verification.reason}` : ""}` };
     return shapedCredit(verification, verdict, params.max_partial);
   },
 });
 
+/** " (decided by replay)", or "" where the verifier did not say (an older one). */
+function tierOf(verification: VerifyResponse): string {
+  return verification.decidedBy === VerdictTier.UNSPECIFIED ? "" : ` (decided by ${VerdictTier[verification.decidedBy].toLowerCase()})`;
+}
+
 function shapedCredit(verification: VerifyResponse, verdict: string, maxPartial: number): ScorerOutput {
-  if (NO_CREDIT.has(verification.verdict)) return { value: 0, detail: `${verdict}: no partial credit` };
+  // What the replay decided against had no progress the REPL's signals could measure honestly.
+  if (NO_CREDIT.has(verification.verdict) || verification.decidedBy === VerdictTier.REPLAY) {
+    return { value: 0, detail: `${verdict}: no partial credit` };
+  }
   if (verification.sorries.length > 0) return { value: 0, detail: `uses sorry (${verification.sorries.length}): no partial credit` };
   const progress = verification.progress;
   const goals = progress?.goalsRemaining ?? verification.goals.length;

@@ -4,12 +4,15 @@
 // recorded as requests finish. PoolStats reads the same numbers.
 import { Counter, Gauge, Registry, Summary } from "prom-client";
 import type { PoolSnapshot } from "../pool/repl-pool.js";
+import type { ReplayCounts } from "../replay/replay-checker.js";
 
 export interface MetricsSources {
   /** The pool's state; undefined when no REPL is configured. */
   pool(): PoolSnapshot | undefined;
   /** Live tactic-mode sessions. */
   sessions(): number;
+  /** The replay tier's counts; undefined when it is off. */
+  replay?(): ReplayCounts | undefined;
 }
 
 export interface LatencyPercentiles {
@@ -79,6 +82,24 @@ export class VerifierMetrics {
       collect() {
         this.reset();
         for (const [verdict, count] of verdicts) this.inc({ verdict }, count);
+      },
+    });
+    new Counter({
+      name: `${PREFIX}replays_total`,
+      help: "Kernel replays run in a fresh process (repl.replay)",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources.replay?.()?.replays ?? 0);
+      },
+    });
+    new Counter({
+      name: `${PREFIX}replay_refusals_total`,
+      help: "Proofs the REPL called PROVED that the kernel replay refused: exploits caught (alert on any increase)",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources.replay?.()?.refusals ?? 0);
       },
     });
     this.latency = new Summary({

@@ -6,6 +6,7 @@
 // workers. Every job ends with a value or an error, whatever happens to its worker.
 import { existsSync } from "node:fs";
 import type { Logger } from "../logger.js";
+import { TokenTables } from "./token-tables.js";
 import { ReplUnavailable, type EndKind } from "../repl/repl-failure.js";
 import { ReplProcess } from "../repl/repl-process.js";
 import { prepareSandbox, workerEnvironment, type Sandbox, type SandboxConfig } from "../repl/sandbox.js";
@@ -105,6 +106,8 @@ export class ReplPool {
   private readonly restarts = new Map<EndKind, number>();
   private readonly endedListeners: WorkerEndedListener[] = [];
   private readonly memory = new ProcessGroupMemory();
+  /** Each header's token table, as Lean reported it. */
+  readonly tokenTables: TokenTables;
   private sandbox: Sandbox | undefined;
   private sampler: NodeJS.Timeout | undefined;
   private sampling = false;
@@ -116,6 +119,7 @@ export class ReplPool {
 
   constructor(private readonly options: ReplPoolOptions) {
     this.size = options.size;
+    this.tokenTables = new TokenTables(options.logger);
     this.workers = Array.from(
       { length: options.size },
       (_, id) =>
@@ -125,6 +129,7 @@ export class ReplPool {
           warmHeaders: options.warmHeaders,
           headerTimeoutMs: options.headerTimeoutMs,
           headerCacheSize: options.headerCacheSize,
+          tokenTables: this.tokenTables,
           logger: options.logger,
           onReady: () => this.dispatch(),
           onEnded: (worker, kind, detail) => this.handleWorkerEnded(worker, kind, detail),

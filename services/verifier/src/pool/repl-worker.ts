@@ -11,7 +11,10 @@ import type { Logger } from "../logger.js";
 import type { ReplMessage, ReplRequest, ReplResponse } from "../repl/protocol.js";
 import { ReplFailure, ReplUnavailable, type EndKind } from "../repl/repl-failure.js";
 import type { ProcessExit, ReplProcess, SendOptions } from "../repl/repl-process.js";
+import type { TokenTable } from "@lean-grpo/lean";
+import { readTokenTableAnswer, TOKEN_TABLE_QUERY } from "../repl/token-table-query.js";
 import { HeaderCache } from "./header-cache.js";
+import type { TokenTables } from "./token-tables.js";
 
 export type WorkerState = "starting" | "idle" | "busy" | "restarting" | "stopped";
 
@@ -19,6 +22,8 @@ export type WorkerState = "starting" | "idle" | "busy" | "restarting" | "stopped
 export interface WorkerLease {
   /** The env of the job's header; undefined for a job without one (a tactic on an existing proof state). */
   readonly headerEnv: number | undefined;
+  /** The token table of the job's header as Lean reported it (or the fallback), for the screen. */
+  readonly tokenTable: TokenTable;
   send(request: ReplRequest, options?: SendOptions): Promise<ReplResponse>;
 }
 
@@ -47,6 +52,8 @@ export interface WorkerOptions {
   warmHeaders: readonly string[];
   headerTimeoutMs: number;
   headerCacheSize: number;
+  /** Shared by the pool: each header's token table, read by the first worker that warms it. */
+  tokenTables: TokenTables;
   logger: Logger;
   /** The worker can take work (after a start or restart). */
   onReady(worker: ReplWorker): void;
@@ -154,7 +161,8 @@ export class ReplWorker {
     // The header is not cancelled with the call (it is trusted, and warms the worker
     // for the next request); the proof is.
     job.signal?.throwIfAborted();
-    const value = await job.run({ headerEnv, send: (request, options) => repl.send(request, options) });
+    const tokenTable = this.options.tokenTables.get(job.header);
+    const value = await job.run({ headerEnv, tokenTable, send: (request, options) => repl.send(request, options) });
     this.requests++;
     return { value, headerMs };
   }
@@ -208,7 +216,22 @@ export class ReplWorker {
     const errors = (response.response.messages ?? []).filter((message) => message.severity === "error");
     if (errors.length > 0) throw new HeaderRejected(header, errors);
     this.headers.set(header, response.response.env);
+    if (!this.options.tokenTables.has(header)) await this.readTokenTable(repl, header, response.response.env);
     return response.response.env;
+  }
+
+  /** Asks Lean for the header's token table (trusted text, before any proof runs on this env). */
+  private async readTokenTable(repl: ReplProcess, header: string, env: number): Promise<void> {
+    let answer: ReplResponse;
+    try {
+      answer = await repl.send({ cmd: TOKEN_TABLE_QUERY, env }, { deadline: Date.now() + this.options.headerTimeoutMs });
+    } catch (error) {
+      this.options.tokenTables.useFallback(header, error instanceof Error ? error.message : String(error));
+      throw error;
+    }
+    const read = readTokenTableAnswer(answer);
+    if (read.ok) this.options.tokenTables.set(header, read.table);
+    else this.options.tokenTables.useFallback(header, read.reason);
   }
 
   private onExit(repl: ReplProcess, exit: ProcessExit): void {

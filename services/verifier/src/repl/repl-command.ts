@@ -18,6 +18,21 @@ export function resolveReplCommand(config: ReplConfig, env: NodeJS.ProcessEnv): 
   return { argv, cwd: resolve(config.cwd ?? env.LEAN_REPL_CWD ?? ".") };
 }
 
+export interface ReplayCommand {
+  argv: string[];
+  workspace: string | undefined;
+}
+
+/** The replay checker to run: `repl.replay_checker.command`, else LEAN_REPLAY_CMD; its workspace likewise (LEAN_REPLAY_WORKSPACE). */
+export function resolveReplayCommand(config: ReplConfig, env: NodeJS.ProcessEnv): ReplayCommand | undefined {
+  const checker = config.replay_checker;
+  const configured = typeof checker.command === "string" ? splitCommand(checker.command) : checker.command;
+  const argv = configured.length > 0 ? configured : splitCommand(env.LEAN_REPLAY_CMD ?? "");
+  if (argv.length === 0) return undefined;
+  const workspace = checker.workspace ?? env.LEAN_REPLAY_WORKSPACE;
+  return { argv, workspace: workspace === undefined || workspace === "" ? undefined : resolve(workspace) };
+}
+
 /**
  * Where `command` is found: a path (relative to `cwd`) or a name searched on PATH, as
  * spawn would. Checked before starting, since behind the sandbox's wrappers a

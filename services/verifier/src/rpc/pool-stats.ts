@@ -3,12 +3,14 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { PoolStatsResponseSchema } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import type { VerifierMetrics } from "../metrics/verifier-metrics.js";
 import type { ReplPool } from "../pool/repl-pool.js";
+import type { ReplayChecker } from "../replay/replay-checker.js";
 import type { ProofSessions } from "../tactic/proof-sessions.js";
 
 export async function poolStats(
   pool: ReplPool | undefined,
   sessions: ProofSessions,
   metrics: VerifierMetrics,
+  replay?: ReplayChecker,
 ): Promise<MessageInitShape<typeof PoolStatsResponseSchema>> {
   const snapshot = pool?.snapshot();
   const latency = await metrics.latencyPercentiles();
@@ -23,6 +25,9 @@ export async function poolStats(
     latencyP50Ms: latency.p50Ms,
     latencyP90Ms: latency.p90Ms,
     latencyP99Ms: latency.p99Ms,
+    replays: BigInt(replay?.counts.replays ?? 0),
+    replayRefusals: BigInt(replay?.counts.refusals ?? 0),
+    tokenTables: pool?.tokenTables.sources() ?? {},
     workerStats: (snapshot?.workerStats ?? []).map((worker) => ({
       id: worker.id,
       pid: worker.pid,

@@ -48,7 +48,7 @@ export async function startProof(
     });
     const start = readProofStart(result.value, prepared.value.sorryAt);
     if (!start.ok) throw new InvalidField("theorem.statement", start.reason);
-    const session = deps.sessions.open(result.ranOn, target.name, start.proofState);
+    const session = deps.sessions.open(result.ranOn, target.name, start.proofState, target.header);
     return { sessionId: session.id, proofState: start.proofState, goals: start.goals, messages: start.messages.map(toLeanMessage) };
   } catch (error) {
     throw tacticModeError(error, signal, {
@@ -73,7 +73,7 @@ export async function applyTactic(
   }
   checkText("tactic", request.tactic, deps.config);
   const timeoutMs = leanTimeoutMs("timeout_ms", request.timeoutMs, deps.config);
-  const prepared = prepareTactic(request.tactic, session.theoremName);
+  const prepared = prepareTactic(request.tactic, session.theoremName, deps.pool?.tokenTables.get(session.header));
   if (!prepared.ok) {
     // The model's step failed; the orchestrator feeds the reason back like a Lean error.
     return {

@@ -2,16 +2,24 @@
 // worker elaborate it on the header's environment, ask `#print axioms` about the
 // theorem, and judge. Shared by Verify and VerifyBatch.
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { Verdict, type VerifyRequest, type VerifyResponse, type VerifyResponseSchema } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import {
+  Verdict,
+  VerdictTier,
+  type VerifyRequest,
+  type VerifyResponse,
+  type VerifyResponseSchema,
+} from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import type { ReplConfig } from "../config.js";
 import type { VerifierMetrics } from "../metrics/verifier-metrics.js";
 import type { ReplPool } from "../pool/repl-pool.js";
 import type { WorkerLease } from "../pool/repl-worker.js";
 import type { CommandRequest, ReplResponse } from "../repl/protocol.js";
 import { ReplFailure } from "../repl/repl-failure.js";
+import type { ReplayChecker } from "../replay/replay-checker.js";
+import { decideWithReplay } from "../replay/replay-verdict.js";
 import { printAxiomsCommand } from "../verdict/axioms.js";
 import { classifyProof, needsAxiomsCheck, type Judgement } from "../verdict/classify-verdict.js";
-import { prepareProof, type CheckedSource } from "../verdict/proof-source.js";
+import { prepareProof, type CheckedSource, type Screened } from "../verdict/proof-source.js";
 import { InvalidField, theoremTarget, type TheoremTarget } from "../verdict/theorem-target.js";
 import { noReplConfigured } from "./connect-errors.js";
 import { checkText, leanTimeoutMs } from "./request-limits.js";
@@ -24,6 +32,8 @@ export interface VerifyDependencies {
   config: ReplConfig;
   pool: ReplPool | undefined;
   metrics: VerifierMetrics;
+  /** The kernel replay tier; undefined when `repl.replay` is off. */
+  replay: ReplayChecker | undefined;
 }
 
 export interface ValidVerifyRequest {
@@ -45,6 +55,7 @@ export function validateVerifyRequest(request: VerifyRequest, config: ReplConfig
 }
 
 interface Elaboration {
+  source: CheckedSource;
   proof: ReplResponse;
   axioms: ReplResponse | undefined;
   leanMs: number;
@@ -52,52 +63,75 @@ interface Elaboration {
 
 export async function verifyProof(request: ValidVerifyRequest, signal: AbortSignal, deps: VerifyDependencies): Promise<VerifyResult> {
   const started = performance.now();
-  const finish = (verdict: Verdict, reason: string, fields: Partial<VerifyResult>, timings: Partial<Timings> = {}): VerifyResult => {
+  const finish = (
+    verdict: Verdict,
+    decidedBy: VerdictTier,
+    reason: string,
+    fields: Partial<VerifyResult>,
+    timings: Partial<Timings> = {},
+  ): VerifyResult => {
     const totalMs = performance.now() - started;
     deps.metrics.recordVerify(Verdict[verdict], totalMs);
-    return { verdict, reason, ...fields, timings: { queueMs: 0, headerMs: 0, leanMs: 0, ...timings, totalMs } };
+    return { verdict, decidedBy, reason, ...fields, timings: { queueMs: 0, headerMs: 0, leanMs: 0, replayMs: 0, ...timings, totalMs } };
   };
 
-  const prepared = prepareProof(request.target, request.proof);
-  if (!prepared.ok) return finish(Verdict.REJECTED, prepared.reason, {});
-  const source = prepared.value;
-  if (!deps.pool) throw noReplConfigured();
+  if (!deps.pool) {
+    // Without Lean the screen still answers what it refuses (on the built-in token table).
+    const prepared = prepareProof(request.target, request.proof);
+    if (!prepared.ok) return finish(Verdict.REJECTED, VerdictTier.SCREEN, prepared.reason, {});
+    throw noReplConfigured();
+  }
 
   const clock: { leanStarted?: number } = {};
+  let checkedSource: string | undefined;
   try {
+    // The screen runs on the worker's lease: it lexes with the header's token table, read from Lean.
     const result = await deps.pool.run({
       header: request.target.header,
       signal,
-      run: (lease) => elaborate(lease, source, request.target.fullName, request.timeoutMs, signal, deps.config.all_tactics, clock),
+      run: async (lease): Promise<Screened<Elaboration>> => {
+        const prepared = prepareProof(request.target, request.proof, lease.tokenTable);
+        if (!prepared.ok) return prepared;
+        checkedSource = prepared.value.text;
+        return {
+          ok: true,
+          value: await elaborate(lease, prepared.value, request.target.fullName, request.timeoutMs, signal, deps.config.all_tactics, clock),
+        };
+      },
     });
+    const timings = { queueMs: result.queueMs, headerMs: result.headerMs };
+    if (!result.value.ok) return finish(Verdict.REJECTED, VerdictTier.SCREEN, result.value.reason, {}, timings);
+    const elaboration = result.value.value;
     const judgement = classifyProof({
-      proof: result.value.proof,
-      axioms: result.value.axioms,
+      proof: elaboration.proof,
+      axioms: elaboration.axioms,
       theoremName: request.target.name,
       fullName: request.target.fullName,
-      proofStart: source.proofStart,
+      proofStart: elaboration.source.proofStart,
     });
-    return finish(judgement.verdict, judgement.reason, judged(judgement, source), {
-      queueMs: result.queueMs,
-      headerMs: result.headerMs,
-      leanMs: result.value.leanMs,
+    const decision = await decideWithReplay(judgement, request.target, elaboration.source, deps.config.replay, deps.replay, signal);
+    return finish(decision.verdict, decision.decidedBy, decision.reason, judged(judgement, elaboration.source, decision.axioms), {
+      ...timings,
+      leanMs: elaboration.leanMs,
+      replayMs: decision.replayMs,
     });
   } catch (error) {
     if (!signal.aborted && error instanceof ReplFailure && error.kind !== "shutdown" && error.kind !== "cancel") {
       const leanMs = clock.leanStarted === undefined ? 0 : performance.now() - clock.leanStarted;
-      if (error.kind !== "timeout") return finish(Verdict.CRASHED, error.message, { checkedSource: source.text }, { leanMs });
+      const fields = checkedSource === undefined ? {} : { checkedSource };
+      if (error.kind !== "timeout") return finish(Verdict.CRASHED, VerdictTier.REPL, error.message, fields, { leanMs });
       // Before Lean started on the proof, it was the header that ran out of time.
       const reason =
         clock.leanStarted === undefined
           ? error.message
           : `Lean ran past its time limit of ${request.timeoutMs} ms; the worker was restarted`;
-      return finish(Verdict.TIMEOUT, reason, { checkedSource: source.text }, { leanMs });
+      return finish(Verdict.TIMEOUT, VerdictTier.REPL, reason, fields, { leanMs });
     }
     throw error;
   }
 }
 
-type Timings = { queueMs: number; headerMs: number; leanMs: number };
+type Timings = { queueMs: number; headerMs: number; leanMs: number; replayMs: number };
 
 async function elaborate(
   lease: WorkerLease,
@@ -118,14 +152,14 @@ async function elaborate(
     proof.kind === "command" && needsAxiomsCheck(proof)
       ? await lease.send({ cmd: printAxiomsCommand(fullName), env: proof.response.env }, { deadline, signal })
       : undefined;
-  return { proof, axioms, leanMs: performance.now() - clock.leanStarted };
+  return { source, proof, axioms, leanMs: performance.now() - clock.leanStarted };
 }
 
-function judged(judgement: Judgement, source: CheckedSource): Partial<VerifyResult> {
+function judged(judgement: Judgement, source: CheckedSource, axioms: string[]): Partial<VerifyResult> {
   return {
     messages: judgement.messages.map(toLeanMessage),
     sorries: judgement.sorries.map(toSorry),
-    axioms: judgement.axioms,
+    axioms,
     goals: judgement.goals,
     progress: judgement.progress,
     checkedSource: source.text,

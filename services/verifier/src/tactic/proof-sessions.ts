@@ -10,6 +10,8 @@ export interface ProofSession {
   readonly id: string;
   readonly pin: WorkerPin;
   readonly theoremName: string;
+  /** The header the session's statement was elaborated on (its token table screens the tactics). */
+  readonly header: string;
   /** Proof states this session created; a tactic may run only on these. */
   readonly states: Set<number>;
   lastUsed: number;
@@ -33,11 +35,12 @@ export class ProofSessions {
     private readonly now: () => number = Date.now,
   ) {}
 
-  open(pin: WorkerPin, theoremName: string, initialState: number): ProofSession {
+  open(pin: WorkerPin, theoremName: string, initialState: number, header = ""): ProofSession {
     const session: ProofSession = {
       id: randomUUID(),
       pin,
       theoremName,
+      header,
       states: new Set([initialState]),
       lastUsed: this.now(),
       lost: undefined,

@@ -79,6 +79,19 @@ const EXAMPLES: Record<string, string[]> = {
   "#check": ["by simp\n#check Nat"],
   "#reduce": ["by simp\n#reduce 2 ^ 100000"],
   "#synth": ["by simp\n#synth Inhabited Nat"],
+  do: ["by\n  mytac do\n    pure ()", "by exact (do let x ← pure 1; pure x)"],
+  "syntax quotation": ["by exact `(1 + 1)", "by exact `(tactic| simp)"],
+  "name literal": ["by exact myOption `debug", "by exact mkOpt `pp.all"],
+  "metaprogramming namespace": ['by exact System.FilePath.mk "x"', "by exact Elab.Term.elabTerm", "by exact EIO.toIO"],
+  "environment API": ["by exact setEnv e", "by exact Foo.addDeclCore e 0 d none false", "by exact withOptions id"],
+  "open of a metaprogramming namespace": ["by\n  open Lean in exact foo", "by\n  open Nat Lean.Elab in exact foo"],
+  "set_option (not allowed in a proof)": [
+    "by\n  set_option autoImplicit true in exact h",
+    "by\n  set_option «tactic».hygienic false in exact h",
+    "by\n  set_option trace.Meta.synthInstance true in simp",
+  ],
+  polyrith: ["by polyrith"],
+  "quote after a symbol": ['by exact f ⬝\'"\'"#eval evil\n-- "', "by exact x ⨍'a'"],
   "a command": [
     "by simp\nalias bar := foo",
     "by simp\nopen Evil",
@@ -157,6 +170,23 @@ describe("BANNED_CONSTRUCTS", () => {
     ] as const) {
       expect(findBannedUse(proof, "proof", THEOREM)?.construct.name, proof).toBe(name);
     }
+  });
+
+  it("reads a plain string's `{` also as Lean could (interpolated, then resynchronised) and refuses what hides there", () => {
+    for (const proof of ['by exact "{" ++ "}"', 'by\n  show "{a}".length = 3 from rfl', 'by simp [String.append, "{x}"]']) {
+      expect(findBannedUse(proof, "proof", THEOREM), proof).toBeUndefined();
+    }
+    for (const [proof, name] of [
+      ['by exact foo "{#eval 1}"', "#eval"],
+      ['by exact bar "{" x "#exit"', "#exit"],
+      ['by exact baz "a{b}" "c\n  run_cmd pure ()"', "run_cmd"],
+    ] as const) {
+      const use = findBannedUse(proof, "proof", THEOREM);
+      expect(use?.construct.name, proof).toBe(name);
+      expect(use?.hiddenInString, proof).toBe(true);
+    }
+    const many = `by exact ${Array.from({ length: 17 }, () => '"{"').join(" ++ ")}`;
+    expect(findBannedUse(many, "proof", THEOREM)?.construct.name).toBe("many `{` in strings");
   });
 
   it("lets `open … in` and `set_option … in` scope over the proof, but not past it", () => {

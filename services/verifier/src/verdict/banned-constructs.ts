@@ -9,37 +9,20 @@
 // A proof body must not leave its declaration. After a parse error Lean's command
 // loop resumes at the next token that begins a command, anywhere in the text, so a
 // body may hold no such token at all ("a command" below), whatever its position.
-import { COMMAND_KEYWORDS, commandStartedBy, keywordOf, tokenize, type LeanToken } from "@lean-grpo/lean";
+import {
+  BUILTIN_TABLE,
+  COMMAND_KEYWORDS,
+  commandStartedBy,
+  keywordOf,
+  tokenize,
+  tokensResynchronised,
+  type LeanToken,
+  type TokenTable,
+} from "@lean-grpo/lean";
+import { construct, EVERYWHERE, PROOF_ONLY, single, type BannedConstruct, type Matcher, type SourcePart } from "./construct.js";
+import { ELABORATION_TIME_CODE } from "./elaboration-code.js";
 
-/** The parts of a checked source: the dataset's statement and context, and the model's proof (or tactic). */
-export type SourcePart = "statement" | "context" | "proof";
-
-export interface BannedConstruct {
-  /** How reasons name it, e.g. "sorry", "#eval", "set_option debug.*". */
-  name: string;
-  why: string;
-  /** The parts it is refused in. */
-  parts: readonly SourcePart[];
-  /**
-   * Whether the construct begins at `tokens[at]`; the index just past its last token
-   * when it does. The redeclaration entry depends on the theorem's name.
-   */
-  matchAt(tokens: readonly LeanToken[], at: number, theoremName: string): number | undefined;
-}
-
-const EVERYWHERE: readonly SourcePart[] = ["statement", "context", "proof"];
-const PROOF_ONLY: readonly SourcePart[] = ["proof"];
-
-type Matcher = BannedConstruct["matchAt"];
-
-function construct(name: string, why: string, parts: readonly SourcePart[], matchAt: Matcher): BannedConstruct {
-  return { name, why, parts, matchAt };
-}
-
-/** One token matching `test`. */
-function single(test: (token: LeanToken) => boolean): Matcher {
-  return (tokens, at) => (test(tokens[at]!) ? at + 1 : undefined);
-}
+export type { BannedConstruct, Matcher, SourcePart } from "./construct.js";
 
 /** A name anywhere in an identifier, also as a component after a dot (`x.sorry`) or «escaped». */
 function word(name: string, why: string, parts = EVERYWHERE): BannedConstruct {
@@ -104,6 +87,9 @@ const ANY_COMMAND =
 /** Declarations whose name could be the theorem's. */
 const DECLARING = new Set(["theorem", "lemma", "def", "abbrev", "instance", "axiom", "opaque", "structure", "inductive", "class", "alias"]);
 
+/** Symbols after which no token continues into a quote (brackets, separators). */
+const OPENING = new Set(["(", "[", "{", "⟨", ",", ";", ":", ":=", "=", "|", "⦃", "‹"]);
+
 /** Option groups that switch off the kernel's or the compiler's guarantees. */
 const UNSAFE_OPTION_GROUPS = new Set(["debug", "kernel", "compiler", "interpreter"]);
 
@@ -138,8 +124,8 @@ function scopedIn(tokens: readonly LeanToken[], at: number): number | undefined 
 }
 
 /** Any token that begins a command, but `open … in` / `set_option … in`, and `@[` (its declaration keyword is refused itself). */
-const anyCommand: Matcher = (tokens, at) => {
-  const started = commandStartedBy(tokens[at]!);
+const anyCommand: Matcher = (tokens, at, _theoremName, table) => {
+  const started = commandStartedBy(tokens[at]!, table);
   if (started === undefined || started === "@[") return undefined;
   // `scoped` in `open scoped X in` belongs to the open, which is checked at its own token.
   if (started === "scoped" && at > 0 && keywordOf(tokens[at - 1]!) === "open") return undefined;
@@ -216,7 +202,7 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
     (tokens, at, theoremName) => {
       const declared = tokens[at + 1];
       if (!DECLARING.has(keywordOf(tokens[at]!) ?? "") || declared?.kind !== "identifier") return undefined;
-      return declared.components!.at(-1) === unquoted(lastComponent(theoremName)) ? at + 2 : undefined;
+      return declared.components!.at(-1) === lastComponent(theoremName) ? at + 2 : undefined;
     },
   ),
   ...[
@@ -241,19 +227,27 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
     "noncomputable",
   ].map((name) => keyword(name, COMMAND, PROOF_ONLY)),
   ...["#check", "#reduce", "#synth"].map((name) => hashCommand(name, COMMAND, PROOF_ONLY)),
+  // Routes from a body to code run while elaborating, or to the environment (elaboration-code.ts).
+  ...ELABORATION_TIME_CODE,
+  construct(
+    "quote after a symbol",
+    "starts a character literal right after a symbol, where the environment's token table (not read for this header) may hold a " +
+      "longer token ending in `'`; Lean would then read code where the screen reads a literal, so the screen does not guess",
+    PROOF_ONLY,
+    (tokens, at, _theoremName, table) => {
+      const [before, token] = [tokens[at - 1], tokens[at]!];
+      const glued = token.kind === "char" && before?.kind === "symbol" && before.end === token.start && !OPENING.has(before.text);
+      return table.source === "builtin" && glued ? at + 1 : undefined;
+    },
+  ),
   // Last: every other token that begins a command (alias, open without in, #find, deriving, ...).
   construct("a command", ANY_COMMAND, PROOF_ONLY, anyCommand),
 ];
 
-/** `Foo.«bar baz»` → `bar baz`. */
+/** `Foo.«bar baz»` → `bar baz`: the last component of a name, unescaped, as Lean's lexer reads it. */
 export function lastComponent(name: string): string {
-  const quoted = /«([^»]*)»$/u.exec(name);
-  if (quoted) return quoted[1]!;
-  return name.slice(name.lastIndexOf(".") + 1);
-}
-
-function unquoted(name: string): string {
-  return name.replace(/[«»]/gu, "");
+  const token = tokenize(name).tokens[0];
+  return token?.kind === "identifier" ? token.components!.at(-1)! : name.slice(name.lastIndexOf(".") + 1);
 }
 
 export interface BannedUse {
@@ -262,34 +256,87 @@ export interface BannedUse {
   index: number;
   /** The matched text. */
   text: string;
+  /** Found only when a plain string's `{` is read as Lean could read it (see findBannedUse). */
+  hiddenInString?: boolean;
 }
 
 /**
  * The earliest banned construct in `text` (comment-free) for that part of the source,
- * if any. Strings are read both plainly and as interpolated (whose braces hold terms),
- * since which one Lean applies depends on the syntax around them.
+ * if any, read with `table` (the header's token table; the fallback by default).
+ * Strings are read as Lean's tokenizer reads them (interpolated only after the
+ * words whose syntax takes an interpolated string). A plain string that holds `{`
+ * is also read the other ways Lean could read it — as interpolated, by a syntax the
+ * screen does not know, and, after a parse error there, resynchronised from inside
+ * the string — and a banned construct in any such reading refuses the text.
  */
-export function findBannedUse(text: string, part: SourcePart, theoremName: string): BannedUse | undefined {
+export function findBannedUse(
+  text: string,
+  part: SourcePart,
+  theoremName: string,
+  table: TokenTable = BUILTIN_TABLE,
+): BannedUse | undefined {
+  const tokens = tokenize(text, { tokens: table }).tokens;
+  const direct = firstBannedUse(text, tokens, 0, part, theoremName, table);
+  if (direct) return direct;
+  const braces = bracesInStrings(tokens);
+  if (braces.length > MAX_HIDDEN_READINGS) {
+    return {
+      construct: BRACES_IN_STRINGS,
+      index: braces[MAX_HIDDEN_READINGS]!,
+      text: "{",
+    };
+  }
+  for (const brace of braces) {
+    const rest = text.slice(brace + 1);
+    const hidden = firstBannedUse(rest, tokensResynchronised(rest, { tokens: table }), brace + 1, part, theoremName, table);
+    if (hidden) return { ...hidden, hiddenInString: true };
+  }
+  return undefined;
+}
+
+/** How many `{` inside plain strings a text may hold; each costs one more reading of the rest of the text. */
+const MAX_HIDDEN_READINGS = 16;
+
+const BRACES_IN_STRINGS = construct(
+  "many `{` in strings",
+  `holds more than ${MAX_HIDDEN_READINGS} \`{\` inside string literals, each of which Lean may read as an interpolation; the screen does not guess`,
+  EVERYWHERE,
+  () => undefined,
+);
+
+function bracesInStrings(tokens: readonly LeanToken[]): number[] {
+  const at: number[] = [];
+  for (const token of tokens) {
+    if (token.kind !== "string") continue;
+    for (let i = token.text.indexOf("{"); i >= 0; i = token.text.indexOf("{", i + 1)) at.push(token.start + i);
+  }
+  return at;
+}
+
+function firstBannedUse(
+  text: string,
+  tokens: readonly LeanToken[],
+  offset: number,
+  part: SourcePart,
+  theoremName: string,
+  table: TokenTable,
+): BannedUse | undefined {
   let first: BannedUse | undefined;
-  for (const interpolation of ["auto", "always"] as const) {
-    const tokens = tokenize(text, { interpolation }).tokens;
-    for (const banned of BANNED_CONSTRUCTS) {
-      if (!banned.parts.includes(part)) continue;
-      for (let at = 0; at < tokens.length; at++) {
-        if (first && tokens[at]!.start >= first.index) break;
-        const end = banned.matchAt(tokens, at, theoremName);
-        if (end === undefined) continue;
-        const index = tokens[at]!.start;
-        if (!first || index < first.index) first = { construct: banned, index, text: text.slice(index, tokens[end - 1]!.end) };
-        break;
-      }
+  for (const banned of BANNED_CONSTRUCTS) {
+    if (!banned.parts.includes(part)) continue;
+    for (let at = 0; at < tokens.length; at++) {
+      if (first && tokens[at]!.start + offset >= first.index) break;
+      const end = banned.matchAt(tokens, at, theoremName, table);
+      if (end === undefined) continue;
+      const index = tokens[at]!.start + offset;
+      if (!first || index < first.index) first = { construct: banned, index, text: text.slice(tokens[at]!.start, tokens[end - 1]!.end) };
+      break;
     }
   }
   return first;
 }
 
-/** Lean's first lexical error in `text`, read either way; after one, Lean resynchronises character by character. */
-export function findLexicalError(text: string): { message: string; index: number } | undefined {
-  const errors = (["auto", "always"] as const).flatMap((interpolation) => tokenize(text, { interpolation }).error ?? []);
-  return errors.sort((a, b) => a.index - b.index)[0];
+/** Lean's first lexical error in `text`, read with `table`; after one, Lean resynchronises character by character. */
+export function findLexicalError(text: string, table: TokenTable = BUILTIN_TABLE): { message: string; index: number } | undefined {
+  return tokenize(text, { tokens: table }).error;
 }

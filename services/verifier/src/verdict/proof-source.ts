@@ -1,7 +1,7 @@
 // The Lean source the service checks: the dataset's context and statement, then
 // ` := ` and the model's proof body. Every part is screened for banned constructs
 // before anything reaches Lean; a part that fails makes the verdict REJECTED.
-import { blankComments } from "@lean-grpo/lean";
+import { BUILTIN_TABLE, blankComments, codeTokens, type TokenTable } from "@lean-grpo/lean";
 import { findBannedUse, findLexicalError, type SourcePart } from "./banned-constructs.js";
 import { endPosition, positionAt, type SourcePosition } from "./source-position.js";
 import type { TheoremTarget } from "./theorem-target.js";
@@ -16,19 +16,23 @@ export interface CheckedSource {
 export type Screened<T> = { ok: true; value: T } | { ok: false; reason: string };
 
 /** Screens the statement, the context and the proof, and joins them. */
-export function prepareProof(target: TheoremTarget, proof: string): Screened<CheckedSource> {
-  const stripped = blankComments(proof);
-  const refused = screenTheorem(target) ?? screenPart(stripped, "proof", target.name);
+export function prepareProof(target: TheoremTarget, proof: string, table: TokenTable = BUILTIN_TABLE): Screened<CheckedSource> {
+  const stripped = blankComments(proof, { tokens: table });
+  const refused = screenTheorem(target, table) ?? screenPart(stripped, "proof", target.name, table);
   if (refused) return { ok: false, reason: refused };
   // "A leading := is accepted": the body is what follows it.
-  const body = stripped.replace(/^\s*:=/u, "").trim();
+  const first = codeTokens(stripped, { tokens: table })[0];
+  const body = (first?.text === ":=" ? stripped.slice(first.end) : stripped).trim();
   if (body === "") return { ok: false, reason: "the proof is empty (after removing comments)" };
   return { ok: true, value: joinToStatement(target, body) };
 }
 
 /** The statement closed by `by sorry`, for tactic mode; `sorryAt` is where the REPL reports that sorry. */
-export function prepareProofStart(target: TheoremTarget): Screened<CheckedSource & { sorryAt: SourcePosition }> {
-  const refused = screenTheorem(target);
+export function prepareProofStart(
+  target: TheoremTarget,
+  table: TokenTable = BUILTIN_TABLE,
+): Screened<CheckedSource & { sorryAt: SourcePosition }> {
+  const refused = screenTheorem(target, table);
   if (refused) return { ok: false, reason: refused };
   const source = joinToStatement(target, "by sorry");
   const sorryAt = endPosition(source.text.slice(0, -"sorry".length));
@@ -36,30 +40,33 @@ export function prepareProofStart(target: TheoremTarget): Screened<CheckedSource
 }
 
 /** Screens one tactic of tactic mode like a proof body. */
-export function prepareTactic(tactic: string, theoremName: string): Screened<string> {
-  const stripped = blankComments(tactic);
-  const refused = screenPart(stripped, "proof", theoremName, "tactic");
+export function prepareTactic(tactic: string, theoremName: string, table: TokenTable = BUILTIN_TABLE): Screened<string> {
+  const stripped = blankComments(tactic, { tokens: table });
+  const refused = screenPart(stripped, "proof", theoremName, table, "tactic");
   if (refused) return { ok: false, reason: refused };
   if (stripped.trim() === "") return { ok: false, reason: "the tactic is empty (after removing comments)" };
   return { ok: true, value: stripped.trim() };
 }
 
-function screenTheorem(target: TheoremTarget): string | undefined {
-  return screenPart(target.statement, "statement", target.name) ?? screenPart(target.context, "context", target.name);
+function screenTheorem(target: TheoremTarget, table: TokenTable): string | undefined {
+  return screenPart(target.statement, "statement", target.name, table) ?? screenPart(target.context, "context", target.name, table);
 }
 
-function screenPart(text: string, part: SourcePart, theoremName: string, label: string = part): string | undefined {
+function screenPart(text: string, part: SourcePart, theoremName: string, table: TokenTable, label: string = part): string | undefined {
   // The model's text must lex: after a lexical error Lean re-reads it from the next character, not token by token.
-  const lexical = part === "proof" ? findLexicalError(text) : undefined;
+  const lexical = part === "proof" ? findLexicalError(text, table) : undefined;
   if (lexical) {
     const at = positionAt(text, lexical.index);
     return `the ${label} does not lex as Lean: ${lexical.message} at ${label} ${at.line}:${at.column}`;
   }
-  const use = findBannedUse(text, part, theoremName);
+  const use = findBannedUse(text, part, theoremName, table);
   if (!use) return undefined;
   const at = positionAt(text, use.index);
   const shown = use.text.trim() === use.construct.name ? `\`${use.construct.name}\`` : `${use.construct.name} (\`${use.text.trim()}\`)`;
-  return `banned ${shown} at ${label} ${at.line}:${at.column}: it ${use.construct.why}`;
+  const where = use.hiddenInString
+    ? " (inside a string, where Lean may read it as code: as an interpolation, or after a parse error there)"
+    : "";
+  return `banned ${shown} at ${label} ${at.line}:${at.column}${where}: it ${use.construct.why}`;
 }
 
 function joinToStatement(target: TheoremTarget, body: string): CheckedSource {

@@ -2,7 +2,7 @@
 // never the proof): the header it needs, the statement with its trailing `:= ...`
 // removed, the context placed before it, and the declared name `#print axioms` will
 // ask about.
-import { blankComments, keywordOf, tokenize } from "@lean-grpo/lean";
+import { blankComments, declaredTheoremName, keywordOf, statementWithoutProof, tokenize } from "@lean-grpo/lean";
 
 export interface TheoremFields {
   name: string;
@@ -44,18 +44,19 @@ export class InvalidField extends Error {
   }
 }
 
-const DECLARATION =
-  /^(?:@\[[^\]]*\]\s*)*(?:(?:private|protected|noncomputable|nonrec)\s+)*(?:theorem|lemma)\s+((?:«[^»]*»|[^\s:(){}[\]⦃⦄«»])+)/u;
-const TRAILING_PROOF = /\s*:=\s*(?:by\s+sorry|sorry|by)?\s*$/u;
-const MODULE_NAME = /^(?:«[^»]+»|[\p{L}_][\p{L}\p{N}_'!?]*)(?:\.(?:«[^»]+»|[\p{L}_][\p{L}\p{N}_'!?]*))*$/u;
+/** A module name is one Lean identifier, the whole string (`Mathlib`, `Mathlib.Tactic`, `«My Module»`). */
+function isModuleName(module: string): boolean {
+  const { tokens, error } = tokenize(module);
+  return error === undefined && tokens.length === 1 && tokens[0]!.kind === "identifier" && tokens[0]!.text === module;
+}
 
 export function theoremTarget(theorem: TheoremFields | undefined, defaultHeader: string): TheoremTarget {
   if (!theorem) throw new InvalidField("theorem", "is required (the statement to prove comes from it, never from the proof)");
-  const statement = blankComments(theorem.statement).trim().replace(TRAILING_PROOF, "");
+  const statement = statementWithoutProof(blankComments(theorem.statement).trim());
   if (statement === "") {
     throw new InvalidField("theorem.statement", 'is empty; expected a Lean statement such as "theorem add_zero (n : Nat) : n + 0 = n"');
   }
-  const declared = DECLARATION.exec(statement)?.[1];
+  const declared = declaredTheoremName(statement);
   if (declared === undefined) {
     throw new InvalidField(
       "theorem.statement",
@@ -93,7 +94,7 @@ function headerOf(theorem: TheoremFields, defaultHeader: string): string {
   if (theorem.header.trim() !== "") return theorem.header.trim();
   if (theorem.imports.length === 0) return defaultHeader.trim();
   theorem.imports.forEach((module, i) => {
-    if (!MODULE_NAME.test(module)) {
+    if (!isModuleName(module)) {
       throw new InvalidField(`theorem.imports[${i}]`, `"${module}" is not a Lean module name (e.g. "Mathlib" or "Mathlib.Tactic")`);
     }
   });

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { checkerStandInCommand } from "../../../../tests/fakes/lean-checker/command.js";
 import type { RulesFile } from "../../../../tests/fakes/lean-repl/rules.js";
 
 export type { Rule, RulesFile } from "../../../../tests/fakes/lean-repl/rules.js";
@@ -19,9 +20,19 @@ export interface LoggedRequest {
   request: { kind: "command"; cmd: string; env?: number } | { kind: "tactic"; tactic: string; proofState: number };
 }
 
+export interface CheckerRun {
+  config: { theorem_names: string[]; permitted_axioms: string[] };
+  challenge: string;
+  solution: string;
+}
+
 export interface StandIn {
   /** argv for repl.command. */
   command: string[];
+  /** repl.replay_checker.command for the checker stand-in (comparator's interface), judging by the same rules. */
+  checker: { command: string[] };
+  /** Every replay the checker stand-in ran, in order. */
+  replays(): CheckerRun[];
   /** Every request the stand-in processes received, in order. */
   requests(): LoggedRequest[];
   cleanup(): void;
@@ -31,9 +42,19 @@ export function standIn(script: RulesFile): StandIn {
   const dir = mkdtempSync(join(tmpdir(), "lean-repl-stand-in-"));
   const rules = join(dir, "rules.json");
   const log = join(dir, "requests.jsonl");
+  const checkerLog = join(dir, "replays.jsonl");
   writeFileSync(rules, JSON.stringify(script));
+  const readLines = <T>(file: string): T[] =>
+    existsSync(file)
+      ? readFileSync(file, "utf8")
+          .split("\n")
+          .filter((line) => line !== "")
+          .map((line) => JSON.parse(line) as T)
+      : [];
   return {
     command: [process.execPath, "--import", "tsx", STAND_IN, "--rules", rules, "--log", log],
+    checker: { command: checkerStandInCommand(rules, checkerLog) },
+    replays: () => readLines<CheckerRun>(checkerLog),
     requests: () =>
       existsSync(log)
         ? readFileSync(log, "utf8")

@@ -16,12 +16,24 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** Small, fast defaults for tests: one worker, short timeouts, the stand-in's working directory. */
+/**
+ * Small, fast defaults for tests: one worker, short timeouts, the stand-in's working
+ * directory, and the replay tier off unless a test turns it on (with the checker
+ * stand-in: `replay: "proved", replay_checker: standIn.checker`).
+ */
 export function testConfig(config: DeepPartial<VerifierConfig> = {}): VerifierConfig {
   return VerifierConfigSchema.parse({
     ...config,
     server: { port: 0, shutdown: { drain_delay_ms: 0, grace_period_ms: 1000 }, ...config.server },
-    repl: { cwd: REPO_ROOT, pool_size: 1, timeout_ms: 10_000, header_timeout_ms: 20_000, memory_limit_mb: 0, ...config.repl },
+    repl: {
+      cwd: REPO_ROOT,
+      pool_size: 1,
+      timeout_ms: 10_000,
+      header_timeout_ms: 20_000,
+      memory_limit_mb: 0,
+      replay: "off",
+      ...config.repl,
+    },
   });
 }
 

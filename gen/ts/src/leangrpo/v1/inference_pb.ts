@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file leangrpo/v1/inference.proto.
  */
 export const file_leangrpo_v1_inference: GenFile = /*@__PURE__*/
-  fileDesc("ChtsZWFuZ3Jwby92MS9pbmZlcmVuY2UucHJvdG8SC2xlYW5ncnBvLnYxIpUBCg9HZW5lcmF0ZVJlcXVlc3QSIwoGcHJvbXB0GAEgASgLMhMubGVhbmdycG8udjEuUHJvbXB0EgkKAW4YAiABKA0SLQoIc2FtcGxpbmcYAyABKAsyGy5sZWFuZ3Jwby52MS5TYW1wbGluZ1BhcmFtcxIPCgdhZGFwdGVyGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkinQEKEEdlbmVyYXRlUmVzcG9uc2USGAoQcHJvbXB0X3Rva2VuX2lkcxgBIAMoDRIsCgtjb21wbGV0aW9ucxgCIAMoCzIXLmxlYW5ncnBvLnYxLkNvbXBsZXRpb24SDQoFbW9kZWwYAyABKAkSDwoHYWRhcHRlchgEIAEoCRIhCgV1c2FnZRgFIAEoCzISLmxlYW5ncnBvLnYxLlVzYWdlIpsBChVHZW5lcmF0ZVN0cmVhbVJlcXVlc3QSIwoGcHJvbXB0GAEgASgLMhMubGVhbmdycG8udjEuUHJvbXB0EgkKAW4YAiABKA0SLQoIc2FtcGxpbmcYAyABKAsyGy5sZWFuZ3Jwby52MS5TYW1wbGluZ1BhcmFtcxIPCgdhZGFwdGVyGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkipgEKFkdlbmVyYXRlU3RyZWFtUmVzcG9uc2USDQoFaW5kZXgYASABKA0SEQoJdG9rZW5faWRzGAIgAygNEhAKCGxvZ3Byb2JzGAMgAygCEgwKBHRleHQYBCABKAkSMAoNZmluaXNoX3JlYXNvbhgFIAEoDjIZLmxlYW5ncnBvLnYxLkZpbmlzaFJlYXNvbhIYChBwcm9tcHRfdG9rZW5faWRzGAYgAygNImIKDUFkYXB0ZXJTb3VyY2USDAoEbmFtZRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEgwKBHBhdGgYAyABKAkSJAoFZmlsZXMYBCADKAsyFS5sZWFuZ3Jwby52MS5GaWxlSW5mbyJzChJMb2FkQWRhcHRlclJlcXVlc3QSLAoGc291cmNlGAEgASgLMhoubGVhbmdycG8udjEuQWRhcHRlclNvdXJjZUgAEicKBWNodW5rGAIgASgLMhYubGVhbmdycG8udjEuRmlsZUNodW5rSABCBgoEcGFydCJSChNMb2FkQWRhcHRlclJlc3BvbnNlEikKB2FkYXB0ZXIYASABKAsyGC5sZWFuZ3Jwby52MS5BZGFwdGVySW5mbxIQCgh1bmxvYWRlZBgCIAMoCSIkChRVbmxvYWRBZGFwdGVyUmVxdWVzdBIMCgRuYW1lGAEgASgJIkIKFVVubG9hZEFkYXB0ZXJSZXNwb25zZRIpCgdhZGFwdGVyGAEgASgLMhgubGVhbmdycG8udjEuQWRhcHRlckluZm8iEwoRTGlzdE1vZGVsc1JlcXVlc3QifQoSTGlzdE1vZGVsc1Jlc3BvbnNlEioKCmJhc2VfbW9kZWwYASABKAsyFi5sZWFuZ3Jwby52MS5Nb2RlbEluZm8SKgoIYWRhcHRlcnMYAiADKAsyGC5sZWFuZ3Jwby52MS5BZGFwdGVySW5mbxIPCgdiYWNrZW5kGAMgASgJIkIKCU1vZGVsSW5mbxIKCgJpZBgBIAEoCRIVCg1tYXhfbW9kZWxfbGVuGAIgASgNEhIKCnZvY2FiX3NpemUYAyABKA0iaQoLQWRhcHRlckluZm8SDAoEbmFtZRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEgwKBHBhdGgYAyABKAkSLQoJbG9hZGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI2Cg9Ub2tlbml6ZVJlcXVlc3QSIwoGcHJvbXB0GAEgASgLMhMubGVhbmdycG8udjEuUHJvbXB0Ij0KEFRva2VuaXplUmVzcG9uc2USEQoJdG9rZW5faWRzGAEgAygNEhYKDnRlbXBsYXRlZF90ZXh0GAIgASgJMvwDChBJbmZlcmVuY2VTZXJ2aWNlEkcKCEdlbmVyYXRlEhwubGVhbmdycG8udjEuR2VuZXJhdGVSZXF1ZXN0Gh0ubGVhbmdycG8udjEuR2VuZXJhdGVSZXNwb25zZRJbCg5HZW5lcmF0ZVN0cmVhbRIiLmxlYW5ncnBvLnYxLkdlbmVyYXRlU3RyZWFtUmVxdWVzdBojLmxlYW5ncnBvLnYxLkdlbmVyYXRlU3RyZWFtUmVzcG9uc2UwARJSCgtMb2FkQWRhcHRlchIfLmxlYW5ncnBvLnYxLkxvYWRBZGFwdGVyUmVxdWVzdBogLmxlYW5ncnBvLnYxLkxvYWRBZGFwdGVyUmVzcG9uc2UoARJWCg1VbmxvYWRBZGFwdGVyEiEubGVhbmdycG8udjEuVW5sb2FkQWRhcHRlclJlcXVlc3QaIi5sZWFuZ3Jwby52MS5VbmxvYWRBZGFwdGVyUmVzcG9uc2USTQoKTGlzdE1vZGVscxIeLmxlYW5ncnBvLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gh8ubGVhbmdycG8udjEuTGlzdE1vZGVsc1Jlc3BvbnNlEkcKCFRva2VuaXplEhwubGVhbmdycG8udjEuVG9rZW5pemVSZXF1ZXN0Gh0ubGVhbmdycG8udjEuVG9rZW5pemVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_leangrpo_v1_common]);
+  fileDesc("ChtsZWFuZ3Jwby92MS9pbmZlcmVuY2UucHJvdG8SC2xlYW5ncnBvLnYxIpUBCg9HZW5lcmF0ZVJlcXVlc3QSIwoGcHJvbXB0GAEgASgLMhMubGVhbmdycG8udjEuUHJvbXB0EgkKAW4YAiABKA0SLQoIc2FtcGxpbmcYAyABKAsyGy5sZWFuZ3Jwby52MS5TYW1wbGluZ1BhcmFtcxIPCgdhZGFwdGVyGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkinQEKEEdlbmVyYXRlUmVzcG9uc2USGAoQcHJvbXB0X3Rva2VuX2lkcxgBIAMoDRIsCgtjb21wbGV0aW9ucxgCIAMoCzIXLmxlYW5ncnBvLnYxLkNvbXBsZXRpb24SDQoFbW9kZWwYAyABKAkSDwoHYWRhcHRlchgEIAEoCRIhCgV1c2FnZRgFIAEoCzISLmxlYW5ncnBvLnYxLlVzYWdlIpsBChVHZW5lcmF0ZVN0cmVhbVJlcXVlc3QSIwoGcHJvbXB0GAEgASgLMhMubGVhbmdycG8udjEuUHJvbXB0EgkKAW4YAiABKA0SLQoIc2FtcGxpbmcYAyABKAsyGy5sZWFuZ3Jwby52MS5TYW1wbGluZ1BhcmFtcxIPCgdhZGFwdGVyGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkipgEKFkdlbmVyYXRlU3RyZWFtUmVzcG9uc2USDQoFaW5kZXgYASABKA0SEQoJdG9rZW5faWRzGAIgAygNEhAKCGxvZ3Byb2JzGAMgAygCEgwKBHRleHQYBCABKAkSMAoNZmluaXNoX3JlYXNvbhgFIAEoDjIZLmxlYW5ncnBvLnYxLkZpbmlzaFJlYXNvbhIYChBwcm9tcHRfdG9rZW5faWRzGAYgAygNImIKDUFkYXB0ZXJTb3VyY2USDAoEbmFtZRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEgwKBHBhdGgYAyABKAkSJAoFZmlsZXMYBCADKAsyFS5sZWFuZ3Jwby52MS5GaWxlSW5mbyJzChJMb2FkQWRhcHRlclJlcXVlc3QSLAoGc291cmNlGAEgASgLMhoubGVhbmdycG8udjEuQWRhcHRlclNvdXJjZUgAEicKBWNodW5rGAIgASgLMhYubGVhbmdycG8udjEuRmlsZUNodW5rSABCBgoEcGFydCJSChNMb2FkQWRhcHRlclJlc3BvbnNlEikKB2FkYXB0ZXIYASABKAsyGC5sZWFuZ3Jwby52MS5BZGFwdGVySW5mbxIQCgh1bmxvYWRlZBgCIAMoCSIkChRVbmxvYWRBZGFwdGVyUmVxdWVzdBIMCgRuYW1lGAEgASgJIkIKFVVubG9hZEFkYXB0ZXJSZXNwb25zZRIpCgdhZGFwdGVyGAEgASgLMhgubGVhbmdycG8udjEuQWRhcHRlckluZm8iEwoRTGlzdE1vZGVsc1JlcXVlc3QifQoSTGlzdE1vZGVsc1Jlc3BvbnNlEioKCmJhc2VfbW9kZWwYASABKAsyFi5sZWFuZ3Jwby52MS5Nb2RlbEluZm8SKgoIYWRhcHRlcnMYAiADKAsyGC5sZWFuZ3Jwby52MS5BZGFwdGVySW5mbxIPCgdiYWNrZW5kGAMgASgJIkIKCU1vZGVsSW5mbxIKCgJpZBgBIAEoCRIVCg1tYXhfbW9kZWxfbGVuGAIgASgNEhIKCnZvY2FiX3NpemUYAyABKA0iaQoLQWRhcHRlckluZm8SDAoEbmFtZRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEgwKBHBhdGgYAyABKAkSLQoJbG9hZGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI2Cg9Ub2tlbml6ZVJlcXVlc3QSIwoGcHJvbXB0GAEgASgLMhMubGVhbmdycG8udjEuUHJvbXB0Ij0KEFRva2VuaXplUmVzcG9uc2USEQoJdG9rZW5faWRzGAEgAygNEhYKDnRlbXBsYXRlZF90ZXh0GAIgASgJIjsKFFRva2VuaXplQmF0Y2hSZXF1ZXN0EiMKBnByb21wdBgBIAEoCzITLmxlYW5ncnBvLnYxLlByb21wdCJIChVUb2tlbml6ZUJhdGNoUmVzcG9uc2USDQoFaW5kZXgYASABKA0SEQoJdG9rZW5faWRzGAIgAygNEg0KBWVycm9yGAMgASgJMtgEChBJbmZlcmVuY2VTZXJ2aWNlEkcKCEdlbmVyYXRlEhwubGVhbmdycG8udjEuR2VuZXJhdGVSZXF1ZXN0Gh0ubGVhbmdycG8udjEuR2VuZXJhdGVSZXNwb25zZRJbCg5HZW5lcmF0ZVN0cmVhbRIiLmxlYW5ncnBvLnYxLkdlbmVyYXRlU3RyZWFtUmVxdWVzdBojLmxlYW5ncnBvLnYxLkdlbmVyYXRlU3RyZWFtUmVzcG9uc2UwARJSCgtMb2FkQWRhcHRlchIfLmxlYW5ncnBvLnYxLkxvYWRBZGFwdGVyUmVxdWVzdBogLmxlYW5ncnBvLnYxLkxvYWRBZGFwdGVyUmVzcG9uc2UoARJWCg1VbmxvYWRBZGFwdGVyEiEubGVhbmdycG8udjEuVW5sb2FkQWRhcHRlclJlcXVlc3QaIi5sZWFuZ3Jwby52MS5VbmxvYWRBZGFwdGVyUmVzcG9uc2USTQoKTGlzdE1vZGVscxIeLmxlYW5ncnBvLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gh8ubGVhbmdycG8udjEuTGlzdE1vZGVsc1Jlc3BvbnNlEkcKCFRva2VuaXplEhwubGVhbmdycG8udjEuVG9rZW5pemVSZXF1ZXN0Gh0ubGVhbmdycG8udjEuVG9rZW5pemVSZXNwb25zZRJaCg1Ub2tlbml6ZUJhdGNoEiEubGVhbmdycG8udjEuVG9rZW5pemVCYXRjaFJlcXVlc3QaIi5sZWFuZ3Jwby52MS5Ub2tlbml6ZUJhdGNoUmVzcG9uc2UoATABYgZwcm90bzM", [file_google_protobuf_timestamp, file_leangrpo_v1_common]);
 
 /**
  * Request of InferenceService.Generate.
@@ -549,6 +549,63 @@ export const TokenizeResponseSchema: GenMessage<TokenizeResponse> = /*@__PURE__*
   messageDesc(file_leangrpo_v1_inference, 14);
 
 /**
+ * One prompt of InferenceService.TokenizeBatch.
+ *
+ * @generated from message leangrpo.v1.TokenizeBatchRequest
+ */
+export type TokenizeBatchRequest = Message<"leangrpo.v1.TokenizeBatchRequest"> & {
+  /**
+   * Text or chat prompt to tokenise (token ids are returned unchanged).
+   *
+   * @generated from field: leangrpo.v1.Prompt prompt = 1;
+   */
+  prompt?: Prompt | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.TokenizeBatchRequest.
+ * Use `create(TokenizeBatchRequestSchema)` to create a new message.
+ */
+export const TokenizeBatchRequestSchema: GenMessage<TokenizeBatchRequest> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_inference, 15);
+
+/**
+ * The result for one prompt of InferenceService.TokenizeBatch.
+ *
+ * @generated from message leangrpo.v1.TokenizeBatchResponse
+ */
+export type TokenizeBatchResponse = Message<"leangrpo.v1.TokenizeBatchResponse"> & {
+  /**
+   * The prompt's position in the request stream, from 0.
+   *
+   * @generated from field: uint32 index = 1;
+   */
+  index: number;
+
+  /**
+   * Token ids; empty when `error` is set.
+   *
+   * @generated from field: repeated uint32 token_ids = 2;
+   */
+  tokenIds: number[];
+
+  /**
+   * Why the prompt could not be tokenised (what Tokenize would answer with
+   * INVALID_ARGUMENT or FAILED_PRECONDITION); empty when it was.
+   *
+   * @generated from field: string error = 3;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message leangrpo.v1.TokenizeBatchResponse.
+ * Use `create(TokenizeBatchResponseSchema)` to create a new message.
+ */
+export const TokenizeBatchResponseSchema: GenMessage<TokenizeBatchResponse> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_inference, 16);
+
+/**
  * InferenceService samples completions from the policy: a proxy to a vLLM
  * OpenAI-compatible server, or the embedded tfjs sampler when none is configured.
  * Every completion carries its token ids and sampler logprobs. LoRA adapters are
@@ -617,6 +674,19 @@ export const InferenceService: GenService<{
     methodKind: "unary";
     input: typeof TokenizeRequestSchema;
     output: typeof TokenizeResponseSchema;
+  },
+  /**
+   * Tokenises many prompts in one call, e.g. a whole dataset checked before a run's
+   * first step: prompts stream in, one result per prompt streams back in the same
+   * order. A prompt the tokenizer cannot encode is a result with `error` set; the
+   * stream goes on.
+   *
+   * @generated from rpc leangrpo.v1.InferenceService.TokenizeBatch
+   */
+  tokenizeBatch: {
+    methodKind: "bidi_streaming";
+    input: typeof TokenizeBatchRequestSchema;
+    output: typeof TokenizeBatchResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_leangrpo_v1_inference, 0);

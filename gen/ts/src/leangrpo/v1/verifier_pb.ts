@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file leangrpo/v1/verifier.proto.
  */
 export const file_leangrpo_v1_verifier: GenFile = /*@__PURE__*/
-  fileDesc("ChpsZWFuZ3Jwby92MS92ZXJpZmllci5wcm90bxILbGVhbmdycG8udjEiKAoIUG9zaXRpb24SDAoEbGluZRgBIAEoDRIOCgZjb2x1bW4YAiABKA0ikAEKC0xlYW5NZXNzYWdlEicKCHNldmVyaXR5GAEgASgOMhUubGVhbmdycG8udjEuU2V2ZXJpdHkSIgoDcG9zGAIgASgLMhUubGVhbmdycG8udjEuUG9zaXRpb24SJgoHZW5kX3BvcxgDIAEoCzIVLmxlYW5ncnBvLnYxLlBvc2l0aW9uEgwKBGRhdGEYBCABKAkiYQoFU29ycnkSIgoDcG9zGAEgASgLMhUubGVhbmdycG8udjEuUG9zaXRpb24SJgoHZW5kX3BvcxgCIAEoCzIVLmxlYW5ncnBvLnYxLlBvc2l0aW9uEgwKBGdvYWwYAyABKAkifgoNUHJvb2ZQcm9ncmVzcxIVCg10YWN0aWNzX3RvdGFsGAEgASgNEigKIHRhY3RpY3NfdmFsaWRfYmVmb3JlX2ZpcnN0X2Vycm9yGAIgASgNEhcKD2dvYWxzX3JlbWFpbmluZxgDIAEoDRITCgtlcnJvcl9jb3VudBgEIAEoDSJXCg1WZXJpZnlUaW1pbmdzEhAKCHF1ZXVlX21zGAEgASgBEhEKCWhlYWRlcl9tcxgCIAEoARIPCgdsZWFuX21zGAMgASgBEhAKCHRvdGFsX21zGAQgASgBIm0KDVZlcmlmeVJlcXVlc3QSJQoHdGhlb3JlbRgBIAEoCzIULmxlYW5ncnBvLnYxLlRoZW9yZW0SDQoFcHJvb2YYAiABKAkSEgoKdGltZW91dF9tcxgDIAEoDRISCgpyZXF1ZXN0X2lkGAQgASgJIqoCCg5WZXJpZnlSZXNwb25zZRIlCgd2ZXJkaWN0GAEgASgOMhQubGVhbmdycG8udjEuVmVyZGljdBIOCgZyZWFzb24YAiABKAkSKgoIbWVzc2FnZXMYAyADKAsyGC5sZWFuZ3Jwby52MS5MZWFuTWVzc2FnZRIjCgdzb3JyaWVzGAQgAygLMhIubGVhbmdycG8udjEuU29ycnkSDgoGYXhpb21zGAUgAygJEg0KBWdvYWxzGAYgAygJEiwKCHByb2dyZXNzGAcgASgLMhoubGVhbmdycG8udjEuUHJvb2ZQcm9ncmVzcxIrCgd0aW1pbmdzGAggASgLMhoubGVhbmdycG8udjEuVmVyaWZ5VGltaW5ncxIWCg5jaGVja2VkX3NvdXJjZRgJIAEoCSI/ChJWZXJpZnlCYXRjaFJlcXVlc3QSKQoFaXRlbXMYASADKAsyGi5sZWFuZ3Jwby52MS5WZXJpZnlSZXF1ZXN0IlEKE1ZlcmlmeUJhdGNoUmVzcG9uc2USDQoFaW5kZXgYASABKA0SKwoGcmVzdWx0GAIgASgLMhsubGVhbmdycG8udjEuVmVyaWZ5UmVzcG9uc2UiTgoRU3RhcnRQcm9vZlJlcXVlc3QSJQoHdGhlb3JlbRgBIAEoCzIULmxlYW5ncnBvLnYxLlRoZW9yZW0SEgoKdGltZW91dF9tcxgCIAEoDSJ4ChJTdGFydFByb29mUmVzcG9uc2USEgoKc2Vzc2lvbl9pZBgBIAEoCRITCgtwcm9vZl9zdGF0ZRgCIAEoDRINCgVnb2FscxgDIAMoCRIqCghtZXNzYWdlcxgEIAMoCzIYLmxlYW5ncnBvLnYxLkxlYW5NZXNzYWdlImEKEkFwcGx5VGFjdGljUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhMKC3Byb29mX3N0YXRlGAIgASgNEg4KBnRhY3RpYxgDIAEoCRISCgp0aW1lb3V0X21zGAQgASgNIqUBChNBcHBseVRhY3RpY1Jlc3BvbnNlEikKBnN0YXR1cxgBIAEoDjIZLmxlYW5ncnBvLnYxLlRhY3RpY1N0YXR1cxIYCgtwcm9vZl9zdGF0ZRgCIAEoDUgAiAEBEg0KBWdvYWxzGAMgAygJEioKCG1lc3NhZ2VzGAQgAygLMhgubGVhbmdycG8udjEuTGVhbk1lc3NhZ2VCDgoMX3Byb29mX3N0YXRlIiUKD0VuZFByb29mUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIhIKEEVuZFByb29mUmVzcG9uc2UiEgoQUG9vbFN0YXRzUmVxdWVzdCJ9CgtXb3JrZXJTdGF0cxIKCgJpZBgBIAEoDRILCgNwaWQYAiABKA0SDQoFc3RhdGUYAyABKAkSEAoIcmVxdWVzdHMYBCABKAQSEQoJcnNzX2J5dGVzGAUgASgEEg8KB2hlYWRlcnMYBiADKAkSEAoIc2Vzc2lvbnMYByABKA0i0QMKEVBvb2xTdGF0c1Jlc3BvbnNlEg8KB3dvcmtlcnMYASABKA0SDAoEYnVzeRgCIAEoDRITCgtxdWV1ZV9kZXB0aBgDIAEoDRIWCg5xdWV1ZV9jYXBhY2l0eRgEIAEoDRIWCg5oZWFkZXJzX2NhY2hlZBgFIAEoDRI+CghyZXN0YXJ0cxgGIAMoCzIsLmxlYW5ncnBvLnYxLlBvb2xTdGF0c1Jlc3BvbnNlLlJlc3RhcnRzRW50cnkSPgoIdmVyZGljdHMYByADKAsyLC5sZWFuZ3Jwby52MS5Qb29sU3RhdHNSZXNwb25zZS5WZXJkaWN0c0VudHJ5EhYKDmxhdGVuY3lfcDUwX21zGAggASgBEhYKDmxhdGVuY3lfcDkwX21zGAkgASgBEhYKDmxhdGVuY3lfcDk5X21zGAogASgBEi4KDHdvcmtlcl9zdGF0cxgLIAMoCzIYLmxlYW5ncnBvLnYxLldvcmtlclN0YXRzGi8KDVJlc3RhcnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgEOgI4ARovCg1WZXJkaWN0c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBDoCOAEqoQEKB1ZlcmRpY3QSFwoTVkVSRElDVF9VTlNQRUNJRklFRBAAEhIKDlZFUkRJQ1RfUFJPVkVEEAESFgoSVkVSRElDVF9JTkNPTVBMRVRFEAISEQoNVkVSRElDVF9FUlJPUhADEhMKD1ZFUkRJQ1RfVElNRU9VVBAEEhQKEFZFUkRJQ1RfUkVKRUNURUQQBRITCg9WRVJESUNUX0NSQVNIRUQQBiphCghTZXZlcml0eRIYChRTRVZFUklUWV9VTlNQRUNJRklFRBAAEhEKDVNFVkVSSVRZX0lORk8QARIUChBTRVZFUklUWV9XQVJOSU5HEAISEgoOU0VWRVJJVFlfRVJST1IQAyqBAQoMVGFjdGljU3RhdHVzEh0KGVRBQ1RJQ19TVEFUVVNfVU5TUEVDSUZJRUQQABIbChdUQUNUSUNfU1RBVFVTX0NPTVBMRVRFRBABEhwKGFRBQ1RJQ19TVEFUVVNfSU5DT01QTEVURRACEhcKE1RBQ1RJQ19TVEFUVVNfRVJST1IQAzLiAwoTTGVhblZlcmlmaWVyU2VydmljZRJBCgZWZXJpZnkSGi5sZWFuZ3Jwby52MS5WZXJpZnlSZXF1ZXN0GhsubGVhbmdycG8udjEuVmVyaWZ5UmVzcG9uc2USUgoLVmVyaWZ5QmF0Y2gSHy5sZWFuZ3Jwby52MS5WZXJpZnlCYXRjaFJlcXVlc3QaIC5sZWFuZ3Jwby52MS5WZXJpZnlCYXRjaFJlc3BvbnNlMAESTQoKU3RhcnRQcm9vZhIeLmxlYW5ncnBvLnYxLlN0YXJ0UHJvb2ZSZXF1ZXN0Gh8ubGVhbmdycG8udjEuU3RhcnRQcm9vZlJlc3BvbnNlElAKC0FwcGx5VGFjdGljEh8ubGVhbmdycG8udjEuQXBwbHlUYWN0aWNSZXF1ZXN0GiAubGVhbmdycG8udjEuQXBwbHlUYWN0aWNSZXNwb25zZRJHCghFbmRQcm9vZhIcLmxlYW5ncnBvLnYxLkVuZFByb29mUmVxdWVzdBodLmxlYW5ncnBvLnYxLkVuZFByb29mUmVzcG9uc2USSgoJUG9vbFN0YXRzEh0ubGVhbmdycG8udjEuUG9vbFN0YXRzUmVxdWVzdBoeLmxlYW5ncnBvLnYxLlBvb2xTdGF0c1Jlc3BvbnNlYgZwcm90bzM", [file_leangrpo_v1_common]);
+  fileDesc("ChpsZWFuZ3Jwby92MS92ZXJpZmllci5wcm90bxILbGVhbmdycG8udjEiKAoIUG9zaXRpb24SDAoEbGluZRgBIAEoDRIOCgZjb2x1bW4YAiABKA0ikAEKC0xlYW5NZXNzYWdlEicKCHNldmVyaXR5GAEgASgOMhUubGVhbmdycG8udjEuU2V2ZXJpdHkSIgoDcG9zGAIgASgLMhUubGVhbmdycG8udjEuUG9zaXRpb24SJgoHZW5kX3BvcxgDIAEoCzIVLmxlYW5ncnBvLnYxLlBvc2l0aW9uEgwKBGRhdGEYBCABKAkiYQoFU29ycnkSIgoDcG9zGAEgASgLMhUubGVhbmdycG8udjEuUG9zaXRpb24SJgoHZW5kX3BvcxgCIAEoCzIVLmxlYW5ncnBvLnYxLlBvc2l0aW9uEgwKBGdvYWwYAyABKAkifgoNUHJvb2ZQcm9ncmVzcxIVCg10YWN0aWNzX3RvdGFsGAEgASgNEigKIHRhY3RpY3NfdmFsaWRfYmVmb3JlX2ZpcnN0X2Vycm9yGAIgASgNEhcKD2dvYWxzX3JlbWFpbmluZxgDIAEoDRITCgtlcnJvcl9jb3VudBgEIAEoDSJqCg1WZXJpZnlUaW1pbmdzEhAKCHF1ZXVlX21zGAEgASgBEhEKCWhlYWRlcl9tcxgCIAEoARIPCgdsZWFuX21zGAMgASgBEhAKCHRvdGFsX21zGAQgASgBEhEKCXJlcGxheV9tcxgFIAEoASJtCg1WZXJpZnlSZXF1ZXN0EiUKB3RoZW9yZW0YASABKAsyFC5sZWFuZ3Jwby52MS5UaGVvcmVtEg0KBXByb29mGAIgASgJEhIKCnRpbWVvdXRfbXMYAyABKA0SEgoKcmVxdWVzdF9pZBgEIAEoCSLYAgoOVmVyaWZ5UmVzcG9uc2USJQoHdmVyZGljdBgBIAEoDjIULmxlYW5ncnBvLnYxLlZlcmRpY3QSDgoGcmVhc29uGAIgASgJEioKCG1lc3NhZ2VzGAMgAygLMhgubGVhbmdycG8udjEuTGVhbk1lc3NhZ2USIwoHc29ycmllcxgEIAMoCzISLmxlYW5ncnBvLnYxLlNvcnJ5Eg4KBmF4aW9tcxgFIAMoCRINCgVnb2FscxgGIAMoCRIsCghwcm9ncmVzcxgHIAEoCzIaLmxlYW5ncnBvLnYxLlByb29mUHJvZ3Jlc3MSKwoHdGltaW5ncxgIIAEoCzIaLmxlYW5ncnBvLnYxLlZlcmlmeVRpbWluZ3MSFgoOY2hlY2tlZF9zb3VyY2UYCSABKAkSLAoKZGVjaWRlZF9ieRgKIAEoDjIYLmxlYW5ncnBvLnYxLlZlcmRpY3RUaWVyIj8KElZlcmlmeUJhdGNoUmVxdWVzdBIpCgVpdGVtcxgBIAMoCzIaLmxlYW5ncnBvLnYxLlZlcmlmeVJlcXVlc3QiUQoTVmVyaWZ5QmF0Y2hSZXNwb25zZRINCgVpbmRleBgBIAEoDRIrCgZyZXN1bHQYAiABKAsyGy5sZWFuZ3Jwby52MS5WZXJpZnlSZXNwb25zZSJOChFTdGFydFByb29mUmVxdWVzdBIlCgd0aGVvcmVtGAEgASgLMhQubGVhbmdycG8udjEuVGhlb3JlbRISCgp0aW1lb3V0X21zGAIgASgNIngKElN0YXJ0UHJvb2ZSZXNwb25zZRISCgpzZXNzaW9uX2lkGAEgASgJEhMKC3Byb29mX3N0YXRlGAIgASgNEg0KBWdvYWxzGAMgAygJEioKCG1lc3NhZ2VzGAQgAygLMhgubGVhbmdycG8udjEuTGVhbk1lc3NhZ2UiYQoSQXBwbHlUYWN0aWNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEwoLcHJvb2Zfc3RhdGUYAiABKA0SDgoGdGFjdGljGAMgASgJEhIKCnRpbWVvdXRfbXMYBCABKA0ipQEKE0FwcGx5VGFjdGljUmVzcG9uc2USKQoGc3RhdHVzGAEgASgOMhkubGVhbmdycG8udjEuVGFjdGljU3RhdHVzEhgKC3Byb29mX3N0YXRlGAIgASgNSACIAQESDQoFZ29hbHMYAyADKAkSKgoIbWVzc2FnZXMYBCADKAsyGC5sZWFuZ3Jwby52MS5MZWFuTWVzc2FnZUIOCgxfcHJvb2Zfc3RhdGUiJQoPRW5kUHJvb2ZSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiEgoQRW5kUHJvb2ZSZXNwb25zZSISChBQb29sU3RhdHNSZXF1ZXN0In0KC1dvcmtlclN0YXRzEgoKAmlkGAEgASgNEgsKA3BpZBgCIAEoDRINCgVzdGF0ZRgDIAEoCRIQCghyZXF1ZXN0cxgEIAEoBBIRCglyc3NfYnl0ZXMYBSABKAQSDwoHaGVhZGVycxgGIAMoCRIQCghzZXNzaW9ucxgHIAEoDSL2BAoRUG9vbFN0YXRzUmVzcG9uc2USDwoHd29ya2VycxgBIAEoDRIMCgRidXN5GAIgASgNEhMKC3F1ZXVlX2RlcHRoGAMgASgNEhYKDnF1ZXVlX2NhcGFjaXR5GAQgASgNEhYKDmhlYWRlcnNfY2FjaGVkGAUgASgNEj4KCHJlc3RhcnRzGAYgAygLMiwubGVhbmdycG8udjEuUG9vbFN0YXRzUmVzcG9uc2UuUmVzdGFydHNFbnRyeRI+Cgh2ZXJkaWN0cxgHIAMoCzIsLmxlYW5ncnBvLnYxLlBvb2xTdGF0c1Jlc3BvbnNlLlZlcmRpY3RzRW50cnkSFgoObGF0ZW5jeV9wNTBfbXMYCCABKAESFgoObGF0ZW5jeV9wOTBfbXMYCSABKAESFgoObGF0ZW5jeV9wOTlfbXMYCiABKAESLgoMd29ya2VyX3N0YXRzGAsgAygLMhgubGVhbmdycG8udjEuV29ya2VyU3RhdHMSDwoHcmVwbGF5cxgMIAEoBBIXCg9yZXBsYXlfcmVmdXNhbHMYDSABKAQSRQoMdG9rZW5fdGFibGVzGA4gAygLMi8ubGVhbmdycG8udjEuUG9vbFN0YXRzUmVzcG9uc2UuVG9rZW5UYWJsZXNFbnRyeRovCg1SZXN0YXJ0c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBDoCOAEaLwoNVmVyZGljdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAQ6AjgBGjIKEFRva2VuVGFibGVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASqhAQoHVmVyZGljdBIXChNWRVJESUNUX1VOU1BFQ0lGSUVEEAASEgoOVkVSRElDVF9QUk9WRUQQARIWChJWRVJESUNUX0lOQ09NUExFVEUQAhIRCg1WRVJESUNUX0VSUk9SEAMSEwoPVkVSRElDVF9USU1FT1VUEAQSFAoQVkVSRElDVF9SRUpFQ1RFRBAFEhMKD1ZFUkRJQ1RfQ1JBU0hFRBAGKnQKC1ZlcmRpY3RUaWVyEhwKGFZFUkRJQ1RfVElFUl9VTlNQRUNJRklFRBAAEhcKE1ZFUkRJQ1RfVElFUl9TQ1JFRU4QARIVChFWRVJESUNUX1RJRVJfUkVQTBACEhcKE1ZFUkRJQ1RfVElFUl9SRVBMQVkQAyphCghTZXZlcml0eRIYChRTRVZFUklUWV9VTlNQRUNJRklFRBAAEhEKDVNFVkVSSVRZX0lORk8QARIUChBTRVZFUklUWV9XQVJOSU5HEAISEgoOU0VWRVJJVFlfRVJST1IQAyqBAQoMVGFjdGljU3RhdHVzEh0KGVRBQ1RJQ19TVEFUVVNfVU5TUEVDSUZJRUQQABIbChdUQUNUSUNfU1RBVFVTX0NPTVBMRVRFRBABEhwKGFRBQ1RJQ19TVEFUVVNfSU5DT01QTEVURRACEhcKE1RBQ1RJQ19TVEFUVVNfRVJST1IQAzLiAwoTTGVhblZlcmlmaWVyU2VydmljZRJBCgZWZXJpZnkSGi5sZWFuZ3Jwby52MS5WZXJpZnlSZXF1ZXN0GhsubGVhbmdycG8udjEuVmVyaWZ5UmVzcG9uc2USUgoLVmVyaWZ5QmF0Y2gSHy5sZWFuZ3Jwby52MS5WZXJpZnlCYXRjaFJlcXVlc3QaIC5sZWFuZ3Jwby52MS5WZXJpZnlCYXRjaFJlc3BvbnNlMAESTQoKU3RhcnRQcm9vZhIeLmxlYW5ncnBvLnYxLlN0YXJ0UHJvb2ZSZXF1ZXN0Gh8ubGVhbmdycG8udjEuU3RhcnRQcm9vZlJlc3BvbnNlElAKC0FwcGx5VGFjdGljEh8ubGVhbmdycG8udjEuQXBwbHlUYWN0aWNSZXF1ZXN0GiAubGVhbmdycG8udjEuQXBwbHlUYWN0aWNSZXNwb25zZRJHCghFbmRQcm9vZhIcLmxlYW5ncnBvLnYxLkVuZFByb29mUmVxdWVzdBodLmxlYW5ncnBvLnYxLkVuZFByb29mUmVzcG9uc2USSgoJUG9vbFN0YXRzEh0ubGVhbmdycG8udjEuUG9vbFN0YXRzUmVxdWVzdBoeLmxlYW5ncnBvLnYxLlBvb2xTdGF0c1Jlc3BvbnNlYgZwcm90bzM", [file_leangrpo_v1_common]);
 
 /**
  * A position in the checked source (1-based lines, 0-based columns, as the REPL reports).
@@ -194,6 +194,13 @@ export type VerifyTimings = Message<"leangrpo.v1.VerifyTimings"> & {
    * @generated from field: double total_ms = 4;
    */
   totalMs: number;
+
+  /**
+   * The kernel replay (0 when it did not run).
+   *
+   * @generated from field: double replay_ms = 5;
+   */
+  replayMs: number;
 };
 
 /**
@@ -317,6 +324,14 @@ export type VerifyResponse = Message<"leangrpo.v1.VerifyResponse"> & {
    * @generated from field: string checked_source = 9;
    */
   checkedSource: string;
+
+  /**
+   * The check that decided the verdict. A REJECTED decided by VERDICT_TIER_REPLAY is a
+   * proof the REPL would have called PROVED: an exploit caught.
+   *
+   * @generated from field: leangrpo.v1.VerdictTier decided_by = 10;
+   */
+  decidedBy: VerdictTier;
 };
 
 /**
@@ -726,6 +741,28 @@ export type PoolStatsResponse = Message<"leangrpo.v1.PoolStatsResponse"> & {
    * @generated from field: repeated leangrpo.v1.WorkerStats worker_stats = 11;
    */
   workerStats: WorkerStats[];
+
+  /**
+   * Kernel replays run (repl.replay).
+   *
+   * @generated from field: uint64 replays = 12;
+   */
+  replays: bigint;
+
+  /**
+   * Replays that refused a proof the REPL had called PROVED (exploits caught).
+   *
+   * @generated from field: uint64 replay_refusals = 13;
+   */
+  replayRefusals: bigint;
+
+  /**
+   * Where each warmed header's token table came from: "environment" (asked of Lean)
+   * or "builtin" (the fallback, logged as a warning).
+   *
+   * @generated from field: map<string, string> token_tables = 14;
+   */
+  tokenTables: { [key: string]: string };
 };
 
 /**
@@ -777,7 +814,8 @@ export enum Verdict {
   TIMEOUT = 4,
 
   /**
-   * Refused before Lean ran: a banned command or token, or the statement was altered.
+   * Refused: before Lean ran (a banned command or token, the statement altered), or by
+   * the kernel replay after the REPL accepted the proof (decided_by says which).
    *
    * @generated from enum value: VERDICT_REJECTED = 5;
    */
@@ -796,6 +834,48 @@ export enum Verdict {
  */
 export const VerdictSchema: GenEnum<Verdict> = /*@__PURE__*/
   enumDesc(file_leangrpo_v1_verifier, 0);
+
+/**
+ * Which check decided a verdict. Each tier runs only when the ones before it pass.
+ *
+ * @generated from enum leangrpo.v1.VerdictTier
+ */
+export enum VerdictTier {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: VERDICT_TIER_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The token screen, before Lean ran (REJECTED).
+   *
+   * @generated from enum value: VERDICT_TIER_SCREEN = 1;
+   */
+  SCREEN = 1,
+
+  /**
+   * The REPL: elaboration, sorries, `#print axioms` (and PROVED when the replay is off).
+   *
+   * @generated from enum value: VERDICT_TIER_REPL = 2;
+   */
+  REPL = 2,
+
+  /**
+   * The kernel replay in a fresh process: the proof's constants re-checked by the
+   * kernel, the statement compared with the challenge's, the axioms recomputed.
+   *
+   * @generated from enum value: VERDICT_TIER_REPLAY = 3;
+   */
+  REPLAY = 3,
+}
+
+/**
+ * Describes the enum leangrpo.v1.VerdictTier.
+ */
+export const VerdictTierSchema: GenEnum<VerdictTier> = /*@__PURE__*/
+  enumDesc(file_leangrpo_v1_verifier, 1);
 
 /**
  * Severity of a Lean message.
@@ -836,7 +916,7 @@ export enum Severity {
  * Describes the enum leangrpo.v1.Severity.
  */
 export const SeveritySchema: GenEnum<Severity> = /*@__PURE__*/
-  enumDesc(file_leangrpo_v1_verifier, 1);
+  enumDesc(file_leangrpo_v1_verifier, 2);
 
 /**
  * Status of a tactic-mode step.
@@ -877,13 +957,14 @@ export enum TacticStatus {
  * Describes the enum leangrpo.v1.TacticStatus.
  */
 export const TacticStatusSchema: GenEnum<TacticStatus> = /*@__PURE__*/
-  enumDesc(file_leangrpo_v1_verifier, 2);
+  enumDesc(file_leangrpo_v1_verifier, 3);
 
 /**
  * LeanVerifierService checks Lean 4 proofs with a pool of Lean REPL processes
  * (leanprover-community/repl). Its verdict cannot be gamed: PROVED requires no
  * errors, no sorries, axioms within {propext, Classical.choice, Quot.sound}, the
- * statement unchanged, and no banned commands.
+ * statement unchanged, and no banned commands, and (unless `repl.replay` is off) a
+ * kernel replay in a fresh process that the proof's code never ran in.
  *
  * @generated from service leangrpo.v1.LeanVerifierService
  */

@@ -1,11 +1,23 @@
 // The embedded backend: the learner core's tfjs model sampling in this process, so
 // the mesh runs with no GPU and no vLLM. Same RPCs as on vLLM: token-id prompts,
-// ids and sampler logprobs back, PEFT adapters loaded by name.
+// ids and sampler logprobs back, PEFT adapters loaded by name. Concurrent calls share
+// decode passes (the core's ContinuousDecoder), as on vLLM; max_batch_rows 0 makes them
+// take turns instead.
 import { existsSync } from "node:fs";
 import { basename, join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { FinishReason, type Prompt } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import { CausalLM, ModelLibraryError, ModelTokenizer, generate, loadPeftAdapter, useBackend, type LoraAdapter } from "@lean-grpo/lm";
+import {
+  CausalLM,
+  ContinuousDecoder,
+  ModelLibraryError,
+  ModelTokenizer,
+  generate,
+  loadPeftAdapter,
+  useBackend,
+  type GeneratedSequence,
+  type LoraAdapter,
+} from "@lean-grpo/lm";
 import type { BaseModel, GenerateInput, GenerateOutput, InferenceBackend, StreamDelta, TokenizedPrompt } from "../inference-backend.js";
 import { ConcurrencyGate } from "../concurrency-gate.js";
 import { truncateAtStop } from "./stop-strings.js";
@@ -15,15 +27,19 @@ export interface EmbeddedBackendOptions {
   /** A Hugging Face model directory (config.json, model.safetensors, tokenizer.json). */
   modelDir: string;
   tensorBackend: "auto" | "cpu" | "wasm" | "tensorflow";
+  /** Rows decoded at once across concurrent calls; 0: calls take turns (each batched over its n). */
+  maxBatchRows: number;
 }
 
 interface Loaded {
   model: CausalLM;
   tokenizer: ModelTokenizer | undefined;
+  /** Absent when batching across calls is off. */
+  decoder: ContinuousDecoder | undefined;
 }
 
 export function createEmbeddedBackend(options: EmbeddedBackendOptions): InferenceBackend {
-  // One model, one tensor engine: requests take turns (each is batched over its n).
+  // Without the decoder: one model, one tensor engine, so calls take turns.
   const gate = new ConcurrencyGate(1);
   const adapters = new Map<string, LoraAdapter>();
   let loading: Promise<Loaded> | undefined;
@@ -33,7 +49,8 @@ export function createEmbeddedBackend(options: EmbeddedBackendOptions): Inferenc
       await useBackend(options.tensorBackend);
       const model = await CausalLM.load(options.modelDir);
       const tokenizer = existsSync(join(options.modelDir, "tokenizer.json")) ? await ModelTokenizer.load(options.modelDir) : undefined;
-      return { model, tokenizer };
+      const decoder = options.maxBatchRows > 0 ? new ContinuousDecoder(model, { maxRows: options.maxBatchRows }) : undefined;
+      return { model, tokenizer, decoder };
     })().catch((error) => {
       loading = undefined;
       throw asConnectError(error, `cannot load the embedded model from ${options.modelDir} (embedded.model_dir)`);
@@ -50,30 +67,35 @@ export function createEmbeddedBackend(options: EmbeddedBackendOptions): Inferenc
   }
 
   async function run(input: GenerateInput): Promise<GenerateOutput> {
-    const { model, tokenizer } = await loaded();
+    const { model, tokenizer, decoder } = await loaded();
     const adapter = input.adapter === "" ? null : adapters.get(input.adapter);
     if (adapter === undefined) throw new ConnectError(`adapter "${input.adapter}" is not loaded`, Code.NotFound);
     const s = input.sampling;
     const stopTokenIds = [...new Set([...model.config.eosTokenIds, ...s.stopTokenIds])];
-    const sequences = await gate.run(input.signal, () =>
-      generate(
-        model,
-        Array.from({ length: input.n }, () => input.promptIds),
-        {
+    const sampling = { temperature: s.temperature ?? 1, topK: s.topK ?? 0, topP: s.topP ?? 1 };
+    // Each row draws from its own stream of the seed, so the request is reproducible.
+    const seed = s.seed !== undefined ? Number(s.seed) : Math.floor(Math.random() * 2 ** 32);
+    const decoded: Promise<GeneratedSequence[]> = decoder
+      ? decoder.decode({
+          prompt: input.promptIds,
+          n: input.n,
           maxNewTokens: input.maxTokens,
-          temperature: s.temperature ?? 1,
-          topK: s.topK ?? 0,
-          topP: s.topP ?? 1,
-          // Each row draws from its own stream of the seed, so the request is reproducible.
-          ...(s.seed !== undefined ? { seed: Number(s.seed) } : {}),
+          sampling,
+          seed,
           stopTokenIds,
           adapter,
           signal: input.signal,
-        },
-      ).catch((error) => {
-        throw asConnectError(error, "embedded generation failed");
-      }),
-    );
+        })
+      : gate.run(input.signal, () =>
+          generate(
+            model,
+            Array.from({ length: input.n }, () => input.promptIds),
+            { maxNewTokens: input.maxTokens, ...sampling, seed, stopTokenIds, adapter, signal: input.signal },
+          ),
+        );
+    const sequences = await decoded.catch((error) => {
+      throw asConnectError(error, "embedded generation failed");
+    });
     const decode = (ids: number[]) => tokenizer?.decode(ids, { skipSpecialTokens: true }) ?? "";
     return {
       promptTokenIds: input.promptIds,

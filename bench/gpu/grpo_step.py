@@ -1,0 +1,76 @@
+"""Part 2: one GRPO TrainStep through gRPC on the Qwen2.5-0.5B shape (16 prompts × 8 completions ×
+512 completion tokens, LoRA r16 on every linear): seconds, tokens/s, peak GPU memory and MFU, for
+one model source with or without gradient checkpointing (the check runs each combination in its
+own process, so peaks are the combination's own).
+
+The server is the learner's own (rpc.server.start_server with a LearnerHost, as `serve` starts
+it) on a loopback port, and the model loads from a directory on first use, as in production. A
+warm-up step (model load, CUDA kernels, allocator) is not timed; the timed steps follow it."""
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from environment import device_name, learner_config, peak_memory_gib, reset_peak_memory
+from flops import grpo_step_flops, mfu
+from model_shapes import STEP_SHAPE, tiny
+from random_model import write_random_model
+from step_client import GPU_BATCH, SMOKE_BATCH, rollout_samples, train_step
+
+from leangrpo_learner.rpc.learner_host import LearnerHost
+from leangrpo_learner.rpc.server import start_server
+
+
+def run(smoke: bool, device: torch.device, work: Path, source: str, gradient_checkpointing: bool, timed_steps: int = 2) -> dict:
+    shape_name, shape = STEP_SHAPE
+    config = tiny(shape) if smoke else shape
+    batch = SMOKE_BATCH if smoke else GPU_BATCH
+    # Stored in bf16 on a GPU, as checkpoints ship; the learner keeps them bf16 there.
+    model_dir = write_random_model(config, Path(tempfile.mkdtemp(dir=work)) / shape_name, seed=1, dtype="float32" if smoke else "bfloat16")
+    learner_settings = learner_config(model_dir, source, device, gradient_checkpointing=gradient_checkpointing, server={"host": "127.0.0.1", "port": 0})
+    host = LearnerHost(learner_settings, device)
+    server, port, _ = start_server(learner_settings, host)
+    address = f"127.0.0.1:{port}"
+    try:
+        samples = rollout_samples(batch, config["vocab_size"], seed=4)
+        started = time.perf_counter()
+        train_step(address, 0, batch, samples, timeout_s=600)
+        warmup_s = time.perf_counter() - started
+        reset_peak_memory(device)
+        steps = []
+        for i in range(timed_steps):
+            started = time.perf_counter()
+            response = train_step(address, 0, batch, rollout_samples(batch, config["vocab_size"], seed=5 + i), timeout_s=600)
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            seconds = time.perf_counter() - started
+            loss = response.metrics["loss"]
+            if not math.isfinite(loss):
+                raise AssertionError(f"step {response.step}: loss is {loss}")
+            steps.append({"seconds": round(seconds, 3), "loss": loss, "grad_norm": response.metrics.get("grad_norm")})
+    finally:
+        server.stop(0).wait()
+    seconds = min(s["seconds"] for s in steps)
+    tokens = sum(batch.sequences)
+    flops = grpo_step_flops(config, batch.sequences, reference=True)  # grpo defaults: beta 0.04
+    return {
+        "ok": True,
+        "shape": shape_name if not smoke else f"tiny {shape_name}",
+        "source": source,
+        "gradient_checkpointing": gradient_checkpointing,
+        "batch": f"{batch.prompts} prompts × {batch.completions_per_prompt} completions × {batch.completion_tokens} tokens (prompts {batch.prompt_tokens})",
+        "algorithm": "grpo, default settings (beta 0.04: a reference pass too)",
+        "micro_batch_tokens": learner_settings["micro_batch_tokens"],
+        "warmup_seconds_incl_load": round(warmup_s, 2),
+        "steps": steps,
+        "seconds": seconds,
+        "tokens_per_second": round(tokens / seconds, 1),
+        "peak_gpu_memory_gib": peak_memory_gib(device),
+        "model_tflops_per_step": float(f"{flops / 1e12:.4g}"),
+        "mfu": mfu(flops, seconds, device_name(device)),
+        "target_seconds": None if smoke else 10.0,
+    }

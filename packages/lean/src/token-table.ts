@@ -1,0 +1,43 @@
+// Lean's token table: the symbols and keywords an environment's parsers declared.
+// Lean reads a token by longest match against this table (`tokenFn` in
+// Lean/Parser/Basic.lean, `Trie.matchPrefix`), so what counts as one token (`⁻¹'`,
+// `×ˢ`, `#eval`, `Type*`) depends on the imports. The verifier asks Lean for the
+// table of each header it warms (verifier: repl/token-table-query.ts); BUILTIN_TABLE
+// (builtin-tokens.ts) is the fallback where it cannot.
+
+export type TokenTableSource = "environment" | "builtin";
+
+export interface TokenTable {
+  /** "environment": read from Lean for this header; "builtin": the fallback list, which may miss tokens. */
+  readonly source: TokenTableSource;
+  /** The longest token that `src` holds at UTF-16 index `at`, or undefined. */
+  longestMatch(src: string, at: number): string | undefined;
+  has(token: string): boolean;
+  /** The tokens that begin a command (the `command` category's leading tokens), e.g. `theorem`, `#eval`, `@[`. */
+  readonly commandTokens: ReadonlySet<string>;
+  readonly size: number;
+}
+
+export function makeTokenTable(tokens: Iterable<string>, commandTokens: Iterable<string>, source: TokenTableSource): TokenTable {
+  const all = new Set<string>();
+  for (const token of tokens) if (token !== "") all.add(token);
+  const commands = new Set<string>(commandTokens);
+  // Candidates by first UTF-16 unit, longest first: the first that matches is the longest.
+  const byFirst = new Map<string, string[]>();
+  for (const token of all) {
+    const list = byFirst.get(token[0]!) ?? [];
+    list.push(token);
+    byFirst.set(token[0]!, list);
+  }
+  for (const list of byFirst.values()) list.sort((a, b) => b.length - a.length);
+  return {
+    source,
+    commandTokens: commands,
+    size: all.size,
+    has: (token) => all.has(token),
+    longestMatch(src, at) {
+      const candidates = byFirst.get(src[at] ?? "");
+      return candidates?.find((token) => src.startsWith(token, at));
+    },
+  };
+}

@@ -1,0 +1,33 @@
+// One entry of the screen: a construct refused before Lean runs, the parts of the
+// source it is refused in, why, and how to find it in Lean's tokens.
+import type { LeanToken, TokenTable } from "@lean-grpo/lean";
+
+/** The parts of a checked source: the dataset's statement and context, and the model's proof (or tactic). */
+export type SourcePart = "statement" | "context" | "proof";
+
+export interface BannedConstruct {
+  /** How reasons name it, e.g. "sorry", "#eval", "set_option debug.*". */
+  name: string;
+  why: string;
+  /** The parts it is refused in. */
+  parts: readonly SourcePart[];
+  /**
+   * Whether the construct begins at `tokens[at]`; the index just past its last token
+   * when it does. The redeclaration entry depends on the theorem's name.
+   */
+  matchAt(tokens: readonly LeanToken[], at: number, theoremName: string, table: TokenTable): number | undefined;
+}
+
+export const EVERYWHERE: readonly SourcePart[] = ["statement", "context", "proof"];
+export const PROOF_ONLY: readonly SourcePart[] = ["proof"];
+
+export type Matcher = BannedConstruct["matchAt"];
+
+export function construct(name: string, why: string, parts: readonly SourcePart[], matchAt: Matcher): BannedConstruct {
+  return { name, why, parts, matchAt };
+}
+
+/** One token matching `test`. */
+export function single(test: (token: LeanToken) => boolean): Matcher {
+  return (tokens, at) => (test(tokens[at]!) ? at + 1 : undefined);
+}
