@@ -43,11 +43,23 @@ SAMPLES = [
 ]
 
 DEFAULTS = {
-    "scale_rewards": "group", "epsilon": 0.2, "epsilon_high": 0.2, "delta": None, "beta": 0.04, "kl_estimator": "k3",
-    "aggregation": "seq-mean-token-mean", "level": "token", "mask_truncated_completions": False,
-    "importance_sampling_cap": None, "importance_sampling_min": None, "importance_sampling_level": "sequence",
-    "importance_sampling_action": "mask", "dynamic_sampling": False, "max_completion_length": 512,
-    "dpo_coef": 0.0, "dpo_beta": 0.1,
+    "scale_rewards": "group",
+    "epsilon": 0.2,
+    "epsilon_high": 0.2,
+    "delta": None,
+    "beta": 0.04,
+    "kl_estimator": "k3",
+    "aggregation": "seq-mean-token-mean",
+    "level": "token",
+    "mask_truncated_completions": False,
+    "importance_sampling_cap": None,
+    "importance_sampling_min": None,
+    "importance_sampling_level": "sequence",
+    "importance_sampling_action": "mask",
+    "dynamic_sampling": False,
+    "max_completion_length": 512,
+    "dpo_coef": 0.0,
+    "dpo_beta": 0.1,
 }
 ALGORITHM_DEFAULTS = {
     "grpo": {},
@@ -64,18 +76,18 @@ TOKEN_TRUNCATE = {"importance_sampling_cap": 2.0, "importance_sampling_level": "
 # Rollout correction cases: bounds chosen so that some weights fall out of them and some do not.
 ROLLOUT_CASES = [
     ("grpo-rollout-sequence-mask", "grpo", {"importance_sampling_cap": 1.25}),
-    ("grpo-rollout-token-mask-min", "grpo",
-     {"importance_sampling_cap": 1.3, "importance_sampling_min": 0.8, "importance_sampling_level": "token"}),
-    ("dapo-rollout-sequence-truncate-min", "dapo",
-     {"importance_sampling_cap": 1.35, "importance_sampling_min": 0.9, "importance_sampling_action": "truncate"}),
+    ("grpo-rollout-token-mask-min", "grpo", {"importance_sampling_cap": 1.3, "importance_sampling_min": 0.8, "importance_sampling_level": "token"}),
+    ("dapo-rollout-sequence-truncate-min", "dapo", {"importance_sampling_cap": 1.35, "importance_sampling_min": 0.9, "importance_sampling_action": "truncate"}),
 ]
 CASES = [
     ("grpo", "grpo", TOKEN_TRUNCATE, TOKEN_TRUNCATE),
-    ("grpo-batch-k2-delta", "grpo",
-     {"scale_rewards": "batch", "kl_estimator": "mse", "delta": 1.5, "epsilon": 0.1, "mask_truncated_completions": True},
-     {"scale_rewards": "batch", "kl_estimator": "k2", "delta": 1.5, "epsilon": 0.1, "epsilon_high": 0.1, "mask_truncated_completions": True}),
-    ("grpo-k1-none", "grpo", {"kl_estimator": "k1", "beta": 0.1, "scale_rewards": "none"},
-     {"kl_estimator": "k1", "beta": 0.1, "scale_rewards": "none"}),
+    (
+        "grpo-batch-k2-delta",
+        "grpo",
+        {"scale_rewards": "batch", "kl_estimator": "mse", "delta": 1.5, "epsilon": 0.1, "mask_truncated_completions": True},
+        {"scale_rewards": "batch", "kl_estimator": "k2", "delta": 1.5, "epsilon": 0.1, "epsilon_high": 0.1, "mask_truncated_completions": True},
+    ),
+    ("grpo-k1-none", "grpo", {"kl_estimator": "k1", "beta": 0.1, "scale_rewards": "none"}, {"kl_estimator": "k1", "beta": 0.1, "scale_rewards": "none"}),
     ("drgrpo", "drgrpo", {"max_completion_length": 16}, {"max_completion_length": 16}),
     ("dapo", "dapo", {}, {}),
     ("gspo", "gspo", {}, {}),
@@ -87,8 +99,7 @@ CASES = [
     # pass@k: k = 2 below every group's size, and DAPO with k = the group size (verl's grpo_passk).
     ("grpo-passk-2", "grpo", {"advantage_estimator": "passk", "pass_k": 2}, {"advantage_estimator": "passk", "pass_k": 2}),
     ("dapo-passk-group", "dapo", {"advantage_estimator": "passk"}, {"advantage_estimator": "passk"}),
-    ("sapo-temperatures-2-4", "sapo", {"sapo_temperature_pos": 2.0, "sapo_temperature_neg": 4.0},
-     {"sapo_temperature_pos": 2.0, "sapo_temperature_neg": 4.0}),
+    ("sapo-temperatures-2-4", "sapo", {"sapo_temperature_pos": 2.0, "sapo_temperature_neg": 4.0}, {"sapo_temperature_pos": 2.0, "sapo_temperature_neg": 4.0}),
 ]
 
 # The sampling distribution (the contract's SamplingDistribution) in the learner's terms, and
@@ -104,11 +115,16 @@ LOGPROB_CASES = [
 # (case name, algorithm, algorithm_config, reference knobs, sampling, truncated flags or None for the batch's)
 SAMPLING_CASES = [
     ("grpo-sampling-t0.7-k20-p0.9", "grpo", TOKEN_TRUNCATE, TOKEN_TRUNCATE, SAMPLING, None),
-    ("gspo-sampling-importance-weight", "gspo", TOKEN_TRUNCATE, TOKEN_TRUNCATE,
-     {"temperature": 0.7, "top_k": 0, "top_p": 0.9}, None),
+    ("gspo-sampling-importance-weight", "gspo", TOKEN_TRUNCATE, TOKEN_TRUNCATE, {"temperature": 0.7, "top_k": 0, "top_p": 0.9}, None),
     # The best of g0 and the worst of g1 are truncated: with mask_truncated_completions they leave the pairs too.
-    ("dgpo-masked-truncated-pairs", "dgpo", {"mask_truncated_completions": True}, {"mask_truncated_completions": True},
-     {"temperature": 0.7, "top_k": 0, "top_p": 1.0}, [True, False, True, False, False, True, True, False, False]),
+    (
+        "dgpo-masked-truncated-pairs",
+        "dgpo",
+        {"mask_truncated_completions": True},
+        {"mask_truncated_completions": True},
+        {"temperature": 0.7, "top_k": 0, "top_p": 1.0},
+        [True, False, True, False, False, True, True, False, False],
+    ),
 ]
 
 
@@ -195,8 +211,18 @@ def main():
         grads = {k: p.grad for k, p in params.items()}
         assert max(float(g.abs().max()) for g in grads.values()) > 1e-6, f"{name}: zero gradient cannot test anything"
         safetensors_io.write(os.path.join(OUT, file), grads)
-        cases.append({"name": name, "algorithm": algorithm, "config": {"temperature": TEMPERATURE, **config}, "mode": "rl", "advantages": adv,
-                      "loss": float(loss), "metrics": metrics, "gradients": file})
+        cases.append(
+            {
+                "name": name,
+                "algorithm": algorithm,
+                "config": {"temperature": TEMPERATURE, **config},
+                "mode": "rl",
+                "advantages": adv,
+                "loss": float(loss),
+                "metrics": metrics,
+                "gradients": file,
+            }
+        )
         if name == "grpo":
             adamw = adamw_steps(lora, grads)
 
@@ -205,8 +231,9 @@ def main():
         with torch.no_grad():
             model = ref.CausalLM(cfg, weights, settings, lora) if use_adapter else ref.CausalLM(cfg, weights)
             lps, ents = ref.completion_logprobs(model, pairs, sampling["temperature"], True, sampling["top_k"], sampling["top_p"])
-        logprob_cases.append({"name": name, "adapter": use_adapter, "sampling": sampling,
-                              "logprobs": [floats(x) for x in lps], "entropies": [floats(x) for x in ents]})
+        logprob_cases.append(
+            {"name": name, "adapter": use_adapter, "sampling": sampling, "logprobs": [floats(x) for x in lps], "entropies": [floats(x) for x in ents]}
+        )
 
     sampling_cases = []
     for name, algorithm, config, overrides, sampling, truncated_case in SAMPLING_CASES:
@@ -229,25 +256,50 @@ def main():
         grads = {key: q.grad for key, q in params.items()}
         assert max(float(g.abs().max()) for g in grads.values()) > 1e-6, f"{name}: zero gradient cannot test anything"
         safetensors_io.write(os.path.join(OUT, file), grads)
-        sampling_cases.append({"name": name, "algorithm": algorithm, "config": config, "sampling": sampling, "mode": "rl",
-                               "truncated": flags, "old": [floats(x) for x in old_case],
-                               "sampler": [None if x is None else floats(x) for x in sampler_case],
-                               "advantages": adv, "loss": float(loss), "metrics": metrics, "gradients": file})
+        sampling_cases.append(
+            {
+                "name": name,
+                "algorithm": algorithm,
+                "config": config,
+                "sampling": sampling,
+                "mode": "rl",
+                "truncated": flags,
+                "old": [floats(x) for x in old_case],
+                "sampler": [None if x is None else floats(x) for x in sampler_case],
+                "advantages": adv,
+                "loss": float(loss),
+                "metrics": metrics,
+                "gradients": file,
+            }
+        )
 
     params = {k: v.clone().requires_grad_(True) for k, v in lora.items()}
     logp, _ = ref.completion_logprobs(ref.CausalLM(cfg, weights, settings, params), pairs, 1.0)
     loss = grpo.sft_loss(logp)
     loss.backward()
     safetensors_io.write(os.path.join(OUT, "sft-gradients.safetensors"), {k: p.grad for k, p in params.items()})
-    cases.append({"name": "sft", "algorithm": "grpo", "config": {"temperature": 1.0}, "mode": "sft", "advantages": None,
-                  "loss": float(loss), "metrics": {}, "gradients": "sft-gradients.safetensors"})
+    cases.append(
+        {
+            "name": "sft",
+            "algorithm": "grpo",
+            "config": {"temperature": 1.0},
+            "mode": "sft",
+            "advantages": None,
+            "loss": float(loss),
+            "metrics": {},
+            "gradients": "sft-gradients.safetensors",
+        }
+    )
 
     schedules = {kind: [grpo.hf_schedule(kind, step, 3, 10) for step in range(12)] for kind in ("constant", "linear", "cosine")}
     fixture = {
-        "model": MODEL, "adapter": MODEL + "-lora", "temperature": TEMPERATURE,
-        "samples": [{"group_id": g, "prompt": p, "completion": c, "reward": r, "truncated": t,
-                     "old": floats(od), "sampler": None if sp is None else floats(sp)}
-                    for (g, p, c, r, t), od, sp in zip(SAMPLES, old, sampler)],
+        "model": MODEL,
+        "adapter": MODEL + "-lora",
+        "temperature": TEMPERATURE,
+        "samples": [
+            {"group_id": g, "prompt": p, "completion": c, "reward": r, "truncated": t, "old": floats(od), "sampler": None if sp is None else floats(sp)}
+            for (g, p, c, r, t), od, sp in zip(SAMPLES, old, sampler)
+        ],
         "zero_std_groups": grpo.zero_std_groups(rewards, groups),
         "cases": cases,
         # Scored under a sampling distribution (TrainStepHeader.sampling / ComputeLogprobsRequest.sampling):
@@ -265,8 +317,7 @@ def adamw_steps(lora, grads):
     """Two torch.optim.AdamW steps on the same gradients, each after clip_grad_norm_."""
     settings = {"lr": 1e-2, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.1, "max_grad_norm": 0.01}
     params = {k: torch.nn.Parameter(v.clone()) for k, v in lora.items()}
-    optimizer = torch.optim.AdamW(params.values(), lr=settings["lr"], betas=settings["betas"], eps=settings["eps"],
-                                  weight_decay=settings["weight_decay"])
+    optimizer = torch.optim.AdamW(params.values(), lr=settings["lr"], betas=settings["betas"], eps=settings["eps"], weight_decay=settings["weight_decay"])
     norms = []
     for _ in range(2):
         for k, p in params.items():
@@ -275,8 +326,14 @@ def adamw_steps(lora, grads):
         optimizer.step()
     assert norms[0] > settings["max_grad_norm"], "clipping must be active to be tested"
     safetensors_io.write(os.path.join(OUT, "adamw-weights.safetensors"), {k: p.detach() for k, p in params.items()})
-    return {**settings, "betas": list(settings["betas"]), "steps": 2, "grad_norms": norms,
-            "gradients": "grpo-gradients.safetensors", "weights": "adamw-weights.safetensors"}
+    return {
+        **settings,
+        "betas": list(settings["betas"]),
+        "steps": 2,
+        "grad_norms": norms,
+        "gradients": "grpo-gradients.safetensors",
+        "weights": "adamw-weights.safetensors",
+    }
 
 
 if __name__ == "__main__":

@@ -173,8 +173,7 @@ def save_checkpoint(directory, raw_config, weights, storage):
         # The model the learner sees is the stored one, widened to float32.
         return {k: v.float() for k, v in stored.items()}
     names = list(weights)
-    shards = {"model-00001-of-00002.safetensors": names[: len(names) // 2],
-              "model-00002-of-00002.safetensors": names[len(names) // 2 :]}
+    shards = {"model-00001-of-00002.safetensors": names[: len(names) // 2], "model-00002-of-00002.safetensors": names[len(names) // 2 :]}
     weight_map = {}
     for file, keys in shards.items():
         safetensors_io.write(os.path.join(directory, file), {k: weights[k] for k in keys}, {"format": "pt"})
@@ -215,8 +214,7 @@ def model_fixture(name, spec):
             for row, pair in enumerate(PAIRS):
                 alone, _ = ref.completion_logprobs(model, [pair], temperature, use_adapter)
                 assert torch.allclose(alone[0], logprobs[row], atol=1e-5), "padding changes the reference"
-        cases.append({"temperature": temperature, "adapter": use_adapter,
-                      "logprobs": rounded(logprobs), "entropies": rounded(entropies)})
+        cases.append({"temperature": temperature, "adapter": use_adapter, "logprobs": rounded(logprobs), "entropies": rounded(entropies)})
     on, off = cases[0]["logprobs"], cases[1]["logprobs"]
     assert max_difference(on, off) > 1e-2, "adapter too weak to test"
     if cfg.rope:
@@ -234,8 +232,7 @@ def model_fixture(name, spec):
     logprobs, entropies = ref.completion_logprobs(model, PAIRS, temperature)
     loss = sum((w * lp).sum() + entropy_coef * e.sum() for w, lp, e in zip(token_weights, logprobs, entropies))
     loss.backward()
-    safetensors_io.write(os.path.join(OUT, name + "-gradients.safetensors"),
-                         {k: p.grad for k, p in params.items()})
+    safetensors_io.write(os.path.join(OUT, name + "-gradients.safetensors"), {k: p.grad for k, p in params.items()})
 
     # The same loss's gradient with respect to every base weight, no adapter (full fine-tuning).
     base_params = {k: v.clone().requires_grad_(True) for k, v in weights.items()}
@@ -243,8 +240,7 @@ def model_fixture(name, spec):
     logprobs, entropies = ref.completion_logprobs(model, PAIRS, temperature, False)
     full_loss = sum((w * lp).sum() + entropy_coef * e.sum() for w, lp, e in zip(token_weights, logprobs, entropies))
     full_loss.backward()
-    safetensors_io.write(os.path.join(OUT, name + "-full-gradients.safetensors"),
-                         {k: p.grad for k, p in base_params.items()})
+    safetensors_io.write(os.path.join(OUT, name + "-full-gradients.safetensors"), {k: p.grad for k, p in base_params.items()})
 
     model = ref.CausalLM(cfg, weights)
     greedy = []
@@ -276,23 +272,25 @@ def model_fixture(name, spec):
 def dtype_fixture():
     """BF16/F16 values (specials, subnormals, ties) with torch's own float32 widening and bf16 rounding."""
     generator = torch.Generator().manual_seed(7)
-    specials = [0.0, -0.0, 1.0, -1.5, 3.14159, 1e-40, -2.5e-39, 65504.0, 1e30, -3e38,
-                float("inf"), float("-inf"), float("nan"), 1.17549435e-38, 6e-8, -6.1e-5]
+    specials = [0.0, -0.0, 1.0, -1.5, 3.14159, 1e-40, -2.5e-39, 65504.0, 1e30, -3e38, float("inf"), float("-inf"), float("nan"), 1.17549435e-38, 6e-8, -6.1e-5]
     bf16 = torch.tensor(specials + torch.randn(16, generator=generator).tolist()).to(torch.bfloat16).reshape(4, 8)
-    f16_values = [0.0, -0.0, 1.0, -1.5, 3.14159, 6e-8, -5.96e-8, 65504.0, -65504.0, 1e-5,
-                  float("inf"), float("-inf"), float("nan"), 6.1035e-5, 0.333, 2.0]
+    f16_values = [0.0, -0.0, 1.0, -1.5, 3.14159, 6e-8, -5.96e-8, 65504.0, -65504.0, 1e-5, float("inf"), float("-inf"), float("nan"), 6.1035e-5, 0.333, 2.0]
     f16 = torch.tensor(f16_values + torch.randn(8, generator=generator).tolist()).to(torch.float16).reshape(2, 3, 4)
     # float32 values whose bf16 rounding exercises round-to-nearest-even (exact ties included).
     ties = [1.00390625, 1.01171875, -1.00390625, 3.0000001, 65535.0, 3.4e38, 1e-45]
     to_round = torch.tensor(ties + (torch.randn(25, generator=generator) * 100).tolist(), dtype=torch.float32)
-    safetensors_io.write(os.path.join(OUT, "dtypes.safetensors"), {
-        "values.bf16": bf16,
-        "values.bf16.as_f32": bf16.float(),
-        "values.f16": f16,
-        "values.f16.as_f32": f16.float(),
-        "rounding.f32": to_round,
-        "rounding.bf16": to_round.to(torch.bfloat16),
-    }, {"source": "scripts/reference/make_fixtures.py"})
+    safetensors_io.write(
+        os.path.join(OUT, "dtypes.safetensors"),
+        {
+            "values.bf16": bf16,
+            "values.bf16.as_f32": bf16.float(),
+            "values.f16": f16,
+            "values.f16.as_f32": f16.float(),
+            "rounding.f32": to_round,
+            "rounding.bf16": to_round.to(torch.bfloat16),
+        },
+        {"source": "scripts/reference/make_fixtures.py"},
+    )
 
 
 def main():

@@ -143,22 +143,43 @@ TEXTS = [
 
 CONVERSATIONS = [
     {"messages": [{"role": "user", "content": "Prove that 2 + 2 = 4."}], "add_generation_prompt": True},
-    {"messages": [{"role": "system", "content": "You are a Lean 4 expert."},
-                  {"role": "user", "content": "theorem t : 1 + 1 = 2 := by"}],
-     "add_generation_prompt": True, "enable_thinking": False},
-    {"messages": [{"role": "user", "content": "What is 3 * 4?"},
-                  {"role": "assistant", "content": "<think>\n3 * 4 = 12\n</think>\n\nThe answer is 12."},
-                  {"role": "user", "content": "And 5 * 6?"}],
-     "add_generation_prompt": True},
-    {"messages": [{"role": "system", "content": "Use tools when needed."},
-                  {"role": "user", "content": "Check this proof."},
-                  {"role": "assistant", "content": "",
-                   "tool_calls": [{"type": "function", "function": {"name": "lean_check", "arguments": {"code": "example : 1 = 1 := rfl", "timeout": 30}}}]},
-                  {"role": "tool", "content": "{\"ok\": true}"},
-                  {"role": "assistant", "content": "The proof checks."}],
-     "tools": [{"type": "function", "function": {"name": "lean_check", "description": "Check Lean 4 code",
-                                                  "parameters": {"type": "object", "properties": {"code": {"type": "string"}}}}}],
-     "add_generation_prompt": False},
+    {
+        "messages": [{"role": "system", "content": "You are a Lean 4 expert."}, {"role": "user", "content": "theorem t : 1 + 1 = 2 := by"}],
+        "add_generation_prompt": True,
+        "enable_thinking": False,
+    },
+    {
+        "messages": [
+            {"role": "user", "content": "What is 3 * 4?"},
+            {"role": "assistant", "content": "<think>\n3 * 4 = 12\n</think>\n\nThe answer is 12."},
+            {"role": "user", "content": "And 5 * 6?"},
+        ],
+        "add_generation_prompt": True,
+    },
+    {
+        "messages": [
+            {"role": "system", "content": "Use tools when needed."},
+            {"role": "user", "content": "Check this proof."},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"type": "function", "function": {"name": "lean_check", "arguments": {"code": "example : 1 = 1 := rfl", "timeout": 30}}}],
+            },
+            {"role": "tool", "content": '{"ok": true}'},
+            {"role": "assistant", "content": "The proof checks."},
+        ],
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "lean_check",
+                    "description": "Check Lean 4 code",
+                    "parameters": {"type": "object", "properties": {"code": {"type": "string"}}},
+                },
+            }
+        ],
+        "add_generation_prompt": False,
+    },
 ]
 
 
@@ -238,7 +259,8 @@ def render(conversation, special_tokens):
     # transformers' apply_chat_template environment (utils/chat_template_utils.py).
     env = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
     env.filters["tojson"] = lambda x, indent=None, separators=None, sort_keys=False: json.dumps(
-        x, ensure_ascii=False, indent=indent, separators=separators, sort_keys=sort_keys)
+        x, ensure_ascii=False, indent=indent, separators=separators, sort_keys=sort_keys
+    )
     return env.from_string(CHAT_TEMPLATE).render(**conversation, **special_tokens)
 
 
@@ -251,8 +273,17 @@ def main():
     added = []
     for token in SPECIAL:
         vocab[token] = len(vocab)
-        added.append({"id": vocab[token], "content": token, "single_word": False, "lstrip": False, "rstrip": False,
-                      "normalized": False, "special": token.startswith("<|")})
+        added.append(
+            {
+                "id": vocab[token],
+                "content": token,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": token.startswith("<|"),
+            }
+        )
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
     tokenizer = {
         "version": "1.0",
@@ -260,13 +291,24 @@ def main():
         "padding": None,
         "added_tokens": added,
         "normalizer": {"type": "NFC"},
-        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": SPLIT}, "behavior": "Isolated", "invert": False}, byte_level]},
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [{"type": "Split", "pattern": {"Regex": SPLIT}, "behavior": "Isolated", "invert": False}, byte_level],
+        },
         "post_processor": byte_level,
         "decoder": byte_level,
-        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "", "end_of_word_suffix": "",
-                  "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
-                  "vocab": {k: v for k, v in vocab.items() if k not in SPECIAL}, "merges": [f"{a} {b}" for a, b in merges]},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": "",
+            "end_of_word_suffix": "",
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": {k: v for k, v in vocab.items() if k not in SPECIAL},
+            "merges": [f"{a} {b}" for a, b in merges],
+        },
     }
     config = {
         "add_bos_token": False,

@@ -144,9 +144,7 @@ def _resolve(schema: dict, given: dict, prefix: str) -> dict:
     for key in given:
         if key not in schema:
             where = prefix.rstrip(".")
-            raise ConfigError(
-                f'unknown config key "{prefix}{key}"; accepted keys{f" under {where!r}" if where else ""}: {", ".join(schema)}'
-            )
+            raise ConfigError(f'unknown config key "{prefix}{key}"; accepted keys{f" under {where!r}" if where else ""}: {", ".join(schema)}')
     for key, spec in schema.items():
         if isinstance(spec, dict):
             out[key] = _resolve(spec, given.get(key, {}), f"{prefix}{key}.")

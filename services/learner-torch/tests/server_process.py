@@ -3,7 +3,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import grpc
 
@@ -15,10 +14,18 @@ M = proto.message
 
 class LearnerProcess:
     def __init__(self, config: dict, launcher: list[str] | None = None, env: dict | None = None):
-        command = (launcher or [sys.executable]) + ["-m", "leangrpo_learner", "serve", "--port", "0", "--host", "127.0.0.1", "--config-json", json.dumps(config)]
-        self.process = subprocess.Popen(
-            command, cwd=PACKAGE_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}
-        )
+        command = (launcher or [sys.executable]) + [
+            "-m",
+            "leangrpo_learner",
+            "serve",
+            "--port",
+            "0",
+            "--host",
+            "127.0.0.1",
+            "--config-json",
+            json.dumps(config),
+        ]
+        self.process = subprocess.Popen(command, cwd=PACKAGE_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
         line = self.process.stdout.readline()
         if not line.startswith("listening on "):
             self.process.kill()
@@ -27,19 +34,25 @@ class LearnerProcess:
         self.channel = grpc.insecure_channel(self.address, options=[("grpc.max_receive_message_length", 64 << 20)])
 
     def unary(self, method: str, request, response: str, service="leangrpo.v1.LearnerService"):
-        return self.channel.unary_unary(f"/{service}/{method}", request_serializer=lambda m: m.SerializeToString(), response_deserializer=M(response).FromString)(request, timeout=120)
+        return self.channel.unary_unary(
+            f"/{service}/{method}", request_serializer=lambda m: m.SerializeToString(), response_deserializer=M(response).FromString
+        )(request, timeout=120)
 
     def train_step(self, header: dict, samples: list[dict]):
         Request = M("leangrpo.v1.TrainStepRequest")
         messages = [Request(header=M("leangrpo.v1.TrainStepHeader")(**header))] + [Request(sample=M("leangrpo.v1.TrainingSample")(**s)) for s in samples]
         call = self.channel.stream_unary(
-            "/leangrpo.v1.LearnerService/TrainStep", request_serializer=lambda m: m.SerializeToString(), response_deserializer=M("leangrpo.v1.TrainStepResponse").FromString
+            "/leangrpo.v1.LearnerService/TrainStep",
+            request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=M("leangrpo.v1.TrainStepResponse").FromString,
         )
         return call(iter(messages), timeout=300)
 
     def export_adapter(self, version=0, chunk_size=0) -> tuple[object, dict[str, bytes]]:
         call = self.channel.unary_stream(
-            "/leangrpo.v1.LearnerService/ExportAdapter", request_serializer=lambda m: m.SerializeToString(), response_deserializer=M("leangrpo.v1.ExportAdapterResponse").FromString
+            "/leangrpo.v1.LearnerService/ExportAdapter",
+            request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=M("leangrpo.v1.ExportAdapterResponse").FromString,
         )
         manifest, files = None, {}
         for message in call(M("leangrpo.v1.ExportAdapterRequest")(version=version, chunk_size=chunk_size), timeout=60):

@@ -47,8 +47,12 @@ def test_train_steps_export_and_logprobs(learner):
         assert hashlib.sha256(files[info.path]).hexdigest() == info.sha256 and len(files[info.path]) == info.size
     assert json.loads(files["adapter_config.json"])["target_modules"] == ["q_proj", "v_proj", "down_proj"]
     sequences = [M("leangrpo.v1.TokenSequence")(prompt_token_ids=[5, 17, 33], completion_token_ids=[40, 41])]
-    policy = learner.unary("ComputeLogprobs", M("leangrpo.v1.ComputeLogprobsRequest")(sequences=sequences, include_entropy=True), "leangrpo.v1.ComputeLogprobsResponse")
-    reference = learner.unary("ComputeLogprobs", M("leangrpo.v1.ComputeLogprobsRequest")(sequences=sequences, reference=True), "leangrpo.v1.ComputeLogprobsResponse")
+    policy = learner.unary(
+        "ComputeLogprobs", M("leangrpo.v1.ComputeLogprobsRequest")(sequences=sequences, include_entropy=True), "leangrpo.v1.ComputeLogprobsResponse"
+    )
+    reference = learner.unary(
+        "ComputeLogprobs", M("leangrpo.v1.ComputeLogprobsRequest")(sequences=sequences, reference=True), "leangrpo.v1.ComputeLogprobsResponse"
+    )
     assert policy.adapter_version == 1 and reference.adapter_version == 0
     assert len(policy.sequences[0].logprobs) == 2 and len(policy.sequences[0].entropies) == 2
     assert len(reference.sequences[0].entropies) == 0
@@ -96,7 +100,9 @@ def test_health_and_reflection(learner):
     assert health.status == 1  # SERVING
     for package in ("grpc.reflection.v1", "grpc.reflection.v1alpha"):
         call = learner.channel.stream_stream(
-            f"/{package}.ServerReflection/ServerReflectionInfo", request_serializer=lambda m: m.SerializeToString(), response_deserializer=M(f"{package}.ServerReflectionResponse").FromString
+            f"/{package}.ServerReflection/ServerReflectionInfo",
+            request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=M(f"{package}.ServerReflectionResponse").FromString,
         )
         Request = M(f"{package}.ServerReflectionRequest")
         listed, symbol = list(call(iter([Request(list_services=""), Request(file_containing_symbol="leangrpo.v1.LearnerService")]), timeout=10))

@@ -37,6 +37,6 @@ def test_the_descriptor_set_is_what_buf_builds_from_proto(tmp_path):
     result = subprocess.run(["npx", "--no-install", "buf", "build", "-o", str(built)], cwd=REPO_ROOT, capture_output=True, text=True)
     if result.returncode != 0:
         pytest.skip(f"buf is not available: {result.stderr.strip()[:200]}")
-    assert built.read_bytes() == DESCRIPTOR_SET.read_bytes(), (
-        "proto/ changed: rebuild with `npx buf build -o services/learner-torch/leangrpo_learner/proto/descriptors.binpb`"
-    )
+    assert (
+        built.read_bytes() == DESCRIPTOR_SET.read_bytes()
+    ), "proto/ changed: rebuild with `npx buf build -o services/learner-torch/leangrpo_learner/proto/descriptors.binpb`"

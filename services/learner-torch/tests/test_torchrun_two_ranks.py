@@ -1,5 +1,5 @@
-"""torchrun (underscore flags: torch 1.13 knows only those; newer torch accepts both) with 2 CPU ranks (gloo): rank 0 serves, both compute their share of every step; after
-3 TrainSteps the exported adapter equals the single-process learner's within 1e-5."""
+"""torchrun (underscore flags: torch 1.13 knows only those; newer torch accepts both) with 2 CPU ranks (gloo):
+rank 0 serves, both compute their share of every step; after 3 TrainSteps the exported adapter equals the single-process learner's within 1e-5."""
 import socket
 import sys
 from pathlib import Path
@@ -36,7 +36,16 @@ def test_two_gloo_ranks_give_the_single_process_adapter():
         expected = three_steps(single)
     finally:
         assert single.stop() == 0
-    launcher = [sys.executable, str(Path(__file__).with_name("torchrun_compat.py")), "--nproc_per_node", "2", "--master_addr", "127.0.0.1", "--master_port", str(free_port())]
+    launcher = [
+        sys.executable,
+        str(Path(__file__).with_name("torchrun_compat.py")),
+        "--nproc_per_node",
+        "2",
+        "--master_addr",
+        "127.0.0.1",
+        "--master_port",
+        str(free_port()),
+    ]
     ranks = LearnerProcess(CONFIG, launcher=launcher, env={"OMP_NUM_THREADS": "1"})
     try:
         got = three_steps(ranks)

@@ -5,7 +5,6 @@ import http.server
 import importlib.util
 import threading
 
-import grpc
 import pytest
 from server_process import LearnerProcess
 

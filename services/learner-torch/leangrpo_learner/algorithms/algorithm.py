@@ -37,7 +37,6 @@ def refuse_inert_correction_knobs(algorithm: str, config: dict, settings: LossSe
         )
     if cap is not None and low is not None and not low < cap:
         raise AlgorithmConfigError(
-            f"algorithm_config.importance_sampling_min = {low} is not below importance_sampling_cap = {cap}; "
-            "accepted: a lower bound under the cap, or null"
+            f"algorithm_config.importance_sampling_min = {low} is not below importance_sampling_cap = {cap}; " "accepted: a lower bound under the cap, or null"
         )
     return settings

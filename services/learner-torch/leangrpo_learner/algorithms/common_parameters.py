@@ -27,9 +27,7 @@ def common_parameters(scale_rewards: str, epsilon: float, epsilon_high: float | 
             "advantage = r − group mean, divided by the group's or the batch's Bessel std (+1e-4), or not (none)",
             allowed=SCALE_REWARDS,
         ),
-        ParameterSpec(
-            "epsilon", "number", epsilon, "lower clip: ratios below 1 − epsilon stop pushing down", min=0, max=1, aliases=("clip_low",)
-        ),
+        ParameterSpec("epsilon", "number", epsilon, "lower clip: ratios below 1 − epsilon stop pushing down", min=0, max=1, aliases=("clip_low",)),
         ParameterSpec(
             "epsilon_high",
             "number",
@@ -62,9 +60,7 @@ def common_parameters(scale_rewards: str, epsilon: float, epsilon_high: float | 
             "seq-mean-token-mean (GRPO), token-mean over the batch (DAPO), seq-mean-token-sum-norm (Dr. GRPO: Σ tokens / max_completion_length)",
             allowed=LOSS_AGGREGATIONS,
         ),
-        ParameterSpec(
-            "max_completion_length", "integer", 512, "the constant normaliser of seq-mean-token-sum-norm (the generation budget)", min=1
-        ),
+        ParameterSpec("max_completion_length", "integer", 512, "the constant normaliser of seq-mean-token-sum-norm (the generation budget)", min=1),
         ParameterSpec(
             "mask_truncated_completions",
             "boolean",

@@ -16,7 +16,5 @@ dgpo = Algorithm(
         ParameterSpec("dpo_beta", "number", 0.1, "β of the DPO term (scale of the implicit reward)", above=0),
         ParameterSpec("dpo_coef", "number", 0.5, "weight of the DPO term added to the GRPO loss", min=0),
     ],
-    settings=lambda values: common_settings(
-        values, dpo_coef=values["dpo_coef"] if values["use_dpo_loss"] else 0.0, dpo_beta=values["dpo_beta"]
-    ),
+    settings=lambda values: common_settings(values, dpo_coef=values["dpo_coef"] if values["use_dpo_loss"] else 0.0, dpo_beta=values["dpo_beta"]),
 )

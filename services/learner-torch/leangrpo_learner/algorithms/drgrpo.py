@@ -8,8 +8,6 @@ drgrpo = Algorithm(
     title="Dr. GRPO (GRPO Done Right)",
     summary="Removes GRPO's two biases: no std scaling of advantages (question difficulty) and no per-response length "
     "normalisation (wrong answers growing longer); token sums over a constant max_completion_length; no KL.",
-    parameters=common_parameters(
-        scale_rewards="none", epsilon=0.2, epsilon_high=None, beta=0, loss_aggregation="seq-mean-token-sum-norm"
-    ),
+    parameters=common_parameters(scale_rewards="none", epsilon=0.2, epsilon_high=None, beta=0, loss_aggregation="seq-mean-token-sum-norm"),
     settings=common_settings,
 )

@@ -8,8 +8,6 @@ gspo = Algorithm(
     title="Group Sequence Policy Optimization",
     summary="Sequence-level importance ratio (length-normalised geometric mean of token ratios) and sequence-level "
     "clipping at 3e-4 / 4e-4: stable off-policy updates (num_iterations > 1), notably for MoE models; no KL.",
-    parameters=common_parameters(
-        scale_rewards="group", epsilon=3e-4, epsilon_high=4e-4, beta=0, loss_aggregation="seq-mean-token-mean"
-    ),
+    parameters=common_parameters(scale_rewards="group", epsilon=3e-4, epsilon_high=4e-4, beta=0, loss_aggregation="seq-mean-token-mean"),
     settings=lambda values: common_settings(values, level="sequence"),
 )

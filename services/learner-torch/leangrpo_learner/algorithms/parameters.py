@@ -66,9 +66,7 @@ def describe_accepted(spec: ParameterSpec) -> str:
 
 def _check(algorithm: str, spec: ParameterSpec, value):
     def bad():
-        return AlgorithmConfigError(
-            f'algorithm_config.{spec.name} = {js_json(value)} is not accepted by "{algorithm}"; accepted: {describe_accepted(spec)}'
-        )
+        return AlgorithmConfigError(f'algorithm_config.{spec.name} = {js_json(value)} is not accepted by "{algorithm}"; accepted: {describe_accepted(spec)}')
 
     if value is None:
         if spec.nullable:
@@ -107,13 +105,9 @@ def resolve_parameters(algorithm: str, specs: list[ParameterSpec], config: dict)
     for key, value in config.items():
         spec = by_name.get(key)
         if spec is None:
-            raise AlgorithmConfigError(
-                f'algorithm_config key "{key}" is not known to "{algorithm}"; valid keys: {", ".join(s.name for s in specs)}'
-            )
+            raise AlgorithmConfigError(f'algorithm_config key "{key}" is not known to "{algorithm}"; valid keys: {", ".join(s.name for s in specs)}')
         if spec.name in seen:
-            raise AlgorithmConfigError(
-                f'algorithm_config sets "{spec.name}" twice (as "{seen[spec.name]}" and "{key}"); give it once'
-            )
+            raise AlgorithmConfigError(f'algorithm_config sets "{spec.name}" twice (as "{seen[spec.name]}" and "{key}"); give it once')
         seen[spec.name] = key
         values[spec.name] = _check(algorithm, spec, value)
     return values

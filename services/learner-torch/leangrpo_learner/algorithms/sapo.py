@@ -13,9 +13,7 @@ sapo = Algorithm(
     parameters=[
         *unclipped_parameters(scale_rewards="group", epsilon=0, epsilon_high=None, beta=0, loss_aggregation="seq-mean-token-mean"),
         ParameterSpec("sapo_temperature_pos", "number", 1.0, "τ of the gate σ(τ(r − 1))·4/τ for tokens of positive advantage", above=0),
-        ParameterSpec(
-            "sapo_temperature_neg", "number", 1.05, "τ of the gate for tokens of non-positive advantage (larger: damped faster)", above=0
-        ),
+        ParameterSpec("sapo_temperature_neg", "number", 1.05, "τ of the gate for tokens of non-positive advantage (larger: damped faster)", above=0),
     ],
     settings=lambda values: common_settings(
         values, objective="sapo", sapo_temperature_positive=values["sapo_temperature_pos"], sapo_temperature_negative=values["sapo_temperature_neg"]

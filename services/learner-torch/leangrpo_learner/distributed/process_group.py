@@ -24,7 +24,9 @@ class ProcessGroupCollective:
         return k % self.world_size == self.rank
 
     def sum_gradients(self, grads: list[torch.Tensor], scalars: list[float]) -> list[float]:
-        flat = torch.cat([g.detach().reshape(-1).to(self.device, torch.float32) for g in grads] + [torch.tensor(scalars, dtype=torch.float32, device=self.device)])
+        flat = torch.cat(
+            [g.detach().reshape(-1).to(self.device, torch.float32) for g in grads] + [torch.tensor(scalars, dtype=torch.float32, device=self.device)]
+        )
         dist.all_reduce(flat, op=dist.ReduceOp.SUM)
         offset = 0
         for g in grads:

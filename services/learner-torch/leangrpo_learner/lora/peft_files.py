@@ -105,6 +105,7 @@ def parse_peft_config(raw) -> LoraConfig:
 def load_peft_adapter(directory: Path, model) -> LoraAdapter:
     """Reads an adapter for `model`: anything with lora_layout(LoraConfig) (the native CausalLM, the
     transformers source), or a ModelConfig, which means the native layout."""
+
     def read(name: str) -> bytes:
         try:
             return (directory / name).read_bytes()

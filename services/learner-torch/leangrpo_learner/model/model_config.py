@@ -102,9 +102,7 @@ def _rope(raw: dict) -> tuple[float, Llama3RopeScaling | None]:
             _fail(f"{key}.{name}", f"is {value!r}; llama3 RoPE needs a positive number")
         return float(value)
 
-    scaling = Llama3RopeScaling(
-        number("factor"), number("low_freq_factor"), number("high_freq_factor"), number("original_max_position_embeddings")
-    )
+    scaling = Llama3RopeScaling(number("factor"), number("low_freq_factor"), number("high_freq_factor"), number("original_max_position_embeddings"))
     if scaling.high_freq_factor <= scaling.low_freq_factor:
         _fail(f"{key}.high_freq_factor", "must be greater than low_freq_factor")
     return float(theta), scaling

@@ -19,9 +19,7 @@ def inverse_frequencies(config: ModelConfig) -> torch.Tensor:
     high_wavelen = scaling.original_max_position_embeddings / scaling.high_freq_factor
     wavelen = 2 * math.pi / inv
     scaled = torch.where(wavelen > low_wavelen, inv / scaling.factor, inv)
-    smooth = (scaling.original_max_position_embeddings / wavelen - scaling.low_freq_factor) / (
-        scaling.high_freq_factor - scaling.low_freq_factor
-    )
+    smooth = (scaling.original_max_position_embeddings / wavelen - scaling.low_freq_factor) / (scaling.high_freq_factor - scaling.low_freq_factor)
     smoothed = (1 - smooth) * scaled / scaling.factor + smooth * scaled
     medium = (wavelen >= high_wavelen) & (wavelen <= low_wavelen)
     return torch.where(medium, smoothed, scaled)

@@ -45,7 +45,10 @@ class AdamW:
         for key, p in self.adapter.named_tensors().items():
             state = self.optimizer.state.get(p)
             if state and "exp_avg" in state:
-                out[key] = (state["exp_avg"].detach().t().to("cpu", torch.float32).contiguous(), state["exp_avg_sq"].detach().t().to("cpu", torch.float32).contiguous())
+                out[key] = (
+                    state["exp_avg"].detach().t().to("cpu", torch.float32).contiguous(),
+                    state["exp_avg_sq"].detach().t().to("cpu", torch.float32).contiguous(),
+                )
         return out
 
     def restore(self, updates: int, moments: dict[str, tuple[torch.Tensor, torch.Tensor]]) -> None:

@@ -69,15 +69,14 @@ class LearnerHost:
         if not directory:
             raise RpcAbort(
                 grpc.StatusCode.FAILED_PRECONDITION,
-                "the learner has no model: set model.dir to a Hugging Face model directory (config.json + model.safetensors), e.g. model.dir=/models/Qwen2.5-0.5B",
+                "the learner has no model: set model.dir to a Hugging Face model directory (config.json + model.safetensors), "
+                "e.g. model.dir=/models/Qwen2.5-0.5B",
             )
         if self._learner is None:
             try:
                 self._learner = load_learner(self.config, self.device, self.collective)
             except Exception as error:  # noqa: BLE001 - any load failure is the model dir's
-                raise RpcAbort(
-                    grpc.StatusCode.FAILED_PRECONDITION, f'model.dir "{directory}" could not be loaded: {error}'
-                ) from None
+                raise RpcAbort(grpc.StatusCode.FAILED_PRECONDITION, f'model.dir "{directory}" could not be loaded: {error}') from None
             log.info("loaded %s on %s", directory, self.device)
         return self._learner
 

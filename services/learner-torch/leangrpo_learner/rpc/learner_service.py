@@ -148,7 +148,8 @@ class LearnerServicer:
             largest = self.host.config["server"]["limits"]["write_max_bytes"] - 1024
             if chunk_size > largest:
                 raise _invalid(
-                    f"chunk_size {chunk_size} exceeds the largest response (server.limits.write_max_bytes allows {largest}); send 0 for the default {DEFAULT_CHUNK_SIZE}"
+                    f"chunk_size {chunk_size} exceeds the largest response (server.limits.write_max_bytes allows {largest}); "
+                    f"send 0 for the default {DEFAULT_CHUNK_SIZE}"
                 )
             if request.version > MAX_SAFE_INTEGER:
                 raise _invalid(f"version: adapter version {request.version} is not a non-negative safe integer")
@@ -239,9 +240,7 @@ class LearnerServicer:
             info = response.algorithms.add(name=algorithm.name, title=algorithm.title, summary=algorithm.summary)
             for p in algorithm.parameters:
                 description = f"{p.description} [also accepted as: {', '.join(p.aliases)}]" if p.aliases else p.description
-                info.params.add(
-                    name=p.name, type=p.type, default_value=js_json(p.default), description=description, allowed_values=list(p.allowed or [])
-                )
+                info.params.add(name=p.name, type=p.type, default_value=js_json(p.default), description=description, allowed_values=list(p.allowed or []))
         return response
 
     # ---- wiring --------------------------------------------------------------------------

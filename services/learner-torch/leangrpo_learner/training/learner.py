@@ -127,12 +127,11 @@ class Learner:
             for name, ids in (("prompt_token_ids", prompt), ("completion_token_ids", completion)):
                 for i, token in enumerate(ids):
                     if token >= self.model.config.vocab_size:
-                        raise SampleError(
-                            f"sequences[{row}].{name}[{i}] = {token} is outside the model's vocabulary [0, {self.model.config.vocab_size})"
-                        )
+                        raise SampleError(f"sequences[{row}].{name}[{i}] = {token} is outside the model's vocabulary [0, {self.model.config.vocab_size})")
             if len(prompt) + len(completion) > self.model.config.max_position_embeddings:
                 raise SampleError(
-                    f"sequences[{row}]: prompt + completion is {len(prompt) + len(completion)} tokens; the model's context (max_position_embeddings) is {self.model.config.max_position_embeddings}"
+                    f"sequences[{row}]: prompt + completion is {len(prompt) + len(completion)} tokens; "
+                    f"the model's context (max_position_embeddings) is {self.model.config.max_position_embeddings}"
                 )
         logprobs, entropies = self.score(pairs, sampling, None if reference else self.adapter)
         return logprobs, entropies, 0 if reference else self.adapter_version
@@ -142,9 +141,7 @@ class Learner:
         """Resolves the algorithm and checks the batch; raises before anything is computed."""
         settings = algorithm_named(request.algorithm).resolve(request.algorithm_config)
         if request.step != 0 and request.step != self.step + 1:
-            raise StepOrderError(
-                f"header.step is {request.step} but the learner is at step {self.step}; send {self.step + 1} (or 0 to skip the check)"
-            )
+            raise StepOrderError(f"header.step is {request.step} but the learner is at step {self.step}; send {self.step + 1} (or 0 to skip the check)")
         validate_examples(request.examples, self.model.config, request.expected_samples, request.num_generations)
         sampling = sampling_of(settings.temperature, request)
         return settings, sampling
@@ -155,7 +152,8 @@ class Learner:
         batch = prepare_batch(request.examples, settings, request.mode)
         if not batch.rows:
             raise SampleError(
-                f"every group has zero reward spread and dapo's dynamic_sampling dropped them all ({', '.join(batch.zero_std_groups)}); resample, or set dynamic_sampling false"
+                f"every group has zero reward spread and dapo's dynamic_sampling dropped them all ({', '.join(batch.zero_std_groups)}); "
+                "resample, or set dynamic_sampling false"
             )
         pairs = [(r.example.prompt_ids, r.example.completion_ids) for r in batch.rows]
         rl = request.mode == "rl"
@@ -265,6 +263,7 @@ def sampling_of(algorithm_temperature: float, request: StepRequest) -> SamplingD
     explicit = "temperature" in request.algorithm_config
     if explicit and abs(algorithm_temperature - request.sampling.temperature) > 1e-6 * request.sampling.temperature:
         raise SampleError(
-            f"algorithm_config.temperature {algorithm_temperature:g} differs from header.sampling.temperature {request.sampling.temperature:g}; give one, or the same value"
+            f"algorithm_config.temperature {algorithm_temperature:g} differs from header.sampling.temperature {request.sampling.temperature:g}; "
+            "give one, or the same value"
         )
     return request.sampling

@@ -40,9 +40,7 @@ def prepare_batch(examples: list[TrainingExample], settings: LossSettings, mode:
     rewards = [e.reward for e in examples]
     groups = [e.group_id for e in examples]
     if mode == "rl":
-        adv = group_advantages(
-            rewards, groups, settings.scale_rewards, settings.advantage_epsilon, settings.advantage_estimator, settings.pass_k
-        )
+        adv = group_advantages(rewards, groups, settings.scale_rewards, settings.advantage_epsilon, settings.advantage_estimator, settings.pass_k)
         advantages, zero_std, frac = adv.advantages, adv.zero_std_groups, adv.frac_reward_zero_std
     else:
         advantages, zero_std, frac = [0.0] * len(examples), [], 0.0
@@ -52,11 +50,7 @@ def prepare_batch(examples: list[TrainingExample], settings: LossSettings, mode:
         for i, e in enumerate(examples)
         if e.group_id not in dropped
     ]
-    pairs = (
-        len(preference_pairs([r.example.reward for r in rows], [r.example.group_id for r in rows]))
-        if mode == "rl" and settings.dpo_coef != 0
-        else 0
-    )
+    pairs = len(preference_pairs([r.example.reward for r in rows], [r.example.group_id for r in rows])) if mode == "rl" and settings.dpo_coef != 0 else 0
     return PreparedBatch(
         mode,
         rows,

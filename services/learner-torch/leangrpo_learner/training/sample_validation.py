@@ -48,7 +48,8 @@ def validate_examples(examples: list[TrainingExample], config: ModelConfig, expe
         if sampler is not None:
             if len(sampler) != len(example.completion_ids):
                 raise SampleError(
-                    f"{where}: sampler_logprobs has {len(sampler)} values but completion_token_ids has {len(example.completion_ids)}; send one per completion token, or none"
+                    f"{where}: sampler_logprobs has {len(sampler)} values but completion_token_ids has {len(example.completion_ids)}; "
+                    "send one per completion token, or none"
                 )
             for i, lp in enumerate(sampler):
                 if not math.isfinite(lp) or lp > 0:
@@ -59,6 +60,4 @@ def validate_examples(examples: list[TrainingExample], config: ModelConfig, expe
     if num_generations != 0:
         for group, size in sizes.items():
             if size != num_generations:
-                raise SampleError(
-                    f"group_id {json.dumps(group, ensure_ascii=False)} has {size} samples; header.num_generations is {num_generations}"
-                )
+                raise SampleError(f"group_id {json.dumps(group, ensure_ascii=False)} has {size} samples; header.num_generations is {num_generations}")

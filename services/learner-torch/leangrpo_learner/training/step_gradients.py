@@ -76,9 +76,7 @@ def step_gradients(inputs: StepGradientInputs, share: Callable[[int], bool] = la
             dropout_seed=inputs.dropout_seed(k) if inputs.dropout_seed else None,
             gradient_checkpointing=inputs.gradient_checkpointing,
         )
-        scores = completion_logprobs(
-            inputs.model, [(r.example.prompt_ids, r.example.completion_ids) for r in rows], inputs.sampling, options
-        )
+        scores = completion_logprobs(inputs.model, [(r.example.prompt_ids, r.example.completion_ids) for r in rows], inputs.sampling, options)
         out.entropy += float((scores.entropies * scores.mask).sum())
         if batch.mode == "sft":
             loss = -(scores.logprobs * scores.mask).sum() / max(1, batch.totals.tokens)
