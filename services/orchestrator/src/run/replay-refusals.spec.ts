@@ -17,6 +17,8 @@ describe("replay refusals", () => {
       create(RewardResultSchema, {}),
     ];
     expect(countReplayRefusals(results)).toBe(2);
+    // A math group has no verification at all: no count, so the step reports none.
+    expect(countReplayRefusals([create(RewardResultSchema, {}), create(RewardResultSchema, {})])).toBeUndefined();
   });
 
   it("raises an alarm line only for a step that had some", () => {

@@ -6,7 +6,9 @@
 import type { RewardResult } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { Verdict, VerdictTier } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 
-export function countReplayRefusals(results: readonly RewardResult[]): number {
+/** The group's replay refusals; undefined where nothing was verified (math tasks), so math runs report none. */
+export function countReplayRefusals(results: readonly RewardResult[]): number | undefined {
+  if (!results.some((r) => r.verification !== undefined)) return undefined;
   return results.filter((r) => r.verification?.decidedBy === VerdictTier.REPLAY && r.verification.verdict === Verdict.REJECTED).length;
 }
 
