@@ -109,6 +109,7 @@ export function createVerifierService(config: VerifierConfig, options: VerifierS
     metricsUrl: async () => (await metricsServer)?.url,
     async close() {
       clearInterval(sweeper);
+      replay?.close();
       await Promise.all([pool?.close(), metricsServer.then((server) => server?.close())]);
     },
   };

@@ -91,7 +91,7 @@ async function main(): Promise<void> {
   const solution = build(config.solution_module);
   const rule = findRule(script.rules, { kind: "command", cmd: body(solution), env: 0 });
   if (values.log) {
-    appendFileSync(values.log, `${JSON.stringify({ config, challenge, solution, rule: rule?.when })}\n`);
+    appendFileSync(values.log, `${JSON.stringify({ pid: process.pid, config, challenge, solution, rule: rule?.when })}\n`);
   }
   if (rule?.replay?.hang) {
     // A pending promise alone would let node exit; a timer keeps the process running until it is killed.

@@ -35,13 +35,16 @@ export interface ReplayCounts {
 
 export class ReplayChecker {
   private running = 0;
+  /** Aborts the checks under way when the service stops: each kills its checker's process group. */
+  private readonly stopping = new AbortController();
   private readonly waiting: (() => void)[] = [];
   readonly counts: ReplayCounts = { replays: 0, refusals: 0 };
 
   constructor(private readonly options: ReplayCheckerOptions) {}
 
   /** Replays `source` against the challenge made from `target`. */
-  async check(target: TheoremTarget, source: CheckedSource, signal?: AbortSignal): Promise<ReplayOutcome> {
+  async check(target: TheoremTarget, source: CheckedSource, callerSignal?: AbortSignal): Promise<ReplayOutcome> {
+    const signal = callerSignal ? AbortSignal.any([callerSignal, this.stopping.signal]) : this.stopping.signal;
     await this.acquire(signal);
     try {
       const directory = makeCheckDirectory(
@@ -69,6 +72,11 @@ export class ReplayChecker {
     } finally {
       this.release();
     }
+  }
+
+  /** Stops every checker under way (their process groups are killed) and refuses new checks. */
+  close(): void {
+    this.stopping.abort(new Error("the verifier is shutting down"));
   }
 
   /** Counts a refusal of a proof the REPL had accepted, and raises the alarm in the log. */

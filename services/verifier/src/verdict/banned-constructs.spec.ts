@@ -82,9 +82,19 @@ const EXAMPLES: Record<string, string[]> = {
   do: ["by\n  mytac do\n    pure ()", "by exact (do let x ← pure 1; pure x)"],
   "syntax quotation": ["by exact `(1 + 1)", "by exact `(tactic| simp)"],
   "name literal": ["by exact myOption `debug", "by exact mkOpt `pp.all"],
-  "metaprogramming namespace": ['by exact System.FilePath.mk "x"', "by exact Elab.Term.elabTerm", "by exact EIO.toIO"],
+  "metaprogramming namespace": [
+    'by exact System.FilePath.mk "x"',
+    "by exact Elab.Term.elabTerm",
+    "by exact EIO.toIO",
+    "by exact _root_.Lean.Kernel.isDefEq",
+    "by exact «Lean».Kernel.whnf",
+  ],
   "environment API": ["by exact setEnv e", "by exact Foo.addDeclCore e 0 d none false", "by exact withOptions id"],
-  "open of a metaprogramming namespace": ["by\n  open Lean in exact foo", "by\n  open Nat Lean.Elab in exact foo"],
+  "open of a metaprogramming namespace": [
+    "by\n  open Lean in exact foo",
+    "by\n  open Nat Lean.Elab in exact foo",
+    "by\n  open _root_.Lean in exact foo",
+  ],
   "set_option (not allowed in a proof)": [
     "by\n  set_option autoImplicit true in exact h",
     "by\n  set_option «tactic».hygienic false in exact h",

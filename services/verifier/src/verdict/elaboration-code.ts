@@ -66,8 +66,11 @@ const ALLOWED_OPTION_GROUPS = new Set(["linter", "pp"]);
 
 const CODE = "runs code while Lean elaborates the proof, which can add declarations the kernel never checks";
 
+/** The first component of a name, past `_root_` (`_root_.Lean.Elab.x` is in `Lean`). */
 function firstComponent(token: LeanToken): string | undefined {
-  return token.kind === "identifier" ? token.components![0] : undefined;
+  if (token.kind !== "identifier") return undefined;
+  const components = token.components![0] === "_root_" ? token.components!.slice(1) : token.components!;
+  return components[0];
 }
 
 /** The option's name as Lean reads it: «escaped» parts unescaped and joined (`«debug».skipKernelTC` → debug.skipKernelTC). */

@@ -21,6 +21,7 @@ export interface LoggedRequest {
 }
 
 export interface CheckerRun {
+  pid: number;
   config: { theorem_names: string[]; permitted_axioms: string[] };
   challenge: string;
   solution: string;
@@ -55,13 +56,7 @@ export function standIn(script: RulesFile): StandIn {
     command: [process.execPath, "--import", "tsx", STAND_IN, "--rules", rules, "--log", log],
     checker: { command: checkerStandInCommand(rules, checkerLog) },
     replays: () => readLines<CheckerRun>(checkerLog),
-    requests: () =>
-      existsSync(log)
-        ? readFileSync(log, "utf8")
-            .split("\n")
-            .filter((line) => line !== "")
-            .map((line) => JSON.parse(line) as LoggedRequest)
-        : [],
+    requests: () => readLines<LoggedRequest>(log),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
