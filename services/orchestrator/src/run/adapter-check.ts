@@ -12,7 +12,7 @@ import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { MeshClients } from "./mesh-clients.js";
 import { buildPrompt } from "./prompts.js";
 import type { RunConfig } from "./run-config.js";
-import { stepSampling } from "./training-stream.js";
+import { learnerLogprobsOf } from "./learner-scoring.js";
 
 /**
  * Default threshold by inference backend (training.adapter_check.max_logp_difference overrides).
@@ -72,18 +72,7 @@ export async function checkAdapterTook(
   const completion = generated.completions[0];
   // A probe that ended at once (EOS first) has no token to compare: no verdict this sync, rather than a 0.
   if (!completion || completion.tokenIds.length === 0) return null;
-  const scored = await clients.withRetry(
-    "learner",
-    () =>
-      clients.learner.computeLogprobs(
-        {
-          sequences: [{ promptTokenIds: generated.promptTokenIds, completionTokenIds: completion.tokenIds }],
-          sampling: stepSampling(config),
-        },
-        { signal },
-      ),
-    signal,
-  );
+  const scored = await learnerLogprobsOf(clients, config, generated.promptTokenIds, completion.tokenIds, signal);
   const learnerVersion = Number(scored.adapterVersion);
   if (learnerVersion !== adapter.version) {
     throw new AdapterNotTakenError(

@@ -8,7 +8,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { MeshClients } from "./mesh-clients.js";
 import type { RunConfig } from "./run-config.js";
-import { stepSampling } from "./training-stream.js";
+import { learnerLogprobsOf } from "./learner-scoring.js";
 
 const PROBE_PROMPT = "1+1=";
 
@@ -51,18 +51,7 @@ export async function checkSamplingHonoured(clients: MeshClients, config: RunCon
     );
   }
   try {
-    await clients.withRetry(
-      "learner",
-      () =>
-        clients.learner.computeLogprobs(
-          {
-            sequences: [{ promptTokenIds: generated.promptTokenIds, completionTokenIds: completion.tokenIds }],
-            sampling: stepSampling(config),
-          },
-          { signal },
-        ),
-      signal,
-    );
+    await learnerLogprobsOf(clients, config, generated.promptTokenIds, completion.tokenIds, signal);
   } catch (error) {
     throw refused("learner", config, error);
   }
