@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { readJsonLines } from "@lean-grpo/jsonl";
 import type { AnswerFormStats } from "../eval/answer-form.js";
+import type { RepairEvalStats } from "./repair-metrics.js";
 import type { SampleRecord } from "./step-samples.js";
 
 export interface StepRecord {
@@ -34,6 +35,8 @@ export interface EvalRecord {
   seconds: number;
   /** How the greedy answers were written (math problems only): eval/answer-form.ts. */
   forms?: AnswerFormStats;
+  /** With repair turns (eval.max_turns > 1): accuracy after the first and the last attempt (repair-heldout.ts). */
+  repair?: RepairEvalStats;
 }
 
 export interface RunFile {
