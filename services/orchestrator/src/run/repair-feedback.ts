@@ -24,15 +24,17 @@ export function feedbackText(theorem: Theorem, result: RewardResult | undefined)
   const verification = result?.verification;
   if (!verification) return "Lean did not accept the proof.";
   const verdict = Verdict[verification.verdict] ?? "UNSPECIFIED";
-  const lines = [`Lean's verdict: ${verdict}${verification.reason ? ` (${verification.reason})` : ""}.`];
   const errors = verification.messages.filter((m) => m.severity === Severity.ERROR).slice(0, FEEDBACK_MAX_ERRORS);
+  // The reason names the first error when there is one: quote it once, with its position, below.
+  const reason = errors.length === 0 && verification.reason ? ` (${verification.reason})` : "";
+  const lines = [`Lean's verdict: ${verdict}${reason}.`];
   for (const m of errors) lines.push(`${m.pos ? `line ${m.pos.line}, column ${m.pos.column}` : "error"}: ${m.data.trim()}`);
   const goals = verification.goals.slice(0, FEEDBACK_MAX_GOALS);
   if (goals.length > 0) lines.push("Goals left:", ...goals.map((g) => g.trim()));
   return lines.join("\n");
 }
 
-/** The environment turn's text: the template with {feedback} filled. */
-export function fillFeedback(template: string, feedback: string): string {
-  return template.replaceAll("{feedback}", feedback);
+/** The environment turn's text: the template with {feedback} and {problem} (the first turn's prompt text) filled. */
+export function fillFeedback(template: string, feedback: string, problem: string): string {
+  return template.replaceAll("{feedback}", feedback).replaceAll("{problem}", problem);
 }

@@ -179,7 +179,11 @@ async function boundedFeedback(
   const bound = request.config.rollout.max_feedback_tokens;
   let message = feedbackText(request.theorem, attempt.result);
   for (let tries = 0; ; tries++) {
-    const turn = await tokenizer.turn(problem, fillFeedback(request.config.prompt.feedback_template, message), attempt.completion.tokenIds);
+    const turn = await tokenizer.turn(
+      problem,
+      fillFeedback(request.config.prompt.feedback_template, message, problem),
+      attempt.completion.tokenIds,
+    );
     if (turn.ids.length <= bound) return { ...turn, message };
     if (tries >= 6 || message.length <= 1) {
       throw new Error(
