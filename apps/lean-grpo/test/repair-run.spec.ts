@@ -2,9 +2,12 @@
 // runs it on the REPL stand-in (the real REPL protocol, answers by rules), which answers with
 // an error and the goals left; that feedback is the environment turn of the second attempt,
 // and it is what the samples file and the dashboard's data (WatchRun's step events) show.
+// Each turn is a span of its own (rollout.turn), holding that turn's Generate and ScoreGroup.
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import { setupTracing, type TracingSetup } from "@lean-grpo/kit";
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { StepRecord, StepSamples } from "@lean-grpo/orchestrator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { meshFixture, tinyTraining, type MeshFixture } from "./support/mesh-fixture.js";
@@ -31,11 +34,14 @@ const RULES: Rule[] = [
   },
 ];
 
+const exporter = new InMemorySpanExporter();
+let tracing: TracingSetup;
 let fixture: MeshFixture;
 let repl: ReplStandIn;
 let dataset: string;
 
 beforeAll(async () => {
+  tracing = setupTracing({ serviceName: "repair-run-test", spanProcessors: [new SimpleSpanProcessor(exporter)], env: {} });
   // Lean text the model can write: letters, digits and spaces lex as Lean identifiers and numbers.
   fixture = await meshFixture({ extraChars: "abcdefghijklmnopqrstuvwxyz:⊢" });
   repl = replStandIn({ rules: RULES });
@@ -48,6 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   repl?.cleanup();
   await fixture?.cleanup();
+  await tracing?.shutdown();
 });
 
 describe("repair mode on the REPL stand-in", () => {
@@ -113,5 +120,21 @@ describe("repair mode on the REPL stand-in", () => {
     // Every attempt went through the verifier: the REPL saw two proofs per trajectory it could lex.
     const checked = repl.requests().filter((r) => r.kind === "command" && r.cmd.includes("theorem two_eq"));
     expect(checked.length).toBeGreaterThan(0);
+
+    // Traces: rollout.group → rollout.turn (1, then 2) → that turn's Generate and ScoreGroup calls.
+    const spans = exporter.getFinishedSpans();
+    const byId = new Map(spans.map((span) => [span.spanContext().spanId, span]));
+    const parent = (span: ReadableSpan) => byId.get(span.parentSpanContext?.spanId ?? "");
+    const groups = spans.filter((span) => span.name === "rollout.group" && span.attributes["leangrpo.mode"] === "repair");
+    expect(groups).toHaveLength(2 * 2);
+    for (const group of groups) {
+      const turns = spans.filter((span) => span.name === "rollout.turn" && parent(span) === group);
+      expect(turns.map((t) => t.attributes["leangrpo.turn"]).sort()).toEqual([1, 2]);
+      for (const turn of turns) {
+        const calls = spans.filter((span) => parent(span) === turn).map((span) => span.name);
+        expect(calls).toContain("leangrpo.v1.InferenceService/Generate");
+        expect(calls).toContain("leangrpo.v1.RewardService/ScoreGroup");
+      }
+    }
   }, 120_000);
 });
