@@ -3,8 +3,11 @@
 // an error and the goals left; that feedback is the environment turn of the second attempt,
 // and it is what the samples file and the dashboard's data (WatchRun's step events) show.
 // Each turn is a span of its own (rollout.turn), holding that turn's Generate and ScoreGroup.
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
+import { chromium } from "playwright-core";
 import { RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { setupTracing, type TracingSetup } from "@lean-grpo/kit";
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
@@ -13,6 +16,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { meshFixture, tinyTraining, type MeshFixture } from "./support/mesh-fixture.js";
 import { withMesh } from "./support/orchestrator-client.js";
 import { replStandIn, type ReplStandIn, type Rule } from "./support/repl-stand-in.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+/** Where the screenshot of the opened trajectory goes (outside the repository unless REPAIR_SCREENSHOT says otherwise). */
+const SCREENSHOT = process.env.REPAIR_SCREENSHOT ?? path.join(tmpdir(), "lean-grpo-dashboard", "repair-turns.png");
 
 const STATEMENT = "theorem two_eq (n : Nat) (h : n = 2) : n + 0 = 2";
 /** What Lean says about every attempt: an unknown identifier on the proof's line, and the goal it left. */
@@ -135,6 +142,32 @@ describe("repair mode on the REPL stand-in", () => {
         expect(calls).toContain("leangrpo.v1.InferenceService/Generate");
         expect(calls).toContain("leangrpo.v1.RewardService/ScoreGroup");
       }
+    }
+
+    // The dashboard page (the run's report.html, the same page from disk) in chromium: a completion opens as its turns.
+    if (!existsSync(CHROMIUM)) {
+      console.warn(`repair turns browser check skipped: ${CHROMIUM} is absent (apt-get install chromium; .ci/run installs it)`);
+      return;
+    }
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu"] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1400 } });
+      await page.goto(`file://${path.join(done.outputDir, "report.html")}`);
+      const row = page.locator(".samples tbody tr", { hasText: "2 turns" }).first();
+      await row.click();
+      const detail = page.locator(".sample-detail");
+      await detail.locator("pre.feedback").first().waitFor();
+      const headings = await detail.locator("h4").allTextContents();
+      expect(headings.filter((h) => h.startsWith("Attempt "))).toHaveLength(2);
+      expect(headings).toContain("Feedback (environment turn: conditioning only, not trained on)");
+      // The filter searches the turns' feedback too.
+      await page.locator(".samples input[type=search]").fill(LEAN_ERROR);
+      await page.locator(".samples tbody tr").first().click();
+      expect(await detail.locator("pre.feedback").first().textContent()).toContain(LEAN_ERROR);
+      await page.screenshot({ path: SCREENSHOT, fullPage: true });
+      console.info(`repair turns screenshot: ${SCREENSHOT}`);
+    } finally {
+      await browser.close();
     }
   }, 120_000);
 });

@@ -240,4 +240,16 @@ describe("the checker's feedback", () => {
       "Lean's verdict: ERROR.\nline 2, column 2: unknown identifier 'h'\nline 3, column 0: error 3\nline 4, column 0: error 4\nGoals left:\np : Prop\nhp : p\n⊢ p ∧ p",
     );
   });
+
+  it("quotes a goal once when Lean's unsolved-goals error already shows it", () => {
+    const lean = create(TheoremSchema, { id: "t", statement: "theorem t : 1 = 1", kind: TaskKind.LEAN_PROOF });
+    const verification = create(VerifyResponseSchema, {
+      verdict: Verdict.ERROR,
+      messages: [{ severity: Severity.ERROR, pos: { line: 1, column: 20 }, data: "unsolved goals\n⊢ 1 = 1" }],
+      goals: ["⊢ 1 = 1"],
+    });
+    expect(feedbackText(lean, create(RewardResultSchema, { verification }))).toBe(
+      "Lean's verdict: ERROR.\nline 1, column 20: unsolved goals\n⊢ 1 = 1",
+    );
+  });
 });

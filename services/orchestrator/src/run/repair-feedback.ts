@@ -29,7 +29,8 @@ export function feedbackText(theorem: Theorem, result: RewardResult | undefined)
   const reason = errors.length === 0 && verification.reason ? ` (${verification.reason})` : "";
   const lines = [`Lean's verdict: ${verdict}${reason}.`];
   for (const m of errors) lines.push(`${m.pos ? `line ${m.pos.line}, column ${m.pos.column}` : "error"}: ${m.data.trim()}`);
-  const goals = verification.goals.slice(0, FEEDBACK_MAX_GOALS);
+  // Lean's "unsolved goals" error already lists its goals: quote each goal once.
+  const goals = verification.goals.filter((g) => !errors.some((m) => m.data.includes(g.trim()))).slice(0, FEEDBACK_MAX_GOALS);
   if (goals.length > 0) lines.push("Goals left:", ...goals.map((g) => g.trim()));
   return lines.join("\n");
 }
