@@ -11,10 +11,13 @@ import { RewardResultSchema, type ScoreGroupRequest } from "@lean-grpo/gen/leang
 import { Severity, Verdict, VerifyResponseSchema } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { describe, expect, it } from "vitest";
 import type { MeshClients } from "../src/run/mesh-clients.js";
+import { heldoutAccuracy } from "../src/run/heldout-eval.js";
 import { feedbackText, MATH_FEEDBACK } from "../src/run/repair-feedback.js";
+import { evalTurns } from "../src/run/repair-heldout.js";
 import { ENVIRONMENT_LOGPROB, repairRolloutGroup } from "../src/run/repair-rollout.js";
 import type { RolloutContext } from "../src/run/rollout.js";
 import { RunConfigSchema } from "../src/run/run-config.js";
+import { heldoutMetrics } from "../src/run/step-record.js";
 import { pickSamples } from "../src/run/step-samples.js";
 import { trainingStream } from "../src/run/training-stream.js";
 
@@ -251,5 +254,69 @@ describe("the checker's feedback", () => {
     expect(feedbackText(lean, create(RewardResultSchema, { verification }))).toBe(
       "Lean's verdict: ERROR.\nline 1, column 20: unsolved goals\n⊢ 1 = 1",
     );
+  });
+});
+
+describe("held-out evaluation with repair turns", () => {
+  it("records accuracy after the first and the last greedy attempt from one run of each problem", async () => {
+    // Problem "a" is right at once, "b" on its second attempt, "c" never.
+    const answers: Record<string, string[]> = { a: ["\\boxed{1}"], b: ["\\boxed{0}", "\\boxed{1}"], c: ["\\boxed{0}", "\\boxed{2}"] };
+    const generates: GenerateRequest[] = [];
+    const clients = {
+      inference: {
+        async generate(request: GenerateRequest) {
+          generates.push(request);
+          // eval/<problem> for the first turn, eval/<problem>/t0/turn<k> after.
+          const [, index, , turn] = request.requestId.split("/");
+          const id = ["a", "b", "c"][Number(index)]!;
+          const text = answers[id]![turn ? Number(turn.slice(4)) - 1 : 0]!;
+          const tokenIds = [...text].map((c) => c.charCodeAt(0));
+          return { promptTokenIds: [1, 2], completions: [create(CompletionSchema, { text, tokenIds, logprobs: tokenIds.map(() => 0) })] };
+        },
+        async tokenize({ prompt }: { prompt: Prompt }) {
+          const text = prompt.kind.case === "text" ? prompt.kind.value : "";
+          return { tokenIds: [...text].map((c) => c.charCodeAt(0)), templatedText: text };
+        },
+      },
+      reward: {
+        async scoreGroup(request: ScoreGroupRequest) {
+          const right = request.completions.map((c) => c.text.includes(`{${request.theorem!.answer}}`));
+          return { results: right.map((solved) => create(RewardResultSchema, { reward: solved ? 1 : 0, solved })) };
+        },
+      },
+      withRetry: <T>(_service: string, call: () => Promise<T>) => call(),
+    } as unknown as MeshClients;
+    const theorems = ["a", "b", "c"].map((id) =>
+      create(TheoremSchema, { id, informalStatement: id, answer: "1", kind: TaskKind.MATH_ANSWER }),
+    );
+    const config = RunConfigSchema.parse({ training: { mode: "whole" }, eval: { data: "x.jsonl", max_turns: 2 } });
+    const record = await heldoutAccuracy({ clients, config, theorems, chatPrompts: false }, 10, "policy-v3");
+    expect(record).toMatchObject({ step: 10, heldout_accuracy: 1 / 3, solved: 1, problems: 3 });
+    expect(record.repair).toEqual({ max_turns: 2, accuracy_turn1: 1 / 3, accuracy_last_turn: 2 / 3, second_attempts: 2, repaired: 1 });
+    expect(heldoutMetrics(record)).toMatchObject({
+      heldout_accuracy: 1 / 3,
+      heldout_accuracy_turn1: 1 / 3,
+      heldout_accuracy_last_turn: 2 / 3,
+      heldout_repair_success_rate: 0.5,
+    });
+    // Greedy, with the run's adapter, on every turn.
+    for (const g of generates) expect([g.sampling!.temperature, g.adapter, g.n]).toEqual([0, "policy-v3", 1]);
+    // Without eval.max_turns a whole-mode run evaluates one attempt; a repair run as many as rollout.max_turns.
+    expect(evalTurns(RunConfigSchema.parse({}))).toBe(1);
+    expect(evalTurns(RunConfigSchema.parse({ training: { mode: "repair" }, rollout: { max_turns: 3 } }))).toBe(3);
+  });
+});
+
+describe("repair settings", () => {
+  it("refuses bad values naming the key and what is accepted", () => {
+    const issues = (input: unknown) => {
+      const parsed = RunConfigSchema.safeParse(input);
+      return parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    };
+    expect(issues({ rollout: { max_turns: 0 } })).toEqual([expect.stringMatching(/^rollout\.max_turns: .*>=1/)]);
+    expect(issues({ rollout: { turn_discount: 1.5 } })).toEqual([expect.stringMatching(/^rollout\.turn_discount: .*<=1/)]);
+    expect(issues({ rollout: { turn_discount: 0 } })).toEqual([expect.stringMatching(/^rollout\.turn_discount: .*>0/)]);
+    expect(issues({ rollout: { max_turn: 2 } })).toEqual([expect.stringMatching(/^rollout: .*max_turn/)]);
+    expect(issues({ training: { mode: "repairs" } })).toEqual([expect.stringMatching(/^training\.mode: .*"whole"\|"tactic"\|"repair"/)]);
   });
 });
