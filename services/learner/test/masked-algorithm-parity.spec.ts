@@ -74,7 +74,10 @@ describe("GRPO-family losses on a masked multi-turn batch match PyTorch", () => 
       expect(Math.abs(result.loss - c.loss), `loss ${result.loss} vs ${c.loss}`).toBeLessThan(1e-5 * Math.abs(c.loss) + 1e-6);
       const metrics = stepMetrics(examples, batch, [{ gradients: result, gradNorm: 0, learningRate: 0 }], old, 1, settings);
       expect(metrics.completion_length_mean).toBeCloseTo(fixture.completion_length.mean, 12);
-      expect([metrics.completion_length_min, metrics.completion_length_max]).toEqual([fixture.completion_length.min, fixture.completion_length.max]);
+      expect([metrics.completion_length_min, metrics.completion_length_max]).toEqual([
+        fixture.completion_length.min,
+        fixture.completion_length.max,
+      ]);
       if (c.mode === "rl") {
         for (const key of ["clip_ratio_low_mean", "clip_ratio_high_mean", "clip_ratio_region_mean"]) {
           expect(metrics[key], key).toBeCloseTo(c.metrics[key]!, 12);
