@@ -23,6 +23,7 @@ import grpo_reference as grpo  # noqa: E402
 import make_algorithm_fixtures as algo  # noqa: E402
 import reference_model as ref  # noqa: E402
 import safetensors_io  # noqa: E402
+import multi_turn_batch  # noqa: E402
 from multi_turn_batch import ENVIRONMENT_SAMPLER_LOGPROB, NO_SAMPLER, SAMPLES, model_token_counts  # noqa: E402
 
 ENVIRONMENT_OLD_SHIFT = -3.0
@@ -31,11 +32,7 @@ ENVIRONMENT_OLD_SHIFT = -3.0
 def main():
     cfg, weights, settings, lora = algo.load_model()
     generator = torch.Generator().manual_seed(2828)
-    pairs = [(p, c) for _, p, c, *_ in SAMPLES]
-    groups = [g for g, *_ in SAMPLES]
-    masks = [m for _, _, _, m, _, _ in SAMPLES]
-    rewards = [r for *_, r, _ in SAMPLES]
-    truncated = [t for *_, t in SAMPLES]
+    pairs, groups, masks, rewards, truncated = multi_turn_batch.columns()
 
     with torch.no_grad():
         current, _ = ref.completion_logprobs(ref.CausalLM(cfg, weights, settings, lora), pairs, algo.TEMPERATURE)

@@ -29,3 +29,9 @@ NO_SAMPLER = 2  # a sample whose sampler logprobs are unknown
 
 def model_token_counts():
     return [len(c) if m is None else sum(m) for _, _, c, m, _, _ in SAMPLES]
+
+
+def columns():
+    """The batch as the reference's columns: (prompt, completion) pairs, group ids, masks, rewards, truncation flags."""
+    pairs = [(p, c) for _, p, c, *_ in SAMPLES]
+    return pairs, [g for g, *_ in SAMPLES], [m for _, _, _, m, _, _ in SAMPLES], [r for *_, r, _ in SAMPLES], [t for *_, t in SAMPLES]

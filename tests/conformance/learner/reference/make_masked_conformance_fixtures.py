@@ -28,7 +28,8 @@ sys.path.insert(0, HERE)
 import make_conformance_fixtures as conformance  # noqa: E402  (OPTIMIZER, adamw_step, and the reference on its path)
 from make_conformance_fixtures import algo, grpo, ref, safetensors_io  # noqa: E402
 
-from multi_turn_batch import ENVIRONMENT_SAMPLER_LOGPROB, NO_SAMPLER, SAMPLES  # noqa: E402  (scripts/reference)
+import multi_turn_batch  # noqa: E402  (scripts/reference)
+from multi_turn_batch import ENVIRONMENT_SAMPLER_LOGPROB, NO_SAMPLER, SAMPLES  # noqa: E402
 
 OUT = conformance.OUT
 
@@ -36,13 +37,9 @@ OUT = conformance.OUT
 def main():
     cfg, weights, settings, lora = algo.load_model()
     generator = torch.Generator().manual_seed(28)
-    pairs = [(p, c) for _, p, c, *_ in SAMPLES]
-    groups = [g for g, *_ in SAMPLES]
-    masks = [m for _, _, _, m, _, _ in SAMPLES]
-    rewards = [r for *_, r, _ in SAMPLES]
-    truncated = [t for *_, t in SAMPLES]
+    pairs, groups, masks, rewards, truncated = multi_turn_batch.columns()
     temperature = algo.TEMPERATURE
-    model_tokens = [len(c) if m is None else sum(m) for (_, c), m in zip(pairs, masks)]
+    model_tokens = multi_turn_batch.model_token_counts()
 
     with torch.no_grad():
         policy, _ = ref.completion_logprobs(ref.CausalLM(cfg, weights, settings, lora), pairs, temperature)
