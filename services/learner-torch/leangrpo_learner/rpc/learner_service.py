@@ -98,6 +98,7 @@ class LearnerServicer:
                         sampler_logprobs=list(s.sampler_logprobs) if len(s.sampler_logprobs) > 0 else None,
                         reward=s.reward,
                         truncated=s.truncated,
+                        completion_mask=list(s.completion_mask) if len(s.completion_mask) > 0 else None,
                     )
                 )
             else:
