@@ -121,7 +121,9 @@ export function describeMaskedBatchConformance(learner: LearnerUnderTest): void 
       for (const [key, want] of Object.entries(metrics)) {
         const got = response.metrics[key];
         expect(got, `${key} is reported`).toBeTypeOf("number");
-        expect(Math.abs(got! - want), `${key}: ${got} vs the reference's ${want}`).toBeLessThanOrEqual(METRIC_RELATIVE * Math.abs(want) + 1e-7);
+        expect(Math.abs(got! - want), `${key}: ${got} vs the reference's ${want}`).toBeLessThanOrEqual(
+          METRIC_RELATIVE * Math.abs(want) + 1e-7,
+        );
       }
       if (c.mode === "rl" && lengths) expect(response.zeroStdGroups).toEqual(lengths.zero_std_groups);
       const start = await startAdapter(unmasked.fixture);
@@ -189,13 +191,19 @@ export function describeMaskedBatchConformance(learner: LearnerUnderTest): void 
         5,
         [/completion_mask has no true value among its 3/, /at least one completion token must be the model's/],
       ],
-    ] as const)("refuses %s as INVALID_ARGUMENT naming the sample, field and lengths; nothing is applied", async (_what, spoil, index, patterns) => {
-      await client.loadCheckpoint({ path: START_CHECKPOINT });
-      const message = await failure(client.trainStep(trainStepStream({ algorithm: "grpo" }, variant(maskedSamples, spoil))), Code.InvalidArgument);
-      expect(message).toMatch(new RegExp(`^sample ${index} \\(sample_id "m${index}"\\): `));
-      for (const pattern of patterns) expect(message).toMatch(pattern);
-      const status = await client.getStatus({});
-      expect([status.step, status.adapterVersion]).toEqual([0n, 0n]);
-    });
+    ] as const)(
+      "refuses %s as INVALID_ARGUMENT naming the sample, field and lengths; nothing is applied",
+      async (_what, spoil, index, patterns) => {
+        await client.loadCheckpoint({ path: START_CHECKPOINT });
+        const message = await failure(
+          client.trainStep(trainStepStream({ algorithm: "grpo" }, variant(maskedSamples, spoil))),
+          Code.InvalidArgument,
+        );
+        expect(message).toMatch(new RegExp(`^sample ${index} \\(sample_id "m${index}"\\): `));
+        for (const pattern of patterns) expect(message).toMatch(pattern);
+        const status = await client.getStatus({});
+        expect([status.step, status.adapterVersion]).toEqual([0n, 0n]);
+      },
+    );
   });
 }

@@ -1,12 +1,9 @@
 """Writes the masked multi-turn fixtures of the LearnerService conformance suite
 (tests/conformance/learner/fixtures/masked-conformance.json and masked-*-adapter.safetensors).
 
-A multi-turn trajectory is one training sample: prompt, the model's first attempt, the
-environment's feedback, the model's next attempt. TrainingSample.completion_mask says which
-completion tokens are the model's (trained) and which the environment's (conditioning only).
-The batch below has three groups, completions of different lengths and mask patterns: feedback
-between two turns, feedback at the end (a last failed attempt), a completion that opens with an
-environment token, an explicit all-true mask and an empty mask (every token the model's).
+The batch is scripts/reference/multi_turn_batch.py: trajectories of prompt, model turn, the
+environment's feedback, model turn, whose TrainingSample.completion_mask says which completion
+tokens are the model's (trained) and which the environment's (conditioning only).
 
 Computed by the independent reference of scripts/reference (reference_model.py, grpo_reference.py):
 the forward pass runs over every completion token (the environment's condition what follows), then
@@ -31,35 +28,18 @@ sys.path.insert(0, HERE)
 import make_conformance_fixtures as conformance  # noqa: E402  (OPTIMIZER, adamw_step, and the reference on its path)
 from make_conformance_fixtures import algo, grpo, ref, safetensors_io  # noqa: E402
 
+import multi_turn_batch  # noqa: E402  (scripts/reference)
+from multi_turn_batch import ENVIRONMENT_SAMPLER_LOGPROB, NO_SAMPLER, SAMPLES  # noqa: E402
+
 OUT = conformance.OUT
-T, F = True, False
-# (group, prompt, completion, mask or None, reward, truncated). Token ids < 96 (qwen2-tiny's vocabulary).
-SAMPLES = [
-    ("g0", [5, 17, 33], [40, 41, 7, 90, 12, 13, 44, 3], [T, T, T, F, F, F, T, T], 1.0, False),
-    ("g0", [5, 17, 33], [8, 9, 60, 61, 71, 72, 73], [T, T, F, F, T, T, T], 0.0, False),
-    ("g0", [5, 17, 33], [44, 3, 50, 51], None, 0.0, True),
-    ("g0", [5, 17, 33], [20, 21, 90, 91, 92, 93, 22], [T, T, F, F, F, F, T], 1.0, False),
-    ("g1", [60, 61, 62, 63], [1, 95, 0, 30, 31, 20], [T, T, T, F, F, T], 0.5, False),
-    ("g1", [60, 61, 62, 63], [53, 54, 12], [T, T, F], 0.0, True),
-    ("g1", [60, 61, 62, 63], [30, 7, 8, 9, 31, 32, 33, 34], [T, F, F, F, T, T, T, T], 0.25, False),
-    ("g2", [3, 9], [50, 51, 52], [F, T, T], 1.0, False),
-    ("g2", [3, 9], [53, 54, 55, 56], [T, T, T, T], 1.0, False),
-]
-# The sampler has no logprob for an environment token; callers send 0 there (the learner must ignore it).
-ENVIRONMENT_SAMPLER_LOGPROB = 0.0
-NO_SAMPLER = 2  # a sample whose sampler logprobs are unknown
 
 
 def main():
     cfg, weights, settings, lora = algo.load_model()
     generator = torch.Generator().manual_seed(28)
-    pairs = [(p, c) for _, p, c, *_ in SAMPLES]
-    groups = [g for g, *_ in SAMPLES]
-    masks = [m for _, _, _, m, _, _ in SAMPLES]
-    rewards = [r for *_, r, _ in SAMPLES]
-    truncated = [t for *_, t in SAMPLES]
+    pairs, groups, masks, rewards, truncated = multi_turn_batch.columns()
     temperature = algo.TEMPERATURE
-    model_tokens = [len(c) if m is None else sum(m) for (_, c), m in zip(pairs, masks)]
+    model_tokens = multi_turn_batch.model_token_counts()
 
     with torch.no_grad():
         policy, _ = ref.completion_logprobs(ref.CausalLM(cfg, weights, settings, lora), pairs, temperature)
