@@ -150,10 +150,10 @@ export async function rollRepairTrajectories(request: RepairRequest): Promise<Re
           );
           const completion = generated.completions[0];
           if (!completion) throw new Error(`Generate returned no completion for ${request.requestId}/t${trajectory.index}/turn${turn + 1}`);
-          // Keep the trajectory's index on its later attempts, as ScoreGroup reports them.
           return { trajectory, contextIds, completion };
         }),
       );
+      // The open trajectories' new attempts are scored together, as the turn's group.
       const results = await score(
         completions.map((c) => c.completion),
         turn,
