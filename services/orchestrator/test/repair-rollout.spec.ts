@@ -14,6 +14,7 @@ import type { MeshClients } from "../src/run/mesh-clients.js";
 import { heldoutAccuracy } from "../src/run/heldout-eval.js";
 import { feedbackText, MATH_FEEDBACK } from "../src/run/repair-feedback.js";
 import { evalTurns } from "../src/run/repair-heldout.js";
+import { repairEvalSummary } from "../src/run/repair-metrics.js";
 import { ENVIRONMENT_LOGPROB, repairRolloutGroup } from "../src/run/repair-rollout.js";
 import type { RolloutContext } from "../src/run/rollout.js";
 import { RunConfigSchema } from "../src/run/run-config.js";
@@ -293,6 +294,7 @@ describe("held-out evaluation with repair turns", () => {
     const record = await heldoutAccuracy({ clients, config, theorems, chatPrompts: false }, 10, "policy-v3");
     expect(record).toMatchObject({ step: 10, heldout_accuracy: 1 / 3, solved: 1, problems: 3 });
     expect(record.repair).toEqual({ max_turns: 2, accuracy_turn1: 1 / 3, accuracy_last_turn: 2 / 3, second_attempts: 2, repaired: 1 });
+    expect(repairEvalSummary(record)).toBe("; after 2 turns 66.7% (1 of 2 wrong first answers put right)");
     expect(heldoutMetrics(record)).toMatchObject({
       heldout_accuracy: 1 / 3,
       heldout_accuracy_turn1: 1 / 3,

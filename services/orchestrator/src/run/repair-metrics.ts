@@ -47,3 +47,10 @@ export function repairHeldoutMetrics(record: EvalRecord): Record<string, number>
     heldout_repair_success_rate: share(r.repaired, r.second_attempts),
   };
 }
+
+/** The evaluation log line's repair part: accuracy after the last turn and how many second attempts were right. */
+export function repairEvalSummary(record: EvalRecord): string {
+  const r = record.repair;
+  if (!r) return "";
+  return `; after ${r.max_turns} turns ${(100 * r.accuracy_last_turn).toFixed(1)}% (${r.repaired} of ${r.second_attempts} wrong first answers put right)`;
+}
