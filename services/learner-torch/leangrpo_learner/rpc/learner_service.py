@@ -15,7 +15,8 @@ from ..algorithms.parameters import js_json, js_number
 from ..algorithms.registry import ALGORITHMS
 from ..lora.peft_files import ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE
 from ..sampling import SamplingDistribution, sampling_from_proto
-from ..training.learner import StepRequest, adapter_name
+from ..artifact_names import adapter_name, checkpoint_name
+from ..training.learner import StepRequest
 from ..training.training_example import TrainingExample
 from .learner_host import LearnerHost
 from .status_codes import RpcAbort, abort_with
@@ -183,7 +184,7 @@ class LearnerServicer:
         try:
             with self.host.lock:
                 learner = self.host.learner()
-                path = request.path or os.path.join(self.host.config["checkpoint_dir"], f"step-{learner.step}")
+                path = request.path or os.path.join(self.host.config["checkpoint_dir"], checkpoint_name(learner.step))
                 saved, step, version, size = learner.save_checkpoint(path)
             return M("leangrpo.v1.SaveCheckpointResponse")(path=saved, step=step, adapter_version=version, size_bytes=size)
         except Exception as error:  # noqa: BLE001
