@@ -14,6 +14,7 @@ describe("checkpoint names", () => {
   });
 
   it("refuses steps that are not non-negative safe integers", () => {
-    for (const step of [-1, 1.5, Number.NaN]) expect(() => checkpointName(step)).toThrow(/checkpoint step .* is not a non-negative integer/);
+    for (const step of [-1, 1.5, Number.NaN])
+      expect(() => checkpointName(step)).toThrow(/checkpoint step .* is not a non-negative integer/);
   });
 });

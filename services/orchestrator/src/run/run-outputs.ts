@@ -107,7 +107,10 @@ export class RunOutputs {
         .sort((a, b) => a.n - b.n)
         .map((e) => `${path.basename(dir)}/${e.name}`);
     };
-    return { checkpoints: await under(this.checkpointsDir, parseCheckpointName), adapters: await under(this.adaptersDir, parseAdapterName) };
+    return {
+      checkpoints: await under(this.checkpointsDir, parseCheckpointName),
+      adapters: await under(this.adaptersDir, parseAdapterName),
+    };
   }
 
   /** The directory of the highest adapter version exported so far; undefined before the first. */
