@@ -9,6 +9,8 @@ import { checkedVersion } from "./adapter-version.js";
 export const ADAPTERS_DIR = "adapters";
 /** Folder of a run's learner checkpoints (runs/<id>/checkpoints/step-<N>/). */
 export const CHECKPOINTS_DIR = "checkpoints";
+/** Folder of the PEFT adapter inside a learner checkpoint (step-<N>/adapter/). */
+export const CHECKPOINT_ADAPTER_DIR = "adapter";
 
 const ADAPTER_NAME = /^policy-v(0|[1-9][0-9]*)$/;
 const CHECKPOINT_NAME = /^step-(0|[1-9][0-9]*)$/;

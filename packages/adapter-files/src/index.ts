@@ -2,6 +2,7 @@ export { versionFromProto, versionToProto, AdapterVersionError } from "./adapter
 export {
   ADAPTERS_DIR,
   CHECKPOINTS_DIR,
+  CHECKPOINT_ADAPTER_DIR,
   adapterName,
   checkpointName,
   parseAdapterName,

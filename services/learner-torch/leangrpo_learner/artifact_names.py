@@ -17,3 +17,7 @@ def checkpoint_name(step: int) -> str:
     if step < 0:
         raise ValueError(f"checkpoint step {step} is not a non-negative integer")
     return f"step-{step}"
+
+
+# Folder of the PEFT adapter inside a checkpoint (step-<N>/adapter/).
+CHECKPOINT_ADAPTER_DIR = "adapter"

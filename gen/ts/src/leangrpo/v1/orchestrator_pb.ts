@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file leangrpo/v1/orchestrator.proto.
  */
 export const file_leangrpo_v1_orchestrator: GenFile = /*@__PURE__*/
-  fileDesc("Ch5sZWFuZ3Jwby92MS9vcmNoZXN0cmF0b3IucHJvdG8SC2xlYW5ncnBvLnYxIowDCgNSdW4SCgoCaWQYASABKAkSJAoFc3RhdGUYAiABKA4yFS5sZWFuZ3Jwby52MS5SdW5TdGF0ZRIRCglhbGdvcml0aG0YAyABKAkSDAoEc3RlcBgEIAEoBBITCgt0b3RhbF9zdGVwcxgFIAEoBBIPCgdkYXRhc2V0GAYgASgJEhIKCm91dHB1dF9kaXIYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZXJyb3IYCiABKAkSNwoMbGFzdF9tZXRyaWNzGAsgAygLMiEubGVhbmdycG8udjEuUnVuLkxhc3RNZXRyaWNzRW50cnkSHAoUbGFzdF9jaGVja3BvaW50X3N0ZXAYDCABKAQaMgoQTGFzdE1ldHJpY3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBIrIBCg9TdGFydFJ1blJlcXVlc3QSFAoMZGF0YXNldF9wYXRoGAEgASgJEiYKCHRoZW9yZW1zGAIgAygLMhQubGVhbmdycG8udjEuVGhlb3JlbRInCgZjb25maWcYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCW92ZXJyaWRlcxgEIAMoCRIVCg1yZXN1bWVfcnVuX2lkGAUgASgJEg4KBnJ1bl9pZBgGIAEoCSIxChBTdGFydFJ1blJlc3BvbnNlEh0KA3J1bhgBIAEoCzIQLmxlYW5ncnBvLnYxLlJ1biI1Cg9XYXRjaFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKCmZyb21fc3RhcnQYAiABKAgiogEKC1N0ZXBUaW1pbmdzEhIKCmdlbmVyYXRlX3MYASABKAESEAoIdmVyaWZ5X3MYAiABKAESDwoHc2NvcmVfcxgDIAEoARIPCgd0cmFpbl9zGAQgASgBEg4KBnN5bmNfcxgFIAEoARIPCgdvdGhlcl9zGAYgASgBEg8KB3RvdGFsX3MYByABKAESGQoRcm9sbG91dF9vdmVybGFwX3MYCCABKAEi8wEKCVN0ZXBFdmVudBIMCgRzdGVwGAEgASgEEjQKB21ldHJpY3MYAiADKAsyIy5sZWFuZ3Jwby52MS5TdGVwRXZlbnQuTWV0cmljc0VudHJ5EikKB3RpbWluZ3MYAyABKAsyGC5sZWFuZ3Jwby52MS5TdGVwVGltaW5ncxIXCg9hZGFwdGVyX3ZlcnNpb24YBCABKAQSLgoHc2FtcGxlcxgFIAMoCzIdLmxlYW5ncnBvLnYxLkNvbXBsZXRpb25TYW1wbGUaLgoMTWV0cmljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEi7QIKEENvbXBsZXRpb25TYW1wbGUSEAoIZ3JvdXBfaWQYASABKAkSEgoKdGhlb3JlbV9pZBgCIAEoCRIOCgZwcm9tcHQYAyABKAkSEgoKY29tcGxldGlvbhgEIAEoCRIOCgZyZXdhcmQYBSABKAESTgoRcmV3YXJkX2NvbXBvbmVudHMYBiADKAsyMy5sZWFuZ3Jwby52MS5Db21wbGV0aW9uU2FtcGxlLlJld2FyZENvbXBvbmVudHNFbnRyeRIOCgZzb2x2ZWQYByABKAgSDwoHdmVyZGljdBgIIAEoCRIQCghtZXNzYWdlcxgJIAMoCRIZChFjb21wbGV0aW9uX3Rva2VucxgKIAEoDRIVCg1maW5pc2hfcmVhc29uGAsgASgJEhEKCXRydW5jYXRlZBgMIAEoCBo3ChVSZXdhcmRDb21wb25lbnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASK2AQoQV2F0Y2hSdW5SZXNwb25zZRIOCgZydW5faWQYASABKAkSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoEc3RlcBgDIAEoCzIWLmxlYW5ncnBvLnYxLlN0ZXBFdmVudEgAEigKDHN0YXRlX2NoYW5nZRgEIAEoCzIQLmxlYW5ncnBvLnYxLlJ1bkgAEg0KA2xvZxgFIAEoCUgAQgcKBWV2ZW50IiAKDlN0b3BSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSIwCg9TdG9wUnVuUmVzcG9uc2USHQoDcnVuGAEgASgLMhAubGVhbmdycG8udjEuUnVuIh8KDUdldFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJIrQBCg5HZXRSdW5SZXNwb25zZRIdCgNydW4YASABKAsyEC5sZWFuZ3Jwby52MS5SdW4SJwoGY29uZmlnGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBITCgtjaGVja3BvaW50cxgDIAMoCRIQCghhZGFwdGVycxgEIAMoCRIzCgtldmFsdWF0aW9ucxgFIAMoCzIeLmxlYW5ncnBvLnYxLkhlbGRvdXRFdmFsdWF0aW9uImYKEUhlbGRvdXRFdmFsdWF0aW9uEgwKBHN0ZXAYASABKAQSEAoIYWNjdXJhY3kYAiABKAESDgoGc29sdmVkGAMgASgNEhAKCHByb2JsZW1zGAQgASgNEg8KB3NlY29uZHMYBSABKAEiOAoPTGlzdFJ1bnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIksKEExpc3RSdW5zUmVzcG9uc2USHgoEcnVucxgBIAMoCzIQLmxlYW5ncnBvLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkqsQEKCFJ1blN0YXRlEhkKFVJVTl9TVEFURV9VTlNQRUNJRklFRBAAEhUKEVJVTl9TVEFURV9QRU5ESU5HEAESFQoRUlVOX1NUQVRFX1JVTk5JTkcQAhIWChJSVU5fU1RBVEVfU1RPUFBJTkcQAxIVChFSVU5fU1RBVEVfU1RPUFBFRBAEEhcKE1JVTl9TVEFURV9DT01QTEVURUQQBRIUChBSVU5fU1RBVEVfRkFJTEVEEAYy+wIKE09yY2hlc3RyYXRvclNlcnZpY2USRwoIU3RhcnRSdW4SHC5sZWFuZ3Jwby52MS5TdGFydFJ1blJlcXVlc3QaHS5sZWFuZ3Jwby52MS5TdGFydFJ1blJlc3BvbnNlEkkKCFdhdGNoUnVuEhwubGVhbmdycG8udjEuV2F0Y2hSdW5SZXF1ZXN0Gh0ubGVhbmdycG8udjEuV2F0Y2hSdW5SZXNwb25zZTABEkQKB1N0b3BSdW4SGy5sZWFuZ3Jwby52MS5TdG9wUnVuUmVxdWVzdBocLmxlYW5ncnBvLnYxLlN0b3BSdW5SZXNwb25zZRJBCgZHZXRSdW4SGi5sZWFuZ3Jwby52MS5HZXRSdW5SZXF1ZXN0GhsubGVhbmdycG8udjEuR2V0UnVuUmVzcG9uc2USRwoITGlzdFJ1bnMSHC5sZWFuZ3Jwby52MS5MaXN0UnVuc1JlcXVlc3QaHS5sZWFuZ3Jwby52MS5MaXN0UnVuc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_leangrpo_v1_common]);
+  fileDesc("Ch5sZWFuZ3Jwby92MS9vcmNoZXN0cmF0b3IucHJvdG8SC2xlYW5ncnBvLnYxIowDCgNSdW4SCgoCaWQYASABKAkSJAoFc3RhdGUYAiABKA4yFS5sZWFuZ3Jwby52MS5SdW5TdGF0ZRIRCglhbGdvcml0aG0YAyABKAkSDAoEc3RlcBgEIAEoBBITCgt0b3RhbF9zdGVwcxgFIAEoBBIPCgdkYXRhc2V0GAYgASgJEhIKCm91dHB1dF9kaXIYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZXJyb3IYCiABKAkSNwoMbGFzdF9tZXRyaWNzGAsgAygLMiEubGVhbmdycG8udjEuUnVuLkxhc3RNZXRyaWNzRW50cnkSHAoUbGFzdF9jaGVja3BvaW50X3N0ZXAYDCABKAQaMgoQTGFzdE1ldHJpY3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBIrIBCg9TdGFydFJ1blJlcXVlc3QSFAoMZGF0YXNldF9wYXRoGAEgASgJEiYKCHRoZW9yZW1zGAIgAygLMhQubGVhbmdycG8udjEuVGhlb3JlbRInCgZjb25maWcYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCW92ZXJyaWRlcxgEIAMoCRIVCg1yZXN1bWVfcnVuX2lkGAUgASgJEg4KBnJ1bl9pZBgGIAEoCSIxChBTdGFydFJ1blJlc3BvbnNlEh0KA3J1bhgBIAEoCzIQLmxlYW5ncnBvLnYxLlJ1biI1Cg9XYXRjaFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKCmZyb21fc3RhcnQYAiABKAgiogEKC1N0ZXBUaW1pbmdzEhIKCmdlbmVyYXRlX3MYASABKAESEAoIdmVyaWZ5X3MYAiABKAESDwoHc2NvcmVfcxgDIAEoARIPCgd0cmFpbl9zGAQgASgBEg4KBnN5bmNfcxgFIAEoARIPCgdvdGhlcl9zGAYgASgBEg8KB3RvdGFsX3MYByABKAESGQoRcm9sbG91dF9vdmVybGFwX3MYCCABKAEi8wEKCVN0ZXBFdmVudBIMCgRzdGVwGAEgASgEEjQKB21ldHJpY3MYAiADKAsyIy5sZWFuZ3Jwby52MS5TdGVwRXZlbnQuTWV0cmljc0VudHJ5EikKB3RpbWluZ3MYAyABKAsyGC5sZWFuZ3Jwby52MS5TdGVwVGltaW5ncxIXCg9hZGFwdGVyX3ZlcnNpb24YBCABKAQSLgoHc2FtcGxlcxgFIAMoCzIdLmxlYW5ncnBvLnYxLkNvbXBsZXRpb25TYW1wbGUaLgoMTWV0cmljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEi7QIKEENvbXBsZXRpb25TYW1wbGUSEAoIZ3JvdXBfaWQYASABKAkSEgoKdGhlb3JlbV9pZBgCIAEoCRIOCgZwcm9tcHQYAyABKAkSEgoKY29tcGxldGlvbhgEIAEoCRIOCgZyZXdhcmQYBSABKAESTgoRcmV3YXJkX2NvbXBvbmVudHMYBiADKAsyMy5sZWFuZ3Jwby52MS5Db21wbGV0aW9uU2FtcGxlLlJld2FyZENvbXBvbmVudHNFbnRyeRIOCgZzb2x2ZWQYByABKAgSDwoHdmVyZGljdBgIIAEoCRIQCghtZXNzYWdlcxgJIAMoCRIZChFjb21wbGV0aW9uX3Rva2VucxgKIAEoDRIVCg1maW5pc2hfcmVhc29uGAsgASgJEhEKCXRydW5jYXRlZBgMIAEoCBo3ChVSZXdhcmRDb21wb25lbnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASK2AQoQV2F0Y2hSdW5SZXNwb25zZRIOCgZydW5faWQYASABKAkSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoEc3RlcBgDIAEoCzIWLmxlYW5ncnBvLnYxLlN0ZXBFdmVudEgAEigKDHN0YXRlX2NoYW5nZRgEIAEoCzIQLmxlYW5ncnBvLnYxLlJ1bkgAEg0KA2xvZxgFIAEoCUgAQgcKBWV2ZW50IiAKDlN0b3BSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSIwCg9TdG9wUnVuUmVzcG9uc2USHQoDcnVuGAEgASgLMhAubGVhbmdycG8udjEuUnVuIh8KDUdldFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJIrQBCg5HZXRSdW5SZXNwb25zZRIdCgNydW4YASABKAsyEC5sZWFuZ3Jwby52MS5SdW4SJwoGY29uZmlnGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBITCgtjaGVja3BvaW50cxgDIAMoCRIQCghhZGFwdGVycxgEIAMoCRIzCgtldmFsdWF0aW9ucxgFIAMoCzIeLmxlYW5ncnBvLnYxLkhlbGRvdXRFdmFsdWF0aW9uImYKEUhlbGRvdXRFdmFsdWF0aW9uEgwKBHN0ZXAYASABKAQSEAoIYWNjdXJhY3kYAiABKAESDgoGc29sdmVkGAMgASgNEhAKCHByb2JsZW1zGAQgASgNEg8KB3NlY29uZHMYBSABKAEiOAoPTGlzdFJ1bnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIksKEExpc3RSdW5zUmVzcG9uc2USHgoEcnVucxgBIAMoCzIQLmxlYW5ncnBvLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkitQIKD0V2YWx1YXRlUmVxdWVzdBIUCgxkYXRhc2V0X3BhdGgYASABKAkSJgoIdGhlb3JlbXMYAiADKAsyFC5sZWFuZ3Jwby52MS5UaGVvcmVtEg4KBnJ1bl9pZBgDIAEoCRIUCgxhZGFwdGVyX3BhdGgYBCABKAkSFwoPY2hlY2twb2ludF9wYXRoGAUgASgJEgkKAWsYBiABKA0SDwoHc2FtcGxlcxgHIAEoDRIYCgt0ZW1wZXJhdHVyZRgIIAEoAUgAiAEBEhIKCm1heF90b2tlbnMYCSABKA0SDAoEc2VlZBgKIAEoBBIUCgxtYXhfcHJvYmxlbXMYCyABKA0SJwoGY29uZmlnGAwgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIOCgxfdGVtcGVyYXR1cmUigAEKEEV2YWx1YXRlUmVzcG9uc2USMAoHcHJvYmxlbRgBIAEoCzIdLmxlYW5ncnBvLnYxLkV2YWx1YXRlZFByb2JsZW1IABIxCgdzdW1tYXJ5GAIgASgLMh4ubGVhbmdycG8udjEuRXZhbHVhdGlvblN1bW1hcnlIAEIHCgVldmVudCJWChBFdmFsdWF0ZWRQcm9ibGVtEg0KBWluZGV4GAEgASgNEhIKCnRoZW9yZW1faWQYAiABKAkSDwoHc2FtcGxlcxgDIAEoDRIOCgZzb2x2ZWQYBCABKA0i1QEKEUV2YWx1YXRpb25TdW1tYXJ5EhEKCWV2YWx1YXRlZBgBIAEoCRIQCghwcm9ibGVtcxgCIAEoDRIJCgFrGAMgASgNEg8KB3NhbXBsZXMYBCABKA0SDgoGZ3JlZWR5GAUgASgIEhEKCXBhc3NfYXRfMRgGIAEoARIRCglwYXNzX2F0X2sYByABKAESDwoHc2Vjb25kcxgIIAEoARI4CgxhbnN3ZXJfZm9ybXMYCSABKAsyIi5sZWFuZ3Jwby52MS5FdmFsdWF0aW9uQW5zd2VyRm9ybXMi7QIKFUV2YWx1YXRpb25BbnN3ZXJGb3JtcxITCgtjb21wbGV0aW9ucxgBIAEoDRIUCgxyaWdodF9udW1iZXIYAiABKAESDQoFYm94ZWQYAyABKAESFAoMd29ya2VkX3NoYXJlGAQgASgBEhwKD2FjY3VyYWN5X3dvcmtlZBgFIAEoAUgAiAEBEhwKD2FjY3VyYWN5X2RpcmVjdBgGIAEoAUgBiAEBEiAKE3JpZ2h0X251bWJlcl93b3JrZWQYByABKAFIAogBARIgChNyaWdodF9udW1iZXJfZGlyZWN0GAggASgBSAOIAQESGQoRY29tcGxldGlvbl90b2tlbnMYCSABKAESEQoJdHJ1bmNhdGVkGAogASgBQhIKEF9hY2N1cmFjeV93b3JrZWRCEgoQX2FjY3VyYWN5X2RpcmVjdEIWChRfcmlnaHRfbnVtYmVyX3dvcmtlZEIWChRfcmlnaHRfbnVtYmVyX2RpcmVjdCqxAQoIUnVuU3RhdGUSGQoVUlVOX1NUQVRFX1VOU1BFQ0lGSUVEEAASFQoRUlVOX1NUQVRFX1BFTkRJTkcQARIVChFSVU5fU1RBVEVfUlVOTklORxACEhYKElJVTl9TVEFURV9TVE9QUElORxADEhUKEVJVTl9TVEFURV9TVE9QUEVEEAQSFwoTUlVOX1NUQVRFX0NPTVBMRVRFRBAFEhQKEFJVTl9TVEFURV9GQUlMRUQQBjLGAwoTT3JjaGVzdHJhdG9yU2VydmljZRJHCghTdGFydFJ1bhIcLmxlYW5ncnBvLnYxLlN0YXJ0UnVuUmVxdWVzdBodLmxlYW5ncnBvLnYxLlN0YXJ0UnVuUmVzcG9uc2USSQoIV2F0Y2hSdW4SHC5sZWFuZ3Jwby52MS5XYXRjaFJ1blJlcXVlc3QaHS5sZWFuZ3Jwby52MS5XYXRjaFJ1blJlc3BvbnNlMAESRAoHU3RvcFJ1bhIbLmxlYW5ncnBvLnYxLlN0b3BSdW5SZXF1ZXN0GhwubGVhbmdycG8udjEuU3RvcFJ1blJlc3BvbnNlEkEKBkdldFJ1bhIaLmxlYW5ncnBvLnYxLkdldFJ1blJlcXVlc3QaGy5sZWFuZ3Jwby52MS5HZXRSdW5SZXNwb25zZRJHCghMaXN0UnVucxIcLmxlYW5ncnBvLnYxLkxpc3RSdW5zUmVxdWVzdBodLmxlYW5ncnBvLnYxLkxpc3RSdW5zUmVzcG9uc2USSQoIRXZhbHVhdGUSHC5sZWFuZ3Jwby52MS5FdmFsdWF0ZVJlcXVlc3QaHS5sZWFuZ3Jwby52MS5FdmFsdWF0ZVJlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_leangrpo_v1_common]);
 
 /**
  * A training run.
@@ -718,6 +718,352 @@ export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*
   messageDesc(file_leangrpo_v1_orchestrator, 14);
 
 /**
+ * Request of OrchestratorService.Evaluate. What is evaluated: at most one of `run_id`,
+ * `adapter_path` and `checkpoint_path`; none evaluates the base model.
+ *
+ * @generated from message leangrpo.v1.EvaluateRequest
+ */
+export type EvaluateRequest = Message<"leangrpo.v1.EvaluateRequest"> & {
+  /**
+   * Held-out dataset JSONL on the orchestrator's filesystem. Exactly one of
+   * `dataset_path` and `theorems` is set.
+   *
+   * @generated from field: string dataset_path = 1;
+   */
+  datasetPath: string;
+
+  /**
+   * Inline held-out problems.
+   *
+   * @generated from field: repeated leangrpo.v1.Theorem theorems = 2;
+   */
+  theorems: Theorem[];
+
+  /**
+   * A run of this orchestrator's runs_dir: its latest adapter, sampled with the run's
+   * prompt and max_tokens settings. NOT_FOUND for an unknown run; FAILED_PRECONDITION
+   * when it has no adapter yet.
+   *
+   * @generated from field: string run_id = 3;
+   */
+  runId: string;
+
+  /**
+   * A PEFT adapter directory (adapter_config.json + adapter_model.safetensors) on the
+   * orchestrator's filesystem, e.g. "runs/<id>/adapters/policy-v3".
+   *
+   * @generated from field: string adapter_path = 4;
+   */
+  adapterPath: string;
+
+  /**
+   * A learner checkpoint directory (its `adapter/` is evaluated), e.g. "runs/<id>/checkpoints/step-10".
+   *
+   * @generated from field: string checkpoint_path = 5;
+   */
+  checkpointPath: string;
+
+  /**
+   * The k of pass@k; 0 for 1.
+   *
+   * @generated from field: uint32 k = 6;
+   */
+  k: number;
+
+  /**
+   * Completions per problem, at least k; 0 for k. One completion is greedy decoding.
+   *
+   * @generated from field: uint32 samples = 7;
+   */
+  samples: number;
+
+  /**
+   * Sampling temperature when `samples` > 1; unset for 1.
+   *
+   * @generated from field: optional double temperature = 8;
+   */
+  temperature?: number | undefined;
+
+  /**
+   * Completion length in tokens; 0: the run config's training.max_tokens.
+   *
+   * @generated from field: uint32 max_tokens = 9;
+   */
+  maxTokens: number;
+
+  /**
+   * Sampling seed.
+   *
+   * @generated from field: uint64 seed = 10;
+   */
+  seed: bigint;
+
+  /**
+   * Evaluate the first N problems only; 0: all.
+   *
+   * @generated from field: uint32 max_problems = 11;
+   */
+  maxProblems: number;
+
+  /**
+   * Run config sections in the shape of StartRunRequest.config whose `prompt` and
+   * `training.max_tokens` the evaluation uses (with `run_id`, the run's own config wins).
+   * Unknown keys are INVALID_ARGUMENT naming the key and the accepted ones.
+   *
+   * @generated from field: google.protobuf.Struct config = 12;
+   */
+  config?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.EvaluateRequest.
+ * Use `create(EvaluateRequestSchema)` to create a new message.
+ */
+export const EvaluateRequestSchema: GenMessage<EvaluateRequest> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15);
+
+/**
+ * Response of OrchestratorService.Evaluate: one event.
+ *
+ * @generated from message leangrpo.v1.EvaluateResponse
+ */
+export type EvaluateResponse = Message<"leangrpo.v1.EvaluateResponse"> & {
+  /**
+   * The event.
+   *
+   * @generated from oneof leangrpo.v1.EvaluateResponse.event
+   */
+  event: {
+    /**
+     * A problem was scored (in the order they finish).
+     *
+     * @generated from field: leangrpo.v1.EvaluatedProblem problem = 1;
+     */
+    value: EvaluatedProblem;
+    case: "problem";
+  } | {
+    /**
+     * The evaluation ended; the last message of the stream.
+     *
+     * @generated from field: leangrpo.v1.EvaluationSummary summary = 2;
+     */
+    value: EvaluationSummary;
+    case: "summary";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message leangrpo.v1.EvaluateResponse.
+ * Use `create(EvaluateResponseSchema)` to create a new message.
+ */
+export const EvaluateResponseSchema: GenMessage<EvaluateResponse> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 16);
+
+/**
+ * One held-out problem's result.
+ *
+ * @generated from message leangrpo.v1.EvaluatedProblem
+ */
+export type EvaluatedProblem = Message<"leangrpo.v1.EvaluatedProblem"> & {
+  /**
+   * Position in the dataset (0-based).
+   *
+   * @generated from field: uint32 index = 1;
+   */
+  index: number;
+
+  /**
+   * Theorem or problem id.
+   *
+   * @generated from field: string theorem_id = 2;
+   */
+  theoremId: string;
+
+  /**
+   * Completions sampled.
+   *
+   * @generated from field: uint32 samples = 3;
+   */
+  samples: number;
+
+  /**
+   * Completions that solved it.
+   *
+   * @generated from field: uint32 solved = 4;
+   */
+  solved: number;
+};
+
+/**
+ * Describes the message leangrpo.v1.EvaluatedProblem.
+ * Use `create(EvaluatedProblemSchema)` to create a new message.
+ */
+export const EvaluatedProblemSchema: GenMessage<EvaluatedProblem> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 17);
+
+/**
+ * The result of a whole evaluation.
+ *
+ * @generated from message leangrpo.v1.EvaluationSummary
+ */
+export type EvaluationSummary = Message<"leangrpo.v1.EvaluationSummary"> & {
+  /**
+   * What was evaluated: the adapter directory, or "base model".
+   *
+   * @generated from field: string evaluated = 1;
+   */
+  evaluated: string;
+
+  /**
+   * Problems evaluated.
+   *
+   * @generated from field: uint32 problems = 2;
+   */
+  problems: number;
+
+  /**
+   * The k of pass@k.
+   *
+   * @generated from field: uint32 k = 3;
+   */
+  k: number;
+
+  /**
+   * Completions per problem.
+   *
+   * @generated from field: uint32 samples = 4;
+   */
+  samples: number;
+
+  /**
+   * True when one greedy completion per problem was sampled.
+   *
+   * @generated from field: bool greedy = 5;
+   */
+  greedy: boolean;
+
+  /**
+   * Mean unbiased pass@1 over the problems.
+   *
+   * @generated from field: double pass_at_1 = 6;
+   */
+  passAt1: number;
+
+  /**
+   * Mean unbiased pass@k over the problems.
+   *
+   * @generated from field: double pass_at_k = 7;
+   */
+  passAtK: number;
+
+  /**
+   * Seconds the evaluation took.
+   *
+   * @generated from field: double seconds = 8;
+   */
+  seconds: number;
+
+  /**
+   * How the math completions answered; unset when no problem is a math problem.
+   *
+   * @generated from field: leangrpo.v1.EvaluationAnswerForms answer_forms = 9;
+   */
+  answerForms?: EvaluationAnswerForms | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.EvaluationSummary.
+ * Use `create(EvaluationSummarySchema)` to create a new message.
+ */
+export const EvaluationSummarySchema: GenMessage<EvaluationSummary> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 18);
+
+/**
+ * How the math completions of an evaluation answered (shares of all its math completions;
+ * accuracies within a form are unset when no completion took that form).
+ *
+ * @generated from message leangrpo.v1.EvaluationAnswerForms
+ */
+export type EvaluationAnswerForms = Message<"leangrpo.v1.EvaluationAnswerForms"> & {
+  /**
+   * Math completions counted.
+   *
+   * @generated from field: uint32 completions = 1;
+   */
+  completions: number;
+
+  /**
+   * Share whose last number is the answer, boxed or not.
+   *
+   * @generated from field: double right_number = 2;
+   */
+  rightNumber: number;
+
+  /**
+   * Share that wrote a \boxed{...}.
+   *
+   * @generated from field: double boxed = 3;
+   */
+  boxed: number;
+
+  /**
+   * Share worked out (an intermediate number) rather than answered directly.
+   *
+   * @generated from field: double worked_share = 4;
+   */
+  workedShare: number;
+
+  /**
+   * Solved share among worked-out completions.
+   *
+   * @generated from field: optional double accuracy_worked = 5;
+   */
+  accuracyWorked?: number | undefined;
+
+  /**
+   * Solved share among direct answers.
+   *
+   * @generated from field: optional double accuracy_direct = 6;
+   */
+  accuracyDirect?: number | undefined;
+
+  /**
+   * Right-number share among worked-out completions.
+   *
+   * @generated from field: optional double right_number_worked = 7;
+   */
+  rightNumberWorked?: number | undefined;
+
+  /**
+   * Right-number share among direct answers.
+   *
+   * @generated from field: optional double right_number_direct = 8;
+   */
+  rightNumberDirect?: number | undefined;
+
+  /**
+   * Mean completion length in tokens.
+   *
+   * @generated from field: double completion_tokens = 9;
+   */
+  completionTokens: number;
+
+  /**
+   * Share cut by max_tokens.
+   *
+   * @generated from field: double truncated = 10;
+   */
+  truncated: number;
+};
+
+/**
+ * Describes the message leangrpo.v1.EvaluationAnswerForms.
+ * Use `create(EvaluationAnswerFormsSchema)` to create a new message.
+ */
+export const EvaluationAnswerFormsSchema: GenMessage<EvaluationAnswerForms> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 19);
+
+/**
  * Lifecycle of a run.
  *
  * @generated from enum leangrpo.v1.RunState
@@ -837,6 +1183,18 @@ export const OrchestratorService: GenService<{
     methodKind: "unary";
     input: typeof ListRunsRequestSchema;
     output: typeof ListRunsResponseSchema;
+  },
+  /**
+   * Held-out evaluation of a run's adapter, an adapter or checkpoint directory, or the
+   * base model: pass@1 and pass@k over a dataset, with the code a run's held-out
+   * evaluation uses. Streams one result per problem as it is scored, then the summary.
+   *
+   * @generated from rpc leangrpo.v1.OrchestratorService.Evaluate
+   */
+  evaluate: {
+    methodKind: "server_streaming";
+    input: typeof EvaluateRequestSchema;
+    output: typeof EvaluateResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_leangrpo_v1_orchestrator, 0);
