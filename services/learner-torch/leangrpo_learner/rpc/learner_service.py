@@ -16,6 +16,7 @@ from ..algorithms.registry import ALGORITHMS
 from ..lora.peft_files import ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE
 from ..sampling import SamplingDistribution, sampling_from_proto
 from ..artifact_names import adapter_name, checkpoint_name
+from .header_field_path import under_header
 from ..training.learner import StepRequest
 from ..training.training_example import TrainingExample
 from .learner_host import LearnerHost
@@ -69,7 +70,7 @@ class LearnerServicer:
                 zero_std_groups=result.zero_std_groups,
             )
         except Exception as error:  # noqa: BLE001
-            abort_with(context, error)
+            abort_with(context, under_header(error))
 
     def _read_stream(self, requests):
         header = None
