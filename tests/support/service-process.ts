@@ -15,12 +15,30 @@ export interface ServiceProcess {
 
 const SERVING_WITHIN_MS = 30_000;
 
+export interface StartOptions {
+  /**
+   * "source" (default): `node --import tsx services/<service>/src/server.ts`, as in development;
+   * "compiled": `node services/<service>/dist/server.mjs`, as its image starts it
+   * (written by deploy/docker/bundle-service.mjs).
+   */
+  entry?: "source" | "compiled";
+}
+
 /**
- * Runs `services/<service>/src/server.ts --port 0 ...args` (dotted overrides, flags);
- * resolves once it serves. A process that exits first rejects with its code and stderr.
+ * Runs the service's server (`--port 0 ...args`: dotted overrides, flags); resolves once it
+ * serves. A process that exits first rejects with its code and stderr.
  */
-export async function startServiceProcess(service: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", `${repoRoot}services/${service}/src/server.ts`, "--port", "0", ...args], {
+export async function startServiceProcess(
+  service: string,
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+  options: StartOptions = {},
+): Promise<ServiceProcess> {
+  const entry =
+    options.entry === "compiled"
+      ? [`${repoRoot}services/${service}/dist/server.mjs`]
+      : ["--import", "tsx", `${repoRoot}services/${service}/src/server.ts`];
+  const child = spawn(process.execPath, [...entry, "--port", "0", ...args], {
     cwd: repoRoot,
     // info: the "serving" line is an info record.
     env: { ...process.env, LOG_LEVEL: "info", VITEST: "", ...env },
