@@ -12,8 +12,11 @@ import { startServiceProcess, type ServiceProcess } from "./service-process.js";
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const STAND_IN = join(REPO_ROOT, "tests/fakes/lean-repl/main.ts");
 
+/** A verifier process: its URL, and stop() (SIGTERM; resolves with the exit code once its files are removed). */
+export type VerifierProcess = Pick<ServiceProcess, "url" | "stop">;
+
 /** The verifier with REPL stand-in workers; `rules` is the stand-in's rules file (tests/fakes/lean-repl/rules.ts). */
-export async function startVerifierProcess(rules: object, overrides: string[] = []): Promise<Pick<ServiceProcess, "url" | "stop">> {
+export async function startVerifierProcess(rules: object, overrides: string[] = []): Promise<VerifierProcess> {
   const dir = mkdtempSync(join(tmpdir(), "reward-verifier-"));
   const rulesFile = join(dir, "rules.json");
   writeFileSync(rulesFile, JSON.stringify(rules));

@@ -14,3 +14,4 @@ export { rewardSpec } from "./run/reward-spec.js";
 export { buildPrompt, usesChatPrompts } from "./run/prompts.js";
 export { checkPromptsEncode } from "./run/prompt-check.js";
 export { loadDataset } from "./data/load-dataset.js";
+export type { EvalReport } from "./eval/evaluate.js";

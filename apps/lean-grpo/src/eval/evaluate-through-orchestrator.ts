@@ -6,6 +6,7 @@ import path from "node:path";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { OrchestratorService, type EvaluationSummary } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { createServiceClient, rpcClientTracing } from "@lean-grpo/kit";
+import type { EvalReport } from "@lean-grpo/orchestrator";
 import { startMesh } from "../mesh/start-mesh.js";
 
 export interface EvaluateOptions {
@@ -33,15 +34,10 @@ export interface EvaluateOptions {
   services?: Record<string, Record<string, unknown>>;
 }
 
-export interface EvalResult {
+/** The orchestrator's report (its evaluate()), as the Evaluate stream carries it. */
+export interface EvalResult extends Omit<EvalReport, "forms" | "results"> {
   /** What was evaluated: an adapter directory, or "base model". */
   evaluated: string;
-  problems: number;
-  k: number;
-  samples: number;
-  greedy: boolean;
-  pass_at_1: number;
-  pass_at_k: number;
   seconds: number;
   /** How the math completions answered; absent when no problem is a math problem. */
   forms?: Record<string, number | null>;
