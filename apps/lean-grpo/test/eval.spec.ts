@@ -6,6 +6,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { createServiceClient } from "@lean-grpo/kit";
@@ -121,6 +122,28 @@ describe("lean-grpo eval through Evaluate", () => {
         .sort(),
     ).toEqual(["line-1", "line-2", "line-3"]);
     expect(messages.at(-1).summary).toMatchObject({ evaluated: "base model", problems: 3, k: 1, samples: 1, greedy: true });
+  }, 60_000);
+
+  it("answers Evaluate's bad requests with the status code that says why", async () => {
+    const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [running.urls.orchestrator!] });
+    const code = async (request: Parameters<typeof client.evaluate>[0]) => {
+      try {
+        for await (const _ of client.evaluate(request));
+      } catch (error) {
+        return Code[ConnectError.from(error).code];
+      }
+      return "OK";
+    };
+    try {
+      expect(await code({ datasetPath: fixture.dataset, runId: "nope" })).toBe("NotFound");
+      expect(await code({ datasetPath: fixture.dataset, runId: "trained", adapterPath: "x" })).toBe("InvalidArgument");
+      expect(await code({})).toBe("InvalidArgument");
+      expect(await code({ datasetPath: fixture.dataset, k: 2, samples: 1 })).toBe("InvalidArgument");
+      expect(await code({ datasetPath: fixture.dataset, checkpointPath: path.join(fixture.dir, "no-such") })).toBe("NotFound");
+      expect(await code({ datasetPath: fixture.dataset, maxProblems: 1, maxTokens: 2 })).toBe("OK");
+    } finally {
+      transport.close();
+    }
   }, 60_000);
 
   it("says what is wrong with the target, the dataset and samples", async () => {
