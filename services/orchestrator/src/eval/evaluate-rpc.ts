@@ -1,6 +1,6 @@
 // OrchestratorService.Evaluate: held-out evaluation of a run's adapter, an adapter or
-// checkpoint directory, or the base model, with the same evaluate() a run's held-out
-// evaluation calls (run/heldout-eval.ts). The adapter is loaded into the inference service
+// checkpoint directory, or the base model: a run's held-out evaluation (run/heldout-eval.ts
+// heldoutOptions) with the request's k, sampling and length. The adapter is loaded into the inference service
 // under a name of this call's own and unloaded after; each problem's result is streamed as
 // it is scored, then the summary.
 import { randomUUID } from "node:crypto";
@@ -19,11 +19,12 @@ import {
 import type { OrchestratorConfig } from "../config.js";
 import { DatasetError } from "../data/dataset-error.js";
 import { loadDataset, validateInlineTheorems } from "../data/load-dataset.js";
-import { HELDOUT_CONCURRENCY } from "../run/heldout-eval.js";
+import { HELDOUT_CONCURRENCY, heldoutOptions } from "../run/heldout-eval.js";
 import { connectMesh, type MeshClients } from "../run/mesh-clients.js";
 import { usesChatPrompts } from "../run/prompts.js";
 import type { AnswerFormStats } from "./answer-form.js";
 import { evaluate } from "./evaluate.js";
+import { EventQueue } from "./event-queue.js";
 import { evaluationTarget } from "./evaluation-target.js";
 
 export async function* evaluateRpc(
@@ -49,20 +50,15 @@ export async function* evaluateRpc(
   try {
     if (adapterDir) adapter = await loadAdapter(clients, adapterDir, signal);
     const events = new EventQueue<EvaluateResponse>();
+    const chatPrompts = await usesChatPrompts(runConfig.prompt.format, clients);
     const evaluation = evaluate({
-      clients,
-      theorems,
+      // The run's held-out evaluation, with the request's k, sampling and length.
+      ...heldoutOptions({ clients, config: runConfig, theorems, chatPrompts, signal }, adapter),
       k,
       samples,
       temperature,
       maxTokens: request.maxTokens || runConfig.training.max_tokens,
-      adapter,
-      prompt: runConfig.prompt,
-      chatPrompts: await usesChatPrompts(runConfig.prompt.format, clients),
       seed: Number(request.seed),
-      // All problems in flight (bounded), so the sampler batches them, as in a run.
-      concurrency: HELDOUT_CONCURRENCY,
-      signal,
       onProblem: (result, index) =>
         events.push(
           create(EvaluateResponseSchema, {
@@ -140,30 +136,4 @@ function answerForms(stats: AnswerFormStats): EvaluationAnswerForms {
     completionTokens: stats.completion_tokens,
     truncated: stats.truncated,
   });
-}
-
-/** Events pushed by callbacks, read in order by one async consumer until end(). */
-class EventQueue<T> {
-  private readonly items: T[] = [];
-  private ended = false;
-  private wake: (() => void) | undefined;
-
-  push(item: T): void {
-    this.items.push(item);
-    this.wake?.();
-  }
-
-  end(): void {
-    this.ended = true;
-    this.wake?.();
-  }
-
-  async *drain(): AsyncGenerator<T> {
-    for (;;) {
-      while (this.items.length > 0) yield this.items.shift()!;
-      if (this.ended) return;
-      await new Promise<void>((resolve) => (this.wake = resolve));
-      this.wake = undefined;
-    }
-  }
 }
