@@ -18,9 +18,8 @@ export interface EvaluationTarget {
 }
 
 export async function evaluationTarget(request: EvaluateRequest, runsDir: string): Promise<EvaluationTarget> {
-  const given = (["run_id", "adapter_path", "checkpoint_path"] as const).filter(
-    (field) => ({ run_id: request.runId, adapter_path: request.adapterPath, checkpoint_path: request.checkpointPath })[field] !== "",
-  );
+  const targets = { run_id: request.runId, adapter_path: request.adapterPath, checkpoint_path: request.checkpointPath };
+  const given = Object.keys(targets).filter((field) => targets[field as keyof typeof targets] !== "");
   if (given.length > 1)
     throw new ConnectError(
       `set at most one of run_id, adapter_path and checkpoint_path (got ${given.join(" and ")}); none evaluates the base model`,
