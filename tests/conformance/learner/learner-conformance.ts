@@ -98,6 +98,11 @@ export function describeLearnerConformance(learner: LearnerUnderTest): void {
       const { algorithms } = await client.listAlgorithms({});
       expect(algorithms.map((a) => a.name).sort()).toEqual(["cispo", "dapo", "dgpo", "drgrpo", "grpo", "gspo", "sapo"]);
       for (const a of algorithms) expect(a.params.map((p) => p.name)).toContain("temperature");
+      // The seed's names for a knob travel in ParameterInfo.aliases (the orchestrator accepts them from there).
+      const grpo = algorithms.find((a) => a.name === "grpo")!;
+      const aliases = Object.fromEntries(grpo.params.filter((p) => p.aliases.length > 0).map((p) => [p.name, [...p.aliases]]));
+      expect(aliases).toMatchObject({ epsilon: ["clip_low"], epsilon_high: ["clip_high"], importance_sampling_cap: ["truncated_is"] });
+      for (const p of grpo.params) expect(p.description).not.toMatch(/also accepted as/);
     });
 
     it("ComputeLogprobs gives the reference's logprobs and entropies under the policy and under the reference", async () => {

@@ -239,8 +239,14 @@ class LearnerServicer:
         for algorithm in ALGORITHMS:
             info = response.algorithms.add(name=algorithm.name, title=algorithm.title, summary=algorithm.summary)
             for p in algorithm.parameters:
-                description = f"{p.description} [also accepted as: {', '.join(p.aliases)}]" if p.aliases else p.description
-                info.params.add(name=p.name, type=p.type, default_value=js_json(p.default), description=description, allowed_values=list(p.allowed or []))
+                info.params.add(
+                    name=p.name,
+                    type=p.type,
+                    default_value=js_json(p.default),
+                    description=p.description,
+                    allowed_values=list(p.allowed or []),
+                    aliases=list(p.aliases),
+                )
         return response
 
     # ---- wiring --------------------------------------------------------------------------

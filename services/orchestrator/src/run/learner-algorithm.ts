@@ -3,7 +3,6 @@
 // checks a run's `algorithm` section against the learner and asks it what "auto" dynamic
 // sampling means.
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { ParameterInfo } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { AlgorithmInfo } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import type { MeshClients } from "./mesh-clients.js";
 import type { RunConfig } from "./run-config.js";
@@ -18,7 +17,7 @@ export async function describeAlgorithm(clients: MeshClients, config: RunConfig)
       Code.InvalidArgument,
     );
   }
-  const known = new Set(algorithm.params.flatMap((p) => [p.name, ...aliasesOf(p)]));
+  const known = new Set(algorithm.params.flatMap((p) => [p.name, ...p.aliases]));
   const unknown = Object.keys(config.algorithm.config).filter((key) => !known.has(key));
   if (unknown.length > 0) {
     throw new ConnectError(
@@ -28,20 +27,6 @@ export async function describeAlgorithm(clients: MeshClients, config: RunConfig)
   }
   checkOneTemperature(config);
   return algorithm;
-}
-
-/**
- * The other names a learner accepts for a knob. ParameterInfo has no field for them; both
- * learners end the description with "[also accepted as: a, b]" (the learner's ListAlgorithms).
- */
-export function aliasesOf(param: ParameterInfo): string[] {
-  const match = /\[also accepted as: ([^\]]+)\]\s*$/.exec(param.description);
-  return match
-    ? match[1]!
-        .split(",")
-        .map((a) => a.trim())
-        .filter((a) => a.length > 0)
-    : [];
 }
 
 /**
