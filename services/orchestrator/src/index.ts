@@ -9,8 +9,8 @@ export { RunOutputs, listRunDirs, type EvalRecord, type RunFile, type StepRecord
 export { writeRunReport, type ReportRenderer, type RunReport } from "./run/run-report.js";
 export type { SampleRecord } from "./run/step-samples.js";
 export { connectMesh, type MeshClients } from "./run/mesh-clients.js";
-export { tieOverlongLength } from "./run/overlong-length.js";
 export { rewardSpec } from "./run/reward-spec.js";
+export { checkRewardSpec } from "./run/reward-check.js";
 export { buildPrompt, usesChatPrompts } from "./run/prompts.js";
 export { checkPromptsEncode, type PromptSet } from "./run/prompt-check.js";
 export { loadDataset } from "./data/load-dataset.js";

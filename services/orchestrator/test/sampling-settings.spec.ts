@@ -18,6 +18,7 @@ const grpo = create(AlgorithmInfoSchema, {
     { name: "epsilon", type: "number", description: "lower clip", aliases: ["clip_low"] },
     { name: "epsilon_high", type: "number", description: "upper clip", aliases: ["clip_high"] },
     { name: "importance_sampling_cap", type: "number", description: "TIS cap", aliases: ["truncated_is"] },
+    { name: "max_completion_length", type: "integer", description: "the generation budget" },
   ],
 });
 const clients = {
@@ -40,6 +41,14 @@ describe("algorithm keys", () => {
     const error = await describeAlgorithm(clients, run({ temperature: 1 }, { temperature: 0.7 })).catch((e) => e as ConnectError);
     expect(String(error)).toMatch(/algorithm\.config\.temperature is 1 but training\.temperature is 0\.7/);
     await expect(describeAlgorithm(clients, run({ temperature: 0.7 }, { temperature: 0.7 }))).resolves.toBe(grpo);
+  });
+});
+
+describe("the generation budget", () => {
+  it("refuses algorithm.config.max_completion_length that differs from training.max_tokens, naming both", async () => {
+    const error = await describeAlgorithm(clients, run({ max_completion_length: 512 }, { max_tokens: 64 })).catch((e) => e as ConnectError);
+    expect(String(error)).toMatch(/algorithm\.config\.max_completion_length is 512 but training\.max_tokens is 64/);
+    await expect(describeAlgorithm(clients, run({ max_completion_length: 64 }, { max_tokens: 64 }))).resolves.toBe(grpo);
   });
 });
 

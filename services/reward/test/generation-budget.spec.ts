@@ -40,7 +40,9 @@ describe("RewardSpec.max_completion_tokens", () => {
   });
 
   it("fits a named preset and keeps what a request chose", async () => {
-    expect(await lengthOf({ preset: "shaped", maxCompletionTokens: 64 }, 60)).toMatchObject({ detail: "60 tokens (soft limit 48, hard 64)" });
+    expect(await lengthOf({ preset: "shaped", maxCompletionTokens: 64 }, 60)).toMatchObject({
+      detail: "60 tokens (soft limit 48, hard 64)",
+    });
     // Chosen max_tokens below the budget stays; its soft zone follows it.
     const chosen = { preset: "shaped", maxCompletionTokens: 64, scorers: [{ name: "length", weight: 0.5, params: { max_tokens: 40 } }] };
     expect(await lengthOf(chosen, 35)).toMatchObject({ value: -0.5, detail: "35 tokens (soft limit 30, hard 40)" });
@@ -54,13 +56,17 @@ describe("RewardSpec.max_completion_tokens", () => {
       lengthOf({ maxCompletionTokens: 64, scorers: [{ name: "length", weight: 0.5, params: { max_tokens: 100 } }] }, 10),
     );
     expect(error.code).toBe(Code.InvalidArgument);
-    expect(error.rawMessage).toMatch(/length: max_tokens \(100\) exceeds the generation budget \(64\).*set at most 64 \(spec\.max_completion_tokens 64\)/);
+    expect(error.rawMessage).toMatch(
+      /length: max_tokens \(100\) exceeds the generation budget \(64\).*set at most 64 \(spec\.max_completion_tokens 64\)/,
+    );
   });
 
   it("refuses a preset's soft zone that does not fit in the budget, naming the preset and the key", async () => {
     // strict sets cache_tokens 512.
     const error = await failure(lengthOf({ preset: "strict", maxCompletionTokens: 64 }, 10));
     expect(error.code).toBe(Code.InvalidArgument);
-    expect(error.rawMessage).toMatch(/^reward "strict": length: cache_tokens \(512\) is larger than max_tokens \(64, the generation budget\)/);
+    expect(error.rawMessage).toMatch(
+      /^reward "strict": length: cache_tokens \(512\) is larger than max_tokens \(64, the generation budget\)/,
+    );
   });
 });

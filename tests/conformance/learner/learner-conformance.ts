@@ -98,6 +98,8 @@ export function describeLearnerConformance(learner: LearnerUnderTest): void {
       const { algorithms } = await client.listAlgorithms({});
       expect(algorithms.map((a) => a.name).sort()).toEqual(["cispo", "dapo", "dgpo", "drgrpo", "grpo", "gspo", "sapo"]);
       for (const a of algorithms) expect(a.params.map((p) => p.name)).toContain("temperature");
+      // The orchestrator sends the generation budget (training.max_tokens) as this knob to every algorithm.
+      for (const a of algorithms) expect(a.params.map((p) => p.name)).toContain("max_completion_length");
       // The seed's names for a knob travel in ParameterInfo.aliases (the orchestrator accepts them from there).
       const grpo = algorithms.find((a) => a.name === "grpo")!;
       const aliases = Object.fromEntries(grpo.params.filter((p) => p.aliases.length > 0).map((p) => [p.name, [...p.aliases]]));

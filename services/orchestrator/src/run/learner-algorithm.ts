@@ -26,7 +26,22 @@ export async function describeAlgorithm(clients: MeshClients, config: RunConfig)
     );
   }
   checkOneTemperature(config);
+  checkGenerationBudget(config);
   return algorithm;
+}
+
+/** The learner knob that is the generation budget (Dr. GRPO's constant normaliser); the run sends training.max_tokens as it. */
+export const GENERATION_BUDGET_KNOB = "max_completion_length";
+
+/** algorithm.config.max_completion_length, if given, must be training.max_tokens: one budget for the sampler, the reward and the loss. */
+function checkGenerationBudget(config: RunConfig): void {
+  const knob = config.algorithm.config[GENERATION_BUDGET_KNOB];
+  if (knob === undefined || knob === config.training.max_tokens) return;
+  throw new ConnectError(
+    `algorithm.config.${GENERATION_BUDGET_KNOB} is ${JSON.stringify(knob)} but training.max_tokens is ${config.training.max_tokens}: ` +
+      `it is the generation budget and follows training.max_tokens; leave it out (or set it equal)`,
+    Code.InvalidArgument,
+  );
 }
 
 /**

@@ -27,7 +27,7 @@ import { syncAdapter } from "./adapter-sync.js";
 import { readJsonObjects } from "@lean-grpo/jsonl";
 import { describeAlgorithm, usesDynamicSampling } from "./learner-algorithm.js";
 import { checkSamplingHonoured } from "./sampling-preflight.js";
-import { tieOverlongLength } from "./overlong-length.js";
+import { checkRewardSpec } from "./reward-check.js";
 import { connectMesh, type MeshClients } from "./mesh-clients.js";
 import { RunConfigSchema, type RunConfig } from "./run-config.js";
 import { checkRunMode } from "./run-mode-check.js";
@@ -129,7 +129,7 @@ export class RunManager {
     try {
       dynamicSampling = usesDynamicSampling(config, await describeAlgorithm(clients, config));
       await checkSamplingHonoured(clients, config);
-      await tieOverlongLength(clients, config);
+      await checkRewardSpec(clients, config);
       // Checked now, not at the step (or after the held-out evaluation) that would meet them.
       const chat = await usesChatPrompts(config.prompt.format, clients);
       await checkPromptsEncode(

@@ -16,7 +16,11 @@ export function fitToBudget(reward: ResolvedReward, budget: number): ResolvedRew
     if (!scorer.derive) return resolved;
     const fitted = scorer.derive(resolved.params, resolved.chosen, budget);
     const problem = typeof fitted === "string" ? fitted : scorer.check?.(fitted);
-    if (problem) throw new RewardSpecError(`reward ${JSON.stringify(reward.name)}: ${scorer.name}`, `${problem} (spec.max_completion_tokens ${budget})`);
+    if (problem)
+      throw new RewardSpecError(
+        `reward ${JSON.stringify(reward.name)}: ${scorer.name}`,
+        `${problem} (spec.max_completion_tokens ${budget})`,
+      );
     changed = true;
     return { ...resolved, params: fitted as Record<string, unknown> };
   });
