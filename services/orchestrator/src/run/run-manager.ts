@@ -30,6 +30,7 @@ import { checkSamplingHonoured } from "./sampling-preflight.js";
 import { checkRewardSpec } from "./reward-check.js";
 import { connectMesh, type MeshClients } from "./mesh-clients.js";
 import { RunConfigSchema, type RunConfig } from "./run-config.js";
+import { resolvedConfigMessage, runConfigInput, type RunConfigMessage } from "./run-config-message.js";
 import { checkRunMode } from "./run-mode-check.js";
 import { listRunDirs, RunOutputs, type RunFile, type StepRecord } from "./run-outputs.js";
 import { ServiceLostError } from "./service-lost-error.js";
@@ -53,6 +54,8 @@ interface ActiveRun {
   done: Promise<void>;
   /** Index in `events` of the final state event, once emitted. */
   finalEvent?: number;
+  /** The config the run trains with (defaults filled, overrides applied). */
+  config: RunConfig;
 }
 
 export class RunManager {
@@ -77,7 +80,7 @@ export class RunManager {
         Code.FailedPrecondition,
       );
     const resumeId = request.resumeRunId;
-    const fresh = resumeId ? undefined : parseRunConfig(request.config ?? {}, request.overrides);
+    const fresh = resumeId ? undefined : parseRunConfig(runConfigInput(request), request.overrides);
     const id = request.runId || resumeId || newRunId(fresh?.exp_name ?? "");
     if (!/^[A-Za-z0-9._-]+$/.test(id))
       throw new ConnectError(`run_id "${id}" may hold only letters, digits, ".", "_" and "-"`, Code.InvalidArgument);
@@ -174,6 +177,7 @@ export class RunManager {
       stop: false,
       checkpointed: previous !== undefined,
       done: Promise.resolve(),
+      config,
     };
     this.runs.set(id, active);
     active.done = this.execute(active, { config, dynamicSampling, theorems, heldout, outputs, clients, resume: previous !== undefined });
@@ -300,6 +304,12 @@ export class RunManager {
     await writeRunReport(run, outputs, this.renderReport).catch((error: unknown) =>
       log.warn({ run: run.id, err: error }, "report.html not written"),
     );
+  }
+
+  /** StartRunResponse.config: the config a run started here trains with. */
+  resolvedConfig(id: string): RunConfigMessage | undefined {
+    const active = this.runs.get(id);
+    return active ? resolvedConfigMessage(active.config) : undefined;
   }
 
   /** GetRun: the run, and from its directory its config, checkpoints, adapters and held-out evaluations. */
