@@ -4,6 +4,7 @@ export { createOrchestratorService } from "./service.js";
 export { OrchestratorConfigSchema, type OrchestratorConfig } from "./config.js";
 export type { RunManager } from "./run/run-manager.js";
 export { RunConfigSchema, type RunConfig } from "./run/run-config.js";
+export { RunConfigMessageSchema, RunConfigShapeError, runConfigToMessage, type RunConfigMessage } from "./run/run-config-message.js";
 export { newRunId } from "./run/new-run-id.js";
 export { RunOutputs, listRunDirs, type EvalRecord, type RunFile, type StepRecord, type StepSamples } from "./run/run-outputs.js";
 export { writeRunReport, type ReportRenderer, type RunReport } from "./run/run-report.js";

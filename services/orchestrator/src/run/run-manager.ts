@@ -430,7 +430,13 @@ function parseRunConfig(json: Record<string, unknown>, overrides: readonly strin
   try {
     return loadConfig(RunConfigSchema, { flags: json, overrides });
   } catch (error) {
-    if (error instanceof ConfigError) throw new ConnectError(error.message, Code.InvalidArgument);
+    if (error instanceof ConfigError) {
+      // The request's config reaches the loader as its "flags": name the key alone (overrides keep their source).
+      const lines = error.issues.map((issue) =>
+        issue.source.startsWith("flag ") ? issue.message.replace(` (from ${issue.source})`, "") : issue.message,
+      );
+      throw new ConnectError(lines.join("\n"), Code.InvalidArgument);
+    }
     throw error;
   }
 }
