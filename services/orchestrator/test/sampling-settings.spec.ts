@@ -60,7 +60,7 @@ describe("TrainStepHeader.sampling", () => {
     expect(first.value).toMatchObject({ part: { case: "header", value: { sampling: { temperature: 0.7, topK: 20, topP: 0.9 } } } });
   });
 
-  it("sends greedy (T = 0) as the unset distribution: what samplers report greedy logprobs under", () => {
-    expect(stepSampling(run({}, { temperature: 0, top_k: 5, top_p: 0.5 }))).toEqual({ temperature: 0, topK: 0, topP: 0 });
+  it("sends greedy as temperature 0, the one meaning of 0 for the sampler and the learner", () => {
+    expect(stepSampling(run({}, { temperature: 0, top_k: 5, top_p: 0.5 }))).toEqual({ temperature: 0, topK: 5, topP: 0.5 });
   });
 });

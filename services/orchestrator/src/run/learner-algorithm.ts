@@ -52,6 +52,7 @@ function checkGenerationBudget(config: RunConfig): void {
 function checkOneTemperature(config: RunConfig): void {
   const knob = config.algorithm.config.temperature;
   if (knob === undefined) return;
+  // Greedy decoding (0) is scored under temperature 1 (common.proto SamplingDistribution).
   const sampled = config.training.temperature === 0 ? 1 : config.training.temperature;
   if (typeof knob !== "number" || Math.abs(knob - sampled) > 1e-6 * Math.max(1, sampled)) {
     throw new ConnectError(

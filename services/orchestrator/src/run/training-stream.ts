@@ -31,13 +31,12 @@ function withGenerationBudget(config: RunConfig): Record<string, unknown> {
 }
 
 /**
- * TrainStepHeader.sampling from the run's sampling settings, as rollouts sent them to the
- * inference service (training.temperature, top_k, top_p). Greedy (T = 0) is sent as unset
- * (T = 1, no truncation): samplers report greedy tokens' logprobs under that full distribution.
+ * TrainStepHeader.sampling from the run's sampling settings, exactly as rollouts sent them to
+ * the inference service (training.temperature, top_k, top_p). Temperature 0 means greedy
+ * decoding to both: the learner scores it as samplers report greedy logprobs (common.proto).
  */
 export function stepSampling(config: RunConfig): { temperature: number; topK: number; topP: number } {
   const { temperature, top_k: topK, top_p: topP } = config.training;
-  if (temperature === 0) return { temperature: 0, topK: 0, topP: 0 };
   return { temperature, topK, topP };
 }
 
