@@ -11,6 +11,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { sourceFiles } from "./support/source-files.js";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
 
@@ -37,15 +38,6 @@ const PENDING: Record<string, string> = {
   "apps/lean-grpo/src/eval/evaluate-with-mesh.ts":
     "a second orchestrator built from internal imports until the Evaluate RPC replaces it (#27)",
 };
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const file = path.join(dir, name);
-    if (name === "node_modules" || name === "test" || name === "dist") return [];
-    if (statSync(file).isDirectory()) return sourceFiles(file);
-    return /\.tsx?$/u.test(name) && !/\.spec\.tsx?$/u.test(name) ? [file] : [];
-  });
-}
 
 /** The product's TypeScript: every workspace's src/ under packages/, services/ and apps/. */
 function productFiles(): string[] {

@@ -2,18 +2,10 @@
 // completions were sampled with (RewardSpec.max_completion_tokens), and the `length`
 // scorer's max_tokens and cache_tokens follow it wherever nobody chose them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { completion, mathProblem } from "./messages.js";
+import { failure } from "./support/failure.js";
 import { startRewardServer, type RewardServer } from "./support/server.js";
-
-async function failure(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("the call succeeded");
-}
 
 /** A right answer padded to `tokens` tokens (the test completions have one token per character). */
 const answer = (tokens: number) => completion(`\\boxed{4}${"x".repeat(tokens - 9)}`);
