@@ -73,7 +73,7 @@ describe("the overlong penalty's length", () => {
     const error = await refusal(runConfig({ preset: "strict" }));
     expect(error?.code).toBe(Code.InvalidArgument);
     expect(error?.rawMessage).toMatch(
-      /^reward \(with training\.max_tokens 28\): reward "strict": length: cache_tokens \(512\) is larger than max_tokens \(28, the generation budget\)/,
+      /^reward \(with a generation budget of training\.max_tokens 28\): reward "strict": length: cache_tokens \(512\) is larger than max_tokens \(28, the generation budget\)/,
     );
     const fits = RunConfigSchema.parse({ training: { max_tokens: 1024 }, reward: { preset: "strict" } });
     await checkRewardSpec(clients, fits);

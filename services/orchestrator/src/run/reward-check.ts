@@ -6,7 +6,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { FinishReason, TaskKind } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { MeshClients } from "./mesh-clients.js";
-import { rewardSpec } from "./reward-spec.js";
+import { rewardSpec, scoredCompletionBudget } from "./reward-spec.js";
 import type { RunConfig } from "./run-config.js";
 
 export async function checkRewardSpec(clients: MeshClients, config: RunConfig, signal?: AbortSignal): Promise<void> {
@@ -27,6 +27,11 @@ export async function checkRewardSpec(clients: MeshClients, config: RunConfig, s
   } catch (error) {
     const cause = ConnectError.from(error);
     if (cause.code !== Code.InvalidArgument) throw error;
-    throw new ConnectError(`reward (with training.max_tokens ${config.training.max_tokens}): ${cause.rawMessage}`, Code.InvalidArgument);
+    const budget = scoredCompletionBudget(config);
+    const from =
+      budget === config.training.max_tokens
+        ? `training.max_tokens ${budget}`
+        : `${budget} tokens: training.max_tokens ${config.training.max_tokens} × training.max_proof_steps ${config.training.max_proof_steps}`;
+    throw new ConnectError(`reward (with a generation budget of ${from}): ${cause.rawMessage}`, Code.InvalidArgument);
   }
 }

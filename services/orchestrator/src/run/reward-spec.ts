@@ -11,7 +11,17 @@ export function rewardSpec(config: RunConfig) {
     spec: {
       preset,
       scorers: scorers.map((s) => ({ name: s.name, weight: s.weight, params: s.params as JsonObject })),
-      maxCompletionTokens: config.training.max_tokens,
+      maxCompletionTokens: scoredCompletionBudget(config),
     },
   };
+}
+
+/**
+ * The most tokens a scored completion can hold. Whole-proof mode scores one Generate's
+ * completion (training.max_tokens); tactic mode scores the assembled proof, every turn's
+ * tokens together (tactic-rollout.ts proofCompletion), at most max_proof_steps turns.
+ */
+export function scoredCompletionBudget(config: RunConfig): number {
+  const { max_tokens: maxTokens, mode, max_proof_steps: turns } = config.training;
+  return mode === "tactic" ? maxTokens * turns : maxTokens;
 }
