@@ -10,6 +10,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { createServiceClient } from "@lean-grpo/kit";
+import { runConfigToMessage } from "@lean-grpo/orchestrator";
 import { evaluateThroughOrchestrator, type EvaluateOptions } from "../src/eval/evaluate-through-orchestrator.js";
 import type { RunningMesh } from "../src/mesh/start-mesh.js";
 import { meshFixture, tinyTraining, type MeshFixture } from "./support/mesh-fixture.js";
@@ -164,8 +165,8 @@ describe("lean-grpo eval through Evaluate", () => {
     await expect(evaluateThroughOrchestrator({ ...base, url, k: 1, data: path.join(fixture.dir, "missing.jsonl") })).rejects.toThrow(
       /missing.jsonl.*cannot read it/,
     );
-    await expect(evaluateThroughOrchestrator({ ...base, url, k: 1, runConfig: { prompt: { formt: "chat" } } })).rejects.toThrow(
-      /config: .*formt/,
-    );
+    await expect(
+      evaluateThroughOrchestrator({ ...base, url, k: 1, runConfig: runConfigToMessage({ prompt: { format: "html" } }) }),
+    ).rejects.toThrow(/prompt\.format/);
   }, 60_000);
 });

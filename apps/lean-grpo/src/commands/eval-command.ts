@@ -5,7 +5,8 @@ import type { Command } from "commander";
 import { nonNegativeInteger, nonNegativeNumber, positiveInteger } from "./flag-values.js";
 import { loadConfig } from "@lean-grpo/kit";
 import { evaluateThroughOrchestrator } from "../eval/evaluate-through-orchestrator.js";
-import { TrainFileSchema, type TrainFile } from "./train-command.js";
+import { TrainFileSchema } from "./train-command.js";
+import { trainRunConfig } from "./train-config.js";
 import { tracedAction } from "../process/process-tracing.js";
 
 interface EvalCommandOptions {
@@ -22,17 +23,6 @@ interface EvalCommandOptions {
   config?: string;
   seed: string;
   json?: boolean;
-}
-
-/** The run sections of a train config (what StartRun's config holds), less the dataset: Evaluate is given its own. */
-function runSections({
-  model: _model,
-  runs_dir: _runsDir,
-  services: _services,
-  dataset: _dataset,
-  ...run
-}: TrainFile): Record<string, unknown> {
-  return run;
 }
 
 export function registerEvalCommand(program: Command): void {
@@ -73,7 +63,7 @@ export function registerEvalCommand(program: Command): void {
           ...(options.url !== undefined ? { url: options.url } : {}),
           runsDir: options.runsDir,
           modelDir: options.model ?? train?.model.dir ?? "models/arith-tiny",
-          ...(train ? { runConfig: runSections(train), services: train.services } : {}),
+          ...(train ? { runConfig: trainRunConfig(train), services: train.services } : {}),
           seed: nonNegativeInteger("--seed", options.seed),
         });
         if (options.json || !process.stdout.isTTY) {

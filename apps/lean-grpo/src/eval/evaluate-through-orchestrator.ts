@@ -3,10 +3,9 @@
 // call, as `train` starts it. The orchestrator resolves the run, adapter or checkpoint and
 // evaluates; this side only gathers the stream into a report.
 import path from "node:path";
-import type { JsonObject } from "@bufbuild/protobuf";
 import { OrchestratorService, type EvaluationSummary } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { createServiceClient, rpcClientTracing } from "@lean-grpo/kit";
-import type { EvalReport } from "@lean-grpo/orchestrator";
+import type { EvalReport, RunConfigMessage } from "@lean-grpo/orchestrator";
 import { startMesh } from "../mesh/start-mesh.js";
 
 export interface EvaluateOptions {
@@ -23,8 +22,8 @@ export interface EvaluateOptions {
   adapter?: string;
   /** Evaluate this learner checkpoint's adapter (runs/<id>/checkpoints/step-N). */
   checkpoint?: string;
-  /** Run config sections (`prompt`, `training.max_tokens`) of a train config; a run's own settings win with `run`. */
-  runConfig?: Record<string, unknown>;
+  /** The run config of a train config, whose `prompt` and `training.max_tokens` apply; a run's own settings win with `run`. */
+  runConfig?: RunConfigMessage;
   seed?: number;
   /** A running orchestrator (http://host:port); unset: start the embedded mesh for this call. */
   url?: string;
@@ -70,7 +69,7 @@ export async function evaluateThroughOrchestrator(options: EvaluateOptions): Pro
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
       maxTokens: options.maxTokens ?? 0,
       seed: BigInt(options.seed ?? 0),
-      ...(options.runConfig ? { config: options.runConfig as JsonObject } : {}),
+      ...(options.runConfig ? { runConfig: options.runConfig } : {}),
     })) {
       const event = response.event;
       if (event.case === "problem")

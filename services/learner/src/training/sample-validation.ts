@@ -32,6 +32,25 @@ function checkContext(path: string, tokens: number, config: ModelConfig, suffix 
   }
 }
 
+/** The loss mask: none (every token the model's), or one flag per completion token with at least one true. */
+function checkCompletionMask(where: string, of: string, example: TrainingExample): void {
+  const mask = example.completionMask;
+  if (!mask || mask.length === 0) return;
+  const tokens = example.completionIds.length;
+  if (mask.length !== tokens) {
+    throw new SampleError(
+      `${where}.completion_mask has ${mask.length} values but ${where}.completion_token_ids has ${tokens}${of}; ` +
+        "send one per completion token (true: the model's, trained on; false: the environment's, conditioning only), or none (every token the model's)",
+    );
+  }
+  if (!mask.includes(true)) {
+    throw new SampleError(
+      `${where}.completion_mask has no true value among its ${tokens}${of}; ` +
+        "at least one completion token must be the model's (true), or send no mask (every token the model's)",
+    );
+  }
+}
+
 /** ComputeLogprobs' sequences: every id a token of the model, every sequence within its context. */
 export function validateSequences(sequences: readonly PromptCompletion[], config: ModelConfig): void {
   sequences.forEach((sequence, row) => {
@@ -66,6 +85,7 @@ export function validateExamples(examples: readonly TrainingExample[], config: M
           throw new SampleError(`${where}.sampler_logprobs[${i}] = ${lp}${of}; a logprob must be finite and <= 0`);
       });
     }
+    checkCompletionMask(where, of, example);
     if (!Number.isFinite(example.reward)) throw new SampleError(`${where}.reward is ${example.reward}${of}; it must be a finite number`);
     groupSizes.set(example.groupId, (groupSizes.get(example.groupId) ?? 0) + 1);
   });

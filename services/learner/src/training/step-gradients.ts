@@ -13,6 +13,7 @@ import type { CausalLM } from "@lean-grpo/lm";
 import { lossGradients } from "@lean-grpo/lm";
 import { column, rightAligned } from "./aligned-tensors.js";
 import { microBatches } from "./micro-batches.js";
+import { lossMask, modelTokenCount } from "./model-tokens.js";
 import type { PreparedBatch, PreparedRow } from "./prepared-batch.js";
 
 export interface StepGradientInputs {
@@ -81,14 +82,16 @@ export function stepGradients(inputs: StepGradientInputs): StepGradients {
             signal: inputs.signal,
           },
         );
-        kept.push(tf.keep(tf.sum(tf.mul(scores.entropies, scores.mask))));
-        if (batch.mode === "sft") return sftLoss(scores.logprobs, scores.mask, batch.totals.tokens);
+        // Every sum below runs over the model's tokens only; the environment's conditioned the pass.
+        const mask = lossMask(scores.mask, rows);
+        kept.push(tf.keep(tf.sum(tf.mul(scores.entropies, mask))));
+        if (batch.mode === "sft") return sftLoss(scores.logprobs, mask, batch.totals.tokens);
         return microBatchRlLoss(
           inputs,
           rows,
           rows.map((r) => rowOf.get(r)!),
           scores.logprobs,
-          scores.mask,
+          mask,
           kept,
           constants,
           detached,
@@ -179,7 +182,7 @@ function microBatchRlLoss(
       sampler,
       advantages: constant(column(rows.map((r) => r.advantage))),
       live: constant(column(rows.map((r) => (r.live ? 1 : 0)))),
-      lengths: constant(column(rows.map((r) => r.example.completionIds.length))),
+      lengths: constant(column(rows.map((r) => modelTokenCount(r.example)))),
     },
     { sequences: batch.totals.sequences, liveTokens: batch.totals.liveTokens },
   );

@@ -6,8 +6,9 @@ import path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { CHECKPOINT_ADAPTER_DIR } from "@lean-grpo/adapter-files";
 import type { EvaluateRequest } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { ConfigError, loadConfig } from "@lean-grpo/kit";
-import { type RunConfig, RunConfigSchema } from "../run/run-config.js";
+import type { RunConfig } from "../run/run-config.js";
+import { parseRunConfig } from "../run/run-manager.js";
+import { runConfigInput } from "../run/run-config-message.js";
 import { RunOutputs } from "../run/run-outputs.js";
 
 export interface EvaluationTarget {
@@ -29,7 +30,7 @@ export async function evaluationTarget(request: EvaluateRequest, runsDir: string
     const outputs = RunOutputs.for(runsDir, request.runId);
     if (!existsSync(path.join(outputs.dir, "run.json")))
       throw new ConnectError(`run ${request.runId} not found in ${path.resolve(runsDir)}`, Code.NotFound);
-    const runConfig = parseConfig((await outputs.readConfig()).run as Record<string, unknown>, "the run's config.json");
+    const runConfig = parseRunConfig((await outputs.readConfig()).run as Record<string, unknown>, []);
     const adapterDir = await outputs.latestAdapterDir();
     if (!adapterDir)
       throw new ConnectError(
@@ -38,7 +39,7 @@ export async function evaluationTarget(request: EvaluateRequest, runsDir: string
       );
     return { adapterDir, runConfig };
   }
-  const runConfig = parseConfig(request.config ?? {}, "config");
+  const runConfig = parseRunConfig(runConfigInput({ runConfig: request.runConfig, config: undefined }), []);
   if (request.adapterPath) return { adapterDir: peftDir(path.resolve(request.adapterPath), "adapter_path"), runConfig };
   if (request.checkpointPath) {
     const checkpoint = path.resolve(request.checkpointPath);
@@ -52,13 +53,4 @@ function peftDir(dir: string, field: string): string {
   if (!existsSync(path.join(dir, "adapter_config.json")))
     throw new ConnectError(`${field}: ${dir} is not a PEFT adapter directory (no adapter_config.json)`, Code.InvalidArgument);
   return dir;
-}
-
-function parseConfig(json: Record<string, unknown>, source: string): RunConfig {
-  try {
-    return loadConfig(RunConfigSchema, { flags: json });
-  } catch (error) {
-    if (error instanceof ConfigError) throw new ConnectError(`${source}: ${error.message}`, Code.InvalidArgument);
-    throw error;
-  }
 }
