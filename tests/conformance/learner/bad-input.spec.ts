@@ -208,6 +208,20 @@ const CASES: BadInput[] = [
     call: (c) => step(c, (s) => (s[7]!.reward = Number.NEGATIVE_INFINITY)),
   },
   {
+    what: "TrainStep with a completion_mask of another length than the completion",
+    code: Code.InvalidArgument,
+    path: "samples[4].completion_mask",
+    says: [/"s4"/, /\b2 values\b/, /\b3\b/, /one per completion token/],
+    call: (c) => step(c, (s) => Object.assign(s[4]!, { completionMask: [true, false] })),
+  },
+  {
+    what: "TrainStep with a completion_mask that marks no token the model's",
+    code: Code.InvalidArgument,
+    path: "samples[5].completion_mask",
+    says: [/"s5"/, /no true value/],
+    call: (c) => step(c, (s) => Object.assign(s[5]!, { completionMask: [false, false, false, false] })),
+  },
+  {
     what: "TrainStep with an empty group_id",
     code: Code.InvalidArgument,
     path: "samples[3].group_id",
