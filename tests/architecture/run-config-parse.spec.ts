@@ -19,7 +19,7 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../.
 const OWNERS: Record<string, Record<string, string>> = {
   RunConfigSchema: {
     "services/orchestrator/src/run/run-config.ts": "the definition",
-    "services/orchestrator/src/run/run-manager.ts": "the one parse: a StartRun config, or a resumed run's config.json",
+    "services/orchestrator/src/run/run-manager.ts": "the one parse: a StartRun config, a resumed run's config.json, Evaluate's run config",
     "services/orchestrator/src/run/new-run-id.ts": "exp_name's rule, for a client that names a run's log folder before StartRun",
   },
   RunConfigMessageSchema: {
@@ -33,10 +33,7 @@ const OWNERS: Record<string, Record<string, string>> = {
  * is gone (so the entry goes too) and when a file not listed here or above uses the schema.
  */
 const PENDING: Record<string, string> = {
-  "apps/lean-grpo/src/commands/eval-command.ts":
-    "`lean-grpo eval` parses a train file's run sections itself until it calls the orchestrator's Evaluate RPC (#27)",
-  "apps/lean-grpo/src/eval/evaluate-with-mesh.ts":
-    "a second orchestrator built from internal imports until the Evaluate RPC replaces it (#27)",
+  // (none: `lean-grpo eval` calls the orchestrator's Evaluate RPC, which parses with run-manager.ts's parseRunConfig)
 };
 
 /** The product's TypeScript: every workspace's src/ under packages/, services/ and apps/. */

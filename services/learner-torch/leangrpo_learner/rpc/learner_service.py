@@ -15,7 +15,9 @@ from ..algorithms.parameters import js_json, js_number
 from ..algorithms.registry import ALGORITHMS
 from ..lora.peft_files import ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE
 from ..sampling import SamplingMessage, resolve_sampling
-from ..training.learner import StepRequest, adapter_name
+from ..artifact_names import adapter_name, checkpoint_name
+from .header_field_path import under_header
+from ..training.learner import StepRequest
 from ..training.training_example import TrainingExample
 from .learner_host import LearnerHost
 from .status_codes import RpcAbort, abort_with
@@ -63,7 +65,7 @@ class LearnerServicer:
                 zero_std_groups=result.zero_std_groups,
             )
         except Exception as error:  # noqa: BLE001
-            abort_with(context, error)
+            abort_with(context, under_header(error))
 
     def _read_stream(self, requests):
         header = None
@@ -175,7 +177,7 @@ class LearnerServicer:
         try:
             with self.host.lock:
                 learner = self.host.learner()
-                path = request.path or os.path.join(self.host.config["checkpoint_dir"], f"step-{learner.step}")
+                path = request.path or os.path.join(self.host.config["checkpoint_dir"], checkpoint_name(learner.step))
                 saved, step, version, size = learner.save_checkpoint(path)
             return M("leangrpo.v1.SaveCheckpointResponse")(path=saved, step=step, adapter_version=version, size_bytes=size)
         except Exception as error:  # noqa: BLE001

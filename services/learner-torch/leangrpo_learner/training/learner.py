@@ -13,6 +13,7 @@ from pathlib import Path
 
 import torch
 
+from ..artifact_names import adapter_name
 from ..algorithms.registry import algorithm_named
 from ..completion_logprobs import completion_logprobs, rows_of
 from ..errors import AdapterError, CheckpointError, SampleError, StepOrderError, UnknownVersionError
@@ -72,11 +73,6 @@ class StepResult:
     adapter_name: str
     metrics: dict[str, float]
     zero_std_groups: list[str] = field(default_factory=list)
-
-
-def adapter_name(version: int) -> str:
-    """The name packages/adapter-files gives a version ("policy-v12")."""
-    return f"policy-v{version}"
 
 
 def dropout_seed(seed: int, update: int, micro_batch: int) -> int:

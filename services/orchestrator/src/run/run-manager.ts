@@ -426,7 +426,8 @@ export class RunManager {
   }
 }
 
-function parseRunConfig(json: Record<string, unknown>, overrides: readonly string[]): RunConfig {
+/** The one parse of a run config (StartRun's, a resumed run's config.json, Evaluate's); INVALID_ARGUMENT naming the key. */
+export function parseRunConfig(json: Record<string, unknown>, overrides: readonly string[]): RunConfig {
   try {
     return loadConfig(RunConfigSchema, { flags: json, overrides });
   } catch (error) {

@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file leangrpo/v1/orchestrator.proto.
  */
 export const file_leangrpo_v1_orchestrator: GenFile = /*@__PURE__*/
-  fileDesc("Ch5sZWFuZ3Jwby92MS9vcmNoZXN0cmF0b3IucHJvdG8SC2xlYW5ncnBvLnYxIowDCgNSdW4SCgoCaWQYASABKAkSJAoFc3RhdGUYAiABKA4yFS5sZWFuZ3Jwby52MS5SdW5TdGF0ZRIRCglhbGdvcml0aG0YAyABKAkSDAoEc3RlcBgEIAEoBBITCgt0b3RhbF9zdGVwcxgFIAEoBBIPCgdkYXRhc2V0GAYgASgJEhIKCm91dHB1dF9kaXIYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZXJyb3IYCiABKAkSNwoMbGFzdF9tZXRyaWNzGAsgAygLMiEubGVhbmdycG8udjEuUnVuLkxhc3RNZXRyaWNzRW50cnkSHAoUbGFzdF9jaGVja3BvaW50X3N0ZXAYDCABKAQaMgoQTGFzdE1ldHJpY3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBIt4BCg9TdGFydFJ1blJlcXVlc3QSFAoMZGF0YXNldF9wYXRoGAEgASgJEiYKCHRoZW9yZW1zGAIgAygLMhQubGVhbmdycG8udjEuVGhlb3JlbRInCgZjb25maWcYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCW92ZXJyaWRlcxgEIAMoCRIVCg1yZXN1bWVfcnVuX2lkGAUgASgJEg4KBnJ1bl9pZBgGIAEoCRIqCgpydW5fY29uZmlnGAcgASgLMhYubGVhbmdycG8udjEuUnVuQ29uZmlnIlkKEFN0YXJ0UnVuUmVzcG9uc2USHQoDcnVuGAEgASgLMhAubGVhbmdycG8udjEuUnVuEiYKBmNvbmZpZxgCIAEoCzIWLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZyI1Cg9XYXRjaFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKCmZyb21fc3RhcnQYAiABKAgiogEKC1N0ZXBUaW1pbmdzEhIKCmdlbmVyYXRlX3MYASABKAESEAoIdmVyaWZ5X3MYAiABKAESDwoHc2NvcmVfcxgDIAEoARIPCgd0cmFpbl9zGAQgASgBEg4KBnN5bmNfcxgFIAEoARIPCgdvdGhlcl9zGAYgASgBEg8KB3RvdGFsX3MYByABKAESGQoRcm9sbG91dF9vdmVybGFwX3MYCCABKAEi8wEKCVN0ZXBFdmVudBIMCgRzdGVwGAEgASgEEjQKB21ldHJpY3MYAiADKAsyIy5sZWFuZ3Jwby52MS5TdGVwRXZlbnQuTWV0cmljc0VudHJ5EikKB3RpbWluZ3MYAyABKAsyGC5sZWFuZ3Jwby52MS5TdGVwVGltaW5ncxIXCg9hZGFwdGVyX3ZlcnNpb24YBCABKAQSLgoHc2FtcGxlcxgFIAMoCzIdLmxlYW5ncnBvLnYxLkNvbXBsZXRpb25TYW1wbGUaLgoMTWV0cmljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEi7QIKEENvbXBsZXRpb25TYW1wbGUSEAoIZ3JvdXBfaWQYASABKAkSEgoKdGhlb3JlbV9pZBgCIAEoCRIOCgZwcm9tcHQYAyABKAkSEgoKY29tcGxldGlvbhgEIAEoCRIOCgZyZXdhcmQYBSABKAESTgoRcmV3YXJkX2NvbXBvbmVudHMYBiADKAsyMy5sZWFuZ3Jwby52MS5Db21wbGV0aW9uU2FtcGxlLlJld2FyZENvbXBvbmVudHNFbnRyeRIOCgZzb2x2ZWQYByABKAgSDwoHdmVyZGljdBgIIAEoCRIQCghtZXNzYWdlcxgJIAMoCRIZChFjb21wbGV0aW9uX3Rva2VucxgKIAEoDRIVCg1maW5pc2hfcmVhc29uGAsgASgJEhEKCXRydW5jYXRlZBgMIAEoCBo3ChVSZXdhcmRDb21wb25lbnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASK2AQoQV2F0Y2hSdW5SZXNwb25zZRIOCgZydW5faWQYASABKAkSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoEc3RlcBgDIAEoCzIWLmxlYW5ncnBvLnYxLlN0ZXBFdmVudEgAEigKDHN0YXRlX2NoYW5nZRgEIAEoCzIQLmxlYW5ncnBvLnYxLlJ1bkgAEg0KA2xvZxgFIAEoCUgAQgcKBWV2ZW50IiAKDlN0b3BSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSIwCg9TdG9wUnVuUmVzcG9uc2USHQoDcnVuGAEgASgLMhAubGVhbmdycG8udjEuUnVuIh8KDUdldFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJIrQBCg5HZXRSdW5SZXNwb25zZRIdCgNydW4YASABKAsyEC5sZWFuZ3Jwby52MS5SdW4SJwoGY29uZmlnGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBITCgtjaGVja3BvaW50cxgDIAMoCRIQCghhZGFwdGVycxgEIAMoCRIzCgtldmFsdWF0aW9ucxgFIAMoCzIeLmxlYW5ncnBvLnYxLkhlbGRvdXRFdmFsdWF0aW9uImYKEUhlbGRvdXRFdmFsdWF0aW9uEgwKBHN0ZXAYASABKAQSEAoIYWNjdXJhY3kYAiABKAESDgoGc29sdmVkGAMgASgNEhAKCHByb2JsZW1zGAQgASgNEg8KB3NlY29uZHMYBSABKAEiOAoPTGlzdFJ1bnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIksKEExpc3RSdW5zUmVzcG9uc2USHgoEcnVucxgBIAMoCzIQLmxlYW5ncnBvLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkijQ4KCVJ1bkNvbmZpZxIVCghleHBfbmFtZRgBIAEoCUgAiAEBEi8KB2RhdGFzZXQYAiABKAsyHi5sZWFuZ3Jwby52MS5SdW5Db25maWcuRGF0YXNldBIzCglhbGdvcml0aG0YAyABKAsyIC5sZWFuZ3Jwby52MS5SdW5Db25maWcuQWxnb3JpdGhtEjEKCHRyYWluaW5nGAQgASgLMh8ubGVhbmdycG8udjEuUnVuQ29uZmlnLlRyYWluaW5nEikKBGV2YWwYBSABKAsyGy5sZWFuZ3Jwby52MS5SdW5Db25maWcuRXZhbBItCgZyZXBvcnQYBiABKAsyHS5sZWFuZ3Jwby52MS5SdW5Db25maWcuUmVwb3J0Ei0KBnJld2FyZBgHIAEoCzIdLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5SZXdhcmQSLQoGcHJvbXB0GAggASgLMh0ubGVhbmdycG8udjEuUnVuQ29uZmlnLlByb21wdBo/CgdEYXRhc2V0Eh4KEW1heF90cmFpbl9zYW1wbGVzGAEgASgNSACIAQFCFAoSX21heF90cmFpbl9zYW1wbGVzGlAKCUFsZ29yaXRobRIRCgRuYW1lGAEgASgJSACIAQESJwoGY29uZmlnGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIHCgVfbmFtZRryBAoIVHJhaW5pbmcSEgoFc3RlcHMYASABKA1IAIgBARIXCgpiYXRjaF9zaXplGAIgASgNSAGIAQESHAoPbnVtX2dlbmVyYXRpb25zGAMgASgNSAKIAQESFwoKbWF4X3Rva2VucxgEIAEoDUgDiAEBEhgKC3RlbXBlcmF0dXJlGAUgASgBSASIAQESEgoFdG9wX2sYBiABKA1IBYgBARISCgV0b3BfcBgHIAEoAUgGiAEBEhEKBHNlZWQYCCABKA1IB4gBARIdChBjaGVja3BvaW50X2V2ZXJ5GAkgASgNSAiIAQESHQoQZHluYW1pY19zYW1wbGluZxgKIAEoCEgJiAEBEh4KEW1heF9yZWZpbGxfcm91bmRzGAsgASgNSAqIAQESEQoEbW9kZRgMIAEoCUgLiAEBEhwKD21heF9wcm9vZl9zdGVwcxgNIAEoDUgMiAEBEhIKBWFzeW5jGA4gASgISA2IAQESOgoNYWRhcHRlcl9jaGVjaxgPIAEoCzIjLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5BZGFwdGVyQ2hlY2tCCAoGX3N0ZXBzQg0KC19iYXRjaF9zaXplQhIKEF9udW1fZ2VuZXJhdGlvbnNCDQoLX21heF90b2tlbnNCDgoMX3RlbXBlcmF0dXJlQggKBl90b3Bfa0IICgZfdG9wX3BCBwoFX3NlZWRCEwoRX2NoZWNrcG9pbnRfZXZlcnlCEwoRX2R5bmFtaWNfc2FtcGxpbmdCFAoSX21heF9yZWZpbGxfcm91bmRzQgcKBV9tb2RlQhIKEF9tYXhfcHJvb2Zfc3RlcHNCCAoGX2FzeW5jGlUKDEFkYXB0ZXJDaGVjaxIgChNtYXhfbG9ncF9kaWZmZXJlbmNlGAEgASgBSACIAQESCwoDb2ZmGAIgASgIQhYKFF9tYXhfbG9ncF9kaWZmZXJlbmNlGmwKBEV2YWwSEQoEZGF0YRgBIAEoCUgAiAEBEhIKBWV2ZXJ5GAIgASgNSAGIAQESGQoMbWF4X3Byb2JsZW1zGAMgASgNSAKIAQFCBwoFX2RhdGFCCAoGX2V2ZXJ5Qg8KDV9tYXhfcHJvYmxlbXMaPAoGUmVwb3J0Eh0KEHNhbXBsZXNfcGVyX3N0ZXAYASABKA1IAIgBAUITChFfc2FtcGxlc19wZXJfc3RlcBpYCgZSZXdhcmQSEwoGcHJlc2V0GAEgASgJSACIAQESLgoHc2NvcmVycxgCIAMoCzIdLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5TY29yZXJCCQoHX3ByZXNldBptCgZTY29yZXISEQoEbmFtZRgBIAEoCUgAiAEBEhMKBndlaWdodBgCIAEoAUgBiAEBEicKBnBhcmFtcxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBwoFX25hbWVCCQoHX3dlaWdodBq2AQoGUHJvbXB0EhMKBmZvcm1hdBgBIAEoCUgAiAEBEhoKDW1hdGhfdGVtcGxhdGUYAiABKAlIAYgBARIaCg1sZWFuX3RlbXBsYXRlGAMgASgJSAKIAQESHAoPdGFjdGljX3RlbXBsYXRlGAQgASgJSAOIAQFCCQoHX2Zvcm1hdEIQCg5fbWF0aF90ZW1wbGF0ZUIQCg5fbGVhbl90ZW1wbGF0ZUISChBfdGFjdGljX3RlbXBsYXRlQgsKCV9leHBfbmFtZSqxAQoIUnVuU3RhdGUSGQoVUlVOX1NUQVRFX1VOU1BFQ0lGSUVEEAASFQoRUlVOX1NUQVRFX1BFTkRJTkcQARIVChFSVU5fU1RBVEVfUlVOTklORxACEhYKElJVTl9TVEFURV9TVE9QUElORxADEhUKEVJVTl9TVEFURV9TVE9QUEVEEAQSFwoTUlVOX1NUQVRFX0NPTVBMRVRFRBAFEhQKEFJVTl9TVEFURV9GQUlMRUQQBjL7AgoTT3JjaGVzdHJhdG9yU2VydmljZRJHCghTdGFydFJ1bhIcLmxlYW5ncnBvLnYxLlN0YXJ0UnVuUmVxdWVzdBodLmxlYW5ncnBvLnYxLlN0YXJ0UnVuUmVzcG9uc2USSQoIV2F0Y2hSdW4SHC5sZWFuZ3Jwby52MS5XYXRjaFJ1blJlcXVlc3QaHS5sZWFuZ3Jwby52MS5XYXRjaFJ1blJlc3BvbnNlMAESRAoHU3RvcFJ1bhIbLmxlYW5ncnBvLnYxLlN0b3BSdW5SZXF1ZXN0GhwubGVhbmdycG8udjEuU3RvcFJ1blJlc3BvbnNlEkEKBkdldFJ1bhIaLmxlYW5ncnBvLnYxLkdldFJ1blJlcXVlc3QaGy5sZWFuZ3Jwby52MS5HZXRSdW5SZXNwb25zZRJHCghMaXN0UnVucxIcLmxlYW5ncnBvLnYxLkxpc3RSdW5zUmVxdWVzdBodLmxlYW5ncnBvLnYxLkxpc3RSdW5zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_leangrpo_v1_common]);
+  fileDesc("Ch5sZWFuZ3Jwby92MS9vcmNoZXN0cmF0b3IucHJvdG8SC2xlYW5ncnBvLnYxIowDCgNSdW4SCgoCaWQYASABKAkSJAoFc3RhdGUYAiABKA4yFS5sZWFuZ3Jwby52MS5SdW5TdGF0ZRIRCglhbGdvcml0aG0YAyABKAkSDAoEc3RlcBgEIAEoBBITCgt0b3RhbF9zdGVwcxgFIAEoBBIPCgdkYXRhc2V0GAYgASgJEhIKCm91dHB1dF9kaXIYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZXJyb3IYCiABKAkSNwoMbGFzdF9tZXRyaWNzGAsgAygLMiEubGVhbmdycG8udjEuUnVuLkxhc3RNZXRyaWNzRW50cnkSHAoUbGFzdF9jaGVja3BvaW50X3N0ZXAYDCABKAQaMgoQTGFzdE1ldHJpY3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBIt4BCg9TdGFydFJ1blJlcXVlc3QSFAoMZGF0YXNldF9wYXRoGAEgASgJEiYKCHRoZW9yZW1zGAIgAygLMhQubGVhbmdycG8udjEuVGhlb3JlbRInCgZjb25maWcYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCW92ZXJyaWRlcxgEIAMoCRIVCg1yZXN1bWVfcnVuX2lkGAUgASgJEg4KBnJ1bl9pZBgGIAEoCRIqCgpydW5fY29uZmlnGAcgASgLMhYubGVhbmdycG8udjEuUnVuQ29uZmlnIlkKEFN0YXJ0UnVuUmVzcG9uc2USHQoDcnVuGAEgASgLMhAubGVhbmdycG8udjEuUnVuEiYKBmNvbmZpZxgCIAEoCzIWLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZyI1Cg9XYXRjaFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKCmZyb21fc3RhcnQYAiABKAgiogEKC1N0ZXBUaW1pbmdzEhIKCmdlbmVyYXRlX3MYASABKAESEAoIdmVyaWZ5X3MYAiABKAESDwoHc2NvcmVfcxgDIAEoARIPCgd0cmFpbl9zGAQgASgBEg4KBnN5bmNfcxgFIAEoARIPCgdvdGhlcl9zGAYgASgBEg8KB3RvdGFsX3MYByABKAESGQoRcm9sbG91dF9vdmVybGFwX3MYCCABKAEi8wEKCVN0ZXBFdmVudBIMCgRzdGVwGAEgASgEEjQKB21ldHJpY3MYAiADKAsyIy5sZWFuZ3Jwby52MS5TdGVwRXZlbnQuTWV0cmljc0VudHJ5EikKB3RpbWluZ3MYAyABKAsyGC5sZWFuZ3Jwby52MS5TdGVwVGltaW5ncxIXCg9hZGFwdGVyX3ZlcnNpb24YBCABKAQSLgoHc2FtcGxlcxgFIAMoCzIdLmxlYW5ncnBvLnYxLkNvbXBsZXRpb25TYW1wbGUaLgoMTWV0cmljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEi7QIKEENvbXBsZXRpb25TYW1wbGUSEAoIZ3JvdXBfaWQYASABKAkSEgoKdGhlb3JlbV9pZBgCIAEoCRIOCgZwcm9tcHQYAyABKAkSEgoKY29tcGxldGlvbhgEIAEoCRIOCgZyZXdhcmQYBSABKAESTgoRcmV3YXJkX2NvbXBvbmVudHMYBiADKAsyMy5sZWFuZ3Jwby52MS5Db21wbGV0aW9uU2FtcGxlLlJld2FyZENvbXBvbmVudHNFbnRyeRIOCgZzb2x2ZWQYByABKAgSDwoHdmVyZGljdBgIIAEoCRIQCghtZXNzYWdlcxgJIAMoCRIZChFjb21wbGV0aW9uX3Rva2VucxgKIAEoDRIVCg1maW5pc2hfcmVhc29uGAsgASgJEhEKCXRydW5jYXRlZBgMIAEoCBo3ChVSZXdhcmRDb21wb25lbnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASK2AQoQV2F0Y2hSdW5SZXNwb25zZRIOCgZydW5faWQYASABKAkSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoEc3RlcBgDIAEoCzIWLmxlYW5ncnBvLnYxLlN0ZXBFdmVudEgAEigKDHN0YXRlX2NoYW5nZRgEIAEoCzIQLmxlYW5ncnBvLnYxLlJ1bkgAEg0KA2xvZxgFIAEoCUgAQgcKBWV2ZW50IiAKDlN0b3BSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSIwCg9TdG9wUnVuUmVzcG9uc2USHQoDcnVuGAEgASgLMhAubGVhbmdycG8udjEuUnVuIh8KDUdldFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJIrQBCg5HZXRSdW5SZXNwb25zZRIdCgNydW4YASABKAsyEC5sZWFuZ3Jwby52MS5SdW4SJwoGY29uZmlnGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBITCgtjaGVja3BvaW50cxgDIAMoCRIQCghhZGFwdGVycxgEIAMoCRIzCgtldmFsdWF0aW9ucxgFIAMoCzIeLmxlYW5ncnBvLnYxLkhlbGRvdXRFdmFsdWF0aW9uImYKEUhlbGRvdXRFdmFsdWF0aW9uEgwKBHN0ZXAYASABKAQSEAoIYWNjdXJhY3kYAiABKAESDgoGc29sdmVkGAMgASgNEhAKCHByb2JsZW1zGAQgASgNEg8KB3NlY29uZHMYBSABKAEiOAoPTGlzdFJ1bnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIksKEExpc3RSdW5zUmVzcG9uc2USHgoEcnVucxgBIAMoCzIQLmxlYW5ncnBvLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkijQ4KCVJ1bkNvbmZpZxIVCghleHBfbmFtZRgBIAEoCUgAiAEBEi8KB2RhdGFzZXQYAiABKAsyHi5sZWFuZ3Jwby52MS5SdW5Db25maWcuRGF0YXNldBIzCglhbGdvcml0aG0YAyABKAsyIC5sZWFuZ3Jwby52MS5SdW5Db25maWcuQWxnb3JpdGhtEjEKCHRyYWluaW5nGAQgASgLMh8ubGVhbmdycG8udjEuUnVuQ29uZmlnLlRyYWluaW5nEikKBGV2YWwYBSABKAsyGy5sZWFuZ3Jwby52MS5SdW5Db25maWcuRXZhbBItCgZyZXBvcnQYBiABKAsyHS5sZWFuZ3Jwby52MS5SdW5Db25maWcuUmVwb3J0Ei0KBnJld2FyZBgHIAEoCzIdLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5SZXdhcmQSLQoGcHJvbXB0GAggASgLMh0ubGVhbmdycG8udjEuUnVuQ29uZmlnLlByb21wdBo/CgdEYXRhc2V0Eh4KEW1heF90cmFpbl9zYW1wbGVzGAEgASgNSACIAQFCFAoSX21heF90cmFpbl9zYW1wbGVzGlAKCUFsZ29yaXRobRIRCgRuYW1lGAEgASgJSACIAQESJwoGY29uZmlnGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIHCgVfbmFtZRryBAoIVHJhaW5pbmcSEgoFc3RlcHMYASABKA1IAIgBARIXCgpiYXRjaF9zaXplGAIgASgNSAGIAQESHAoPbnVtX2dlbmVyYXRpb25zGAMgASgNSAKIAQESFwoKbWF4X3Rva2VucxgEIAEoDUgDiAEBEhgKC3RlbXBlcmF0dXJlGAUgASgBSASIAQESEgoFdG9wX2sYBiABKA1IBYgBARISCgV0b3BfcBgHIAEoAUgGiAEBEhEKBHNlZWQYCCABKA1IB4gBARIdChBjaGVja3BvaW50X2V2ZXJ5GAkgASgNSAiIAQESHQoQZHluYW1pY19zYW1wbGluZxgKIAEoCEgJiAEBEh4KEW1heF9yZWZpbGxfcm91bmRzGAsgASgNSAqIAQESEQoEbW9kZRgMIAEoCUgLiAEBEhwKD21heF9wcm9vZl9zdGVwcxgNIAEoDUgMiAEBEhIKBWFzeW5jGA4gASgISA2IAQESOgoNYWRhcHRlcl9jaGVjaxgPIAEoCzIjLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5BZGFwdGVyQ2hlY2tCCAoGX3N0ZXBzQg0KC19iYXRjaF9zaXplQhIKEF9udW1fZ2VuZXJhdGlvbnNCDQoLX21heF90b2tlbnNCDgoMX3RlbXBlcmF0dXJlQggKBl90b3Bfa0IICgZfdG9wX3BCBwoFX3NlZWRCEwoRX2NoZWNrcG9pbnRfZXZlcnlCEwoRX2R5bmFtaWNfc2FtcGxpbmdCFAoSX21heF9yZWZpbGxfcm91bmRzQgcKBV9tb2RlQhIKEF9tYXhfcHJvb2Zfc3RlcHNCCAoGX2FzeW5jGlUKDEFkYXB0ZXJDaGVjaxIgChNtYXhfbG9ncF9kaWZmZXJlbmNlGAEgASgBSACIAQESCwoDb2ZmGAIgASgIQhYKFF9tYXhfbG9ncF9kaWZmZXJlbmNlGmwKBEV2YWwSEQoEZGF0YRgBIAEoCUgAiAEBEhIKBWV2ZXJ5GAIgASgNSAGIAQESGQoMbWF4X3Byb2JsZW1zGAMgASgNSAKIAQFCBwoFX2RhdGFCCAoGX2V2ZXJ5Qg8KDV9tYXhfcHJvYmxlbXMaPAoGUmVwb3J0Eh0KEHNhbXBsZXNfcGVyX3N0ZXAYASABKA1IAIgBAUITChFfc2FtcGxlc19wZXJfc3RlcBpYCgZSZXdhcmQSEwoGcHJlc2V0GAEgASgJSACIAQESLgoHc2NvcmVycxgCIAMoCzIdLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5TY29yZXJCCQoHX3ByZXNldBptCgZTY29yZXISEQoEbmFtZRgBIAEoCUgAiAEBEhMKBndlaWdodBgCIAEoAUgBiAEBEicKBnBhcmFtcxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBwoFX25hbWVCCQoHX3dlaWdodBq2AQoGUHJvbXB0EhMKBmZvcm1hdBgBIAEoCUgAiAEBEhoKDW1hdGhfdGVtcGxhdGUYAiABKAlIAYgBARIaCg1sZWFuX3RlbXBsYXRlGAMgASgJSAKIAQESHAoPdGFjdGljX3RlbXBsYXRlGAQgASgJSAOIAQFCCQoHX2Zvcm1hdEIQCg5fbWF0aF90ZW1wbGF0ZUIQCg5fbGVhbl90ZW1wbGF0ZUISChBfdGFjdGljX3RlbXBsYXRlQgsKCV9leHBfbmFtZSK4AgoPRXZhbHVhdGVSZXF1ZXN0EhQKDGRhdGFzZXRfcGF0aBgBIAEoCRImCgh0aGVvcmVtcxgCIAMoCzIULmxlYW5ncnBvLnYxLlRoZW9yZW0SDgoGcnVuX2lkGAMgASgJEhQKDGFkYXB0ZXJfcGF0aBgEIAEoCRIXCg9jaGVja3BvaW50X3BhdGgYBSABKAkSCQoBaxgGIAEoDRIPCgdzYW1wbGVzGAcgASgNEhgKC3RlbXBlcmF0dXJlGAggASgBSACIAQESEgoKbWF4X3Rva2VucxgJIAEoDRIMCgRzZWVkGAogASgEEhQKDG1heF9wcm9ibGVtcxgLIAEoDRIqCgpydW5fY29uZmlnGAwgASgLMhYubGVhbmdycG8udjEuUnVuQ29uZmlnQg4KDF90ZW1wZXJhdHVyZSKAAQoQRXZhbHVhdGVSZXNwb25zZRIwCgdwcm9ibGVtGAEgASgLMh0ubGVhbmdycG8udjEuRXZhbHVhdGVkUHJvYmxlbUgAEjEKB3N1bW1hcnkYAiABKAsyHi5sZWFuZ3Jwby52MS5FdmFsdWF0aW9uU3VtbWFyeUgAQgcKBWV2ZW50IlYKEEV2YWx1YXRlZFByb2JsZW0SDQoFaW5kZXgYASABKA0SEgoKdGhlb3JlbV9pZBgCIAEoCRIPCgdzYW1wbGVzGAMgASgNEg4KBnNvbHZlZBgEIAEoDSLVAQoRRXZhbHVhdGlvblN1bW1hcnkSEQoJZXZhbHVhdGVkGAEgASgJEhAKCHByb2JsZW1zGAIgASgNEgkKAWsYAyABKA0SDwoHc2FtcGxlcxgEIAEoDRIOCgZncmVlZHkYBSABKAgSEQoJcGFzc19hdF8xGAYgASgBEhEKCXBhc3NfYXRfaxgHIAEoARIPCgdzZWNvbmRzGAggASgBEjgKDGFuc3dlcl9mb3JtcxgJIAEoCzIiLmxlYW5ncnBvLnYxLkV2YWx1YXRpb25BbnN3ZXJGb3JtcyLtAgoVRXZhbHVhdGlvbkFuc3dlckZvcm1zEhMKC2NvbXBsZXRpb25zGAEgASgNEhQKDHJpZ2h0X251bWJlchgCIAEoARINCgVib3hlZBgDIAEoARIUCgx3b3JrZWRfc2hhcmUYBCABKAESHAoPYWNjdXJhY3lfd29ya2VkGAUgASgBSACIAQESHAoPYWNjdXJhY3lfZGlyZWN0GAYgASgBSAGIAQESIAoTcmlnaHRfbnVtYmVyX3dvcmtlZBgHIAEoAUgCiAEBEiAKE3JpZ2h0X251bWJlcl9kaXJlY3QYCCABKAFIA4gBARIZChFjb21wbGV0aW9uX3Rva2VucxgJIAEoARIRCgl0cnVuY2F0ZWQYCiABKAFCEgoQX2FjY3VyYWN5X3dvcmtlZEISChBfYWNjdXJhY3lfZGlyZWN0QhYKFF9yaWdodF9udW1iZXJfd29ya2VkQhYKFF9yaWdodF9udW1iZXJfZGlyZWN0KrEBCghSdW5TdGF0ZRIZChVSVU5fU1RBVEVfVU5TUEVDSUZJRUQQABIVChFSVU5fU1RBVEVfUEVORElORxABEhUKEVJVTl9TVEFURV9SVU5OSU5HEAISFgoSUlVOX1NUQVRFX1NUT1BQSU5HEAMSFQoRUlVOX1NUQVRFX1NUT1BQRUQQBBIXChNSVU5fU1RBVEVfQ09NUExFVEVEEAUSFAoQUlVOX1NUQVRFX0ZBSUxFRBAGMsYDChNPcmNoZXN0cmF0b3JTZXJ2aWNlEkcKCFN0YXJ0UnVuEhwubGVhbmdycG8udjEuU3RhcnRSdW5SZXF1ZXN0Gh0ubGVhbmdycG8udjEuU3RhcnRSdW5SZXNwb25zZRJJCghXYXRjaFJ1bhIcLmxlYW5ncnBvLnYxLldhdGNoUnVuUmVxdWVzdBodLmxlYW5ncnBvLnYxLldhdGNoUnVuUmVzcG9uc2UwARJECgdTdG9wUnVuEhsubGVhbmdycG8udjEuU3RvcFJ1blJlcXVlc3QaHC5sZWFuZ3Jwby52MS5TdG9wUnVuUmVzcG9uc2USQQoGR2V0UnVuEhoubGVhbmdycG8udjEuR2V0UnVuUmVxdWVzdBobLmxlYW5ncnBvLnYxLkdldFJ1blJlc3BvbnNlEkcKCExpc3RSdW5zEhwubGVhbmdycG8udjEuTGlzdFJ1bnNSZXF1ZXN0Gh0ubGVhbmdycG8udjEuTGlzdFJ1bnNSZXNwb25zZRJJCghFdmFsdWF0ZRIcLmxlYW5ncnBvLnYxLkV2YWx1YXRlUmVxdWVzdBodLmxlYW5ncnBvLnYxLkV2YWx1YXRlUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_leangrpo_v1_common]);
 
 /**
  * A training run.
@@ -1165,6 +1165,352 @@ export const RunConfig_PromptSchema: GenMessage<RunConfig_Prompt> = /*@__PURE__*
   messageDesc(file_leangrpo_v1_orchestrator, 15, 8);
 
 /**
+ * Request of OrchestratorService.Evaluate. What is evaluated: at most one of `run_id`,
+ * `adapter_path` and `checkpoint_path`; none evaluates the base model.
+ *
+ * @generated from message leangrpo.v1.EvaluateRequest
+ */
+export type EvaluateRequest = Message<"leangrpo.v1.EvaluateRequest"> & {
+  /**
+   * Held-out dataset JSONL on the orchestrator's filesystem. Exactly one of
+   * `dataset_path` and `theorems` is set.
+   *
+   * @generated from field: string dataset_path = 1;
+   */
+  datasetPath: string;
+
+  /**
+   * Inline held-out problems.
+   *
+   * @generated from field: repeated leangrpo.v1.Theorem theorems = 2;
+   */
+  theorems: Theorem[];
+
+  /**
+   * A run of this orchestrator's runs_dir: its latest adapter, sampled with the run's
+   * prompt and max_tokens settings. NOT_FOUND for an unknown run; FAILED_PRECONDITION
+   * when it has no adapter yet.
+   *
+   * @generated from field: string run_id = 3;
+   */
+  runId: string;
+
+  /**
+   * A PEFT adapter directory (adapter_config.json + adapter_model.safetensors) on the
+   * orchestrator's filesystem, e.g. "runs/<id>/adapters/policy-v3".
+   *
+   * @generated from field: string adapter_path = 4;
+   */
+  adapterPath: string;
+
+  /**
+   * A learner checkpoint directory (its `adapter/` is evaluated), e.g. "runs/<id>/checkpoints/step-10".
+   *
+   * @generated from field: string checkpoint_path = 5;
+   */
+  checkpointPath: string;
+
+  /**
+   * The k of pass@k; 0 for 1.
+   *
+   * @generated from field: uint32 k = 6;
+   */
+  k: number;
+
+  /**
+   * Completions per problem, at least k; 0 for k. One completion is greedy decoding.
+   *
+   * @generated from field: uint32 samples = 7;
+   */
+  samples: number;
+
+  /**
+   * Sampling temperature when `samples` > 1; unset for 1.
+   *
+   * @generated from field: optional double temperature = 8;
+   */
+  temperature?: number | undefined;
+
+  /**
+   * Completion length in tokens; 0: the run config's training.max_tokens.
+   *
+   * @generated from field: uint32 max_tokens = 9;
+   */
+  maxTokens: number;
+
+  /**
+   * Sampling seed.
+   *
+   * @generated from field: uint64 seed = 10;
+   */
+  seed: bigint;
+
+  /**
+   * Evaluate the first N problems only; 0: all.
+   *
+   * @generated from field: uint32 max_problems = 11;
+   */
+  maxProblems: number;
+
+  /**
+   * The run config whose `prompt` and `training.max_tokens` the evaluation uses; unset
+   * fields take the orchestrator's defaults (with `run_id`, the run's own config wins).
+   * A value out of range is INVALID_ARGUMENT naming the field and what it accepts.
+   *
+   * @generated from field: leangrpo.v1.RunConfig run_config = 12;
+   */
+  runConfig?: RunConfig | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.EvaluateRequest.
+ * Use `create(EvaluateRequestSchema)` to create a new message.
+ */
+export const EvaluateRequestSchema: GenMessage<EvaluateRequest> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 16);
+
+/**
+ * Response of OrchestratorService.Evaluate: one event.
+ *
+ * @generated from message leangrpo.v1.EvaluateResponse
+ */
+export type EvaluateResponse = Message<"leangrpo.v1.EvaluateResponse"> & {
+  /**
+   * The event.
+   *
+   * @generated from oneof leangrpo.v1.EvaluateResponse.event
+   */
+  event: {
+    /**
+     * A problem was scored (in the order they finish).
+     *
+     * @generated from field: leangrpo.v1.EvaluatedProblem problem = 1;
+     */
+    value: EvaluatedProblem;
+    case: "problem";
+  } | {
+    /**
+     * The evaluation ended; the last message of the stream.
+     *
+     * @generated from field: leangrpo.v1.EvaluationSummary summary = 2;
+     */
+    value: EvaluationSummary;
+    case: "summary";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message leangrpo.v1.EvaluateResponse.
+ * Use `create(EvaluateResponseSchema)` to create a new message.
+ */
+export const EvaluateResponseSchema: GenMessage<EvaluateResponse> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 17);
+
+/**
+ * One held-out problem's result.
+ *
+ * @generated from message leangrpo.v1.EvaluatedProblem
+ */
+export type EvaluatedProblem = Message<"leangrpo.v1.EvaluatedProblem"> & {
+  /**
+   * Position in the dataset (0-based).
+   *
+   * @generated from field: uint32 index = 1;
+   */
+  index: number;
+
+  /**
+   * Theorem or problem id.
+   *
+   * @generated from field: string theorem_id = 2;
+   */
+  theoremId: string;
+
+  /**
+   * Completions sampled.
+   *
+   * @generated from field: uint32 samples = 3;
+   */
+  samples: number;
+
+  /**
+   * Completions that solved it.
+   *
+   * @generated from field: uint32 solved = 4;
+   */
+  solved: number;
+};
+
+/**
+ * Describes the message leangrpo.v1.EvaluatedProblem.
+ * Use `create(EvaluatedProblemSchema)` to create a new message.
+ */
+export const EvaluatedProblemSchema: GenMessage<EvaluatedProblem> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 18);
+
+/**
+ * The result of a whole evaluation.
+ *
+ * @generated from message leangrpo.v1.EvaluationSummary
+ */
+export type EvaluationSummary = Message<"leangrpo.v1.EvaluationSummary"> & {
+  /**
+   * What was evaluated: the adapter directory, or "base model".
+   *
+   * @generated from field: string evaluated = 1;
+   */
+  evaluated: string;
+
+  /**
+   * Problems evaluated.
+   *
+   * @generated from field: uint32 problems = 2;
+   */
+  problems: number;
+
+  /**
+   * The k of pass@k.
+   *
+   * @generated from field: uint32 k = 3;
+   */
+  k: number;
+
+  /**
+   * Completions per problem.
+   *
+   * @generated from field: uint32 samples = 4;
+   */
+  samples: number;
+
+  /**
+   * True when one greedy completion per problem was sampled.
+   *
+   * @generated from field: bool greedy = 5;
+   */
+  greedy: boolean;
+
+  /**
+   * Mean unbiased pass@1 over the problems.
+   *
+   * @generated from field: double pass_at_1 = 6;
+   */
+  passAt1: number;
+
+  /**
+   * Mean unbiased pass@k over the problems.
+   *
+   * @generated from field: double pass_at_k = 7;
+   */
+  passAtK: number;
+
+  /**
+   * Seconds the evaluation took.
+   *
+   * @generated from field: double seconds = 8;
+   */
+  seconds: number;
+
+  /**
+   * How the math completions answered; unset when no problem is a math problem.
+   *
+   * @generated from field: leangrpo.v1.EvaluationAnswerForms answer_forms = 9;
+   */
+  answerForms?: EvaluationAnswerForms | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.EvaluationSummary.
+ * Use `create(EvaluationSummarySchema)` to create a new message.
+ */
+export const EvaluationSummarySchema: GenMessage<EvaluationSummary> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 19);
+
+/**
+ * How the math completions of an evaluation answered (shares of all its math completions;
+ * accuracies within a form are unset when no completion took that form).
+ *
+ * @generated from message leangrpo.v1.EvaluationAnswerForms
+ */
+export type EvaluationAnswerForms = Message<"leangrpo.v1.EvaluationAnswerForms"> & {
+  /**
+   * Math completions counted.
+   *
+   * @generated from field: uint32 completions = 1;
+   */
+  completions: number;
+
+  /**
+   * Share whose last number is the answer, boxed or not.
+   *
+   * @generated from field: double right_number = 2;
+   */
+  rightNumber: number;
+
+  /**
+   * Share that wrote a \boxed{...}.
+   *
+   * @generated from field: double boxed = 3;
+   */
+  boxed: number;
+
+  /**
+   * Share worked out (an intermediate number) rather than answered directly.
+   *
+   * @generated from field: double worked_share = 4;
+   */
+  workedShare: number;
+
+  /**
+   * Solved share among worked-out completions.
+   *
+   * @generated from field: optional double accuracy_worked = 5;
+   */
+  accuracyWorked?: number | undefined;
+
+  /**
+   * Solved share among direct answers.
+   *
+   * @generated from field: optional double accuracy_direct = 6;
+   */
+  accuracyDirect?: number | undefined;
+
+  /**
+   * Right-number share among worked-out completions.
+   *
+   * @generated from field: optional double right_number_worked = 7;
+   */
+  rightNumberWorked?: number | undefined;
+
+  /**
+   * Right-number share among direct answers.
+   *
+   * @generated from field: optional double right_number_direct = 8;
+   */
+  rightNumberDirect?: number | undefined;
+
+  /**
+   * Mean completion length in tokens.
+   *
+   * @generated from field: double completion_tokens = 9;
+   */
+  completionTokens: number;
+
+  /**
+   * Share cut by max_tokens.
+   *
+   * @generated from field: double truncated = 10;
+   */
+  truncated: number;
+};
+
+/**
+ * Describes the message leangrpo.v1.EvaluationAnswerForms.
+ * Use `create(EvaluationAnswerFormsSchema)` to create a new message.
+ */
+export const EvaluationAnswerFormsSchema: GenMessage<EvaluationAnswerForms> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 20);
+
+/**
  * Lifecycle of a run.
  *
  * @generated from enum leangrpo.v1.RunState
@@ -1284,6 +1630,18 @@ export const OrchestratorService: GenService<{
     methodKind: "unary";
     input: typeof ListRunsRequestSchema;
     output: typeof ListRunsResponseSchema;
+  },
+  /**
+   * Held-out evaluation of a run's adapter, an adapter or checkpoint directory, or the
+   * base model: pass@1 and pass@k over a dataset, with the code a run's held-out
+   * evaluation uses. Streams one result per problem as it is scored, then the summary.
+   *
+   * @generated from rpc leangrpo.v1.OrchestratorService.Evaluate
+   */
+  evaluate: {
+    methodKind: "server_streaming";
+    input: typeof EvaluateRequestSchema;
+    output: typeof EvaluateResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_leangrpo_v1_orchestrator, 0);
