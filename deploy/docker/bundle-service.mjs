@@ -32,7 +32,7 @@ await build({
   absWorkingDir: root,
   entryPoints: {
     server: path.join(root, "services", service, "src/server.ts"),
-    "health-probe": path.join(root, "services/kit/src/bin/health-probe.ts"),
+    "health-probe": path.join(root, "packages/kit/src/bin/health-probe.ts"),
   },
   outdir,
   outExtension: { ".js": ".mjs" },

@@ -130,7 +130,7 @@ describe.skipIf(!turbo)("each image's cut of the monorepo (deploy/docker/prune.s
   it.each(NAMES)("%s: holds exactly the workspaces its dependencies reach", (service) => {
     const expected = runtimeClosure(repoRoot, service);
     expect(expected).toContain(`services/${service}`);
-    expect(expected).toContain("services/kit");
+    expect(expected).toContain("packages/kit");
     expect(workspacesIn(path.join(work, service, "json")), "manifests (json/)").toEqual(expected);
     expect(workspacesIn(path.join(work, service, "full")), "sources (full/)").toEqual(expected);
     // The lockfile it installs from names no other workspace either.
@@ -146,7 +146,7 @@ describe.skipIf(!turbo)("each image's cut of the monorepo (deploy/docker/prune.s
     expect(testFilesIn(full)).toEqual([]);
     // What the build stage compiles, and what compiles it.
     expect(existsSync(path.join(full, `services/${service}/src/server.ts`))).toBe(true);
-    expect(existsSync(path.join(full, "services/kit/src/bin/health-probe.ts"))).toBe(true);
+    expect(existsSync(path.join(full, "packages/kit/src/bin/health-probe.ts"))).toBe(true);
     expect(existsSync(path.join(full, "deploy/docker/bundle-service.mjs"))).toBe(true);
     // The image runs compiled JavaScript: no workspace it installs for production needs tsx.
     for (const dir of workspacesIn(path.join(work, service, "json"))) {
