@@ -10,6 +10,7 @@ const EXAMPLES: Record<string, string[]> = {
   sorry: ["by\n  simp\n  sorry", "by exact x.sorry", "by exact «sorry»"],
   admit: ["by admit"],
   sorryAx: ["sorryAx _ false"],
+  stop: ["by stop simp", "by\n  constructor\n  · simp\n  · stop\n    omega"],
   native_decide: ["by native_decide"],
   native: ["by decide +native", "by decide (config := { native := true })"],
   ofReduceBool: ["by exact Lean.ofReduceBool _ _ rfl"],
@@ -101,6 +102,14 @@ const EXAMPLES: Record<string, string[]> = {
     "by\n  set_option trace.Meta.synthInstance true in simp",
   ],
   polyrith: ["by polyrith"],
+  "eval%": ["by exact (eval% 2 ^ 10 : Nat)", "by\n  have h : 1024 = eval% 2 ^ 10 := rfl\n  simp"],
+  "attribute (not allowed in a proof)": [
+    "by exact h\nwhere @[tactic simp] h : True := trivial",
+    "by\n  let rec @[init] go : Nat := 0\n  simp",
+    "by exact h\nwhere @[simp, term_elab x] h : True := trivial",
+    "by exact h\nwhere @[app_unexpander Nat.add] h : True := trivial",
+    "by exact h\nwhere @[simp h : True := trivial",
+  ],
   "quote after a symbol": ['by exact f ⬝\'"\'"#eval evil\n-- "', "by exact x ⨍'a'"],
   "a command": [
     "by simp\nalias bar := foo",

@@ -136,6 +136,8 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
   word("sorry", SORRY),
   word("admit", SORRY),
   word("sorryAx", SORRY),
+  // Core's `stop tacs` is `repeat sorry`: the sorry comes from a macro, so no `sorry` token is written.
+  keyword("stop", `${SORRY} (\`stop\` expands to \`repeat sorry\`)`),
   word("native_decide", NATIVE),
   word("native", `${NATIVE} (decide +native, native := true)`),
   word("ofReduceBool", NATIVE),
