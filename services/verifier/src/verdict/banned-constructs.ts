@@ -138,10 +138,17 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
   word("sorryAx", SORRY),
   // Core's `stop tacs` is `repeat sorry`: the sorry comes from a macro, so no `sorry` token is written.
   keyword("stop", `${SORRY} (\`stop\` expands to \`repeat sorry\`)`),
+  // Random testing that finds no counterexample admits the goal (Lean warns "declaration uses 'sorry'").
+  keyword("plausible", `${SORRY} (it admits the goal when random testing finds no counterexample)`),
+  keyword("slim_check", `${SORRY} (Mathlib's old name of plausible, which admits the goal when testing finds no counterexample)`),
   word("native_decide", NATIVE),
   word("native", `${NATIVE} (decide +native, native := true)`),
   word("ofReduceBool", NATIVE),
   word("trustCompiler", NATIVE),
+  // Lean's bit-blaster proves by an LRAT check run as compiled code (Lean.ofReduceBool); bv_check reads the proof from a file.
+  keyword("bv_decide", NATIVE),
+  keyword("bv_decide?", NATIVE),
+  keyword("bv_check", `${NATIVE}, and reads its certificate from a file`),
   hashCommand("#eval", METAPROGRAM),
   hashCommand("#exit", "stops elaboration before the theorem is checked"),
   hashCommand("#print", "prints text that could pass for the service's own #print axioms check"),

@@ -210,6 +210,12 @@ export const ELABORATION_TIME_CODE: readonly BannedConstruct[] = [
     unlistedAttribute,
   ),
   construct(
+    "include_str",
+    "reads a file while Lean elaborates the proof (core's `include_str`); a proof has no files to read",
+    PROOF_ONLY,
+    single((t) => keywordOf(t) === "include_str"),
+  ),
+  construct(
     "eval%",
     `evaluates a term in the interpreter while elaborating (Mathlib's \`eval%\`, Meta.evalExpr): it ${CODE}`,
     PROOF_ONLY,
