@@ -44,7 +44,13 @@ const EXAMPLES: Record<string, string[]> = {
   implemented_by: ["by simp\n@[implemented_by g] def f := 1"],
   extern: ['by simp\n@[extern "f"] opaque f : Nat'],
   csimp: ["by simp\n@[csimp] theorem f_eq : @f = @g := rfl"],
-  unsafe: ["by simp\nunsafe def f := 1"],
+  unsafe: [
+    "by simp\nunsafe def f := 1",
+    "by exact unsafe (unsafeCast ())",
+    "by exact (0, unsafe evil)",
+    "by aesop (add safe apply foo) (rule_sets := [unsafe x])",
+    "by exact f add (unsafe x)",
+  ],
   "set_option debug.*/kernel.*": [
     "by\n  set_option debug.skipKernelTC true in exact h",
     "by\n  set_option kernel.x true in exact h",
@@ -164,6 +170,9 @@ describe("BANNED_CONSTRUCTS", () => {
       "by\n  open Nat in exact succ_ne_zero n",
       "by\n  set_option maxHeartbeats 400000 in nlinarith [sq_nonneg (a - b)]",
       "by exact foo_aux",
+      // Aesop's rule phase, not Lean's `unsafe`.
+      "by aesop (add unsafe 50% apply Nat.le_of_lt_succ)",
+      "by aesop (add safe apply Nat.succ_le_of_lt, unsafe 20% apply Nat.le_of_lt_succ, norm simp Nat.add_zero)",
       "by simp [foo.eq_1]",
     ]) {
       expect(findBannedUse(proof, "proof", THEOREM), proof).toBeUndefined();

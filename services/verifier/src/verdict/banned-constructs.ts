@@ -99,6 +99,30 @@ function optionGroup(token: LeanToken): string | undefined {
   return token.components![0]!.split(".")[0];
 }
 
+/**
+ * Aesop's rule phase `unsafe` (`aesop (add unsafe 50% apply foo, safe apply bar)`), which only ranks a rule:
+ * the keyword right after `add`, or after a `,` inside the `(add …)` clause.
+ */
+function isAesopRulePhase(tokens: readonly LeanToken[], at: number): boolean {
+  if (keywordOf(tokens[at]!) !== "unsafe" || at === 0) return false;
+  const before = tokens[at - 1]!;
+  if (keywordOf(before) === "add") return true;
+  if (before.text !== ",") return false;
+  let depth = 0;
+  for (let i = at - 2; i > 0; i--) {
+    const text = tokens[i]!.text;
+    if ([")", "]", "}", "⟩"].includes(text)) depth++;
+    else if (["[", "{", "⟨"].includes(text)) {
+      if (depth === 0) return false;
+      depth--;
+    } else if (text === "(") {
+      if (depth === 0) return keywordOf(tokens[i + 1]!) === "add";
+      depth--;
+    }
+  }
+  return false;
+}
+
 /** Tokens allowed between `open` and its `in`: the namespaces and their selectors (`open Nat hiding x in`). */
 function isOpenDeclToken(token: LeanToken): boolean {
   if (token.kind === "identifier") return !COMMAND_KEYWORDS.has(keywordOf(token) ?? "");
@@ -129,6 +153,8 @@ const anyCommand: Matcher = (tokens, at, _theoremName, table) => {
   if (started === undefined || started === "@[") return undefined;
   // `scoped` in `open scoped X in` belongs to the open, which is checked at its own token.
   if (started === "scoped" && at > 0 && keywordOf(tokens[at - 1]!) === "open") return undefined;
+  // Aesop's `unsafe` rule phase begins no declaration: the keyword a declaration would need next is refused itself.
+  if (started === "unsafe" && isAesopRulePhase(tokens, at)) return undefined;
   return scopedIn(tokens, at) === undefined ? at + 1 : undefined;
 };
 
@@ -172,7 +198,13 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
   word("implemented_by", COMPILER),
   word("extern", COMPILER),
   word("csimp", COMPILER),
-  word("unsafe", "declares code the kernel does not check"),
+  construct(
+    "unsafe",
+    "declares code the kernel does not check (the term `unsafe e` makes an unsafe definition run by the compiler)",
+    EVERYWHERE,
+    (tokens, at) =>
+      tokens[at]!.kind === "identifier" && tokens[at]!.components!.includes("unsafe") && !isAesopRulePhase(tokens, at) ? at + 1 : undefined,
+  ),
   construct(
     "set_option debug.*/kernel.*",
     "switches off kernel checking (debug.skipKernelTC) or compiler guarantees",
