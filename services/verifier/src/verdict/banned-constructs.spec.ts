@@ -230,6 +230,10 @@ describe("BANNED_CONSTRUCTS", () => {
       "by\n  open Nat hiding add_comm in simp",
       "by\n  set_option maxRecDepth 2000 in simp",
       "by\n  set_option linter.unusedVariables false in simp",
+      "by\n  set_option push_neg.use_distrib true in push_neg",
+      "by\n  set_option tactic.skipAssignedInstances false in norm_num",
+      "by\n  set_option exponentiation.threshold 1000 in norm_num",
+      "set_option maxSynthPendingDepth 3 in by simp",
     ]) {
       expect(findBannedUse(proof, "proof", THEOREM), proof).toBeUndefined();
     }

@@ -70,6 +70,8 @@ const ALLOWED_OPTIONS = new Set([
   // Honest Mathlib proofs scope these too; each changes only how a tactic searches, never what the kernel checks.
   "maxSynthPendingDepth",
   "push_neg.use_distrib",
+  "tactic.skipAssignedInstances",
+  "exponentiation.threshold",
 ]);
 const ALLOWED_OPTION_GROUPS = new Set(["linter", "pp"]);
 
