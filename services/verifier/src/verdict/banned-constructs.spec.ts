@@ -121,6 +121,7 @@ const EXAMPLES: Record<string, string[]> = {
     "by exact h\nwhere @[simp, term_elab x] h : True := trivial",
     "by exact h\nwhere @[app_unexpander Nat.add] h : True := trivial",
     "by exact h\nwhere @[simp h : True := trivial",
+    `by exact h\nwhere @[${Array.from({ length: 80 }, () => "simp").join(", ")}, tactic simp] h : True := trivial`,
   ],
   "quote after a symbol": ['by exact f ⬝\'"\'"#eval evil\n-- "', "by exact x ⨍'a'"],
   "a command": [

@@ -139,16 +139,25 @@ function unlistedAttributeIn(tokens: readonly LeanToken[], open: number): number
   return open;
 }
 
+/** Per token list (read once): the tokens where an attribute outside LOCAL_ATTRIBUTES stands. */
+const unlistedAttributes = new WeakMap<readonly LeanToken[], ReadonlySet<number>>();
+
 /**
  * An attribute outside LOCAL_ATTRIBUTES, matched at its name, so that an entry naming the attribute itself
  * (`csimp`, `implemented_by`, `extern`) reports it first.
  */
 const unlistedAttribute: Matcher = (tokens, at) => {
-  for (let open = at; open >= 0 && open > at - 64; open--) {
-    if (tokens[open]!.text !== "@[") continue;
-    return unlistedAttributeIn(tokens, open) === at ? at + 1 : undefined;
+  let found = unlistedAttributes.get(tokens);
+  if (!found) {
+    const names = new Set<number>();
+    tokens.forEach((token, open) => {
+      const offending = token.text === "@[" ? unlistedAttributeIn(tokens, open) : undefined;
+      if (offending !== undefined) names.add(offending);
+    });
+    found = names;
+    unlistedAttributes.set(tokens, found);
   }
-  return undefined;
+  return found.has(at) ? at + 1 : undefined;
 };
 
 /** `open A B … in` (or `open … hiding/renaming …`) naming a metaprogramming namespace. */
