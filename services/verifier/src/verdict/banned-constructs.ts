@@ -99,28 +99,31 @@ function optionGroup(token: LeanToken): string | undefined {
   return token.components![0]!.split(".")[0];
 }
 
+/** Per token list (read once): the `unsafe` tokens that are Aesop's rule phase. */
+const aesopPhases = new WeakMap<readonly LeanToken[], ReadonlySet<number>>();
+
 /**
  * Aesop's rule phase `unsafe` (`aesop (add unsafe 50% apply foo, safe apply bar)`), which only ranks a rule:
- * the keyword right after `add`, or after a `,` inside the `(add …)` clause.
+ * the keyword right after `add`, or after a `,` directly inside the `(add …)` clause.
  */
 function isAesopRulePhase(tokens: readonly LeanToken[], at: number): boolean {
-  if (keywordOf(tokens[at]!) !== "unsafe" || at === 0) return false;
-  const before = tokens[at - 1]!;
-  if (keywordOf(before) === "add") return true;
-  if (before.text !== ",") return false;
-  let depth = 0;
-  for (let i = at - 2; i > 0; i--) {
-    const text = tokens[i]!.text;
-    if ([")", "]", "}", "⟩"].includes(text)) depth++;
-    else if (["[", "{", "⟨"].includes(text)) {
-      if (depth === 0) return false;
-      depth--;
-    } else if (text === "(") {
-      if (depth === 0) return keywordOf(tokens[i + 1]!) === "add";
-      depth--;
-    }
+  let phases = aesopPhases.get(tokens);
+  if (!phases) {
+    const found = new Set<number>();
+    // Open brackets, each with whether it is a `(` that begins with `add`.
+    const open: boolean[] = [];
+    tokens.forEach((token, i) => {
+      if (["(", "[", "{", "⟨"].includes(token.text)) open.push(token.text === "(" && keywordOf(tokens[i + 1] ?? token) === "add");
+      else if ([")", "]", "}", "⟩"].includes(token.text)) open.pop();
+      else if (keywordOf(token) === "unsafe" && i > 0) {
+        const before = tokens[i - 1]!;
+        if (keywordOf(before) === "add" || (before.text === "," && open.at(-1) === true)) found.add(i);
+      }
+    });
+    phases = found;
+    aesopPhases.set(tokens, phases);
   }
-  return false;
+  return phases.has(at);
 }
 
 /** Tokens allowed between `open` and its `in`: the namespaces and their selectors (`open Nat hiding x in`). */
