@@ -107,6 +107,9 @@ const EXAMPLES: Record<string, string[]> = {
     "by\n  open Lean in exact foo",
     "by\n  open Nat Lean.Elab in exact foo",
     "by\n  open _root_.Lean in exact foo",
+    "by\n  open scoped Lean in exact foo",
+    "by\n  open Nat renaming succ → s, Lean in exact foo",
+    "by\n  open Nat (succ) Lean.Elab in exact foo",
   ],
   "set_option (not allowed in a proof)": [
     "by\n  set_option autoImplicit true in exact h",
@@ -229,6 +232,7 @@ describe("BANNED_CONSTRUCTS", () => {
       "by\n  open Nat in exact succ_ne_zero n",
       "by\n  open scoped BigOperators in simp",
       "by\n  open Nat hiding add_comm in simp",
+      "by\n  open Nat renaming succ → s, zero → z in simp",
       "by\n  set_option maxRecDepth 2000 in simp",
       "by\n  set_option linter.unusedVariables false in simp",
       "by\n  set_option push_neg.use_distrib true in push_neg",

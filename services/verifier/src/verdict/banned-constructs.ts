@@ -129,7 +129,7 @@ function isAesopRulePhase(tokens: readonly LeanToken[], at: number): boolean {
 /** Tokens allowed between `open` and its `in`: the namespaces and their selectors (`open Nat hiding x in`). */
 function isOpenDeclToken(token: LeanToken): boolean {
   if (token.kind === "identifier") return !COMMAND_KEYWORDS.has(keywordOf(token) ?? "");
-  return token.kind === "symbol" && ["(", ")", "→", "->"].includes(token.text);
+  return token.kind === "symbol" && ["(", ")", "→", "->", ","].includes(token.text);
 }
 
 /** Index of the `in` that makes `open …`/`set_option …` at `at` scope over one term or tactic, or undefined. */

@@ -8,7 +8,7 @@
 // namespaces (directly or opened), the environment's API, and any option that is not
 // one of the few a proof may scope. This is the cheap pre-filter; the replay tier
 // (replay/) is the guarantee.
-import { keywordOf, type LeanToken } from "@lean-grpo/lean";
+import { COMMAND_KEYWORDS, keywordOf, type LeanToken } from "@lean-grpo/lean";
 import { construct, PROOF_ONLY, single, type BannedConstruct, type Matcher } from "./construct.js";
 
 /** Namespaces whose members run or build elaboration-time code: `Lean.*` (Elab, Meta, Environment, Kernel, ...), IO and its kin. */
@@ -160,12 +160,21 @@ const unlistedAttribute: Matcher = (tokens, at) => {
   return found.has(at) ? at + 1 : undefined;
 };
 
+/** Symbols an `open` may hold between its namespaces: `open Nat (succ)`, `open Nat renaming succ → s, zero → z`. */
+const OPEN_SYMBOLS = new Set(["(", ")", "→", "->", ","]);
+
 /** `open A B … in` (or `open … hiding/renaming …`) naming a metaprogramming namespace. */
 const openMetaprogramming: Matcher = (tokens, at) => {
   if (keywordOf(tokens[at]!) !== "open") return undefined;
   for (let i = at + 1; i < tokens.length && keywordOf(tokens[i]!) !== "in"; i++) {
-    const first = firstComponent(tokens[i]!);
+    const token = tokens[i]!;
+    const first = firstComponent(token);
     if (first !== undefined && METAPROGRAMMING_NAMESPACES.has(first)) return i + 1;
+    // The `open` ends at the first token its syntax cannot hold (another command's keyword, a term's symbol):
+    // reading on would make a body of many `open`s quadratic to screen.
+    const word = keywordOf(token);
+    const inOpen = token.kind === "identifier" ? word === "scoped" || !COMMAND_KEYWORDS.has(word ?? "") : OPEN_SYMBOLS.has(token.text);
+    if (!inOpen) return undefined;
   }
   return undefined;
 };
