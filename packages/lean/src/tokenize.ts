@@ -111,8 +111,9 @@ class Lexer {
       this.push("lineComment", start);
     } else if (ch === "/" && next === "-") {
       const third = this.src[start + 2];
-      this.i = this.commentEnd(start + 2);
-      this.push(third === "-" || third === "!" ? "docComment" : "blockComment", start);
+      const end = this.commentEnd(start + 2);
+      this.i = end ?? this.src.length;
+      this.push(third === "-" || third === "!" ? "docComment" : "blockComment", start, end === undefined ? { unterminated: true } : {});
     } else if (ch === '"') {
       this.string(start);
     } else if (ch === "'") {
@@ -162,8 +163,8 @@ class Lexer {
     this.push(word ? "identifier" : "symbol", start, word ? { components: [text], escaped: false } : {});
   }
 
-  /** Index just past the `-/` closing a comment whose body starts at `from` (Lean's finishCommentBlock). */
-  private commentEnd(from: number): number {
+  /** Index just past the `-/` closing a comment whose body starts at `from` (Lean's finishCommentBlock); undefined when none does. */
+  private commentEnd(from: number): number | undefined {
     let nesting = 1;
     let i = from;
     while (i < this.src.length) {
@@ -177,8 +178,8 @@ class Lexer {
         i++;
       }
     }
-    // Lean reports "unterminated comment"; a comment is blanked before Lean sees the text, so it runs to the end.
-    return this.src.length;
+    // Lean reports "unterminated comment"; the token runs to the end, marked, so a caller can refuse it as Lean does.
+    return undefined;
   }
 
   /** A `'`: a character literal, unless `''` (then a table token, as Lean checks the next character first). */

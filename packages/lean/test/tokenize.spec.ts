@@ -22,8 +22,12 @@ describe("comments", () => {
     expect(lex("x/-y-/z")).toEqual(["identifier:x", "blockComment:/-y-/", "identifier:z"]);
   });
 
-  it("runs an unterminated block comment to the end (it is blanked before Lean sees it)", () => {
+  it("runs an unterminated block comment to the end, marked unterminated (Lean: unterminated comment)", () => {
     expect(lex("simp /- open")).toEqual(["identifier:simp", "blockComment:/- open"]);
+    expect(tokenize("simp /- open").tokens[1]!.unterminated).toBe(true);
+    expect(tokenize("simp /- a /- b -/ open").tokens[1]!.unterminated).toBe(true);
+    expect(tokenize("/-- doc").tokens[0]).toMatchObject({ kind: "docComment", unterminated: true });
+    expect(tokenize("simp /- a /- b -/ c -/ x").tokens[1]!.unterminated).toBeUndefined();
   });
 });
 

@@ -32,6 +32,19 @@ describe("prepareProof", () => {
     });
   });
 
+  it("refuses a comment that never closes, as Lean does, rather than send Lean what precedes it", () => {
+    for (const proof of ["by simp /- and then\n#eval 1", "by\n  simp\n  /- a /- b -/ sorry"]) {
+      const prepared = prepareProof(target, proof);
+      expect(prepared.ok, proof).toBe(false);
+      expect(!prepared.ok && prepared.reason, proof).toMatch(/^the proof does not lex as Lean: unterminated comment at proof \d+:\d+$/u);
+    }
+    expect(prepareTactic("simp /- no end", "t")).toEqual({
+      ok: false,
+      reason: "the tactic does not lex as Lean: unterminated comment at tactic 1:5",
+    });
+    expect(prepareProof(target, "by simp /- a /- b -/ c -/").ok).toBe(true);
+  });
+
   it("refuses a banned construct, naming it and its line:column in the proof", () => {
     expect(prepareProof(target, "by\n  -- sorry in a comment is fine\n  exact sorry")).toEqual({
       ok: false,
