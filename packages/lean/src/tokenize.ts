@@ -111,7 +111,8 @@ class Lexer {
       this.push("lineComment", start);
     } else if (ch === "/" && next === "-") {
       const third = this.src[start + 2];
-      const end = this.commentEnd(start + 2);
+      // Lean's whitespace reads the character after `/-` (to tell `/--` and `/-!`) and skips it: the body starts after it.
+      const end = this.commentEnd(start + 2 + (start + 2 < this.src.length ? this.width(start + 2) : 1));
       this.i = end ?? this.src.length;
       this.push(third === "-" || third === "!" ? "docComment" : "blockComment", start, end === undefined ? { unterminated: true } : {});
     } else if (ch === '"') {

@@ -29,6 +29,16 @@ describe("comments", () => {
     expect(tokenize("/-- doc").tokens[0]).toMatchObject({ kind: "docComment", unterminated: true });
     expect(tokenize("simp /- a /- b -/ c -/ x").tokens[1]!.unterminated).toBeUndefined();
   });
+
+  it("skips the character after `/-` as Lean's whitespace does: it neither nests nor closes the comment", () => {
+    expect(lex("x /-/- -/ y")).toEqual(["identifier:x", "blockComment:/-/- -/", "identifier:y"]);
+    expect(lex("x /--/ y -/ z")).toEqual(["identifier:x", "docComment:/--/ y -/", "identifier:z"]);
+    expect(lex("x /-!/ y -/ z")).toEqual(["identifier:x", "docComment:/-!/ y -/", "identifier:z"]);
+    expect(lex("x /--/")).toEqual(["identifier:x", "docComment:/--/"]);
+    expect(tokenize("x /--/").tokens[1]!.unterminated).toBe(true);
+    expect(tokenize("x /-").tokens[1]!.unterminated).toBe(true);
+    expect(lex("x /-😀-/ y")).toEqual(["identifier:x", "blockComment:/-😀-/", "identifier:y"]);
+  });
 });
 
 describe("string literals", () => {
