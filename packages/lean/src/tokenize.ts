@@ -291,26 +291,43 @@ class Lexer {
     const based = radix === undefined ? undefined : digitOf[radix];
     if (based) {
       this.i = start + 2;
-      if (!based[0](this.cp())) this.fail(`expected ${based[1]}`, this.i);
-      while (based[0](this.cp())) this.i++;
+      if (!based[0](this.cp()) && this.src[this.i] !== "_") this.fail(`expected ${based[1]}`, this.i);
+      this.digits(based[0], true);
       this.push("number", start);
       return;
     }
-    while (isDigit(this.cp())) this.i++;
+    this.i++;
+    this.digits(isDigit, false);
     let scientific = false;
     if (this.src[this.i] === ".") {
       scientific = true;
       this.i++;
-      while (isDigit(this.cp())) this.i++;
+      if (isDigit(this.cp())) this.digits(isDigit, false);
     }
     if (this.src[this.i] === "e" || this.src[this.i] === "E") {
       scientific = true;
       this.i++;
       if (this.src[this.i] === "+" || this.src[this.i] === "-") this.i++;
       if (!isDigit(this.cp())) this.fail("missing exponent digits in scientific literal", this.i);
-      while (isDigit(this.cp())) this.i++;
+      this.digits(isDigit, false);
     }
     this.push(scientific ? "scientific" : "number", start);
+  }
+
+  /**
+   * Digits with `_` separators (Lean's takeDigitsFn: `many (many '_' >> many1 digit)`): a `_` must be followed,
+   * after more `_`s, by a digit, else Lean stops with an error there, and resumes reading *after* it: `2_axiom`
+   * is the numeral `2_` failing, then the command `axiom`, not `2` and the name `_axiom`.
+   */
+  private digits(isDigitHere: (cp: number) => boolean, needDigit: boolean): void {
+    for (;;) {
+      const cp = this.cp();
+      if (cp === 0x5f) needDigit = true;
+      else if (cp >= 0 && isDigitHere(cp)) needDigit = false;
+      else if (needDigit) this.fail("unexpected character (a digit must follow `_` in a numeral)", this.i);
+      else return;
+      this.i++;
+    }
   }
 
   /** Dotted parts from `this.i`, each plain or «escaped» (Lean's identFnAux). */

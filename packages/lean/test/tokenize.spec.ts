@@ -148,6 +148,20 @@ describe("numerals", () => {
       "identifier:theorem",
     ]);
     expect(errorOf("0x")?.message).toBe("expected hexadecimal number");
+    // Digit separators (Lean's takeDigitsFn): `_` then a digit continues the numeral; `_` then anything else is an
+    // error there, after which Lean reads on from that character, so `2_axiom` hides no name `_axiom`.
+    expect(lex("1_000 0x_FF 0b1_0 1_0.2_5e1_0 0_1")).toEqual([
+      "number:1_000",
+      "number:0x_FF",
+      "number:0b1_0",
+      "scientific:1_0.2_5e1_0",
+      "number:0_1",
+    ]);
+    expect(errorOf("by exact 2_axiom cheat : False")).toEqual({
+      message: "unexpected character (a digit must follow `_` in a numeral)",
+      index: 11,
+    });
+    expect(errorOf("1__")?.index).toBe(3);
     expect(errorOf("1e+")?.message).toBe("missing exponent digits in scientific literal");
   });
 

@@ -88,6 +88,27 @@ describe("red team: what the screen refuses, by the construct's name", () => {
   });
 });
 
+describe("red team: the screen lexes numerals as Lean does (digit separators)", () => {
+  it.each([
+    ["by exact 2_axiom cheat : False", "1:11"],
+    ["by\n  simp\n  exact 0x_1_theorem target (n : ℕ) : n + 0 = n := by simp", "3:13"],
+  ])("refuses %j: Lean's numeral fails at the `_`, then reads the command after it", async (proof, at) => {
+    const response = await verify(proof);
+    expect(response).toMatchObject({ verdict: Verdict.REJECTED, decidedBy: VerdictTier.SCREEN });
+    expect(response.reason).toBe(
+      `the proof does not lex as Lean: unexpected character (a digit must follow \`_\` in a numeral) at proof ${at}`,
+    );
+  });
+
+  it("proves an honest numeral with separators", async () => {
+    const response = await harness.client.verify({
+      theorem: { statement: "theorem million : 1_000_000 = 10 ^ 6", header },
+      proof: "by norm_num",
+    });
+    expect(response.verdict).toBe(Verdict.PROVED);
+  });
+});
+
 describe("red team: a sorry the screen cannot know of is not PROVED", () => {
   it("a macro's sorry, shown only as Lean's warning: INCOMPLETE, with sorryAx among the axioms", async () => {
     const response = await verify("by unknown_sorry_macro");
