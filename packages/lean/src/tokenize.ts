@@ -211,10 +211,15 @@ class Lexer {
         if (!isHexDigit(this.cp(at + k))) this.fail("invalid hexadecimal numeral", at + k);
       }
       this.i = at + 1 + digits;
-    } else if (inString && (ch === "\n" || (ch === "\r" && this.src[at + 1] === "\n"))) {
-      // A string gap: `\`, the line break, and the next line's indentation are not part of the string.
-      this.i = at + (ch === "\r" ? 2 : 1);
-      while (this.src[this.i] === " " || this.src[this.i] === "\t") this.i++;
+    } else if (inString && ch === "\n") {
+      // A string gap (Lean's stringGapFn): `\`, one newline, then whitespace, are not part of the string. Only
+      // `\n` opens one (`\` then `\r` is an invalid escape; the verifier sends LF line ends), and a second
+      // newline is Lean's error, after which Lean would read the rest of the string as code.
+      this.i = at + 1;
+      while (this.i < this.src.length && isWhitespace(this.cp())) {
+        if (this.src[this.i] === "\n") this.fail("unexpected additional newline in string gap", this.i);
+        this.i++;
+      }
     } else {
       this.fail("invalid escape sequence", at);
     }

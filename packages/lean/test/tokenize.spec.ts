@@ -50,6 +50,15 @@ describe("string literals", () => {
     expect(errorOf('"never closed -- theorem')).toEqual({ message: "unterminated string literal", index: 0 });
   });
 
+  it("opens a string gap only with `\\` then LF, and refuses a second newline in it, as Lean's stringGapFn does", () => {
+    // After either error Lean resumes inside the string and reads `#eval` as code: the screen must not call it a string.
+    expect(lex('"ab\\\n  \r  cd"')).toEqual(['string:"ab\\\n  \r  cd"']);
+    expect(errorOf('"ab\\\r\n#eval 1"')).toEqual({ message: "invalid escape sequence", index: 4 });
+    expect(errorOf('"ab\\\n\n#eval 1"')).toEqual({ message: "unexpected additional newline in string gap", index: 5 });
+    expect(errorOf('"ab\\\n  \n#eval 1"')).toEqual({ message: "unexpected additional newline in string gap", index: 7 });
+    expect(errorOf("'\\\n'")).toEqual({ message: "invalid escape sequence", index: 2 });
+  });
+
   it("keeps comment markers inside a string", () => {
     expect(lex('"-- not /- a comment" y')).toEqual(['string:"-- not /- a comment"', "identifier:y"]);
   });

@@ -88,7 +88,7 @@ describe("red team: what the screen refuses, by the construct's name", () => {
   });
 });
 
-describe("red team: the screen lexes numerals as Lean does (digit separators)", () => {
+describe("red team: the screen lexes numerals and string gaps as Lean does", () => {
   it.each([
     ["by exact 2_axiom cheat : False", "1:11"],
     ["by\n  simp\n  exact 0x_1_theorem target (n : ℕ) : n + 0 = n := by simp", "3:13"],
@@ -98,6 +98,15 @@ describe("red team: the screen lexes numerals as Lean does (digit separators)", 
     expect(response.reason).toBe(
       `the proof does not lex as Lean: unexpected character (a digit must follow \`_\` in a numeral) at proof ${at}`,
     );
+  });
+
+  it.each([
+    ['by\n  have := "x\\\n\n#eval 1"\n  simp', "unexpected additional newline in string gap at proof 3:0"],
+    ['by\n  have := "x\\\r#eval 1"\n  simp', "invalid escape sequence at proof 2:13"],
+  ])("refuses %j: Lean stops inside the string gap and reads the rest of the string as code", async (proof, error) => {
+    const response = await verify(proof);
+    expect(response).toMatchObject({ verdict: Verdict.REJECTED, decidedBy: VerdictTier.SCREEN });
+    expect(response.reason).toBe(`the proof does not lex as Lean: ${error}`);
   });
 
   it("proves an honest numeral with separators", async () => {
