@@ -281,8 +281,9 @@ class Lexer {
   private number(start: number): void {
     const previous = this.tokens.at(-1);
     const beforeDot = this.tokens.at(-2);
-    if (previous?.text === "." && previous.end === start && beforeDot?.end === previous.start) {
-      // `h.2`: a field index, digits only (`h.2.1` is two of them, not the numeral 2.1).
+    if (previous?.text === "." && previous.end === start && beforeDot?.end === previous.start && this.src[start] !== "0") {
+      // `h.2`: a field index, digits only (`h.2.1` is two of them, not the numeral 2.1). Lean's fieldIdxFn takes
+      // none that starts with 0: `h.0…` is its parse error, after which it reads a numeral there (`h.0_axiom`).
       while (isDigit(this.cp())) this.i++;
       this.push("fieldIndex", start);
       return;

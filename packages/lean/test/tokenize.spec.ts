@@ -171,6 +171,18 @@ describe("numerals", () => {
       index: 11,
     });
     expect(errorOf("1__")?.index).toBe(3);
+    // A field index never starts with 0 (Lean's fieldIdxFn): `h.0…` is read as a numeral, as Lean's recovery reads it.
+    expect(lex("h.1_000 h.2e5")).toEqual([
+      "identifier:h",
+      "symbol:.",
+      "fieldIndex:1",
+      "identifier:_000",
+      "identifier:h",
+      "symbol:.",
+      "fieldIndex:2",
+      "identifier:e5",
+    ]);
+    expect(errorOf("by exact h.0_axiom cheat : False")?.index).toBe(13);
     expect(errorOf("1e+")?.message).toBe("missing exponent digits in scientific literal");
   });
 

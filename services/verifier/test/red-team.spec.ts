@@ -92,6 +92,7 @@ describe("red team: the screen lexes numerals and string gaps as Lean does", () 
   it.each([
     ["by exact 2_axiom cheat : False", "1:11"],
     ["by\n  simp\n  exact 0x_1_theorem target (n : ℕ) : n + 0 = n := by simp", "3:13"],
+    ["by exact h.0_axiom cheat : False", "1:13"],
   ])("refuses %j: Lean's numeral fails at the `_`, then reads the command after it", async (proof, at) => {
     const response = await verify(proof);
     expect(response).toMatchObject({ verdict: Verdict.REJECTED, decidedBy: VerdictTier.SCREEN });
