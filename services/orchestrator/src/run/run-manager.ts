@@ -25,19 +25,14 @@ import { loadDataset, validateInlineTheorems } from "../data/load-dataset.js";
 import { replayRefusalAlarm } from "./replay-refusals.js";
 import { syncAdapter } from "./adapter-sync.js";
 import { readJsonObjects } from "@lean-grpo/jsonl";
-import { describeAlgorithm, usesDynamicSampling } from "./learner-algorithm.js";
-import { checkSamplingHonoured } from "./sampling-preflight.js";
-import { checkRewardSpec } from "./reward-check.js";
 import { connectMesh, type MeshClients } from "./mesh-clients.js";
+import { checkRunShape, checkRunWithServices } from "./run-preflight.js";
 import { RunConfigSchema, type RunConfig } from "./run-config.js";
 import { resolvedConfigMessage, runConfigInput, type RunConfigMessage } from "./run-config-message.js";
-import { checkRunMode } from "./run-mode-check.js";
 import { listRunDirs, RunOutputs, type RunFile, type StepRecord } from "./run-outputs.js";
 import { ServiceLostError } from "./service-lost-error.js";
 import { runLoop } from "./training-loop.js";
 import { newRunId } from "./new-run-id.js";
-import { checkPromptsEncode } from "./prompt-check.js";
-import { usesChatPrompts } from "./prompts.js";
 import { recordedStepEvents, runDetails, timingsToProto, writeRunReport, type ReportRenderer } from "./run-report.js";
 import { sampleToProto } from "./step-samples.js";
 
@@ -125,25 +120,13 @@ export class RunManager {
       heldout = await loadTheorems(config.eval.data, [], outputs, true);
       if (config.eval.max_problems > 0) heldout = heldout.slice(0, config.eval.max_problems);
     }
-    checkRunMode(config, theorems, this.config.services);
+    const preflight = { config, dataset, theorems, heldout, services: this.config.services };
+    checkRunShape(preflight);
 
     const clients = connectMesh(this.config);
     let dynamicSampling: boolean;
     try {
-      dynamicSampling = usesDynamicSampling(config, await describeAlgorithm(clients, config));
-      await checkSamplingHonoured(clients, config);
-      await checkRewardSpec(clients, config);
-      // Checked now, not at the step (or after the held-out evaluation) that would meet them.
-      const chat = await usesChatPrompts(config.prompt.format, clients);
-      await checkPromptsEncode(
-        clients,
-        [
-          { label: `dataset ${dataset}`, theorems },
-          { label: `held-out set ${config.eval.data}`, theorems: heldout },
-        ],
-        config.prompt,
-        chat,
-      );
+      ({ dynamicSampling } = await checkRunWithServices(clients, preflight));
     } catch (error) {
       clients.close();
       throw error;
