@@ -12,7 +12,6 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
 import { TrainingMode } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import {
-  type BatchSample,
   type ConformanceFixture,
   expectedAdapter,
   readConformanceFixture,
@@ -190,54 +189,7 @@ export function describeLearnerConformance(learner: LearnerUnderTest): void {
       },
     );
 
-    it.each([
-      [
-        "an id out of the vocabulary",
-        (s: BatchSample[]) => {
-          s[2]!.completionTokenIds = [5, 400];
-        },
-        2,
-        [/completion_token_ids/, /400/],
-      ],
-      [
-        "lengths that disagree",
-        (s: BatchSample[]) => {
-          s[0]!.samplerLogprobs = [-1, -2];
-        },
-        0,
-        [/sampler_logprobs/],
-      ],
-      [
-        "a NaN reward",
-        (s: BatchSample[]) => {
-          s[5]!.reward = Number.NaN;
-        },
-        5,
-        [/reward/, /NaN/i],
-      ],
-      [
-        "an empty group",
-        (s: BatchSample[]) => {
-          s[3]!.groupId = "";
-        },
-        3,
-        [/group_id/],
-      ],
-    ] as const)(
-      "refuses a batch with %s as INVALID_ARGUMENT naming the sample and field; nothing is applied",
-      async (_what, spoil, index, fields) => {
-        await fromStart();
-        const before = await exportedAdapter(client);
-        const message = await failure(client.trainStep(trainStepStream({ algorithm: "grpo" }, samples, spoil)), Code.InvalidArgument);
-        expect(message).toMatch(new RegExp(`samples\\[${index}\\]`));
-        expect(message).toMatch(new RegExp(`\\bs${index}\\b`));
-        for (const field of fields) expect(message).toMatch(field);
-        const status = await client.getStatus({});
-        expect([status.step, status.adapterVersion]).toEqual([0n, 0n]);
-        expect((await exportedAdapter(client)).manifest.files).toEqual(before.manifest.files);
-      },
-    );
-
+    // Bad input (status code, field path, nothing applied): bad-input.spec.ts, one table for every learner.
     it("refuses an unknown algorithm or key, a wrong group size, stream misuse (INVALID_ARGUMENT) and a step out of order (FAILED_PRECONDITION)", async () => {
       await fromStart();
       const unknown = await failure(client.trainStep(trainStepStream({ algorithm: "ppo" }, samples)), Code.InvalidArgument);
