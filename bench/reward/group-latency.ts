@@ -9,7 +9,8 @@ import { RewardService } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { LeanVerifierService, ProofProgressSchema, Verdict, VerifyResponseSchema } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { CompletionSchema, TaskKind, TheoremSchema } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { createServiceClient } from "@lean-grpo/kit";
-import { REPO_ROOT, startServiceProcess, startVerifierProcess } from "../../tests/support/verifier-process.js";
+import { startServiceProcess } from "../../tests/support/service-process.js";
+import { startVerifierProcess } from "../../tests/support/verifier-process.js";
 
 export interface LatencyOptions {
   calls: number;
@@ -54,7 +55,8 @@ export async function measureGroupLatency(options: LatencyOptions) {
     // No recycling of workers mid-run: a respawn would show as the reward service's latency.
     [`repl.pool_size=${options.workers}`, "repl.max_requests_per_worker=0"],
   );
-  const reward = await startServiceProcess(`${REPO_ROOT}services/reward/src/server.ts`, [
+  const reward = await startServiceProcess("reward", [
+    "server.shutdown.drain_delay_ms=0",
     `verifier.url=${verifier.url}`,
     "reward.preset=shaped",
   ]);

@@ -89,7 +89,8 @@ RUN set -e; d=$(mktemp -d); cp /opt/replay-workspace/lakefile.toml /opt/replay-w
 
 # --- the service's JavaScript: the verifier and the workspaces it runs with -------
 # As in deploy/docker/service.Dockerfile: deploy/docker/prune.sh cuts the repository
-# down to the verifier (turbo prune), then a production install of what is left.
+# down to the verifier (turbo prune), esbuild compiles it to services/verifier/dist/, and
+# a production install of what it imports goes beside it.
 FROM node:${NODE_VERSION}-bookworm-slim AS prune
 ARG TURBO_VERSION
 ENV TURBO_TELEMETRY_DISABLED=1
@@ -98,11 +99,19 @@ WORKDIR /repo
 COPY . .
 RUN sh deploy/docker/prune.sh verifier /out/verifier
 
+# Compiled as there: a full install of the cut brings esbuild, which bundles the service.
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /app
+COPY --from=prune /out/verifier/json/ ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY --from=prune /out/verifier/full/ ./
+RUN node deploy/docker/bundle-service.mjs verifier
+
 FROM node:${NODE_VERSION}-bookworm-slim AS app
 WORKDIR /app
 COPY --from=prune /out/verifier/json/ ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
-COPY --from=prune /out/verifier/full/ ./
+COPY --from=build /app/services/verifier/dist/ services/verifier/dist/
 
 # --- runtime ----------------------------------------------------------------------
 FROM node:${NODE_VERSION}-bookworm-slim
@@ -138,8 +147,8 @@ ENV ELAN_HOME=/opt/elan \
 USER 65532:65532
 WORKDIR /app
 EXPOSE 50052
-HEALTHCHECK --interval=10s --timeout=5s --start-period=120s CMD ["node", "--import", "tsx", "services/kit/src/bin/health-probe.ts", "127.0.0.1:50052"]
+HEALTHCHECK --interval=10s --timeout=5s --start-period=120s CMD ["node", "services/verifier/dist/health-probe.mjs", "127.0.0.1:50052"]
 # As the distroless images of deploy/docker/service.Dockerfile: node is the entry
-# point, so deploy/k8s's `args` (the verifier's own server.ts) work with either image.
+# point, so deploy/k8s's `args` (the verifier's compiled server.mjs) work with either image.
 ENTRYPOINT ["node"]
-CMD ["--import", "tsx", "services/verifier/src/server.ts", "--config", "/etc/lean-grpo/verifier.yaml"]
+CMD ["services/verifier/dist/server.mjs", "--config", "/etc/lean-grpo/verifier.yaml"]

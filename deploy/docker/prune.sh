@@ -9,7 +9,8 @@
 # Run it from the root of a DISPOSABLE copy of the repository (a Docker build stage,
 # a test's temporary folder): it edits package.json files there. It needs `turbo` on
 # PATH (the version pinned in the root package.json) and reads package.json,
-# package-lock.json, turbo.json, .npmrc, tsconfig.base.json and the workspaces.
+# package-lock.json, turbo.json, .npmrc, tsconfig.base.json, the workspaces and
+# deploy/docker/bundle-service.mjs.
 # The same script runs in deploy/docker/*.Dockerfile and in tests/deploy/images.spec.ts.
 set -eu
 
@@ -30,3 +31,6 @@ turbo prune "@lean-grpo/${service}" --docker --out-dir "${out}"
 find "${out}/full" \( -type d -name test -o -type f \( -name '*.spec.ts' -o -name '*.test.ts' -o -name 'vitest.config.ts' \) \) -prune -exec rm -rf {} +
 # The workspaces' tsconfig.json files extend it.
 cp tsconfig.base.json "${out}/full/"
+# What compiles the service for its image (deploy/docker/*.Dockerfile's build stage).
+mkdir -p "${out}/full/deploy/docker"
+cp deploy/docker/bundle-service.mjs "${out}/full/deploy/docker/"

@@ -1,8 +1,10 @@
 # syntax=docker/dockerfile:1.7
-# One image per lean-grpo service. Each holds only its service and the workspaces
-# that service runs with (cut out of the monorepo by `turbo prune`, through
-# deploy/docker/prune.sh), and starts from the service's own src/server.ts through
-# tsx. Build from the repository root, one target per service:
+# One image per lean-grpo service. Each holds only its service compiled to JavaScript
+# (services/<service>/dist/server.mjs: its src/server.ts and the workspaces it runs
+# with, cut out of the monorepo by `turbo prune` through deploy/docker/prune.sh, then
+# bundled by esbuild through deploy/docker/bundle-service.mjs) and the production npm
+# packages it imports: no TypeScript and no tsx at run time. Build from the repository
+# root, one target per service:
 #   docker build -f deploy/docker/service.Dockerfile --target reward -t lean-grpo/reward .
 # Targets: inference, verifier, reward, learner, orchestrator. The verifier target has
 # no Lean toolchain (math answers and the API only); the verifier that checks proofs
@@ -25,37 +27,74 @@ RUN sh deploy/docker/prune.sh reward /out/reward
 RUN sh deploy/docker/prune.sh learner /out/learner
 RUN sh deploy/docker/prune.sh orchestrator /out/orchestrator
 
-# --- install: production dependencies from the pruned lockfile, then the sources ----
+# --- build: each service compiled to JavaScript ------------------------------------
+# A full install of the cut (the root's devDependencies bring esbuild, through tsx), then
+# deploy/docker/bundle-service.mjs writes services/<service>/dist/{server,health-probe}.mjs.
+# Only those two files leave this stage. --ignore-scripts: esbuild finds its binary
+# through its platform package.
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /app
+
+FROM build AS inference-build
+COPY --from=prune /out/inference/json/ ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY --from=prune /out/inference/full/ ./
+RUN node deploy/docker/bundle-service.mjs inference
+
+FROM build AS verifier-build
+COPY --from=prune /out/verifier/json/ ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY --from=prune /out/verifier/full/ ./
+RUN node deploy/docker/bundle-service.mjs verifier
+
+FROM build AS reward-build
+COPY --from=prune /out/reward/json/ ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY --from=prune /out/reward/full/ ./
+RUN node deploy/docker/bundle-service.mjs reward
+
+FROM build AS learner-build
+COPY --from=prune /out/learner/json/ ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY --from=prune /out/learner/full/ ./
+RUN node deploy/docker/bundle-service.mjs learner
+
+FROM build AS orchestrator-build
+COPY --from=prune /out/orchestrator/json/ ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY --from=prune /out/orchestrator/full/ ./
+RUN node deploy/docker/bundle-service.mjs orchestrator
+
+# --- install: production dependencies from the pruned lockfile, then the bundles -----
 # Manifests first: the npm ci layer is reused until a package.json or the lockfile
-# changes. --ignore-scripts: no dependency needs its install script at run time
-# (esbuild, under tsx, finds its binary through its platform package).
+# changes. No dependency needs its install script at run time.
 FROM node:${NODE_VERSION}-bookworm-slim AS install
 WORKDIR /app
 
 FROM install AS inference-app
 COPY --from=prune /out/inference/json/ ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
-COPY --from=prune /out/inference/full/ ./
+COPY --from=inference-build /app/services/inference/dist/ services/inference/dist/
 
 FROM install AS verifier-app
 COPY --from=prune /out/verifier/json/ ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
-COPY --from=prune /out/verifier/full/ ./
+COPY --from=verifier-build /app/services/verifier/dist/ services/verifier/dist/
 
 FROM install AS reward-app
 COPY --from=prune /out/reward/json/ ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
-COPY --from=prune /out/reward/full/ ./
+COPY --from=reward-build /app/services/reward/dist/ services/reward/dist/
 
 FROM install AS learner-app
 COPY --from=prune /out/learner/json/ ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
-COPY --from=prune /out/learner/full/ ./
+COPY --from=learner-build /app/services/learner/dist/ services/learner/dist/
 
 FROM install AS orchestrator-app
 COPY --from=prune /out/orchestrator/json/ ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
-COPY --from=prune /out/orchestrator/full/ ./
+COPY --from=orchestrator-build /app/services/orchestrator/dist/ services/orchestrator/dist/
 
 # --- mount points -------------------------------------------------------------------
 # A named volume starts as a copy of the image's directory at its mount point, owner
@@ -77,22 +116,22 @@ COPY --from=inference-app /app /app
 COPY --from=mount-points --chown=65532:65532 /mnt/adapters /adapters
 COPY deploy/k8s/base/config/inference.yaml /etc/lean-grpo/inference.yaml
 EXPOSE 50051
-HEALTHCHECK --interval=10s --timeout=5s --start-period=30s CMD ["/nodejs/bin/node", "--import", "tsx", "services/kit/src/bin/health-probe.ts", "127.0.0.1:50051"]
-CMD ["--import", "tsx", "services/inference/src/server.ts", "--config", "/etc/lean-grpo/inference.yaml"]
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s CMD ["/nodejs/bin/node", "services/inference/dist/health-probe.mjs", "127.0.0.1:50051"]
+CMD ["services/inference/dist/server.mjs", "--config", "/etc/lean-grpo/inference.yaml"]
 
 FROM runtime AS verifier
 COPY --from=verifier-app /app /app
 COPY deploy/k8s/base/config/verifier.yaml /etc/lean-grpo/verifier.yaml
 EXPOSE 50052
-HEALTHCHECK --interval=10s --timeout=5s --start-period=30s CMD ["/nodejs/bin/node", "--import", "tsx", "services/kit/src/bin/health-probe.ts", "127.0.0.1:50052"]
-CMD ["--import", "tsx", "services/verifier/src/server.ts", "--config", "/etc/lean-grpo/verifier.yaml"]
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s CMD ["/nodejs/bin/node", "services/verifier/dist/health-probe.mjs", "127.0.0.1:50052"]
+CMD ["services/verifier/dist/server.mjs", "--config", "/etc/lean-grpo/verifier.yaml"]
 
 FROM runtime AS reward
 COPY --from=reward-app /app /app
 COPY deploy/k8s/base/config/reward.yaml /etc/lean-grpo/reward.yaml
 EXPOSE 50053
-HEALTHCHECK --interval=10s --timeout=5s --start-period=30s CMD ["/nodejs/bin/node", "--import", "tsx", "services/kit/src/bin/health-probe.ts", "127.0.0.1:50053"]
-CMD ["--import", "tsx", "services/reward/src/server.ts", "--config", "/etc/lean-grpo/reward.yaml"]
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s CMD ["/nodejs/bin/node", "services/reward/dist/health-probe.mjs", "127.0.0.1:50053"]
+CMD ["services/reward/dist/server.mjs", "--config", "/etc/lean-grpo/reward.yaml"]
 
 FROM runtime AS learner
 COPY --from=learner-app /app /app
@@ -100,13 +139,13 @@ COPY --from=mount-points --chown=65532:65532 /mnt/checkpoints /checkpoints
 COPY --from=mount-points --chown=65532:65532 /mnt/adapters /adapters
 COPY deploy/k8s/base/config/learner.yaml /etc/lean-grpo/learner.yaml
 EXPOSE 50054
-HEALTHCHECK --interval=10s --timeout=5s --start-period=60s CMD ["/nodejs/bin/node", "--import", "tsx", "services/kit/src/bin/health-probe.ts", "127.0.0.1:50054"]
-CMD ["--import", "tsx", "services/learner/src/server.ts", "--config", "/etc/lean-grpo/learner.yaml"]
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s CMD ["/nodejs/bin/node", "services/learner/dist/health-probe.mjs", "127.0.0.1:50054"]
+CMD ["services/learner/dist/server.mjs", "--config", "/etc/lean-grpo/learner.yaml"]
 
 FROM runtime AS orchestrator
 COPY --from=orchestrator-app /app /app
 COPY --from=mount-points --chown=65532:65532 /mnt/runs /runs
 COPY deploy/k8s/base/config/orchestrator.yaml /etc/lean-grpo/orchestrator.yaml
 EXPOSE 50055
-HEALTHCHECK --interval=10s --timeout=5s --start-period=30s CMD ["/nodejs/bin/node", "--import", "tsx", "services/kit/src/bin/health-probe.ts", "127.0.0.1:50055"]
-CMD ["--import", "tsx", "services/orchestrator/src/server.ts", "--config", "/etc/lean-grpo/orchestrator.yaml"]
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s CMD ["/nodejs/bin/node", "services/orchestrator/dist/health-probe.mjs", "127.0.0.1:50055"]
+CMD ["services/orchestrator/dist/server.mjs", "--config", "/etc/lean-grpo/orchestrator.yaml"]

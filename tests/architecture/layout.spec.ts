@@ -36,7 +36,7 @@ const APP_TO_APP = new Set(["@lean-grpo/cli -> @lean-grpo/dashboard"]);
 
 function layerOf(dir: string): Layer {
   if (dir === "gen/ts") return "gen";
-  if (dir === "services/kit") return "kit";
+  if (dir === "packages/kit") return "kit";
   if (dir.startsWith("packages/")) return "package";
   if (dir.startsWith("services/")) return "service";
   if (dir.startsWith("apps/")) return "app";

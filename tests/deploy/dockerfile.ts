@@ -129,7 +129,8 @@ export interface ImageExpectation {
 /**
  * What is wrong with how `target` gets its files and starts, as sentences; empty
  * when it holds only `service`'s pruned cut (plus its config file) and starts the
- * service's own server.ts with /etc/lean-grpo/<service>.yaml.
+ * service compiled from its server.ts (services/<service>/dist/server.mjs) with
+ * /etc/lean-grpo/<service>.yaml.
  */
 export function imageProblems(text: string, expected: ImageExpectation): string[] {
   const { service, port } = expected;
@@ -181,7 +182,8 @@ export function imageProblems(text: string, expected: ImageExpectation): string[
     ...(entrypoint === undefined ? [] : (execForm(entrypoint) ?? ["<shell form>"])),
     ...(execForm(inherited(stages, target, "CMD") ?? "") ?? ["<no exec-form CMD>"]),
   ];
-  const start = ["--import", "tsx", `services/${service}/src/server.ts`, "--config", config];
+  // The service compiled to JavaScript (deploy/docker/bundle-service.mjs), not TypeScript through tsx.
+  const start = [`services/${service}/dist/server.mjs`, "--config", config];
   const tail = command.slice(-start.length);
   if (JSON.stringify(tail) !== JSON.stringify(start)) {
     problems.push(`starts ${JSON.stringify(command)}, not ${JSON.stringify(start)}`);
@@ -191,8 +193,12 @@ export function imageProblems(text: string, expected: ImageExpectation): string[
   const exposed = inherited(stages, target, "EXPOSE");
   if (exposed !== String(port)) problems.push(`exposes ${exposed}, not ${port}`);
   const health = execForm(inherited(stages, target, "HEALTHCHECK") ?? "") ?? [];
-  if (!health.includes("services/kit/src/bin/health-probe.ts") || !health.includes(`127.0.0.1:${port}`)) {
-    problems.push(`health check ${JSON.stringify(health)} does not probe 127.0.0.1:${port} with the kit's health-probe.ts`);
+  if (!health.includes(`services/${service}/dist/health-probe.mjs`) || !health.includes(`127.0.0.1:${port}`)) {
+    problems.push(`health check ${JSON.stringify(health)} does not probe 127.0.0.1:${port} with the kit's compiled health probe`);
+  }
+  const bundle = `node deploy/docker/bundle-service.mjs ${service}`;
+  if (!used.some((stage) => stage.instructions.some((i) => i.keyword === "RUN" && i.args.includes(bundle)))) {
+    problems.push(`no stage runs \`${bundle}\`: the image would have no compiled service`);
   }
   return problems;
 }

@@ -104,6 +104,7 @@ describe.skipIf(!turbo)("each image's cut of the monorepo (deploy/docker/prune.s
       "apps",
       "tests",
       "deploy/docker/prune.sh",
+      "deploy/docker/bundle-service.mjs",
     ]) {
       if (!existsSync(path.join(repoRoot, entry))) continue;
       cpSync(path.join(repoRoot, entry), path.join(copy, entry), {
@@ -129,7 +130,7 @@ describe.skipIf(!turbo)("each image's cut of the monorepo (deploy/docker/prune.s
   it.each(NAMES)("%s: holds exactly the workspaces its dependencies reach", (service) => {
     const expected = runtimeClosure(repoRoot, service);
     expect(expected).toContain(`services/${service}`);
-    expect(expected).toContain("services/kit");
+    expect(expected).toContain("packages/kit");
     expect(workspacesIn(path.join(work, service, "json")), "manifests (json/)").toEqual(expected);
     expect(workspacesIn(path.join(work, service, "full")), "sources (full/)").toEqual(expected);
     // The lockfile it installs from names no other workspace either.
@@ -143,12 +144,15 @@ describe.skipIf(!turbo)("each image's cut of the monorepo (deploy/docker/prune.s
   it.each(NAMES)("%s: leaves tests out and keeps what the image runs with", (service) => {
     const full = path.join(work, service, "full");
     expect(testFilesIn(full)).toEqual([]);
+    // What the build stage compiles, and what compiles it.
     expect(existsSync(path.join(full, `services/${service}/src/server.ts`))).toBe(true);
-    expect(existsSync(path.join(full, "services/kit/src/bin/health-probe.ts"))).toBe(true);
-    // `node --import tsx` starts the service and the health probe: tsx must be a
-    // run-time dependency of the service, or `npm ci --omit=dev` leaves it out.
-    const manifest = json(path.join(work, service, "json", `services/${service}/package.json`)) as Manifest;
-    expect(manifest.dependencies?.tsx, `services/${service}/package.json dependencies.tsx`).toBeDefined();
+    expect(existsSync(path.join(full, "packages/kit/src/bin/health-probe.ts"))).toBe(true);
+    expect(existsSync(path.join(full, "deploy/docker/bundle-service.mjs"))).toBe(true);
+    // The image runs compiled JavaScript: no workspace it installs for production needs tsx.
+    for (const dir of workspacesIn(path.join(work, service, "json"))) {
+      const manifest = json(path.join(work, service, "json", dir, "package.json")) as Manifest;
+      expect(manifest.dependencies?.tsx, `${dir}/package.json dependencies.tsx`).toBeUndefined();
+    }
   });
 
   it("fails on a plain `turbo prune`, which keeps the root's and the devDependencies' workspaces (the check can fail)", () => {
@@ -191,16 +195,21 @@ describe("deploy/docker/service.Dockerfile", () => {
       ["the whole prune stage", (t) => t.replace("FROM install AS learner-app", "FROM prune AS learner-app"), /derives FROM prune/],
       [
         "another service's server",
-        (t) => t.replace(`"services/learner/src/server.ts"`, `"services/reward/src/server.ts"`),
-        /not \["--import","tsx","services\/learner/,
+        (t) => t.replace(`"services/learner/dist/server.mjs"`, `"services/reward/dist/server.mjs"`),
+        /not \["services\/learner\/dist\/server.mjs"/,
       ],
       [
         "the CLI",
-        (t) =>
-          t.replace(/CMD \["--import", "tsx", "services\/learner[^\n]*/, `CMD ["apps/lean-grpo/bin/lean-grpo.mjs", "serve", "learner"]`),
+        (t) => t.replace(/CMD \["services\/learner[^\n]*/, `CMD ["apps/lean-grpo/bin/lean-grpo.mjs", "serve", "learner"]`),
         /starts/,
       ],
       ["no cut for the service", (t) => t.replace("RUN sh deploy/docker/prune.sh learner /out/learner\n", ""), /does not run/],
+      [
+        "TypeScript through tsx",
+        (t) => t.replace(`CMD ["services/learner/dist/server.mjs",`, `CMD ["--import", "tsx", "services/learner/src/server.ts",`),
+        /not \["services\/learner\/dist\/server.mjs"/,
+      ],
+      ["no compile step", (t) => t.replace("RUN node deploy/docker/bundle-service.mjs learner\n", ""), /no compiled service/],
     ];
     for (const [what, breakIt, problem] of cases) {
       const broken = breakIt(serviceDockerfile);
@@ -212,7 +221,7 @@ describe("deploy/docker/service.Dockerfile", () => {
 });
 
 describe("deploy/docker/lean-verifier.Dockerfile", () => {
-  it("holds only the verifier's cut on top of Lean, and starts the verifier's own server.ts", () => {
+  it("holds only the verifier's cut on top of Lean, and starts the verifier compiled from its server.ts", () => {
     expect(imageProblems(leanVerifierDockerfile, { service: "verifier", port: SERVICES.verifier })).toEqual([]);
     expect(
       imageProblems(leanVerifierDockerfile.replace("/out/verifier/full/", "/out/learner/full/"), { service: "verifier", port: 50052 }),

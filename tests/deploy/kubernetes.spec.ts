@@ -95,19 +95,14 @@ describe.skipIf(!kubectl).each(["dev", "gpu", "gpu-torchrun"])("Kubernetes overl
     }
   });
 
-  it("runs each service from its own image and its own server.ts (the image's entry point is node)", () => {
+  it("runs each service from its own image and its own compiled server (the image's entry point is node)", () => {
     for (const name of ["inference", "verifier", "reward", "learner", "orchestrator"]) {
       if (name === "learner" && TORCH_LEARNER.has(overlay)) continue; // its own test below
       const container = named(objects, "Deployment", name)!.spec.template.spec.containers[0];
       expect(container.image, name).toBe(`${IMAGE[name]}:${TAG[overlay]}`);
       expect(container.command, name).toBeUndefined();
-      expect(container.args, name).toEqual([
-        "--import",
-        "tsx",
-        `services/${name}/src/server.ts`,
-        "--config",
-        `/etc/lean-grpo/${name}.yaml`,
-      ]);
+      // The image's compiled service (deploy/docker/bundle-service.mjs), built from its src/server.ts.
+      expect(container.args, name).toEqual([`services/${name}/dist/server.mjs`, "--config", `/etc/lean-grpo/${name}.yaml`]);
       expect(existsSync(`${repoRoot}services/${name}/src/server.ts`), `services/${name}/src/server.ts`).toBe(true);
       const mount = container.volumeMounts.find((m: { mountPath: string }) => m.mountPath === "/etc/lean-grpo");
       expect(mount?.readOnly, name).toBe(true);

@@ -2,7 +2,7 @@
 // benchmarks and tests that drive the whole system the way the command does).
 export { startMesh, type MeshOptions, type RunningMesh } from "./mesh/start-mesh.js";
 export { SERVICE_CATALOG, SERVICE_NAMES, type CatalogEntry } from "./mesh/service-catalog.js";
-export { evaluateWithMesh, type EvalResult, type EvalWithMeshOptions } from "./eval/evaluate-with-mesh.js";
+export { evaluateThroughOrchestrator, type EvalResult, type EvaluateOptions } from "./eval/evaluate-through-orchestrator.js";
 export {
   splitLearnerSection,
   startTorchLearner,

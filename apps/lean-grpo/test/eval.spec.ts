@@ -1,16 +1,26 @@
-// `lean-grpo eval`: an evaluation over the embedded mesh with the base model and with a
-// run's latest adapter.
+// `lean-grpo eval` through OrchestratorService.Evaluate: with the base model, a run's latest
+// adapter and a checkpoint's adapter, on the embedded mesh started for the call and against a
+// running mesh (`--url`, as against `serve all`); and `buf curl` calling Evaluate by reflection.
+import { execFile } from "node:child_process";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { createServiceClient } from "@lean-grpo/kit";
-import { evaluateWithMesh, type EvalWithMeshOptions } from "../src/eval/evaluate-with-mesh.js";
+import { runConfigToMessage } from "@lean-grpo/orchestrator";
+import { evaluateThroughOrchestrator, type EvaluateOptions } from "../src/eval/evaluate-through-orchestrator.js";
+import type { RunningMesh } from "../src/mesh/start-mesh.js";
 import { meshFixture, tinyTraining, type MeshFixture } from "./support/mesh-fixture.js";
 
-describe("evaluateWithMesh", () => {
+const BUF = path.resolve(import.meta.dirname, "../../../node_modules/.bin/buf");
+
+describe("lean-grpo eval through Evaluate", () => {
   let fixture: MeshFixture;
-  let base: Omit<EvalWithMeshOptions, "k">;
+  let base: Omit<EvaluateOptions, "k">;
+  let running: RunningMesh;
   beforeAll(async () => {
     fixture = await meshFixture();
     base = {
@@ -23,8 +33,8 @@ describe("evaluateWithMesh", () => {
         learner: { backend: "cpu" },
       },
     };
-    const mesh = await fixture.start();
-    const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [mesh.urls.orchestrator!] });
+    running = await fixture.start();
+    const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [running.urls.orchestrator!] });
     try {
       await client.startRun({
         datasetPath: fixture.dataset,
@@ -36,38 +46,127 @@ describe("evaluateWithMesh", () => {
       }
     } finally {
       transport.close();
-      await mesh.shutdown();
     }
   }, 120_000);
-  afterAll(() => fixture?.cleanup());
+  afterAll(async () => {
+    await running?.shutdown();
+    await fixture?.cleanup();
+  });
 
-  it("greedy pass@1 of the base model: one completion per problem, the same twice", async () => {
-    const first = await evaluateWithMesh({ ...base, k: 1 });
+  it("greedy pass@1 of the base model on the mesh started for the call: one completion per problem, the same twice", async () => {
+    const first = await evaluateThroughOrchestrator({ ...base, k: 1 });
     expect(first.evaluated).toBe("base model");
     expect(first.greedy).toBe(true);
     expect(first.problems).toBe(6);
+    expect(first.results.map((r) => r.id)).toEqual(["line-1", "line-2", "line-3", "line-4", "line-5", "line-6"]);
     expect(first.results.every((r) => r.samples === 1 && (r.solved === 0 || r.solved === 1))).toBe(true);
     expect(first.pass_at_1).toBe(first.results.filter((r) => r.solved === 1).length / 6);
-    const second = await evaluateWithMesh({ ...base, k: 1 });
+    // Math problems: how the completions answered comes with the summary.
+    expect(first.forms?.completions).toBe(6);
+    const second = await evaluateThroughOrchestrator({ ...base, k: 1 });
     expect(second.results).toEqual(first.results);
   }, 60_000);
 
-  it("pass@k with a run's latest adapter samples n completions per problem", async () => {
-    const report = await evaluateWithMesh({ ...base, k: 2, samples: 3, run: "trained" });
+  it("pass@k with a run's latest adapter, through a running orchestrator (--url)", async () => {
+    const report = await evaluateThroughOrchestrator({ ...base, url: running.urls.orchestrator!, k: 2, samples: 3, run: "trained" });
     expect(report.evaluated).toBe(path.join(fixture.runsDir, "trained", "adapters", "policy-v2"));
     expect(report.greedy).toBe(false);
     expect(report.results.map((r) => r.samples)).toEqual([3, 3, 3, 3, 3, 3]);
     expect(report.pass_at_k).toBeGreaterThanOrEqual(report.pass_at_1);
   }, 60_000);
 
-  it("says what is wrong with --run, --adapter and --samples", async () => {
-    await expect(evaluateWithMesh({ ...base, k: 1, run: "nope" })).rejects.toThrow(/run nope not found in/);
-    await expect(evaluateWithMesh({ ...base, k: 1, run: "trained", adapter: "x" })).rejects.toThrow(/--run or --adapter, not both/);
+  it("evaluates a checkpoint's adapter/ folder, scoring as the run's adapter of that step, and unloads what it loaded", async () => {
+    const url = running.urls.orchestrator!;
+    const checkpoint = path.join(fixture.runsDir, "trained", "checkpoints", "step-2");
+    const fromCheckpoint = await evaluateThroughOrchestrator({ ...base, url, k: 1, checkpoint });
+    const fromAdapter = await evaluateThroughOrchestrator({
+      ...base,
+      url,
+      k: 1,
+      adapter: path.join(fixture.runsDir, "trained", "adapters", "policy-v2"),
+    });
+    expect(fromCheckpoint.evaluated).toBe(path.join(checkpoint, "adapter"));
+    expect(fromCheckpoint.results).toEqual(fromAdapter.results);
+    // Every evaluation unloads its adapter again: only the run's own remain loaded.
+    const inference = createServiceClient(InferenceService, { endpoints: [running.urls.inference!] });
+    try {
+      const models = await inference.client.listModels({});
+      expect(models.adapters.map((a) => a.name).filter((name) => name.startsWith("eval-"))).toEqual([]);
+    } finally {
+      inference.transport.close();
+    }
+  }, 60_000);
+
+  it("buf curl calls Evaluate by reflection and reads the stream: one message per problem, then the summary", async () => {
+    const { stdout } = await promisify(execFile)(
+      BUF,
+      [
+        "curl",
+        "--protocol",
+        "grpc",
+        "--http2-prior-knowledge",
+        "-d",
+        JSON.stringify({ datasetPath: fixture.dataset, maxTokens: 4, maxProblems: 3 }),
+        `${running.urls.orchestrator}/leangrpo.v1.OrchestratorService/Evaluate`,
+      ],
+      { cwd: "/" },
+    );
+    // buf curl prints each streamed message as a JSON object.
+    const messages = stdout
+      .split(/\n(?=\{)/)
+      .filter((m) => m.trim())
+      .map((m) => JSON.parse(m));
+    expect(
+      messages
+        .filter((m) => m.problem)
+        .map((m) => m.problem.theoremId ?? "")
+        .sort(),
+    ).toEqual(["line-1", "line-2", "line-3"]);
+    expect(messages.at(-1).summary).toMatchObject({ evaluated: "base model", problems: 3, k: 1, samples: 1, greedy: true });
+  }, 60_000);
+
+  it("answers Evaluate's bad requests with the status code that says why", async () => {
+    const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [running.urls.orchestrator!] });
+    const code = async (request: Parameters<typeof client.evaluate>[0]) => {
+      try {
+        for await (const _ of client.evaluate(request));
+      } catch (error) {
+        return Code[ConnectError.from(error).code];
+      }
+      return "OK";
+    };
+    try {
+      expect(await code({ datasetPath: fixture.dataset, runId: "nope" })).toBe("NotFound");
+      expect(await code({ datasetPath: fixture.dataset, runId: "trained", adapterPath: "x" })).toBe("InvalidArgument");
+      expect(await code({})).toBe("InvalidArgument");
+      expect(await code({ datasetPath: fixture.dataset, k: 2, samples: 1 })).toBe("InvalidArgument");
+      expect(await code({ datasetPath: fixture.dataset, checkpointPath: path.join(fixture.dir, "no-such") })).toBe("NotFound");
+      expect(await code({ datasetPath: fixture.dataset, maxProblems: 1, maxTokens: 2 })).toBe("OK");
+    } finally {
+      transport.close();
+    }
+  }, 60_000);
+
+  it("says what is wrong with the target, the dataset and samples", async () => {
+    const url = running.urls.orchestrator!;
+    await expect(evaluateThroughOrchestrator({ ...base, url, k: 1, run: "nope" })).rejects.toThrow(/run nope not found in/);
+    await expect(evaluateThroughOrchestrator({ ...base, url, k: 1, run: "trained", adapter: "x" })).rejects.toThrow(
+      /give one of --run, --adapter and --checkpoint, not --run and --adapter/,
+    );
     const empty = path.join(fixture.dir, "empty-adapter");
     await mkdir(empty, { recursive: true });
-    await expect(evaluateWithMesh({ ...base, k: 1, adapter: empty })).rejects.toThrow(
-      /is not a PEFT adapter directory \(no adapter_config.json\)/,
+    await expect(evaluateThroughOrchestrator({ ...base, url, k: 1, adapter: empty })).rejects.toThrow(
+      /adapter_path: .* is not a PEFT adapter directory \(no adapter_config.json\)/,
     );
-    await expect(evaluateWithMesh({ ...base, k: 3, samples: 2 })).rejects.toThrow(/--samples must be an integer ≥ k \(3\), got 2/);
+    await expect(evaluateThroughOrchestrator({ ...base, url, k: 1, checkpoint: path.join(fixture.dir, "no-such") })).rejects.toThrow(
+      /checkpoint_path .*no-such does not exist/,
+    );
+    await expect(evaluateThroughOrchestrator({ ...base, url, k: 3, samples: 2 })).rejects.toThrow(/samples must be ≥ k \(3\), got 2/);
+    await expect(evaluateThroughOrchestrator({ ...base, url, k: 1, data: path.join(fixture.dir, "missing.jsonl") })).rejects.toThrow(
+      /missing.jsonl.*cannot read it/,
+    );
+    await expect(
+      evaluateThroughOrchestrator({ ...base, url, k: 1, runConfig: runConfigToMessage({ prompt: { format: "html" } }) }),
+    ).rejects.toThrow(/prompt\.format/);
   }, 60_000);
 });

@@ -11,11 +11,17 @@ import { chromium } from "playwright-core";
 import { RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { setupTracing, type TracingSetup } from "@lean-grpo/kit";
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import type { StepRecord, StepSamples } from "@lean-grpo/orchestrator";
+import type { StepRecord } from "@lean-grpo/orchestrator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { meshFixture, tinyTraining, type MeshFixture } from "./support/mesh-fixture.js";
 import { withMesh } from "./support/orchestrator-client.js";
 import { replStandIn, type ReplStandIn, type Rule } from "./support/repl-stand-in.js";
+
+/** A line of samples.jsonl, as far as this test reads it. */
+interface KeptSamples {
+  step: number;
+  samples: { solved: boolean; turns?: { completion: string; solved: boolean; verdict: string; feedback?: string }[] }[];
+}
 
 const CHROMIUM = "/usr/bin/chromium";
 /** Where the screenshot of the opened trajectory goes (outside the repository unless REPAIR_SCREENSHOT says otherwise). */
@@ -100,7 +106,7 @@ describe("repair mode on the REPL stand-in", () => {
     const kept = (await readFile(path.join(done.outputDir, "samples.jsonl"), "utf8"))
       .trim()
       .split("\n")
-      .flatMap((l) => (JSON.parse(l) as StepSamples).samples);
+      .flatMap((l) => (JSON.parse(l) as KeptSamples).samples);
     expect(kept.length).toBeGreaterThan(0);
     for (const sample of kept) {
       expect(sample.turns).toHaveLength(2);

@@ -7,7 +7,8 @@ import type { FileChunk, FileInfo } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { LoadAdapterRequestSchema, type LoadAdapterRequest } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { ExportAdapterResponseSchema, type ExportAdapterResponse } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { AdapterTransferError } from "./adapter-transfer-error.js";
-import { adapterName, AdapterVersionError, versionFromProto, versionToProto } from "./adapter-version.js";
+import { AdapterVersionError, versionFromProto, versionToProto } from "./adapter-version.js";
+import { adapterName } from "./artifact-names.js";
 
 /** What a header says, whichever envelope carried it. */
 export interface AdapterHeader {

@@ -1,26 +1,10 @@
-// An adapter is identified by its policy version (1, 2, ...; 0 is the base model). Its name
-// is derived from the version, here only: runs on disk and inference requests use it.
-// The contract carries versions as uint64 (bigint); code holds them as numbers, and the
-// two meet in the functions below.
-
-const NAME = /^policy-v(0|[1-9][0-9]*)$/;
+// An adapter is identified by its policy version (1, 2, ...; 0 is the base model); its name
+// is derived from the version in artifact-names.ts. The contract carries versions as uint64
+// (bigint); code holds them as numbers, and the two meet in the functions below.
 
 /** A version that is not a non-negative safe integer. */
 export class AdapterVersionError extends RangeError {
   override readonly name = "AdapterVersionError";
-}
-
-/** "policy-v<version>". */
-export function adapterName(version: number): string {
-  return `policy-v${checkedVersion(version)}`;
-}
-
-/** The version an adapter name stands for; undefined for a name adapterName does not produce. */
-export function parseAdapterName(name: string): number | undefined {
-  const digits = NAME.exec(name)?.[1];
-  if (digits === undefined) return undefined;
-  const version = Number(digits);
-  return Number.isSafeInteger(version) ? version : undefined;
 }
 
 /** A version as the contract carries it (uint64). */
@@ -36,7 +20,7 @@ export function versionFromProto(version: bigint): number {
   return Number(version);
 }
 
-function checkedVersion(version: number): number {
+export function checkedVersion(version: number): number {
   if (!Number.isSafeInteger(version) || version < 0) {
     throw new AdapterVersionError(`adapter version ${version} is not a non-negative integer`);
   }

@@ -1,4 +1,13 @@
-export { adapterName, parseAdapterName, versionFromProto, versionToProto, AdapterVersionError } from "./adapter-version.js";
+export { versionFromProto, versionToProto, AdapterVersionError } from "./adapter-version.js";
+export {
+  ADAPTERS_DIR,
+  CHECKPOINTS_DIR,
+  CHECKPOINT_ADAPTER_DIR,
+  adapterName,
+  checkpointName,
+  parseAdapterName,
+  parseCheckpointName,
+} from "./artifact-names.js";
 export { AdapterTransferError, type TransferProblem } from "./adapter-transfer-error.js";
 export {
   exportAdapterEnvelope,

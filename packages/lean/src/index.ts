@@ -1,4 +1,5 @@
 export { blankComments, blankNonCode, tokensResynchronised } from "./blank.js";
+export { crlfToLf } from "./line-ends.js";
 export { isIdFirst, isIdRest, isLetterLike, isSubscriptAlnum } from "./characters.js";
 export { COMMAND_KEYWORDS, COMMAND_SYMBOLS, commandStartedBy, keywordOf } from "./commands.js";
 export { tokenize, type TokenizeOptions } from "./tokenize.js";

@@ -111,8 +111,10 @@ class Lexer {
       this.push("lineComment", start);
     } else if (ch === "/" && next === "-") {
       const third = this.src[start + 2];
-      this.i = this.commentEnd(start + 2);
-      this.push(third === "-" || third === "!" ? "docComment" : "blockComment", start);
+      // Lean's whitespace reads the character after `/-` (to tell `/--` and `/-!`) and skips it: the body starts after it.
+      const end = this.commentEnd(start + 2 + (start + 2 < this.src.length ? this.width(start + 2) : 1));
+      this.i = end ?? this.src.length;
+      this.push(third === "-" || third === "!" ? "docComment" : "blockComment", start, end === undefined ? { unterminated: true } : {});
     } else if (ch === '"') {
       this.string(start);
     } else if (ch === "'") {
@@ -162,8 +164,8 @@ class Lexer {
     this.push(word ? "identifier" : "symbol", start, word ? { components: [text], escaped: false } : {});
   }
 
-  /** Index just past the `-/` closing a comment whose body starts at `from` (Lean's finishCommentBlock). */
-  private commentEnd(from: number): number {
+  /** Index just past the `-/` closing a comment whose body starts at `from` (Lean's finishCommentBlock); undefined when none does. */
+  private commentEnd(from: number): number | undefined {
     let nesting = 1;
     let i = from;
     while (i < this.src.length) {
@@ -177,8 +179,8 @@ class Lexer {
         i++;
       }
     }
-    // Lean reports "unterminated comment"; a comment is blanked before Lean sees the text, so it runs to the end.
-    return this.src.length;
+    // Lean reports "unterminated comment"; the token runs to the end, marked, so a caller can refuse it as Lean does.
+    return undefined;
   }
 
   /** A `'`: a character literal, unless `''` (then a table token, as Lean checks the next character first). */
@@ -209,10 +211,15 @@ class Lexer {
         if (!isHexDigit(this.cp(at + k))) this.fail("invalid hexadecimal numeral", at + k);
       }
       this.i = at + 1 + digits;
-    } else if (inString && (ch === "\n" || (ch === "\r" && this.src[at + 1] === "\n"))) {
-      // A string gap: `\`, the line break, and the next line's indentation are not part of the string.
-      this.i = at + (ch === "\r" ? 2 : 1);
-      while (this.src[this.i] === " " || this.src[this.i] === "\t") this.i++;
+    } else if (inString && ch === "\n") {
+      // A string gap (Lean's stringGapFn): `\`, one newline, then whitespace, are not part of the string. Only
+      // `\n` opens one (`\` then `\r` is an invalid escape; the verifier sends LF line ends), and a second
+      // newline is Lean's error, after which Lean would read the rest of the string as code.
+      this.i = at + 1;
+      while (this.i < this.src.length && isWhitespace(this.cp())) {
+        if (this.src[this.i] === "\n") this.fail("unexpected additional newline in string gap", this.i);
+        this.i++;
+      }
     } else {
       this.fail("invalid escape sequence", at);
     }
@@ -274,8 +281,9 @@ class Lexer {
   private number(start: number): void {
     const previous = this.tokens.at(-1);
     const beforeDot = this.tokens.at(-2);
-    if (previous?.text === "." && previous.end === start && beforeDot?.end === previous.start) {
-      // `h.2`: a field index, digits only (`h.2.1` is two of them, not the numeral 2.1).
+    if (previous?.text === "." && previous.end === start && beforeDot?.end === previous.start && this.src[start] !== "0") {
+      // `h.2`: a field index, digits only (`h.2.1` is two of them, not the numeral 2.1). Lean's fieldIdxFn takes
+      // none that starts with 0: `h.0…` is its parse error, after which it reads a numeral there (`h.0_axiom`).
       while (isDigit(this.cp())) this.i++;
       this.push("fieldIndex", start);
       return;
@@ -289,26 +297,43 @@ class Lexer {
     const based = radix === undefined ? undefined : digitOf[radix];
     if (based) {
       this.i = start + 2;
-      if (!based[0](this.cp())) this.fail(`expected ${based[1]}`, this.i);
-      while (based[0](this.cp())) this.i++;
+      if (!based[0](this.cp()) && this.src[this.i] !== "_") this.fail(`expected ${based[1]}`, this.i);
+      this.digits(based[0], true);
       this.push("number", start);
       return;
     }
-    while (isDigit(this.cp())) this.i++;
+    this.i++;
+    this.digits(isDigit, false);
     let scientific = false;
     if (this.src[this.i] === ".") {
       scientific = true;
       this.i++;
-      while (isDigit(this.cp())) this.i++;
+      if (isDigit(this.cp())) this.digits(isDigit, false);
     }
     if (this.src[this.i] === "e" || this.src[this.i] === "E") {
       scientific = true;
       this.i++;
       if (this.src[this.i] === "+" || this.src[this.i] === "-") this.i++;
       if (!isDigit(this.cp())) this.fail("missing exponent digits in scientific literal", this.i);
-      while (isDigit(this.cp())) this.i++;
+      this.digits(isDigit, false);
     }
     this.push(scientific ? "scientific" : "number", start);
+  }
+
+  /**
+   * Digits with `_` separators (Lean's takeDigitsFn: `many (many '_' >> many1 digit)`): a `_` must be followed,
+   * after more `_`s, by a digit, else Lean stops with an error there, and resumes reading *after* it: `2_axiom`
+   * is the numeral `2_` failing, then the command `axiom`, not `2` and the name `_axiom`.
+   */
+  private digits(isDigitHere: (cp: number) => boolean, needDigit: boolean): void {
+    for (;;) {
+      const cp = this.cp();
+      if (cp === 0x5f) needDigit = true;
+      else if (cp >= 0 && isDigitHere(cp)) needDigit = false;
+      else if (needDigit) this.fail("unexpected character (a digit must follow `_` in a numeral)", this.i);
+      else return;
+      this.i++;
+    }
   }
 
   /** Dotted parts from `this.i`, each plain or «escaped» (Lean's identFnAux). */

@@ -41,6 +41,8 @@ export interface LeanToken {
   components?: string[];
   /** identifier: whether any component was «escaped» (then it is never a keyword). */
   escaped?: boolean;
+  /** blockComment / docComment: no `-/` closes it (Lean: "unterminated comment"); it runs to the end. */
+  unterminated?: boolean;
 }
 
 export interface LexError {

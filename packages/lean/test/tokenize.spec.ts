@@ -22,8 +22,22 @@ describe("comments", () => {
     expect(lex("x/-y-/z")).toEqual(["identifier:x", "blockComment:/-y-/", "identifier:z"]);
   });
 
-  it("runs an unterminated block comment to the end (it is blanked before Lean sees it)", () => {
+  it("runs an unterminated block comment to the end, marked unterminated (Lean: unterminated comment)", () => {
     expect(lex("simp /- open")).toEqual(["identifier:simp", "blockComment:/- open"]);
+    expect(tokenize("simp /- open").tokens[1]!.unterminated).toBe(true);
+    expect(tokenize("simp /- a /- b -/ open").tokens[1]!.unterminated).toBe(true);
+    expect(tokenize("/-- doc").tokens[0]).toMatchObject({ kind: "docComment", unterminated: true });
+    expect(tokenize("simp /- a /- b -/ c -/ x").tokens[1]!.unterminated).toBeUndefined();
+  });
+
+  it("skips the character after `/-` as Lean's whitespace does: it neither nests nor closes the comment", () => {
+    expect(lex("x /-/- -/ y")).toEqual(["identifier:x", "blockComment:/-/- -/", "identifier:y"]);
+    expect(lex("x /--/ y -/ z")).toEqual(["identifier:x", "docComment:/--/ y -/", "identifier:z"]);
+    expect(lex("x /-!/ y -/ z")).toEqual(["identifier:x", "docComment:/-!/ y -/", "identifier:z"]);
+    expect(lex("x /--/")).toEqual(["identifier:x", "docComment:/--/"]);
+    expect(tokenize("x /--/").tokens[1]!.unterminated).toBe(true);
+    expect(tokenize("x /-").tokens[1]!.unterminated).toBe(true);
+    expect(lex("x /-😀-/ y")).toEqual(["identifier:x", "blockComment:/-😀-/", "identifier:y"]);
   });
 });
 
@@ -34,6 +48,15 @@ describe("string literals", () => {
     expect(errorOf(String.raw`"\q"`)).toEqual({ message: "invalid escape sequence", index: 2 });
     expect(errorOf(String.raw`"\x4"`)?.message).toBe("invalid hexadecimal numeral");
     expect(errorOf('"never closed -- theorem')).toEqual({ message: "unterminated string literal", index: 0 });
+  });
+
+  it("opens a string gap only with `\\` then LF, and refuses a second newline in it, as Lean's stringGapFn does", () => {
+    // After either error Lean resumes inside the string and reads `#eval` as code: the screen must not call it a string.
+    expect(lex('"ab\\\n  \r  cd"')).toEqual(['string:"ab\\\n  \r  cd"']);
+    expect(errorOf('"ab\\\r\n#eval 1"')).toEqual({ message: "invalid escape sequence", index: 4 });
+    expect(errorOf('"ab\\\n\n#eval 1"')).toEqual({ message: "unexpected additional newline in string gap", index: 5 });
+    expect(errorOf('"ab\\\n  \n#eval 1"')).toEqual({ message: "unexpected additional newline in string gap", index: 7 });
+    expect(errorOf("'\\\n'")).toEqual({ message: "invalid escape sequence", index: 2 });
   });
 
   it("keeps comment markers inside a string", () => {
@@ -134,6 +157,32 @@ describe("numerals", () => {
       "identifier:theorem",
     ]);
     expect(errorOf("0x")?.message).toBe("expected hexadecimal number");
+    // Digit separators (Lean's takeDigitsFn): `_` then a digit continues the numeral; `_` then anything else is an
+    // error there, after which Lean reads on from that character, so `2_axiom` hides no name `_axiom`.
+    expect(lex("1_000 0x_FF 0b1_0 1_0.2_5e1_0 0_1")).toEqual([
+      "number:1_000",
+      "number:0x_FF",
+      "number:0b1_0",
+      "scientific:1_0.2_5e1_0",
+      "number:0_1",
+    ]);
+    expect(errorOf("by exact 2_axiom cheat : False")).toEqual({
+      message: "unexpected character (a digit must follow `_` in a numeral)",
+      index: 11,
+    });
+    expect(errorOf("1__")?.index).toBe(3);
+    // A field index never starts with 0 (Lean's fieldIdxFn): `h.0…` is read as a numeral, as Lean's recovery reads it.
+    expect(lex("h.1_000 h.2e5")).toEqual([
+      "identifier:h",
+      "symbol:.",
+      "fieldIndex:1",
+      "identifier:_000",
+      "identifier:h",
+      "symbol:.",
+      "fieldIndex:2",
+      "identifier:e5",
+    ]);
+    expect(errorOf("by exact h.0_axiom cheat : False")?.index).toBe(13);
     expect(errorOf("1e+")?.message).toBe("missing exponent digits in scientific literal");
   });
 

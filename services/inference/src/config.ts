@@ -58,7 +58,7 @@ export const InferenceConfigSchema = z
       .object({
         /** Where streamed adapters are written; vLLM must read the same path. */
         dir: z.string().min(1).default(join(tmpdir(), "lean-grpo-adapters")),
-        /** Adapter versions kept loaded; older ones are unloaded once idle. */
+        /** Versions of the training policy (policy-vN) kept loaded; older ones are unloaded once idle. Other names stay until unloaded. */
         keep: z.number().int().min(1).max(64).default(2),
       })
       .strict()

@@ -74,10 +74,12 @@ def test_bad_masks_name_the_sample_the_field_and_the_lengths():
 
     longer = [*EXAMPLES]
     longer[4] = TrainingExample("m4", "g1", [60], [1, 95, 0], None, 0.5, False, [True, False])
-    with pytest.raises(SampleError, match=r'^sample 4 \(sample_id "m4"\): completion_mask has 2 values but completion_token_ids has 3; .*or none'):
+    with pytest.raises(
+        SampleError, match=r'^samples\[4\]\.completion_mask has 2 values but samples\[4\]\.completion_token_ids has 3 \(sample_id "m4"\); .*or none'
+    ):
         validate_examples(longer, MODEL.config, 0, 0)
     environment_only = [*EXAMPLES]
     environment_only[1] = TrainingExample("m1", "g0", [5], [8, 9], None, 0.0, False, [False, False])
-    with pytest.raises(SampleError, match=r"^sample 1 \(sample_id \"m1\"\): completion_mask has no true value among its 2; at least one"):
+    with pytest.raises(SampleError, match=r"^samples\[1\]\.completion_mask has no true value among its 2 \(sample_id \"m1\"\); at least one"):
         validate_examples(environment_only, MODEL.config, 0, 0)
     validate_examples(EXAMPLES, MODEL.config, 0, 0)

@@ -32,7 +32,9 @@ describe("algorithm registry and algorithm_config", () => {
   });
 
   it("CISPO and SAPO have no PPO clip range, and their own knobs", () => {
-    expect(() => algorithmNamed("cispo").resolve({ epsilon: 0.2 })).toThrow(/"epsilon" is not known to "cispo".*epsilon_max/);
+    expect(() => algorithmNamed("cispo").resolve({ epsilon: 0.2 })).toThrow(
+      /algorithm_config\.epsilon is not a key of "cispo".*epsilon_max/,
+    );
     expect(algorithmNamed("cispo").resolve({ epsilon_max: 3 })).toMatchObject({
       objective: "cispo",
       cispoRatioCap: 3,
@@ -51,10 +53,10 @@ describe("algorithm registry and algorithm_config", () => {
 
   it("refuses an unknown key, listing the valid ones", () => {
     expect(() => algorithmNamed("gspo").resolve({ population_size: 100 })).toThrow(
-      /key "population_size" is not known to "gspo"; valid keys: temperature, scale_rewards, epsilon/,
+      /algorithm_config\.population_size is not a key of "gspo"; valid keys: temperature, scale_rewards, epsilon/,
     );
     // DGPO's keys belong to DGPO only.
-    expect(() => algorithmNamed("grpo").resolve({ dpo_beta: 0.1 })).toThrow(/"dpo_beta" is not known to "grpo"/);
+    expect(() => algorithmNamed("grpo").resolve({ dpo_beta: 0.1 })).toThrow(/algorithm_config\.dpo_beta is not a key of "grpo"/);
   });
 
   it("refuses bad values, naming the key and what is accepted", () => {

@@ -110,7 +110,7 @@ describe("learner checkpoints and rejected steps", () => {
         e[2] = { ...e[2]!, completionIds: [1, 96] };
       },
       SampleError,
-      'sample 2 (sample_id "s2"): completion_token_ids[1] = 96 is outside the model\'s vocabulary [0, 96)',
+      'samples[2].completion_token_ids[1] = 96 is outside the model\'s vocabulary [0, 96) (sample_id "s2")',
     ],
     [
       "lengths that disagree",
@@ -118,7 +118,7 @@ describe("learner checkpoints and rejected steps", () => {
         e[1] = { ...e[1]!, samplerLogprobs: [-1] };
       },
       SampleError,
-      'sample 1 (sample_id "s1"): sampler_logprobs has 1 values but completion_token_ids has 2',
+      "samples[1].sampler_logprobs has 1 values but samples[1].completion_token_ids has 2",
     ],
     [
       "a NaN reward",
@@ -126,7 +126,7 @@ describe("learner checkpoints and rejected steps", () => {
         e[4] = { ...e[4]!, reward: Number.NaN };
       },
       SampleError,
-      'sample 4 (sample_id "s4"): reward is NaN',
+      'samples[4].reward is NaN (sample_id "s4")',
     ],
     [
       "an empty group id",
@@ -134,7 +134,7 @@ describe("learner checkpoints and rejected steps", () => {
         e[0] = { ...e[0]!, groupId: "" };
       },
       SampleError,
-      'sample 0 (sample_id "s0"): group_id is empty',
+      'samples[0].group_id is empty (sample_id "s0")',
     ],
     [
       "an empty completion",
@@ -166,10 +166,10 @@ describe("learner checkpoints and rejected steps", () => {
     try {
       await expect(learner.trainStep(request(1, { algorithm: "ppo" }))).rejects.toThrow(AlgorithmConfigError);
       await expect(learner.trainStep(request(1, { algorithmConfig: { group_size: 8 } }))).rejects.toThrow(
-        /"group_size" is not known to "dgpo"; valid keys: /,
+        /algorithm_config\.group_size is not a key of "dgpo"; valid keys: /,
       );
       await expect(learner.trainStep(request(1, { numGenerations: 4 }))).rejects.toThrow(
-        'group_id "g1" has 3 samples; header.num_generations is 4',
+        'header.num_generations is 4 but group_id "g1" has 3 samples',
       );
       await expect(learner.trainStep(request(1, { expectedSamples: 3 }))).rejects.toThrow(
         "header.expected_samples is 3 but the stream delivered 9 samples",

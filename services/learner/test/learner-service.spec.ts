@@ -140,28 +140,28 @@ describe("LearnerService over gRPC", () => {
       (s: TrainStepRequest[]) => {
         (s[2]!.part.value as { completionTokenIds: number[] }).completionTokenIds = [5, 400];
       },
-      /sample 2 \(sample_id "s2"\): completion_token_ids\[1\] = 400 is outside the model's vocabulary \[0, 96\)/,
+      /samples\[2\]\.completion_token_ids\[1\] = 400 is outside the model's vocabulary \[0, 96\) \(sample_id "s2"\)/,
     ],
     [
       "lengths that disagree",
       (s: TrainStepRequest[]) => {
         (s[0]!.part.value as { samplerLogprobs: number[] }).samplerLogprobs = [-1, -2];
       },
-      /sample 0 \(sample_id "s0"\): sampler_logprobs has 2 values but completion_token_ids has 5/,
+      /samples\[0\]\.sampler_logprobs has 2 values but samples\[0\]\.completion_token_ids has 5 \(sample_id "s0"\)/,
     ],
     [
       "a NaN reward",
       (s: TrainStepRequest[]) => {
         (s[5]!.part.value as { reward: number }).reward = Number.NaN;
       },
-      /sample 5 \(sample_id "s5"\): reward is NaN/,
+      /samples\[5\]\.reward is NaN \(sample_id "s5"\)/,
     ],
     [
       "an empty group",
       (s: TrainStepRequest[]) => {
         (s[3]!.part.value as { groupId: string }).groupId = "";
       },
-      /sample 3 \(sample_id "s3"\): group_id is empty/,
+      /samples\[3\]\.group_id is empty \(sample_id "s3"\)/,
     ],
   ] as const)("refuses a batch with %s as INVALID_ARGUMENT naming sample and field; nothing is applied", async (_what, spoil, message) => {
     const before = await client.getStatus({});
@@ -181,12 +181,12 @@ describe("LearnerService over gRPC", () => {
     await expectCode(
       client.trainStep(stream({ algorithm: "gspo", algorithmConfig: { target_group_size: 8 } })),
       Code.InvalidArgument,
-      /key "target_group_size" is not known to "gspo"; valid keys: temperature, scale_rewards/,
+      /header\.algorithm_config\.target_group_size is not a key of "gspo"; valid keys: temperature, scale_rewards/,
     );
     await expectCode(
       client.trainStep(stream({ algorithm: "grpo", numGenerations: 4 })),
       Code.InvalidArgument,
-      /group_id "g1" has 3 samples; header.num_generations is 4/,
+      /header\.num_generations is 4 but group_id "g1" has 3 samples/,
     );
     await expectCode(
       client.trainStep(stream({ algorithm: "grpo", step: 9n })),
@@ -237,7 +237,7 @@ describe("LearnerService over gRPC", () => {
     await expectCode(
       client.computeLogprobs({ sequences: [{ promptTokenIds: [1], completionTokenIds: [500] }] }),
       Code.InvalidArgument,
-      /id 500 is not in the vocabulary \[0, 96\)/,
+      /sequences\[0\]\.completion_token_ids\[0\] = 500 is outside the model's vocabulary \[0, 96\)/,
     );
   });
 

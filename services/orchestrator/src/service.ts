@@ -5,6 +5,7 @@ import { OrchestratorService } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb"
 import type { OrchestratorConfig } from "./config.js";
 import { RunManager } from "./run/run-manager.js";
 import type { ReportRenderer } from "./run/run-report.js";
+import { evaluateRpc } from "./eval/evaluate-rpc.js";
 
 const DEFAULT_PAGE = 50;
 
@@ -19,7 +20,8 @@ export function createOrchestratorService(
     runs,
     impl: {
       async startRun(request) {
-        return { run: await runs.start(request) };
+        const run = await runs.start(request);
+        return { run, config: runs.resolvedConfig(run.id) };
       },
       watchRun(request, ctx) {
         if (!request.runId) throw new ConnectError("run_id is required", Code.InvalidArgument);
@@ -39,6 +41,9 @@ export function createOrchestratorService(
         const all = await runs.list();
         const page = all.slice(offset, offset + size);
         return { runs: page, nextPageToken: offset + size < all.length ? String(offset + size) : "" };
+      },
+      evaluate(request, ctx) {
+        return evaluateRpc(config, request, ctx.signal);
       },
     },
   };

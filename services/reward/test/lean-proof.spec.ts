@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Verdict, VerdictTier } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import { create } from "@bufbuild/protobuf";
+import { LeanMessageSchema, Severity, Verdict, VerdictTier } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { completion, leanAnswer, leanTheorem, proved, verification, type ProgressInit } from "./messages.js";
 import { component, rewardOf, scoreOne } from "./scoring.js";
 
@@ -37,6 +38,17 @@ describe("lean_proof shaped", () => {
     // An error after 1 of 5 tactics leaves 4 from the first error on: 0.075. Two errors halve it again.
     expect(await shapedValue(Verdict.ERROR, { total: 5, valid: 1, goals: 0, errors: 1 })).toBeCloseTo(0.075, 12);
     expect(await shapedValue(Verdict.ERROR, { total: 5, valid: 1, goals: 0, errors: 2 })).toBeCloseTo(0.0375, 12);
+  });
+
+  it("gives nothing for a sorry the REPL did not list: Lean's warning or sorryAx among the axioms", async () => {
+    const noListedSorry = verification(Verdict.INCOMPLETE, { total: 2, valid: 2, goals: 1, errors: 0 }, "the proof contains sorry");
+    expect(component(await scoreOne(shaped, leanTheorem(), attempt, noListedSorry), "lean_proof").value).toBeGreaterThan(0);
+    const warned = verification(Verdict.INCOMPLETE, { total: 2, valid: 2, goals: 1, errors: 0 }, "the proof contains sorry");
+    warned.messages.push(create(LeanMessageSchema, { severity: Severity.WARNING, data: "declaration uses `sorry`" }));
+    expect(component(await scoreOne(shaped, leanTheorem(), attempt, warned), "lean_proof").value).toBe(0);
+    const viaAxiom = verification(Verdict.INCOMPLETE, { total: 2, valid: 2, goals: 1, errors: 0 }, "the theorem depends on sorryAx");
+    viaAxiom.axioms.push("propext", "sorryAx");
+    expect(component(await scoreOne(shaped, leanTheorem(), attempt, viaAxiom), "lean_proof").value).toBe(0);
   });
 
   it("credits more valid tactics, for the same proof length, and fewer goals left", async () => {

@@ -5,7 +5,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { Verdict } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { completion, leanAnswer, leanTheorem } from "./messages.js";
 import { startRewardServer, type RewardServer } from "./support/server.js";
-import { startVerifierProcess, type ServiceProcess } from "../../../tests/support/verifier-process.js";
+import { startVerifierProcess, type VerifierProcess } from "../../../tests/support/verifier-process.js";
 
 const theorem = leanTheorem({ imports: ["Mathlib"], domain: "algebra" });
 
@@ -40,7 +40,7 @@ const rules = {
   ],
 };
 
-let verifier: ServiceProcess;
+let verifier: VerifierProcess;
 let reward: RewardServer;
 beforeAll(async () => {
   verifier = await startVerifierProcess(rules, ["repl.pool_size=2"]);

@@ -181,7 +181,7 @@ export function describeMaskedBatchConformance(learner: LearnerUnderTest): void 
           s[4]!.completionMask = [...s[4]!.completionMask, true];
         },
         4,
-        [/completion_mask has 7 values but completion_token_ids has 6/, /one per completion token/, /or none/],
+        [/completion_mask has 7 values but samples\[4\]\.completion_token_ids has 6/, /one per completion token/, /or none/],
       ],
       [
         "a completion_mask with no model token",
@@ -199,7 +199,7 @@ export function describeMaskedBatchConformance(learner: LearnerUnderTest): void 
           client.trainStep(trainStepStream({ algorithm: "grpo" }, variant(maskedSamples, spoil))),
           Code.InvalidArgument,
         );
-        expect(message).toMatch(new RegExp(`^sample ${index} \\(sample_id "m${index}"\\): `));
+        expect(message).toMatch(new RegExp(`^samples\\[${index}\\]\\.completion_mask .*\\(sample_id "m${index}"\\); `));
         for (const pattern of patterns) expect(message).toMatch(pattern);
         const status = await client.getStatus({});
         expect([status.step, status.adapterVersion]).toEqual([0n, 0n]);

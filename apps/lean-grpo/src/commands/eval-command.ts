@@ -1,11 +1,12 @@
-// `lean-grpo eval DATA --k K [--run RUN | --adapter DIR]`: pass@1 and pass@k on a held-out
-// file with the current adapter, over the embedded mesh (greedy when one sample per problem).
+// `lean-grpo eval DATA --k K [--run RUN | --adapter DIR | --checkpoint DIR] [--url URL]`: pass@1
+// and pass@k on a held-out file (greedy when one sample per problem), computed by the
+// orchestrator's Evaluate: a running one (`--url`), else the embedded mesh started here.
 import type { Command } from "commander";
 import { nonNegativeInteger, nonNegativeNumber, positiveInteger } from "./flag-values.js";
 import { loadConfig } from "@lean-grpo/kit";
-import { evaluateWithMesh } from "../eval/evaluate-with-mesh.js";
-import { RunConfigSchema } from "@lean-grpo/orchestrator";
-import { TrainFileSchema, type TrainFile } from "./train-command.js";
+import { evaluateThroughOrchestrator } from "../eval/evaluate-through-orchestrator.js";
+import { TrainFileSchema } from "./train-command.js";
+import { trainRunConfig } from "./train-config.js";
 import { tracedAction } from "../process/process-tracing.js";
 
 interface EvalCommandOptions {
@@ -15,16 +16,13 @@ interface EvalCommandOptions {
   maxTokens?: string;
   run?: string;
   adapter?: string;
+  checkpoint?: string;
+  url?: string;
   runsDir: string;
   model?: string;
   config?: string;
   seed: string;
   json?: boolean;
-}
-
-/** The run sections of a train config (what StartRun's config holds). */
-function runSections({ model: _model, runs_dir: _runsDir, services: _services, ...run }: TrainFile): Record<string, unknown> {
-  return run;
 }
 
 export function registerEvalCommand(program: Command): void {
@@ -38,7 +36,12 @@ export function registerEvalCommand(program: Command): void {
     .option("--max-tokens <n>", "completion length (default: the run's max_tokens, else 64)")
     .option("--run <id>", "evaluate this run's latest adapter with its prompt settings")
     .option("--adapter <dir>", "evaluate this PEFT adapter directory")
-    .option("--runs-dir <dir>", "where runs live", "runs")
+    .option("--checkpoint <dir>", "evaluate this learner checkpoint's adapter, e.g. runs/ID/checkpoints/step-10")
+    .option(
+      "--url <url>",
+      "a running orchestrator (`serve all`), e.g. http://127.0.0.1:50055; paths are on its filesystem (default: start the mesh here)",
+    )
+    .option("--runs-dir <dir>", "where runs live (the mesh started here)", "runs")
     .option("--model <dir>", "base model directory (default: the config's model.dir, else models/arith-tiny)")
     .option("-c, --config <file>", "train config (configs/train/*.yaml) whose model, prompt, max_tokens and services to use")
     .option("--seed <n>", "sampling seed", "0")
@@ -48,7 +51,7 @@ export function registerEvalCommand(program: Command): void {
         const k = positiveInteger("--k", options.k);
         const temperature = nonNegativeNumber("--temperature", options.temperature ?? "1");
         const train = options.config ? loadConfig(TrainFileSchema, { file: options.config }) : undefined;
-        const report = await evaluateWithMesh({
+        const report = await evaluateThroughOrchestrator({
           data,
           k,
           samples: options.samples === undefined ? k : positiveInteger("--samples", options.samples),
@@ -56,9 +59,11 @@ export function registerEvalCommand(program: Command): void {
           ...(options.maxTokens !== undefined ? { maxTokens: positiveInteger("--max-tokens", options.maxTokens) } : {}),
           ...(options.run !== undefined ? { run: options.run } : {}),
           ...(options.adapter !== undefined ? { adapter: options.adapter } : {}),
+          ...(options.checkpoint !== undefined ? { checkpoint: options.checkpoint } : {}),
+          ...(options.url !== undefined ? { url: options.url } : {}),
           runsDir: options.runsDir,
           modelDir: options.model ?? train?.model.dir ?? "models/arith-tiny",
-          ...(train ? { runConfig: RunConfigSchema.parse(runSections(train)), services: train.services } : {}),
+          ...(train ? { runConfig: trainRunConfig(train), services: train.services } : {}),
           seed: nonNegativeInteger("--seed", options.seed),
         });
         if (options.json || !process.stdout.isTTY) {

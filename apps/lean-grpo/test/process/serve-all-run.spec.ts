@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -105,14 +105,45 @@ describe("lean-grpo serve all, driven over gRPC", () => {
           { cwd: repoRoot, timeout: 90_000 },
         )
       ).stdout;
-    const started = JSON.parse(await curl("StartRun", { datasetPath: "examples/arith.jsonl", runId: "buf-curl-run", config: TINY_RUN }));
+    const started = JSON.parse(await curl("StartRun", { datasetPath: "examples/arith.jsonl", runId: "buf-curl-run", runConfig: TINY_RUN }));
     expect(started.run.id).toBe("buf-curl-run");
+    // The typed run config, as the orchestrator resolved it (defaults filled in).
+    expect(started.config.training).toMatchObject({ steps: 2, topP: 1, mode: "whole" });
     // WatchRun streams one JSON object per event until the run ends.
     const watched = await curl("WatchRun", { runId: "buf-curl-run", fromStart: true });
     expect(watched).toMatch(/"stateChange"[\s\S]*"state": "RUN_STATE_COMPLETED"/);
     const { run } = JSON.parse(await curl("GetRun", { runId: "buf-curl-run" }));
     expect(run.state).toBe("RUN_STATE_COMPLETED");
     expect(run.step).toBe("2");
+  }, 120_000);
+
+  it("lean-grpo eval --url evaluates that run's adapter through the running orchestrator's Evaluate", async () => {
+    // The first 16 held-out problems: a few seconds on the shipped model.
+    const heldout = path.join(dir, "heldout.jsonl");
+    writeFileSync(heldout, readFileSync(path.join(repoRoot, "examples/arith-heldout.jsonl"), "utf8").split("\n").slice(0, 16).join("\n"));
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        `${repoRoot}apps/lean-grpo/bin/lean-grpo.mjs`,
+        "eval",
+        heldout,
+        "--url",
+        orchestrator,
+        "--run",
+        "buf-curl-run",
+        "--max-tokens",
+        "8",
+        "--json",
+      ],
+      { cwd: repoRoot, timeout: 90_000, env: { ...process.env, LOG_LEVEL: "warn" } },
+    );
+    const report = JSON.parse(stdout);
+    // The learner is shared by the runs of this mesh: versions go on from the previous run.
+    expect(report.evaluated).toMatch(new RegExp(`^${path.join(dir, "runs", "buf-curl-run", "adapters")}/policy-v[0-9]+$`));
+    expect(report.greedy).toBe(true);
+    expect(report.problems).toBe(16);
+    expect(report.results.length).toBe(16);
+    expect(report.results.every((r: { samples: number }) => r.samples === 1)).toBe(true);
   }, 120_000);
 
   it("refuses a mesh model directory that is not there, naming model.dir, before serving", async () => {

@@ -1,8 +1,11 @@
 // The adapters loaded in the backend, by name and policy version. Each version
 // keeps its own name, so requests in flight finish on the version they started
-// with; once more than `keep` newer versions are loaded, an old one is unloaded
-// as soon as no request uses it.
+// with; once more than `keep` newer versions of the training policy (the names
+// adapterName gives, policy-vN) are loaded, an old one is unloaded as soon as no
+// request uses it. An adapter under another name (an evaluation's) is no version of
+// that policy: it stays until UnloadAdapter, and never pushes a policy version out.
 import { Code, ConnectError } from "@connectrpc/connect";
+import { parseAdapterName } from "@lean-grpo/adapter-files";
 
 export interface LoadedAdapter {
   name: string;
@@ -37,10 +40,10 @@ export class AdapterRegistry {
     return entry !== undefined && !entry.retiring;
   }
 
-  /** Records a loaded adapter and retires the versions beyond `keep`; returns their names. */
+  /** Records a loaded adapter and retires the policy versions beyond `keep`; returns their names. */
   add(adapter: LoadedAdapter): string[] {
     this.entries.set(adapter.name, { ...adapter, inFlight: 0, retiring: false });
-    const live = this.list();
+    const live = this.list().filter((a) => parseAdapterName(a.name) !== undefined);
     const retired = live.slice(0, Math.max(0, live.length - this.keep)).map((a) => a.name);
     for (const name of retired) void this.retire(name).catch(() => {});
     return retired;

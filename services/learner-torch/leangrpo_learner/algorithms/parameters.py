@@ -105,7 +105,7 @@ def resolve_parameters(algorithm: str, specs: list[ParameterSpec], config: dict)
     for key, value in config.items():
         spec = by_name.get(key)
         if spec is None:
-            raise AlgorithmConfigError(f'algorithm_config key "{key}" is not known to "{algorithm}"; valid keys: {", ".join(s.name for s in specs)}')
+            raise AlgorithmConfigError(f'algorithm_config.{key} is not a key of "{algorithm}"; valid keys: {", ".join(s.name for s in specs)}')
         if spec.name in seen:
             raise AlgorithmConfigError(f'algorithm_config sets "{spec.name}" twice (as "{seen[spec.name]}" and "{key}"); give it once')
         seen[spec.name] = key

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import torch
 
+from ..artifact_names import CHECKPOINT_ADAPTER_DIR
 from .. import safetensors_io
 from ..errors import CheckpointError
 
-ADAPTER_DIR = "adapter"
+ADAPTER_DIR = CHECKPOINT_ADAPTER_DIR
 OPTIMIZER_FILE = "optimizer.safetensors"
 STATE_FILE = "trainer_state.json"
 FORMAT_VERSION = 1

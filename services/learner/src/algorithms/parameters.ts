@@ -85,7 +85,7 @@ export function resolveParameters(
     const spec = byName.get(key);
     if (!spec) {
       throw new AlgorithmConfigError(
-        `algorithm_config key "${key}" is not known to "${algorithm}"; valid keys: ${specs.map((s) => s.name).join(", ")}`,
+        `algorithm_config.${key} is not a key of "${algorithm}"; valid keys: ${specs.map((s) => s.name).join(", ")}`,
       );
     }
     const earlier = seen.get(spec.name);

@@ -11,12 +11,13 @@ import {
   type SaveCheckpointRequest,
   type SaveCheckpointResponse,
 } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
+import { checkpointName } from "@lean-grpo/adapter-files";
 import type { LearnerHost } from "./learner-host.js";
 
 export async function saveCheckpoint(host: LearnerHost, request: SaveCheckpointRequest): Promise<SaveCheckpointResponse> {
   const learner = await host.learner();
   const saved = await learner.exclusive(() =>
-    learner.saveCheckpoint(request.path || path.join(host.config.checkpoint_dir, `step-${learner.step}`)),
+    learner.saveCheckpoint(request.path || path.join(host.config.checkpoint_dir, checkpointName(learner.step))),
   );
   return create(SaveCheckpointResponseSchema, {
     path: saved.path,

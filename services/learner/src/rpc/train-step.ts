@@ -10,6 +10,7 @@ import {
   type TrainStepResponse,
 } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import type { TrainingExample } from "../training/training-example.js";
+import { underHeader } from "./header-field-path.js";
 import type { LearnerHost } from "./learner-host.js";
 
 export async function trainStep(
@@ -54,19 +55,23 @@ export async function trainStep(
   const request = header;
   const mode = request.mode === TrainingMode.SFT ? "sft" : "rl";
   const learner = await host.learner();
-  const result = await learner.exclusive(() =>
-    learner.trainStep({
-      algorithm: request.algorithm,
-      algorithmConfig: request.algorithmConfig ?? {},
-      mode,
-      examples,
-      step: Number(request.step),
-      expectedSamples: request.expectedSamples,
-      numGenerations: request.numGenerations,
-      sampling: request.sampling,
-      signal: ctx.signal,
-    }),
-  );
+  const result = await learner
+    .exclusive(() =>
+      learner.trainStep({
+        algorithm: request.algorithm,
+        algorithmConfig: request.algorithmConfig ?? {},
+        mode,
+        examples,
+        step: Number(request.step),
+        expectedSamples: request.expectedSamples,
+        numGenerations: request.numGenerations,
+        sampling: request.sampling,
+        signal: ctx.signal,
+      }),
+    )
+    .catch((error: unknown) => {
+      throw underHeader(error);
+    });
   return create(TrainStepResponseSchema, {
     step: BigInt(result.step),
     adapterVersion: BigInt(result.adapterVersion),

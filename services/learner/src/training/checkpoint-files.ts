@@ -11,8 +11,9 @@ import path from "node:path";
 import type { AdamWState } from "../optimizer/adamw.js";
 import { SafetensorsFile } from "@lean-grpo/lm";
 import { serializeSafetensors } from "@lean-grpo/lm";
+import { CHECKPOINT_ADAPTER_DIR } from "@lean-grpo/adapter-files";
 
-export const ADAPTER_DIR = "adapter";
+export const ADAPTER_DIR = CHECKPOINT_ADAPTER_DIR;
 export const OPTIMIZER_FILE = "optimizer.safetensors";
 export const STATE_FILE = "trainer_state.json";
 const FORMAT_VERSION = 1;

@@ -12,13 +12,13 @@ import { LoraAdapter } from "@lean-grpo/lm";
 import type { LoraConfig } from "@lean-grpo/lm";
 import { exportPeftAdapter, loadPeftAdapter, savePeftAdapter, type PeftFiles } from "@lean-grpo/lm";
 import type { CausalLM } from "@lean-grpo/lm";
-import { validateTokenIds, type SamplingDistribution } from "@lean-grpo/lm";
+import type { SamplingDistribution } from "@lean-grpo/lm";
 import { AdamW, type AdamWSettings } from "../optimizer/adamw.js";
 import { clipByGlobalNorm } from "../optimizer/global-norm-clipping.js";
 import { learningRateMultiplier, type LrSchedule } from "../optimizer/learning-rate-schedule.js";
 import { ADAPTER_DIR, checkpointSize, readCheckpointState, writeCheckpointState } from "./checkpoint-files.js";
 import { prepareBatch, type TrainingModeName } from "./prepared-batch.js";
-import { validateExamples } from "./sample-validation.js";
+import { validateExamples, validateSequences } from "./sample-validation.js";
 import { SampleError } from "./sample-error.js";
 import { stepGradients } from "./step-gradients.js";
 import { stepMetrics, type UpdateRecord } from "./step-metrics.js";
@@ -238,10 +238,7 @@ export class Learner {
 
   /** ComputeLogprobs: under the current policy, or the reference with `reference`. */
   async computeLogprobs(sequences: PromptCompletion[], reference: boolean, distribution: SamplingDistribution, signal?: AbortSignal) {
-    validateTokenIds(
-      sequences.map((s) => [...s.promptIds, ...s.completionIds]),
-      this.model.config,
-    );
+    validateSequences(sequences, this.model.config);
     const scores = await this.scoreInChunks(sequences, { ...distribution, adapter: reference ? null : this.adapter, signal });
     return { ...scores, adapterVersion: reference ? 0 : this.version };
   }

@@ -1,6 +1,9 @@
 // Checks a whole batch before anything is computed, so a rejected TrainStep changes nothing.
-// Each message names the sample (index and id) and the field, and what is accepted.
-import type { ModelConfig } from "@lean-grpo/lm";
+// Each message names the field by its path in the request (`samples[3].reward`: the fourth
+// sample message of the TrainStep stream; `sequences[0].completion_token_ids[1]` in
+// ComputeLogprobs), the sample's id, and what is accepted; the PyTorch learner words them
+// the same (tests/conformance/learner/bad-input.spec.ts holds both to it).
+import type { ModelConfig, PromptCompletion } from "@lean-grpo/lm";
 import { SampleError } from "./sample-error.js";
 import type { TrainingExample } from "./training-example.js";
 
@@ -11,32 +14,50 @@ export interface BatchExpectations {
   numGenerations: number;
 }
 
-function checkIds(where: string, field: string, ids: readonly number[], config: ModelConfig): void {
-  if (ids.length === 0) throw new SampleError(`${where}: ${field} is empty; at least one token is needed`);
+/** `path` is the ids' field path; `suffix` says whose they are (a sample's id). */
+function checkIds(path: string, ids: readonly number[], config: ModelConfig, suffix = ""): void {
+  if (ids.length === 0) throw new SampleError(`${path} is empty${suffix}; at least one token is needed`);
   ids.forEach((id, i) => {
     if (id >= config.vocabSize) {
-      throw new SampleError(`${where}: ${field}[${i}] = ${id} is outside the model's vocabulary [0, ${config.vocabSize})`);
+      throw new SampleError(`${path}[${i}] = ${id} is outside the model's vocabulary [0, ${config.vocabSize})${suffix}`);
     }
   });
 }
 
+function checkContext(path: string, tokens: number, config: ModelConfig, suffix = ""): void {
+  if (tokens > config.maxPositionEmbeddings) {
+    throw new SampleError(
+      `${path}: prompt + completion is ${tokens} tokens${suffix}; the model's context (max_position_embeddings) is ${config.maxPositionEmbeddings}`,
+    );
+  }
+}
+
 /** The loss mask: none (every token the model's), or one flag per completion token with at least one true. */
-function checkCompletionMask(where: string, example: TrainingExample): void {
+function checkCompletionMask(where: string, of: string, example: TrainingExample): void {
   const mask = example.completionMask;
   if (!mask || mask.length === 0) return;
   const tokens = example.completionIds.length;
   if (mask.length !== tokens) {
     throw new SampleError(
-      `${where}: completion_mask has ${mask.length} values but completion_token_ids has ${tokens}; ` +
+      `${where}.completion_mask has ${mask.length} values but ${where}.completion_token_ids has ${tokens}${of}; ` +
         "send one per completion token (true: the model's, trained on; false: the environment's, conditioning only), or none (every token the model's)",
     );
   }
   if (!mask.includes(true)) {
     throw new SampleError(
-      `${where}: completion_mask has no true value among its ${tokens}; ` +
+      `${where}.completion_mask has no true value among its ${tokens}${of}; ` +
         "at least one completion token must be the model's (true), or send no mask (every token the model's)",
     );
   }
+}
+
+/** ComputeLogprobs' sequences: every id a token of the model, every sequence within its context. */
+export function validateSequences(sequences: readonly PromptCompletion[], config: ModelConfig): void {
+  sequences.forEach((sequence, row) => {
+    checkIds(`sequences[${row}].prompt_token_ids`, sequence.promptIds, config);
+    checkIds(`sequences[${row}].completion_token_ids`, sequence.completionIds, config);
+    checkContext(`sequences[${row}]`, sequence.promptIds.length + sequence.completionIds.length, config);
+  });
 }
 
 export function validateExamples(examples: readonly TrainingExample[], config: ModelConfig, expected: BatchExpectations): void {
@@ -46,37 +67,33 @@ export function validateExamples(examples: readonly TrainingExample[], config: M
   }
   const groupSizes = new Map<string, number>();
   examples.forEach((example, index) => {
-    const where = `sample ${index} (sample_id ${JSON.stringify(example.sampleId)})`;
-    if (example.groupId === "") throw new SampleError(`${where}: group_id is empty; every sample needs the group of its prompt`);
-    checkIds(where, "prompt_token_ids", example.promptIds, config);
-    checkIds(where, "completion_token_ids", example.completionIds, config);
-    const total = example.promptIds.length + example.completionIds.length;
-    if (total > config.maxPositionEmbeddings) {
-      throw new SampleError(
-        `${where}: prompt + completion is ${total} tokens; the model's context (max_position_embeddings) is ${config.maxPositionEmbeddings}`,
-      );
-    }
+    const where = `samples[${index}]`;
+    const of = ` (sample_id ${JSON.stringify(example.sampleId)})`;
+    if (example.groupId === "") throw new SampleError(`${where}.group_id is empty${of}; every sample needs the group of its prompt`);
+    checkIds(`${where}.prompt_token_ids`, example.promptIds, config, of);
+    checkIds(`${where}.completion_token_ids`, example.completionIds, config, of);
+    checkContext(where, example.promptIds.length + example.completionIds.length, config, of);
     const sampler = example.samplerLogprobs;
     if (sampler) {
       if (sampler.length !== example.completionIds.length) {
         throw new SampleError(
-          `${where}: sampler_logprobs has ${sampler.length} values but completion_token_ids has ${example.completionIds.length}; send one per completion token, or none`,
+          `${where}.sampler_logprobs has ${sampler.length} values but ${where}.completion_token_ids has ${example.completionIds.length}${of}; send one per completion token, or none`,
         );
       }
       sampler.forEach((lp, i) => {
         if (!Number.isFinite(lp) || lp > 0)
-          throw new SampleError(`${where}: sampler_logprobs[${i}] = ${lp}; a logprob must be finite and <= 0`);
+          throw new SampleError(`${where}.sampler_logprobs[${i}] = ${lp}${of}; a logprob must be finite and <= 0`);
       });
     }
-    checkCompletionMask(where, example);
-    if (!Number.isFinite(example.reward)) throw new SampleError(`${where}: reward is ${example.reward}; it must be a finite number`);
+    checkCompletionMask(where, of, example);
+    if (!Number.isFinite(example.reward)) throw new SampleError(`${where}.reward is ${example.reward}${of}; it must be a finite number`);
     groupSizes.set(example.groupId, (groupSizes.get(example.groupId) ?? 0) + 1);
   });
   if (expected.numGenerations !== 0) {
     for (const [group, size] of groupSizes) {
       if (size !== expected.numGenerations) {
         throw new SampleError(
-          `group_id ${JSON.stringify(group)} has ${size} samples; header.num_generations is ${expected.numGenerations}`,
+          `header.num_generations is ${expected.numGenerations} but group_id ${JSON.stringify(group)} has ${size} samples; send num_generations samples per group (or 0 to skip the check)`,
         );
       }
     }

@@ -27,6 +27,8 @@ export interface EvalOptions {
   /** Problems in flight at once. */
   concurrency: number;
   signal?: AbortSignal;
+  /** Called as each problem is scored (in the order they finish), with its index in `theorems`. */
+  onProblem?: (result: ProblemResult, index: number) => void;
 }
 
 export interface ProblemResult {
@@ -59,6 +61,7 @@ export async function evaluate(options: EvalOptions): Promise<EvalReport> {
   const worker = async () => {
     for (let index = next++; index < options.theorems.length; index = next++) {
       results[index] = await evaluateProblem(options, options.theorems[index]!, index, greedy);
+      options.onProblem?.(results[index]!, index);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency, options.theorems.length)) }, worker));

@@ -4,7 +4,7 @@
 // problems the record also says how the policy answers (eval/answer-form.ts): the
 // right-number rate (boxed or not), the share worked out, accuracy per form, and length.
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import { evaluate } from "../eval/evaluate.js";
+import { type EvalOptions, evaluate } from "../eval/evaluate.js";
 import type { MeshClients } from "./mesh-clients.js";
 import type { RunConfig } from "./run-config.js";
 import { evalTurns, repairHeldoutAccuracy } from "./repair-heldout.js";
@@ -30,7 +30,23 @@ export async function heldoutAccuracy(ctx: HeldoutContext, step: number, adapter
   // Repair turns (eval.max_turns, or repair mode's rollout.max_turns): accuracy after the first and the last attempt.
   if (evalTurns(ctx.config) > 1) return repairHeldoutAccuracy(ctx, step, adapter);
   const started = performance.now();
-  const report = await evaluate({
+  const report = await evaluate(heldoutOptions(ctx, adapter));
+  return {
+    step,
+    heldout_accuracy: report.pass_at_1,
+    solved: report.results.reduce((n, r) => n + r.solved, 0),
+    problems: report.problems,
+    seconds: (performance.now() - started) / 1000,
+    ...(report.forms ? { forms: report.forms } : {}),
+  };
+}
+
+/**
+ * A held-out evaluation of `adapter` with the run's prompt and length, greedy: what a run
+ * records, and what the Evaluate RPC runs (eval/evaluate-rpc.ts, which sets k and sampling).
+ */
+export function heldoutOptions(ctx: HeldoutContext, adapter: string): EvalOptions {
+  return {
     clients: ctx.clients,
     theorems: ctx.theorems,
     k: 1,
@@ -45,13 +61,5 @@ export async function heldoutAccuracy(ctx: HeldoutContext, step: number, adapter
     // one decode pass (embedded.max_batch_rows, 256 by default); vLLM does the same.
     concurrency: HELDOUT_CONCURRENCY,
     ...(ctx.signal ? { signal: ctx.signal } : {}),
-  });
-  return {
-    step,
-    heldout_accuracy: report.pass_at_1,
-    solved: report.results.reduce((n, r) => n + r.solved, 0),
-    problems: report.problems,
-    seconds: (performance.now() - started) / 1000,
-    ...(report.forms ? { forms: report.forms } : {}),
   };
 }

@@ -26,18 +26,14 @@ import { repairEvalSummary } from "./repair-metrics.js";
 import { replayRefusalAlarm } from "./replay-refusals.js";
 import { syncAdapter } from "./adapter-sync.js";
 import { readJsonObjects } from "@lean-grpo/jsonl";
-import { describeAlgorithm, usesDynamicSampling } from "./learner-algorithm.js";
-import { checkSamplingHonoured } from "./sampling-preflight.js";
-import { tieOverlongLength } from "./overlong-length.js";
 import { connectMesh, type MeshClients } from "./mesh-clients.js";
+import { checkRunShape, checkRunWithServices } from "./run-preflight.js";
 import { RunConfigSchema, type RunConfig } from "./run-config.js";
-import { checkRunMode } from "./run-mode-check.js";
+import { resolvedConfigMessage, runConfigInput, type RunConfigMessage } from "./run-config-message.js";
 import { listRunDirs, RunOutputs, type RunFile, type StepRecord } from "./run-outputs.js";
 import { ServiceLostError } from "./service-lost-error.js";
 import { runLoop } from "./training-loop.js";
 import { newRunId } from "./new-run-id.js";
-import { checkPromptsEncode } from "./prompt-check.js";
-import { usesChatPrompts } from "./prompts.js";
 import { recordedStepEvents, runDetails, timingsToProto, writeRunReport, type ReportRenderer } from "./run-report.js";
 import { sampleToProto } from "./step-samples.js";
 
@@ -54,6 +50,8 @@ interface ActiveRun {
   done: Promise<void>;
   /** Index in `events` of the final state event, once emitted. */
   finalEvent?: number;
+  /** The config the run trains with (defaults filled, overrides applied). */
+  config: RunConfig;
 }
 
 export class RunManager {
@@ -78,7 +76,7 @@ export class RunManager {
         Code.FailedPrecondition,
       );
     const resumeId = request.resumeRunId;
-    const fresh = resumeId ? undefined : parseRunConfig(request.config ?? {}, request.overrides);
+    const fresh = resumeId ? undefined : parseRunConfig(runConfigInput(request), request.overrides);
     const id = request.runId || resumeId || newRunId(fresh?.exp_name ?? "");
     if (!/^[A-Za-z0-9._-]+$/.test(id))
       throw new ConnectError(`run_id "${id}" may hold only letters, digits, ".", "_" and "-"`, Code.InvalidArgument);
@@ -123,25 +121,13 @@ export class RunManager {
       heldout = await loadTheorems(config.eval.data, [], outputs, true);
       if (config.eval.max_problems > 0) heldout = heldout.slice(0, config.eval.max_problems);
     }
-    checkRunMode(config, theorems, this.config.services);
+    const preflight = { config, dataset, theorems, heldout, services: this.config.services };
+    checkRunShape(preflight);
 
     const clients = connectMesh(this.config);
     let dynamicSampling: boolean;
     try {
-      dynamicSampling = usesDynamicSampling(config, await describeAlgorithm(clients, config));
-      await checkSamplingHonoured(clients, config);
-      await tieOverlongLength(clients, config);
-      // Checked now, not at the step (or after the held-out evaluation) that would meet them.
-      const chat = await usesChatPrompts(config.prompt.format, clients);
-      await checkPromptsEncode(
-        clients,
-        [
-          { label: `dataset ${dataset}`, theorems },
-          { label: `held-out set ${config.eval.data}`, theorems: heldout },
-        ],
-        config.prompt,
-        chat,
-      );
+      ({ dynamicSampling } = await checkRunWithServices(clients, preflight));
     } catch (error) {
       clients.close();
       throw error;
@@ -175,6 +161,7 @@ export class RunManager {
       stop: false,
       checkpointed: previous !== undefined,
       done: Promise.resolve(),
+      config,
     };
     this.runs.set(id, active);
     active.done = this.execute(active, { config, dynamicSampling, theorems, heldout, outputs, clients, resume: previous !== undefined });
@@ -303,6 +290,12 @@ export class RunManager {
     );
   }
 
+  /** StartRunResponse.config: the config a run started here trains with. */
+  resolvedConfig(id: string): RunConfigMessage | undefined {
+    const active = this.runs.get(id);
+    return active ? resolvedConfigMessage(active.config) : undefined;
+  }
+
   /** GetRun: the run, and from its directory its config, checkpoints, adapters and held-out evaluations. */
   async details(id: string) {
     const run = await this.get(id);
@@ -417,11 +410,18 @@ export class RunManager {
   }
 }
 
-function parseRunConfig(json: Record<string, unknown>, overrides: readonly string[]): RunConfig {
+/** The one parse of a run config (StartRun's, a resumed run's config.json, Evaluate's); INVALID_ARGUMENT naming the key. */
+export function parseRunConfig(json: Record<string, unknown>, overrides: readonly string[]): RunConfig {
   try {
     return loadConfig(RunConfigSchema, { flags: json, overrides });
   } catch (error) {
-    if (error instanceof ConfigError) throw new ConnectError(error.message, Code.InvalidArgument);
+    if (error instanceof ConfigError) {
+      // The request's config reaches the loader as its "flags": name the key alone (overrides keep their source).
+      const lines = error.issues.map((issue) =>
+        issue.source.startsWith("flag ") ? issue.message.replace(` (from ${issue.source})`, "") : issue.message,
+      );
+      throw new ConnectError(lines.join("\n"), Code.InvalidArgument);
+    }
     throw error;
   }
 }

@@ -6,6 +6,7 @@ import { appendFile, mkdir, readFile, readdir, writeFile } from "node:fs/promise
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { readJsonLines } from "@lean-grpo/jsonl";
+import { ADAPTERS_DIR, CHECKPOINTS_DIR, checkpointName, parseAdapterName, parseCheckpointName } from "@lean-grpo/adapter-files";
 import type { AnswerFormStats } from "../eval/answer-form.js";
 import type { RepairEvalStats } from "./repair-metrics.js";
 import type { SampleRecord } from "./step-samples.js";
@@ -63,13 +64,13 @@ export class RunOutputs {
   }
 
   get checkpointsDir(): string {
-    return path.join(this.dir, "checkpoints");
+    return path.join(this.dir, CHECKPOINTS_DIR);
   }
   get adaptersDir(): string {
-    return path.join(this.dir, "adapters");
+    return path.join(this.dir, ADAPTERS_DIR);
   }
   checkpoint(step: number): string {
-    return path.join(this.checkpointsDir, `step-${step}`);
+    return path.join(this.checkpointsDir, checkpointName(step));
   }
 
   async create(config: unknown): Promise<void> {
@@ -101,15 +102,24 @@ export class RunOutputs {
 
   /** Checkpoints and adapters saved so far, relative to the run directory, oldest first. */
   async artifacts(): Promise<{ checkpoints: string[]; adapters: string[] }> {
-    const under = async (dir: string, pattern: RegExp) => {
+    const under = async (dir: string, parse: (name: string) => number | undefined) => {
       const names = existsSync(dir) ? (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name) : [];
       return names
-        .map((name) => ({ name, n: Number(pattern.exec(name)?.[1] ?? Number.NaN) }))
-        .filter((e) => Number.isFinite(e.n))
+        .map((name) => ({ name, n: parse(name) }))
+        .filter((e): e is { name: string; n: number } => e.n !== undefined)
         .sort((a, b) => a.n - b.n)
         .map((e) => `${path.basename(dir)}/${e.name}`);
     };
-    return { checkpoints: await under(this.checkpointsDir, /^step-(\d+)$/), adapters: await under(this.adaptersDir, /(\d+)$/) };
+    return {
+      checkpoints: await under(this.checkpointsDir, parseCheckpointName),
+      adapters: await under(this.adaptersDir, parseAdapterName),
+    };
+  }
+
+  /** The directory of the highest adapter version exported so far; undefined before the first. */
+  async latestAdapterDir(): Promise<string | undefined> {
+    const { adapters } = await this.artifacts();
+    return adapters.length === 0 ? undefined : path.join(this.dir, adapters.at(-1)!);
   }
 
   async readSteps(): Promise<StepRecord[]> {

@@ -3,6 +3,7 @@
 // verifier's progress signals that no-op padding cannot move.
 import { Verdict, VerdictTier, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { TaskKind } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { showsSorry } from "../lean/sorry-evidence.js";
 import { enumParam, numberParam } from "../reward/params.js";
 import { defineScorer, leanEvidence, type ScorerOutput } from "../reward/scorer.js";
 
@@ -56,7 +57,7 @@ function shapedCredit(verification: VerifyResponse, verdict: string, maxPartial:
   if (NO_CREDIT.has(verification.verdict) || verification.decidedBy === VerdictTier.REPLAY) {
     return { value: 0, detail: `${verdict}: no partial credit` };
   }
-  if (verification.sorries.length > 0) return { value: 0, detail: `uses sorry (${verification.sorries.length}): no partial credit` };
+  if (showsSorry(verification)) return { value: 0, detail: `uses sorry (${verification.sorries.length} listed): no partial credit` };
   const progress = verification.progress;
   const goals = progress?.goalsRemaining ?? verification.goals.length;
   const valid = progress?.tacticsValidBeforeFirstError ?? 0;

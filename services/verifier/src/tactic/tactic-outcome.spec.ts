@@ -19,6 +19,22 @@ describe("readTacticOutcome", () => {
     );
   });
 
+  it("never COMPLETED when a sorry closed the goals, whatever the REPL's version says", () => {
+    // A REPL before proofStatus (PR #63) answers `stop` / `all_goals sorry` with no goals and the sorries.
+    const sorry = { proofState: 3, goal: "⊢ x = x" };
+    expect(readTacticOutcome(step({ proofState: 3, goals: [], sorries: [sorry] })).status).toBe(TacticStatus.INCOMPLETE);
+    const warning = { severity: "warning" as const, pos: { line: 1, column: 0 }, data: "declaration uses 'sorry'" };
+    expect(readTacticOutcome(step({ proofState: 3, goals: [], messages: [warning] })).status).toBe(TacticStatus.INCOMPLETE);
+    expect(readTacticOutcome(step({ proofStatus: "Completed", proofState: 3, goals: [], sorries: [sorry] })).status).toBe(
+      TacticStatus.INCOMPLETE,
+    );
+    // transcript tactic_mode_sorry: the newer REPL says so itself.
+    expect(readTacticOutcome(step({ proofStatus: "Incomplete: contains sorry", proofState: 4, goals: [], sorries: [sorry] })).status).toBe(
+      TacticStatus.INCOMPLETE,
+    );
+    expect(readTacticOutcome(step({ proofState: 5, goals: [] })).status).toBe(TacticStatus.COMPLETED);
+  });
+
   it("INCOMPLETE with the new state and its goals", () => {
     expect(readTacticOutcome(step({ proofStatus: "Incomplete: open goals remain", proofState: 1, goals: ["⊢ Int"] }))).toEqual({
       status: TacticStatus.INCOMPLETE,

@@ -58,8 +58,10 @@ export function readTacticOutcome(response: ReplResponse): TacticOutcome {
       : messages;
     return failed(status);
   }
-  // REPLs before PR #63 send no proofStatus; then only "no goals" can mean done.
-  const completed = step.proofStatus === undefined ? step.goals.length === 0 : step.proofStatus === "Completed";
+  // REPLs before PR #63 send no proofStatus; then only "no goals" with no sorry can mean done (a macro
+  // such as `stop` closes goals with a sorry the tactic's text never spelled).
+  const sorried = (step.sorries ?? []).length > 0 || messages.some(isSorryWarning);
+  const completed = step.proofStatus === undefined ? step.goals.length === 0 && !sorried : step.proofStatus === "Completed" && !sorried;
   return {
     status: completed ? TacticStatus.COMPLETED : TacticStatus.INCOMPLETE,
     proofState: step.proofState,

@@ -10,6 +10,13 @@ const EXAMPLES: Record<string, string[]> = {
   sorry: ["by\n  simp\n  sorry", "by exact x.sorry", "by exact «sorry»"],
   admit: ["by admit"],
   sorryAx: ["sorryAx _ false"],
+  plausible: ["by plausible", "by\n  intro n\n  plausible (config := { numInst := 1000 })"],
+  slim_check: ["by slim_check"],
+  bv_decide: ["by bv_decide"],
+  "bv_decide?": ["by bv_decide?"],
+  bv_check: ['by bv_check "proof.lrat"'],
+  include_str: ['by\n  have : (include_str "/etc/passwd").length > 0 := by decide\n  simp'],
+  stop: ["by stop simp", "by\n  constructor\n  · simp\n  · stop\n    omega"],
   native_decide: ["by native_decide"],
   native: ["by decide +native", "by decide (config := { native := true })"],
   ofReduceBool: ["by exact Lean.ofReduceBool _ _ rfl"],
@@ -37,7 +44,13 @@ const EXAMPLES: Record<string, string[]> = {
   implemented_by: ["by simp\n@[implemented_by g] def f := 1"],
   extern: ['by simp\n@[extern "f"] opaque f : Nat'],
   csimp: ["by simp\n@[csimp] theorem f_eq : @f = @g := rfl"],
-  unsafe: ["by simp\nunsafe def f := 1"],
+  unsafe: [
+    "by simp\nunsafe def f := 1",
+    "by exact unsafe (unsafeCast ())",
+    "by exact (0, unsafe evil)",
+    "by aesop (add safe apply foo) (rule_sets := [unsafe x])",
+    "by exact f add (unsafe x)",
+  ],
   "set_option debug.*/kernel.*": [
     "by\n  set_option debug.skipKernelTC true in exact h",
     "by\n  set_option kernel.x true in exact h",
@@ -94,6 +107,9 @@ const EXAMPLES: Record<string, string[]> = {
     "by\n  open Lean in exact foo",
     "by\n  open Nat Lean.Elab in exact foo",
     "by\n  open _root_.Lean in exact foo",
+    "by\n  open scoped Lean in exact foo",
+    "by\n  open Nat renaming succ → s, Lean in exact foo",
+    "by\n  open Nat (succ) Lean.Elab in exact foo",
   ],
   "set_option (not allowed in a proof)": [
     "by\n  set_option autoImplicit true in exact h",
@@ -101,6 +117,15 @@ const EXAMPLES: Record<string, string[]> = {
     "by\n  set_option trace.Meta.synthInstance true in simp",
   ],
   polyrith: ["by polyrith"],
+  "eval%": ["by exact (eval% 2 ^ 10 : Nat)", "by\n  have h : 1024 = eval% 2 ^ 10 := rfl\n  simp"],
+  "attribute (not allowed in a proof)": [
+    "by exact h\nwhere @[tactic simp] h : True := trivial",
+    "by\n  let rec @[init] go : Nat := 0\n  simp",
+    "by exact h\nwhere @[simp, term_elab x] h : True := trivial",
+    "by exact h\nwhere @[app_unexpander Nat.add] h : True := trivial",
+    "by exact h\nwhere @[simp h : True := trivial",
+    `by exact h\nwhere @[${Array.from({ length: 80 }, () => "simp").join(", ")}, tactic simp] h : True := trivial`,
+  ],
   "quote after a symbol": ['by exact f ⬝\'"\'"#eval evil\n-- "', "by exact x ⨍'a'"],
   "a command": [
     "by simp\nalias bar := foo",
@@ -149,6 +174,9 @@ describe("BANNED_CONSTRUCTS", () => {
       "by\n  open Nat in exact succ_ne_zero n",
       "by\n  set_option maxHeartbeats 400000 in nlinarith [sq_nonneg (a - b)]",
       "by exact foo_aux",
+      // Aesop's rule phase, not Lean's `unsafe`.
+      "by aesop (add unsafe 50% apply Nat.le_of_lt_succ)",
+      "by aesop (add safe apply Nat.succ_le_of_lt, unsafe 20% apply Nat.le_of_lt_succ, norm simp Nat.add_zero)",
       "by simp [foo.eq_1]",
     ]) {
       expect(findBannedUse(proof, "proof", THEOREM), proof).toBeUndefined();
@@ -204,8 +232,13 @@ describe("BANNED_CONSTRUCTS", () => {
       "by\n  open Nat in exact succ_ne_zero n",
       "by\n  open scoped BigOperators in simp",
       "by\n  open Nat hiding add_comm in simp",
+      "by\n  open Nat renaming succ → s, zero → z in simp",
       "by\n  set_option maxRecDepth 2000 in simp",
       "by\n  set_option linter.unusedVariables false in simp",
+      "by\n  set_option push_neg.use_distrib true in push_neg",
+      "by\n  set_option tactic.skipAssignedInstances false in norm_num",
+      "by\n  set_option exponentiation.threshold 1000 in norm_num",
+      "set_option maxSynthPendingDepth 3 in by simp",
     ]) {
       expect(findBannedUse(proof, "proof", THEOREM), proof).toBeUndefined();
     }

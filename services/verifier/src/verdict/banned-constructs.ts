@@ -99,10 +99,37 @@ function optionGroup(token: LeanToken): string | undefined {
   return token.components![0]!.split(".")[0];
 }
 
+/** Per token list (read once): the `unsafe` tokens that are Aesop's rule phase. */
+const aesopPhases = new WeakMap<readonly LeanToken[], ReadonlySet<number>>();
+
+/**
+ * Aesop's rule phase `unsafe` (`aesop (add unsafe 50% apply foo, safe apply bar)`), which only ranks a rule:
+ * the keyword right after `add`, or after a `,` directly inside the `(add …)` clause.
+ */
+function isAesopRulePhase(tokens: readonly LeanToken[], at: number): boolean {
+  let phases = aesopPhases.get(tokens);
+  if (!phases) {
+    const found = new Set<number>();
+    // Open brackets, each with whether it is a `(` that begins with `add`.
+    const open: boolean[] = [];
+    tokens.forEach((token, i) => {
+      if (["(", "[", "{", "⟨"].includes(token.text)) open.push(token.text === "(" && keywordOf(tokens[i + 1] ?? token) === "add");
+      else if ([")", "]", "}", "⟩"].includes(token.text)) open.pop();
+      else if (keywordOf(token) === "unsafe" && i > 0) {
+        const before = tokens[i - 1]!;
+        if (keywordOf(before) === "add" || (before.text === "," && open.at(-1) === true)) found.add(i);
+      }
+    });
+    phases = found;
+    aesopPhases.set(tokens, phases);
+  }
+  return phases.has(at);
+}
+
 /** Tokens allowed between `open` and its `in`: the namespaces and their selectors (`open Nat hiding x in`). */
 function isOpenDeclToken(token: LeanToken): boolean {
   if (token.kind === "identifier") return !COMMAND_KEYWORDS.has(keywordOf(token) ?? "");
-  return token.kind === "symbol" && ["(", ")", "→", "->"].includes(token.text);
+  return token.kind === "symbol" && ["(", ")", "→", "->", ","].includes(token.text);
 }
 
 /** Index of the `in` that makes `open …`/`set_option …` at `at` scope over one term or tactic, or undefined. */
@@ -129,6 +156,8 @@ const anyCommand: Matcher = (tokens, at, _theoremName, table) => {
   if (started === undefined || started === "@[") return undefined;
   // `scoped` in `open scoped X in` belongs to the open, which is checked at its own token.
   if (started === "scoped" && at > 0 && keywordOf(tokens[at - 1]!) === "open") return undefined;
+  // Aesop's `unsafe` rule phase begins no declaration: the keyword a declaration would need next is refused itself.
+  if (started === "unsafe" && isAesopRulePhase(tokens, at)) return undefined;
   return scopedIn(tokens, at) === undefined ? at + 1 : undefined;
 };
 
@@ -136,10 +165,19 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
   word("sorry", SORRY),
   word("admit", SORRY),
   word("sorryAx", SORRY),
+  // Core's `stop tacs` is `repeat sorry`: the sorry comes from a macro, so no `sorry` token is written.
+  keyword("stop", `${SORRY} (\`stop\` expands to \`repeat sorry\`)`),
+  // Random testing that finds no counterexample admits the goal (Lean warns "declaration uses 'sorry'").
+  keyword("plausible", `${SORRY} (it admits the goal when random testing finds no counterexample)`),
+  keyword("slim_check", `${SORRY} (Mathlib's old name of plausible, which admits the goal when testing finds no counterexample)`),
   word("native_decide", NATIVE),
   word("native", `${NATIVE} (decide +native, native := true)`),
   word("ofReduceBool", NATIVE),
   word("trustCompiler", NATIVE),
+  // Lean's bit-blaster proves by an LRAT check run as compiled code (Lean.ofReduceBool); bv_check reads the proof from a file.
+  keyword("bv_decide", NATIVE),
+  keyword("bv_decide?", NATIVE),
+  keyword("bv_check", `${NATIVE}, and reads its certificate from a file`),
   hashCommand("#eval", METAPROGRAM),
   hashCommand("#exit", "stops elaboration before the theorem is checked"),
   hashCommand("#print", "prints text that could pass for the service's own #print axioms check"),
@@ -163,7 +201,13 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
   word("implemented_by", COMPILER),
   word("extern", COMPILER),
   word("csimp", COMPILER),
-  word("unsafe", "declares code the kernel does not check"),
+  construct(
+    "unsafe",
+    "declares code the kernel does not check (the term `unsafe e` makes an unsafe definition run by the compiler)",
+    EVERYWHERE,
+    (tokens, at) =>
+      tokens[at]!.kind === "identifier" && tokens[at]!.components!.includes("unsafe") && !isAesopRulePhase(tokens, at) ? at + 1 : undefined,
+  ),
   construct(
     "set_option debug.*/kernel.*",
     "switches off kernel checking (debug.skipKernelTC) or compiler guarantees",

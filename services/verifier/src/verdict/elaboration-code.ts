@@ -8,7 +8,7 @@
 // namespaces (directly or opened), the environment's API, and any option that is not
 // one of the few a proof may scope. This is the cheap pre-filter; the replay tier
 // (replay/) is the guarantee.
-import { keywordOf, type LeanToken } from "@lean-grpo/lean";
+import { COMMAND_KEYWORDS, keywordOf, type LeanToken } from "@lean-grpo/lean";
 import { construct, PROOF_ONLY, single, type BannedConstruct, type Matcher } from "./construct.js";
 
 /** Namespaces whose members run or build elaboration-time code: `Lean.*` (Elab, Meta, Environment, Kernel, ...), IO and its kin. */
@@ -61,7 +61,18 @@ const ENVIRONMENT_API = new Set([
 ]);
 
 /** Options a proof may scope with `set_option … in`: resource limits and what only changes messages. */
-const ALLOWED_OPTIONS = new Set(["maxHeartbeats", "maxRecDepth", "synthInstance.maxHeartbeats", "synthInstance.maxSize", "maxSteps"]);
+const ALLOWED_OPTIONS = new Set([
+  "maxHeartbeats",
+  "maxRecDepth",
+  "synthInstance.maxHeartbeats",
+  "synthInstance.maxSize",
+  "maxSteps",
+  // Honest Mathlib proofs scope these too; each changes only how a tactic searches, never what the kernel checks.
+  "maxSynthPendingDepth",
+  "push_neg.use_distrib",
+  "tactic.skipAssignedInstances",
+  "exponentiation.threshold",
+]);
 const ALLOWED_OPTION_GROUPS = new Set(["linter", "pp"]);
 
 const CODE = "runs code while Lean elaborates the proof, which can add declarations the kernel never checks";
@@ -90,12 +101,80 @@ const unlistedOption: Matcher = (tokens, at) => {
   return isAllowedOption(optionName(name)) ? undefined : at + 2;
 };
 
+/**
+ * Mathlib's `eval% t` (syntax `eval_expr`, elaborated by `Mathlib.Meta.elabEvalExpr` with `Meta.evalExpr`): one
+ * token on a Mathlib table; on the fallback table the word `eval` with `%` glued to it.
+ */
+const interpreterEval: Matcher = (tokens, at) => {
+  const [token, next] = [tokens[at]!, tokens[at + 1]];
+  if (token.text === "eval%") return at + 1;
+  const glued = keywordOf(token) === "eval" && next?.kind === "symbol" && next.text.startsWith("%") && next.start === token.end;
+  return glued ? at + 2 : undefined;
+};
+
+/**
+ * Attributes a proof body may give its own `where` / `let rec` declarations (Lean's `letRecDecl` takes
+ * `@[…]`): those that only guide the elaborator or state what the kernel has checked. Any other, e.g.
+ * `tactic`, `term_elab`, `macro`, `init`, `export`, registers code or changes how later text elaborates.
+ */
+const LOCAL_ATTRIBUTES = new Set(["simp", "reducible", "irreducible", "semireducible", "instance", "inline", "specialize", "nolint"]);
+
+/** In the `@[…]` opening at `open`, the token of the first attribute outside LOCAL_ATTRIBUTES (`open` when never closed). */
+function unlistedAttributeIn(tokens: readonly LeanToken[], open: number): number | undefined {
+  let depth = 0;
+  let expectName = true;
+  for (let i = open + 1; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (depth === 0 && token.text === "]") return undefined;
+    if (["(", "[", "{", "⟨"].includes(token.text)) depth++;
+    else if ([")", "]", "}", "⟩"].includes(token.text)) depth--;
+    else if (depth === 0 && token.text === ",") expectName = true;
+    else if (expectName && depth === 0) {
+      const word = keywordOf(token);
+      if (word === "local" || word === "scoped" || token.text === "-") continue;
+      if (word === undefined || !LOCAL_ATTRIBUTES.has(word)) return i;
+      expectName = false;
+    }
+  }
+  return open;
+}
+
+/** Per token list (read once): the tokens where an attribute outside LOCAL_ATTRIBUTES stands. */
+const unlistedAttributes = new WeakMap<readonly LeanToken[], ReadonlySet<number>>();
+
+/**
+ * An attribute outside LOCAL_ATTRIBUTES, matched at its name, so that an entry naming the attribute itself
+ * (`csimp`, `implemented_by`, `extern`) reports it first.
+ */
+const unlistedAttribute: Matcher = (tokens, at) => {
+  let found = unlistedAttributes.get(tokens);
+  if (!found) {
+    const names = new Set<number>();
+    tokens.forEach((token, open) => {
+      const offending = token.text === "@[" ? unlistedAttributeIn(tokens, open) : undefined;
+      if (offending !== undefined) names.add(offending);
+    });
+    found = names;
+    unlistedAttributes.set(tokens, found);
+  }
+  return found.has(at) ? at + 1 : undefined;
+};
+
+/** Symbols an `open` may hold between its namespaces: `open Nat (succ)`, `open Nat renaming succ → s, zero → z`. */
+const OPEN_SYMBOLS = new Set(["(", ")", "→", "->", ","]);
+
 /** `open A B … in` (or `open … hiding/renaming …`) naming a metaprogramming namespace. */
 const openMetaprogramming: Matcher = (tokens, at) => {
   if (keywordOf(tokens[at]!) !== "open") return undefined;
   for (let i = at + 1; i < tokens.length && keywordOf(tokens[i]!) !== "in"; i++) {
-    const first = firstComponent(tokens[i]!);
+    const token = tokens[i]!;
+    const first = firstComponent(token);
     if (first !== undefined && METAPROGRAMMING_NAMESPACES.has(first)) return i + 1;
+    // The `open` ends at the first token its syntax cannot hold (another command's keyword, a term's symbol):
+    // reading on would make a body of many `open`s quadratic to screen.
+    const word = keywordOf(token);
+    const inOpen = token.kind === "identifier" ? word === "scoped" || !COMMAND_KEYWORDS.has(word ?? "") : OPEN_SYMBOLS.has(token.text);
+    if (!inOpen) return undefined;
   }
   return undefined;
 };
@@ -142,6 +221,25 @@ export const ELABORATION_TIME_CODE: readonly BannedConstruct[] = [
     `sets an option a proof may not scope; allowed: ${[...ALLOWED_OPTIONS].join(", ")}, linter.*, pp.* (options such as debug.skipKernelTC switch off the kernel)`,
     PROOF_ONLY,
     unlistedOption,
+  ),
+  construct(
+    "attribute (not allowed in a proof)",
+    `gives a local declaration an attribute a proof may not use (allowed: ${[...LOCAL_ATTRIBUTES].join(", ")}); others, such as ` +
+      "tactic, term_elab, macro, init or export, register code that runs while Lean elaborates",
+    PROOF_ONLY,
+    unlistedAttribute,
+  ),
+  construct(
+    "include_str",
+    "reads a file while Lean elaborates the proof (core's `include_str`); a proof has no files to read",
+    PROOF_ONLY,
+    single((t) => keywordOf(t) === "include_str"),
+  ),
+  construct(
+    "eval%",
+    `evaluates a term in the interpreter while elaborating (Mathlib's \`eval%\`, Meta.evalExpr): it ${CODE}`,
+    PROOF_ONLY,
+    interpreterEval,
   ),
   construct(
     "polyrith",

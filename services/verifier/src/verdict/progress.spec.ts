@@ -54,12 +54,40 @@ describe("progressOf", () => {
       ],
       messages: [{ severity: "error", pos: at(5, 2), endPos: at(5, 10), data: "linarith failed" }],
     };
+    // The goal linarith failed on was admitted by Lean's error recovery: a goal left.
     expect(progressOf(response, proofStart)).toEqual({
       tacticsTotal: 5,
       tacticsValidBeforeFirstError: 3,
-      goalsRemaining: 0,
+      goalsRemaining: 1,
       errorCount: 1,
     });
+  });
+
+  it("counts the goals an error closed as goals left, from the innermost tactic holding it", () => {
+    // `constructor` makes 3 goals, `· simp` closes one, `all_goals exact junk` fails on the other two.
+    const response: CommandResponse = {
+      env: 1,
+      tactics: [
+        { ...tactic("constructor", [2, 2], [2, 13]), goals: "⊢ a ∧ b ∧ c" },
+        { ...tactic("· simp", [3, 2], [3, 8]), goals: "case left\n⊢ a\n\ncase right\n⊢ b ∧ c" },
+        { ...tactic("all_goals exact junk", [4, 2], [4, 22]), goals: "case right.left\n⊢ b\n\ncase right.right\n⊢ c" },
+        { ...tactic("exact junk", [4, 12], [4, 22]), goals: "case right.left\n⊢ b" },
+      ],
+      messages: [
+        { severity: "error", pos: at(4, 18), endPos: at(4, 22), data: "unknown identifier 'junk'" },
+        { severity: "error", pos: at(4, 18), endPos: at(4, 22), data: "unknown identifier 'junk'" },
+      ],
+    };
+    expect(progressOf(response, proofStart).goalsRemaining).toBe(1);
+    const outer = { ...response, tactics: response.tactics!.slice(0, 3) };
+    expect(progressOf(outer, proofStart).goalsRemaining).toBe(2);
+    // Leaving the same two goals open honestly counts the same two goals.
+    const open: CommandResponse = {
+      env: 1,
+      tactics: response.tactics!.slice(0, 2),
+      messages: [{ ...unsolved, data: "unsolved goals\n⊢ b\n\n⊢ c" }],
+    };
+    expect(progressOf(open, proofStart).goalsRemaining).toBe(2);
   });
 
   it("counts every tactic as valid when only unsolved goals remain at the end of the block", () => {

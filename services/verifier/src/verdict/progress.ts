@@ -1,7 +1,8 @@
 // Signals of partial progress for shaped rewards, from one elaboration of the proof
 // (reference/lean-verification.md §4): tactics that elaborated before the first
-// error (from `allTactics`), the goals left, and the number of errors.
-import type { CommandResponse, ReplMessage, ReplSorry } from "../repl/protocol.js";
+// error (from `allTactics`), the goals left (also those an error closed), and the
+// number of errors.
+import type { CommandResponse, ReplMessage, ReplSorry, ReplTactic } from "../repl/protocol.js";
 import { comparePositions, type SourcePosition } from "./source-position.js";
 
 export interface ProgressSignals {
@@ -52,6 +53,33 @@ function firstErrorPosition(messages: readonly ReplMessage[]): SourcePosition | 
   return first;
 }
 
+/** How many goals a tactic faced: the REPL prints one `⊢` line per goal. */
+function goalCount(goals: string): number {
+  return goals.split("\n").filter((line) => line.startsWith("⊢")).length;
+}
+
+/**
+ * Goals that Lean's error recovery closed: a tactic that throws has the goals it was
+ * working on admitted (a synthetic sorry, no "unsolved goals" error), so they are goals
+ * left, counted from the innermost tactic holding the first error. Without this, an
+ * error would earn more partial credit than leaving the same goals open.
+ */
+function abandonedGoals(tactics: readonly ReplTactic[], messages: readonly ReplMessage[]): number {
+  let first: SourcePosition | undefined;
+  for (const message of messages) {
+    if (message.severity === "error" && !isUnsolvedGoals(message) && (!first || comparePositions(message.pos, first) < 0))
+      first = message.pos;
+  }
+  if (!first) return 0;
+  const at = first;
+  const holding = tactics.filter((tactic) => comparePositions(tactic.pos, at) <= 0 && comparePositions(at, tactic.endPos) <= 0);
+  const innermost = holding.reduce<ReplTactic | undefined>(
+    (inner, tactic) => (!inner || comparePositions(tactic.pos, inner.pos) > 0 ? tactic : inner),
+    undefined,
+  );
+  return innermost ? goalCount(innermost.goals) : 0;
+}
+
 export function progressOf(response: CommandResponse, proofStart: SourcePosition): ProgressSignals {
   const messages = response.messages ?? [];
   // Tactics of the context's helper lemmas are not the model's.
@@ -61,7 +89,7 @@ export function progressOf(response: CommandResponse, proofStart: SourcePosition
   return {
     tacticsTotal: tactics.length,
     tacticsValidBeforeFirstError: valid,
-    goalsRemaining: remainingGoals(messages, response.sorries ?? []).length,
+    goalsRemaining: remainingGoals(messages, response.sorries ?? []).length + abandonedGoals(tactics, messages),
     errorCount: messages.filter((message) => message.severity === "error").length,
   };
 }

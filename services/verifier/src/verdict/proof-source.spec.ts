@@ -32,6 +32,32 @@ describe("prepareProof", () => {
     });
   });
 
+  it("reads CRLF as LF, as Lean does, and sends Lean the LF text it screened", () => {
+    const prepared = prepareProof(target, 'by\r\n  have := "x\\\r\n    y"\r\n  simp\r\n');
+    expect(prepared.ok && prepared.value.text).toBe('theorem t (n : ℕ) : n + 0 = n := by\n  have := "x\\\n    y"\n  simp');
+    expect(prepareTactic("simp\r\n  <;> rfl", "t")).toEqual({ ok: true, value: "simp\n  <;> rfl" });
+  });
+
+  it("refuses a string gap Lean would stop in, where it reads the rest of the string as code", () => {
+    const prepared = prepareProof(target, 'by\n  have := "x\\\n\n#eval 1"\n  simp');
+    expect(!prepared.ok && prepared.reason).toBe(
+      "the proof does not lex as Lean: unexpected additional newline in string gap at proof 3:0",
+    );
+  });
+
+  it("refuses a comment that never closes, as Lean does, rather than send Lean what precedes it", () => {
+    for (const proof of ["by simp /- and then\n#eval 1", "by\n  simp\n  /- a /- b -/ sorry"]) {
+      const prepared = prepareProof(target, proof);
+      expect(prepared.ok, proof).toBe(false);
+      expect(!prepared.ok && prepared.reason, proof).toMatch(/^the proof does not lex as Lean: unterminated comment at proof \d+:\d+$/u);
+    }
+    expect(prepareTactic("simp /- no end", "t")).toEqual({
+      ok: false,
+      reason: "the tactic does not lex as Lean: unterminated comment at tactic 1:5",
+    });
+    expect(prepareProof(target, "by simp /- a /- b -/ c -/").ok).toBe(true);
+  });
+
   it("refuses a banned construct, naming it and its line:column in the proof", () => {
     expect(prepareProof(target, "by\n  -- sorry in a comment is fine\n  exact sorry")).toEqual({
       ok: false,

@@ -1,7 +1,7 @@
 // The Lean source the service checks: the dataset's context and statement, then
 // ` := ` and the model's proof body. Every part is screened for banned constructs
 // before anything reaches Lean; a part that fails makes the verdict REJECTED.
-import { BUILTIN_TABLE, blankComments, codeTokens, type TokenTable } from "@lean-grpo/lean";
+import { BUILTIN_TABLE, blankComments, codeTokens, crlfToLf, tokensResynchronised, type TokenTable } from "@lean-grpo/lean";
 import { findBannedUse, findLexicalError, type SourcePart } from "./banned-constructs.js";
 import { endPosition, positionAt, type SourcePosition } from "./source-position.js";
 import type { TheoremTarget } from "./theorem-target.js";
@@ -16,9 +16,11 @@ export interface CheckedSource {
 export type Screened<T> = { ok: true; value: T } | { ok: false; reason: string };
 
 /** Screens the statement, the context and the proof, and joins them. */
-export function prepareProof(target: TheoremTarget, proof: string, table: TokenTable = BUILTIN_TABLE): Screened<CheckedSource> {
+export function prepareProof(target: TheoremTarget, written: string, table: TokenTable = BUILTIN_TABLE): Screened<CheckedSource> {
+  // Lean reads CRLF as LF: so does the screen, and Lean is sent what the screen read.
+  const proof = crlfToLf(written);
   const stripped = blankComments(proof, { tokens: table });
-  const refused = screenTheorem(target, table) ?? screenPart(stripped, "proof", target.name, table);
+  const refused = screenTheorem(target, table) ?? unterminatedComment(proof, table) ?? screenPart(stripped, "proof", target.name, table);
   if (refused) return { ok: false, reason: refused };
   // "A leading := is accepted": the body is what follows it.
   const first = codeTokens(stripped, { tokens: table })[0];
@@ -40,12 +42,24 @@ export function prepareProofStart(
 }
 
 /** Screens one tactic of tactic mode like a proof body. */
-export function prepareTactic(tactic: string, theoremName: string, table: TokenTable = BUILTIN_TABLE): Screened<string> {
+export function prepareTactic(written: string, theoremName: string, table: TokenTable = BUILTIN_TABLE): Screened<string> {
+  const tactic = crlfToLf(written);
   const stripped = blankComments(tactic, { tokens: table });
-  const refused = screenPart(stripped, "proof", theoremName, table, "tactic");
+  const refused = unterminatedComment(tactic, table, "tactic") ?? screenPart(stripped, "proof", theoremName, table, "tactic");
   if (refused) return { ok: false, reason: refused };
   if (stripped.trim() === "") return { ok: false, reason: "the tactic is empty (after removing comments)" };
   return { ok: true, value: stripped.trim() };
+}
+
+/**
+ * A comment that never closes: Lean refuses the text ("unterminated comment"), so the screen does too, rather
+ * than blank the rest of the text and send Lean what precedes it.
+ */
+function unterminatedComment(text: string, table: TokenTable, label = "proof"): string | undefined {
+  const comment = tokensResynchronised(text, { tokens: table }).find((token) => token.unterminated);
+  if (!comment) return undefined;
+  const at = positionAt(text, comment.start);
+  return `the ${label} does not lex as Lean: unterminated comment at ${label} ${at.line}:${at.column}`;
 }
 
 function screenTheorem(target: TheoremTarget, table: TokenTable): string | undefined {

@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file leangrpo/v1/orchestrator.proto.
  */
 export const file_leangrpo_v1_orchestrator: GenFile = /*@__PURE__*/
-  fileDesc("Ch5sZWFuZ3Jwby92MS9vcmNoZXN0cmF0b3IucHJvdG8SC2xlYW5ncnBvLnYxIowDCgNSdW4SCgoCaWQYASABKAkSJAoFc3RhdGUYAiABKA4yFS5sZWFuZ3Jwby52MS5SdW5TdGF0ZRIRCglhbGdvcml0aG0YAyABKAkSDAoEc3RlcBgEIAEoBBITCgt0b3RhbF9zdGVwcxgFIAEoBBIPCgdkYXRhc2V0GAYgASgJEhIKCm91dHB1dF9kaXIYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZXJyb3IYCiABKAkSNwoMbGFzdF9tZXRyaWNzGAsgAygLMiEubGVhbmdycG8udjEuUnVuLkxhc3RNZXRyaWNzRW50cnkSHAoUbGFzdF9jaGVja3BvaW50X3N0ZXAYDCABKAQaMgoQTGFzdE1ldHJpY3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBIrIBCg9TdGFydFJ1blJlcXVlc3QSFAoMZGF0YXNldF9wYXRoGAEgASgJEiYKCHRoZW9yZW1zGAIgAygLMhQubGVhbmdycG8udjEuVGhlb3JlbRInCgZjb25maWcYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCW92ZXJyaWRlcxgEIAMoCRIVCg1yZXN1bWVfcnVuX2lkGAUgASgJEg4KBnJ1bl9pZBgGIAEoCSIxChBTdGFydFJ1blJlc3BvbnNlEh0KA3J1bhgBIAEoCzIQLmxlYW5ncnBvLnYxLlJ1biI1Cg9XYXRjaFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKCmZyb21fc3RhcnQYAiABKAgiogEKC1N0ZXBUaW1pbmdzEhIKCmdlbmVyYXRlX3MYASABKAESEAoIdmVyaWZ5X3MYAiABKAESDwoHc2NvcmVfcxgDIAEoARIPCgd0cmFpbl9zGAQgASgBEg4KBnN5bmNfcxgFIAEoARIPCgdvdGhlcl9zGAYgASgBEg8KB3RvdGFsX3MYByABKAESGQoRcm9sbG91dF9vdmVybGFwX3MYCCABKAEi8wEKCVN0ZXBFdmVudBIMCgRzdGVwGAEgASgEEjQKB21ldHJpY3MYAiADKAsyIy5sZWFuZ3Jwby52MS5TdGVwRXZlbnQuTWV0cmljc0VudHJ5EikKB3RpbWluZ3MYAyABKAsyGC5sZWFuZ3Jwby52MS5TdGVwVGltaW5ncxIXCg9hZGFwdGVyX3ZlcnNpb24YBCABKAQSLgoHc2FtcGxlcxgFIAMoCzIdLmxlYW5ncnBvLnYxLkNvbXBsZXRpb25TYW1wbGUaLgoMTWV0cmljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEilQMKEENvbXBsZXRpb25TYW1wbGUSEAoIZ3JvdXBfaWQYASABKAkSEgoKdGhlb3JlbV9pZBgCIAEoCRIOCgZwcm9tcHQYAyABKAkSEgoKY29tcGxldGlvbhgEIAEoCRIOCgZyZXdhcmQYBSABKAESTgoRcmV3YXJkX2NvbXBvbmVudHMYBiADKAsyMy5sZWFuZ3Jwby52MS5Db21wbGV0aW9uU2FtcGxlLlJld2FyZENvbXBvbmVudHNFbnRyeRIOCgZzb2x2ZWQYByABKAgSDwoHdmVyZGljdBgIIAEoCRIQCghtZXNzYWdlcxgJIAMoCRIZChFjb21wbGV0aW9uX3Rva2VucxgKIAEoDRIVCg1maW5pc2hfcmVhc29uGAsgASgJEhEKCXRydW5jYXRlZBgMIAEoCBImCgV0dXJucxgNIAMoCzIXLmxlYW5ncnBvLnYxLlNhbXBsZVR1cm4aNwoVUmV3YXJkQ29tcG9uZW50c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEitgEKEFdhdGNoUnVuUmVzcG9uc2USDgoGcnVuX2lkGAEgASgJEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKBHN0ZXAYAyABKAsyFi5sZWFuZ3Jwby52MS5TdGVwRXZlbnRIABIoCgxzdGF0ZV9jaGFuZ2UYBCABKAsyEC5sZWFuZ3Jwby52MS5SdW5IABINCgNsb2cYBSABKAlIAEIHCgVldmVudCIgCg5TdG9wUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkiMAoPU3RvcFJ1blJlc3BvbnNlEh0KA3J1bhgBIAEoCzIQLmxlYW5ncnBvLnYxLlJ1biIfCg1HZXRSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSK0AQoOR2V0UnVuUmVzcG9uc2USHQoDcnVuGAEgASgLMhAubGVhbmdycG8udjEuUnVuEicKBmNvbmZpZxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEwoLY2hlY2twb2ludHMYAyADKAkSEAoIYWRhcHRlcnMYBCADKAkSMwoLZXZhbHVhdGlvbnMYBSADKAsyHi5sZWFuZ3Jwby52MS5IZWxkb3V0RXZhbHVhdGlvbiJmChFIZWxkb3V0RXZhbHVhdGlvbhIMCgRzdGVwGAEgASgEEhAKCGFjY3VyYWN5GAIgASgBEg4KBnNvbHZlZBgDIAEoDRIQCghwcm9ibGVtcxgEIAEoDRIPCgdzZWNvbmRzGAUgASgBIjgKD0xpc3RSdW5zUmVxdWVzdBIRCglwYWdlX3NpemUYASABKA0SEgoKcGFnZV90b2tlbhgCIAEoCSJLChBMaXN0UnVuc1Jlc3BvbnNlEh4KBHJ1bnMYASADKAsyEC5sZWFuZ3Jwby52MS5SdW4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIn4KClNhbXBsZVR1cm4SEgoKY29tcGxldGlvbhgBIAEoCRIOCgZyZXdhcmQYAiABKAESDgoGc29sdmVkGAMgASgIEg8KB3ZlcmRpY3QYBCABKAkSEAoIZmVlZGJhY2sYBSABKAkSGQoRY29tcGxldGlvbl90b2tlbnMYBiABKA0qsQEKCFJ1blN0YXRlEhkKFVJVTl9TVEFURV9VTlNQRUNJRklFRBAAEhUKEVJVTl9TVEFURV9QRU5ESU5HEAESFQoRUlVOX1NUQVRFX1JVTk5JTkcQAhIWChJSVU5fU1RBVEVfU1RPUFBJTkcQAxIVChFSVU5fU1RBVEVfU1RPUFBFRBAEEhcKE1JVTl9TVEFURV9DT01QTEVURUQQBRIUChBSVU5fU1RBVEVfRkFJTEVEEAYy+wIKE09yY2hlc3RyYXRvclNlcnZpY2USRwoIU3RhcnRSdW4SHC5sZWFuZ3Jwby52MS5TdGFydFJ1blJlcXVlc3QaHS5sZWFuZ3Jwby52MS5TdGFydFJ1blJlc3BvbnNlEkkKCFdhdGNoUnVuEhwubGVhbmdycG8udjEuV2F0Y2hSdW5SZXF1ZXN0Gh0ubGVhbmdycG8udjEuV2F0Y2hSdW5SZXNwb25zZTABEkQKB1N0b3BSdW4SGy5sZWFuZ3Jwby52MS5TdG9wUnVuUmVxdWVzdBocLmxlYW5ncnBvLnYxLlN0b3BSdW5SZXNwb25zZRJBCgZHZXRSdW4SGi5sZWFuZ3Jwby52MS5HZXRSdW5SZXF1ZXN0GhsubGVhbmdycG8udjEuR2V0UnVuUmVzcG9uc2USRwoITGlzdFJ1bnMSHC5sZWFuZ3Jwby52MS5MaXN0UnVuc1JlcXVlc3QaHS5sZWFuZ3Jwby52MS5MaXN0UnVuc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_leangrpo_v1_common]);
+  fileDesc("Ch5sZWFuZ3Jwby92MS9vcmNoZXN0cmF0b3IucHJvdG8SC2xlYW5ncnBvLnYxIowDCgNSdW4SCgoCaWQYASABKAkSJAoFc3RhdGUYAiABKA4yFS5sZWFuZ3Jwby52MS5SdW5TdGF0ZRIRCglhbGdvcml0aG0YAyABKAkSDAoEc3RlcBgEIAEoBBITCgt0b3RhbF9zdGVwcxgFIAEoBBIPCgdkYXRhc2V0GAYgASgJEhIKCm91dHB1dF9kaXIYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZXJyb3IYCiABKAkSNwoMbGFzdF9tZXRyaWNzGAsgAygLMiEubGVhbmdycG8udjEuUnVuLkxhc3RNZXRyaWNzRW50cnkSHAoUbGFzdF9jaGVja3BvaW50X3N0ZXAYDCABKAQaMgoQTGFzdE1ldHJpY3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBIt4BCg9TdGFydFJ1blJlcXVlc3QSFAoMZGF0YXNldF9wYXRoGAEgASgJEiYKCHRoZW9yZW1zGAIgAygLMhQubGVhbmdycG8udjEuVGhlb3JlbRInCgZjb25maWcYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCW92ZXJyaWRlcxgEIAMoCRIVCg1yZXN1bWVfcnVuX2lkGAUgASgJEg4KBnJ1bl9pZBgGIAEoCRIqCgpydW5fY29uZmlnGAcgASgLMhYubGVhbmdycG8udjEuUnVuQ29uZmlnIlkKEFN0YXJ0UnVuUmVzcG9uc2USHQoDcnVuGAEgASgLMhAubGVhbmdycG8udjEuUnVuEiYKBmNvbmZpZxgCIAEoCzIWLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZyI1Cg9XYXRjaFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKCmZyb21fc3RhcnQYAiABKAgiogEKC1N0ZXBUaW1pbmdzEhIKCmdlbmVyYXRlX3MYASABKAESEAoIdmVyaWZ5X3MYAiABKAESDwoHc2NvcmVfcxgDIAEoARIPCgd0cmFpbl9zGAQgASgBEg4KBnN5bmNfcxgFIAEoARIPCgdvdGhlcl9zGAYgASgBEg8KB3RvdGFsX3MYByABKAESGQoRcm9sbG91dF9vdmVybGFwX3MYCCABKAEi8wEKCVN0ZXBFdmVudBIMCgRzdGVwGAEgASgEEjQKB21ldHJpY3MYAiADKAsyIy5sZWFuZ3Jwby52MS5TdGVwRXZlbnQuTWV0cmljc0VudHJ5EikKB3RpbWluZ3MYAyABKAsyGC5sZWFuZ3Jwby52MS5TdGVwVGltaW5ncxIXCg9hZGFwdGVyX3ZlcnNpb24YBCABKAQSLgoHc2FtcGxlcxgFIAMoCzIdLmxlYW5ncnBvLnYxLkNvbXBsZXRpb25TYW1wbGUaLgoMTWV0cmljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEilQMKEENvbXBsZXRpb25TYW1wbGUSEAoIZ3JvdXBfaWQYASABKAkSEgoKdGhlb3JlbV9pZBgCIAEoCRIOCgZwcm9tcHQYAyABKAkSEgoKY29tcGxldGlvbhgEIAEoCRIOCgZyZXdhcmQYBSABKAESTgoRcmV3YXJkX2NvbXBvbmVudHMYBiADKAsyMy5sZWFuZ3Jwby52MS5Db21wbGV0aW9uU2FtcGxlLlJld2FyZENvbXBvbmVudHNFbnRyeRIOCgZzb2x2ZWQYByABKAgSDwoHdmVyZGljdBgIIAEoCRIQCghtZXNzYWdlcxgJIAMoCRIZChFjb21wbGV0aW9uX3Rva2VucxgKIAEoDRIVCg1maW5pc2hfcmVhc29uGAsgASgJEhEKCXRydW5jYXRlZBgMIAEoCBImCgV0dXJucxgNIAMoCzIXLmxlYW5ncnBvLnYxLlNhbXBsZVR1cm4aNwoVUmV3YXJkQ29tcG9uZW50c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEitgEKEFdhdGNoUnVuUmVzcG9uc2USDgoGcnVuX2lkGAEgASgJEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKBHN0ZXAYAyABKAsyFi5sZWFuZ3Jwby52MS5TdGVwRXZlbnRIABIoCgxzdGF0ZV9jaGFuZ2UYBCABKAsyEC5sZWFuZ3Jwby52MS5SdW5IABINCgNsb2cYBSABKAlIAEIHCgVldmVudCIgCg5TdG9wUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkiMAoPU3RvcFJ1blJlc3BvbnNlEh0KA3J1bhgBIAEoCzIQLmxlYW5ncnBvLnYxLlJ1biIfCg1HZXRSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSK0AQoOR2V0UnVuUmVzcG9uc2USHQoDcnVuGAEgASgLMhAubGVhbmdycG8udjEuUnVuEicKBmNvbmZpZxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEwoLY2hlY2twb2ludHMYAyADKAkSEAoIYWRhcHRlcnMYBCADKAkSMwoLZXZhbHVhdGlvbnMYBSADKAsyHi5sZWFuZ3Jwby52MS5IZWxkb3V0RXZhbHVhdGlvbiJmChFIZWxkb3V0RXZhbHVhdGlvbhIMCgRzdGVwGAEgASgEEhAKCGFjY3VyYWN5GAIgASgBEg4KBnNvbHZlZBgDIAEoDRIQCghwcm9ibGVtcxgEIAEoDRIPCgdzZWNvbmRzGAUgASgBIjgKD0xpc3RSdW5zUmVxdWVzdBIRCglwYWdlX3NpemUYASABKA0SEgoKcGFnZV90b2tlbhgCIAEoCSJLChBMaXN0UnVuc1Jlc3BvbnNlEh4KBHJ1bnMYASADKAsyEC5sZWFuZ3Jwby52MS5SdW4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIrUQCglSdW5Db25maWcSFQoIZXhwX25hbWUYASABKAlIAIgBARIvCgdkYXRhc2V0GAIgASgLMh4ubGVhbmdycG8udjEuUnVuQ29uZmlnLkRhdGFzZXQSMwoJYWxnb3JpdGhtGAMgASgLMiAubGVhbmdycG8udjEuUnVuQ29uZmlnLkFsZ29yaXRobRIxCgh0cmFpbmluZxgEIAEoCzIfLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5UcmFpbmluZxIpCgRldmFsGAUgASgLMhsubGVhbmdycG8udjEuUnVuQ29uZmlnLkV2YWwSLQoGcmVwb3J0GAYgASgLMh0ubGVhbmdycG8udjEuUnVuQ29uZmlnLlJlcG9ydBItCgZyZXdhcmQYByABKAsyHS5sZWFuZ3Jwby52MS5SdW5Db25maWcuUmV3YXJkEi0KBnByb21wdBgIIAEoCzIdLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5Qcm9tcHQSLwoHcm9sbG91dBgJIAEoCzIeLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5Sb2xsb3V0Gj8KB0RhdGFzZXQSHgoRbWF4X3RyYWluX3NhbXBsZXMYASABKA1IAIgBAUIUChJfbWF4X3RyYWluX3NhbXBsZXMaUAoJQWxnb3JpdGhtEhEKBG5hbWUYASABKAlIAIgBARInCgZjb25maWcYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgcKBV9uYW1lGvIECghUcmFpbmluZxISCgVzdGVwcxgBIAEoDUgAiAEBEhcKCmJhdGNoX3NpemUYAiABKA1IAYgBARIcCg9udW1fZ2VuZXJhdGlvbnMYAyABKA1IAogBARIXCgptYXhfdG9rZW5zGAQgASgNSAOIAQESGAoLdGVtcGVyYXR1cmUYBSABKAFIBIgBARISCgV0b3BfaxgGIAEoDUgFiAEBEhIKBXRvcF9wGAcgASgBSAaIAQESEQoEc2VlZBgIIAEoDUgHiAEBEh0KEGNoZWNrcG9pbnRfZXZlcnkYCSABKA1ICIgBARIdChBkeW5hbWljX3NhbXBsaW5nGAogASgISAmIAQESHgoRbWF4X3JlZmlsbF9yb3VuZHMYCyABKA1ICogBARIRCgRtb2RlGAwgASgJSAuIAQESHAoPbWF4X3Byb29mX3N0ZXBzGA0gASgNSAyIAQESEgoFYXN5bmMYDiABKAhIDYgBARI6Cg1hZGFwdGVyX2NoZWNrGA8gASgLMiMubGVhbmdycG8udjEuUnVuQ29uZmlnLkFkYXB0ZXJDaGVja0IICgZfc3RlcHNCDQoLX2JhdGNoX3NpemVCEgoQX251bV9nZW5lcmF0aW9uc0INCgtfbWF4X3Rva2Vuc0IOCgxfdGVtcGVyYXR1cmVCCAoGX3RvcF9rQggKBl90b3BfcEIHCgVfc2VlZEITChFfY2hlY2twb2ludF9ldmVyeUITChFfZHluYW1pY19zYW1wbGluZ0IUChJfbWF4X3JlZmlsbF9yb3VuZHNCBwoFX21vZGVCEgoQX21heF9wcm9vZl9zdGVwc0IICgZfYXN5bmMaVQoMQWRhcHRlckNoZWNrEiAKE21heF9sb2dwX2RpZmZlcmVuY2UYASABKAFIAIgBARILCgNvZmYYAiABKAhCFgoUX21heF9sb2dwX2RpZmZlcmVuY2UakgEKBEV2YWwSEQoEZGF0YRgBIAEoCUgAiAEBEhIKBWV2ZXJ5GAIgASgNSAGIAQESGQoMbWF4X3Byb2JsZW1zGAMgASgNSAKIAQESFgoJbWF4X3R1cm5zGAQgASgNSAOIAQFCBwoFX2RhdGFCCAoGX2V2ZXJ5Qg8KDV9tYXhfcHJvYmxlbXNCDAoKX21heF90dXJucxo8CgZSZXBvcnQSHQoQc2FtcGxlc19wZXJfc3RlcBgBIAEoDUgAiAEBQhMKEV9zYW1wbGVzX3Blcl9zdGVwGlgKBlJld2FyZBITCgZwcmVzZXQYASABKAlIAIgBARIuCgdzY29yZXJzGAIgAygLMh0ubGVhbmdycG8udjEuUnVuQ29uZmlnLlNjb3JlckIJCgdfcHJlc2V0Gm0KBlNjb3JlchIRCgRuYW1lGAEgASgJSACIAQESEwoGd2VpZ2h0GAIgASgBSAGIAQESJwoGcGFyYW1zGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIHCgVfbmFtZUIJCgdfd2VpZ2h0GuwBCgZQcm9tcHQSEwoGZm9ybWF0GAEgASgJSACIAQESGgoNbWF0aF90ZW1wbGF0ZRgCIAEoCUgBiAEBEhoKDWxlYW5fdGVtcGxhdGUYAyABKAlIAogBARIcCg90YWN0aWNfdGVtcGxhdGUYBCABKAlIA4gBARIeChFmZWVkYmFja190ZW1wbGF0ZRgFIAEoCUgEiAEBQgkKB19mb3JtYXRCEAoOX21hdGhfdGVtcGxhdGVCEAoOX2xlYW5fdGVtcGxhdGVCEgoQX3RhY3RpY190ZW1wbGF0ZUIUChJfZmVlZGJhY2tfdGVtcGxhdGUalwEKB1JvbGxvdXQSFgoJbWF4X3R1cm5zGAEgASgNSACIAQESGgoNdHVybl9kaXNjb3VudBgCIAEoAUgBiAEBEiAKE21heF9mZWVkYmFja190b2tlbnMYAyABKA1IAogBAUIMCgpfbWF4X3R1cm5zQhAKDl90dXJuX2Rpc2NvdW50QhYKFF9tYXhfZmVlZGJhY2tfdG9rZW5zQgsKCV9leHBfbmFtZSK4AgoPRXZhbHVhdGVSZXF1ZXN0EhQKDGRhdGFzZXRfcGF0aBgBIAEoCRImCgh0aGVvcmVtcxgCIAMoCzIULmxlYW5ncnBvLnYxLlRoZW9yZW0SDgoGcnVuX2lkGAMgASgJEhQKDGFkYXB0ZXJfcGF0aBgEIAEoCRIXCg9jaGVja3BvaW50X3BhdGgYBSABKAkSCQoBaxgGIAEoDRIPCgdzYW1wbGVzGAcgASgNEhgKC3RlbXBlcmF0dXJlGAggASgBSACIAQESEgoKbWF4X3Rva2VucxgJIAEoDRIMCgRzZWVkGAogASgEEhQKDG1heF9wcm9ibGVtcxgLIAEoDRIqCgpydW5fY29uZmlnGAwgASgLMhYubGVhbmdycG8udjEuUnVuQ29uZmlnQg4KDF90ZW1wZXJhdHVyZSKAAQoQRXZhbHVhdGVSZXNwb25zZRIwCgdwcm9ibGVtGAEgASgLMh0ubGVhbmdycG8udjEuRXZhbHVhdGVkUHJvYmxlbUgAEjEKB3N1bW1hcnkYAiABKAsyHi5sZWFuZ3Jwby52MS5FdmFsdWF0aW9uU3VtbWFyeUgAQgcKBWV2ZW50IlYKEEV2YWx1YXRlZFByb2JsZW0SDQoFaW5kZXgYASABKA0SEgoKdGhlb3JlbV9pZBgCIAEoCRIPCgdzYW1wbGVzGAMgASgNEg4KBnNvbHZlZBgEIAEoDSLVAQoRRXZhbHVhdGlvblN1bW1hcnkSEQoJZXZhbHVhdGVkGAEgASgJEhAKCHByb2JsZW1zGAIgASgNEgkKAWsYAyABKA0SDwoHc2FtcGxlcxgEIAEoDRIOCgZncmVlZHkYBSABKAgSEQoJcGFzc19hdF8xGAYgASgBEhEKCXBhc3NfYXRfaxgHIAEoARIPCgdzZWNvbmRzGAggASgBEjgKDGFuc3dlcl9mb3JtcxgJIAEoCzIiLmxlYW5ncnBvLnYxLkV2YWx1YXRpb25BbnN3ZXJGb3JtcyLtAgoVRXZhbHVhdGlvbkFuc3dlckZvcm1zEhMKC2NvbXBsZXRpb25zGAEgASgNEhQKDHJpZ2h0X251bWJlchgCIAEoARINCgVib3hlZBgDIAEoARIUCgx3b3JrZWRfc2hhcmUYBCABKAESHAoPYWNjdXJhY3lfd29ya2VkGAUgASgBSACIAQESHAoPYWNjdXJhY3lfZGlyZWN0GAYgASgBSAGIAQESIAoTcmlnaHRfbnVtYmVyX3dvcmtlZBgHIAEoAUgCiAEBEiAKE3JpZ2h0X251bWJlcl9kaXJlY3QYCCABKAFIA4gBARIZChFjb21wbGV0aW9uX3Rva2VucxgJIAEoARIRCgl0cnVuY2F0ZWQYCiABKAFCEgoQX2FjY3VyYWN5X3dvcmtlZEISChBfYWNjdXJhY3lfZGlyZWN0QhYKFF9yaWdodF9udW1iZXJfd29ya2VkQhYKFF9yaWdodF9udW1iZXJfZGlyZWN0In4KClNhbXBsZVR1cm4SEgoKY29tcGxldGlvbhgBIAEoCRIOCgZyZXdhcmQYAiABKAESDgoGc29sdmVkGAMgASgIEg8KB3ZlcmRpY3QYBCABKAkSEAoIZmVlZGJhY2sYBSABKAkSGQoRY29tcGxldGlvbl90b2tlbnMYBiABKA0qsQEKCFJ1blN0YXRlEhkKFVJVTl9TVEFURV9VTlNQRUNJRklFRBAAEhUKEVJVTl9TVEFURV9QRU5ESU5HEAESFQoRUlVOX1NUQVRFX1JVTk5JTkcQAhIWChJSVU5fU1RBVEVfU1RPUFBJTkcQAxIVChFSVU5fU1RBVEVfU1RPUFBFRBAEEhcKE1JVTl9TVEFURV9DT01QTEVURUQQBRIUChBSVU5fU1RBVEVfRkFJTEVEEAYyxgMKE09yY2hlc3RyYXRvclNlcnZpY2USRwoIU3RhcnRSdW4SHC5sZWFuZ3Jwby52MS5TdGFydFJ1blJlcXVlc3QaHS5sZWFuZ3Jwby52MS5TdGFydFJ1blJlc3BvbnNlEkkKCFdhdGNoUnVuEhwubGVhbmdycG8udjEuV2F0Y2hSdW5SZXF1ZXN0Gh0ubGVhbmdycG8udjEuV2F0Y2hSdW5SZXNwb25zZTABEkQKB1N0b3BSdW4SGy5sZWFuZ3Jwby52MS5TdG9wUnVuUmVxdWVzdBocLmxlYW5ncnBvLnYxLlN0b3BSdW5SZXNwb25zZRJBCgZHZXRSdW4SGi5sZWFuZ3Jwby52MS5HZXRSdW5SZXF1ZXN0GhsubGVhbmdycG8udjEuR2V0UnVuUmVzcG9uc2USRwoITGlzdFJ1bnMSHC5sZWFuZ3Jwby52MS5MaXN0UnVuc1JlcXVlc3QaHS5sZWFuZ3Jwby52MS5MaXN0UnVuc1Jlc3BvbnNlEkkKCEV2YWx1YXRlEhwubGVhbmdycG8udjEuRXZhbHVhdGVSZXF1ZXN0Gh0ubGVhbmdycG8udjEuRXZhbHVhdGVSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_leangrpo_v1_common]);
 
 /**
  * A training run.
@@ -136,9 +136,9 @@ export type StartRunRequest = Message<"leangrpo.v1.StartRunRequest"> & {
   theorems: Theorem[];
 
   /**
-   * Run config as a JSON object in the shape of the YAML config files
-   * (`training`, `algorithm`, `reward`, `services`, ...); merged over the defaults.
-   * Unknown keys are INVALID_ARGUMENT naming the key and the accepted ones.
+   * Deprecated: use `run_config`. The run config as a JSON object in the shape of the
+   * YAML config files (`training`, `algorithm`, `reward`, ...), still accepted for older
+   * clients and read exactly as `run_config` is. Setting both is INVALID_ARGUMENT.
    *
    * @generated from field: google.protobuf.Struct config = 3;
    */
@@ -164,6 +164,15 @@ export type StartRunRequest = Message<"leangrpo.v1.StartRunRequest"> & {
    * @generated from field: string run_id = 6;
    */
   runId: string;
+
+  /**
+   * The run config, typed; unset fields take the orchestrator's defaults, then
+   * `overrides` apply. A value out of range is INVALID_ARGUMENT naming the field and
+   * what it accepts.
+   *
+   * @generated from field: leangrpo.v1.RunConfig run_config = 7;
+   */
+  runConfig?: RunConfig | undefined;
 };
 
 /**
@@ -185,6 +194,14 @@ export type StartRunResponse = Message<"leangrpo.v1.StartRunResponse"> & {
    * @generated from field: leangrpo.v1.Run run = 1;
    */
   run?: Run | undefined;
+
+  /**
+   * The run config as the orchestrator resolved it (defaults filled, overrides applied):
+   * what the run trains with.
+   *
+   * @generated from field: leangrpo.v1.RunConfig config = 2;
+   */
+  config?: RunConfig | undefined;
 };
 
 /**
@@ -726,6 +743,840 @@ export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*
   messageDesc(file_leangrpo_v1_orchestrator, 14);
 
 /**
+ * The config of one run, in the shape of the YAML train configs (`configs/train/*.yaml`):
+ * each field's JSON name is its YAML key. Scalars are `optional` so that an unset field takes
+ * the orchestrator's default and an explicit 0 stays 0 (temperature 0 is greedy).
+ *
+ * @generated from message leangrpo.v1.RunConfig
+ */
+export type RunConfig = Message<"leangrpo.v1.RunConfig"> & {
+  /**
+   * Names the run: a fresh run's id is `<exp_name>-<time>-<random>`; letters, digits, '.', '_', '-'.
+   *
+   * @generated from field: optional string exp_name = 1;
+   */
+  expName?: string | undefined;
+
+  /**
+   * Which records of the dataset to train on.
+   *
+   * @generated from field: leangrpo.v1.RunConfig.Dataset dataset = 2;
+   */
+  dataset?: RunConfig_Dataset | undefined;
+
+  /**
+   * The learner's algorithm and its knobs.
+   *
+   * @generated from field: leangrpo.v1.RunConfig.Algorithm algorithm = 3;
+   */
+  algorithm?: RunConfig_Algorithm | undefined;
+
+  /**
+   * The loop: steps, batch, generation budget, sampling distribution.
+   *
+   * @generated from field: leangrpo.v1.RunConfig.Training training = 4;
+   */
+  training?: RunConfig_Training | undefined;
+
+  /**
+   * Held-out evaluation while training.
+   *
+   * @generated from field: leangrpo.v1.RunConfig.Eval eval = 5;
+   */
+  eval?: RunConfig_Eval | undefined;
+
+  /**
+   * What the run keeps for people to read.
+   *
+   * @generated from field: leangrpo.v1.RunConfig.Report report = 6;
+   */
+  report?: RunConfig_Report | undefined;
+
+  /**
+   * The reward: a preset of the reward service plus scorer overrides.
+   *
+   * @generated from field: leangrpo.v1.RunConfig.Reward reward = 7;
+   */
+  reward?: RunConfig_Reward | undefined;
+
+  /**
+   * How theorems and problems become prompts.
+   *
+   * @generated from field: leangrpo.v1.RunConfig.Prompt prompt = 8;
+   */
+  prompt?: RunConfig_Prompt | undefined;
+
+  /**
+   * Repair mode's turns (training.mode "repair").
+   *
+   * @generated from field: leangrpo.v1.RunConfig.Rollout rollout = 9;
+   */
+  rollout?: RunConfig_Rollout | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.
+ * Use `create(RunConfigSchema)` to create a new message.
+ */
+export const RunConfigSchema: GenMessage<RunConfig> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15);
+
+/**
+ * RunConfig.dataset.
+ *
+ * @generated from message leangrpo.v1.RunConfig.Dataset
+ */
+export type RunConfig_Dataset = Message<"leangrpo.v1.RunConfig.Dataset"> & {
+  /**
+   * Train on the dataset's first N records only (after validating all of it); unset: all.
+   *
+   * @generated from field: optional uint32 max_train_samples = 1;
+   */
+  maxTrainSamples?: number | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.Dataset.
+ * Use `create(RunConfig_DatasetSchema)` to create a new message.
+ */
+export const RunConfig_DatasetSchema: GenMessage<RunConfig_Dataset> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 0);
+
+/**
+ * RunConfig.algorithm.
+ *
+ * @generated from message leangrpo.v1.RunConfig.Algorithm
+ */
+export type RunConfig_Algorithm = Message<"leangrpo.v1.RunConfig.Algorithm"> & {
+  /**
+   * One of the learner's algorithms (LearnerService.ListAlgorithms); default "grpo".
+   *
+   * @generated from field: optional string name = 1;
+   */
+  name?: string | undefined;
+
+  /**
+   * Knobs sent as TrainStepHeader.algorithm_config; the learner lists the valid keys.
+   *
+   * @generated from field: google.protobuf.Struct config = 2;
+   */
+  config?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.Algorithm.
+ * Use `create(RunConfig_AlgorithmSchema)` to create a new message.
+ */
+export const RunConfig_AlgorithmSchema: GenMessage<RunConfig_Algorithm> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 1);
+
+/**
+ * RunConfig.training.
+ *
+ * @generated from message leangrpo.v1.RunConfig.Training
+ */
+export type RunConfig_Training = Message<"leangrpo.v1.RunConfig.Training"> & {
+  /**
+   * Optimizer steps of the run (default 100).
+   *
+   * @generated from field: optional uint32 steps = 1;
+   */
+  steps?: number | undefined;
+
+  /**
+   * Prompts (groups) per step (default 8).
+   *
+   * @generated from field: optional uint32 batch_size = 2;
+   */
+  batchSize?: number | undefined;
+
+  /**
+   * Completions per prompt, G >= 2 (default 8).
+   *
+   * @generated from field: optional uint32 num_generations = 3;
+   */
+  numGenerations?: number | undefined;
+
+  /**
+   * The generation budget: most tokens per completion (default 64). The reward's length
+   * shaping and Dr. GRPO's max_completion_length follow it.
+   *
+   * @generated from field: optional uint32 max_tokens = 4;
+   */
+  maxTokens?: number | undefined;
+
+  /**
+   * Sampling temperature >= 0 (default 1); 0 is greedy decoding.
+   *
+   * @generated from field: optional double temperature = 5;
+   */
+  temperature?: number | undefined;
+
+  /**
+   * Keep only the k most likely tokens; 0 keeps all (default).
+   *
+   * @generated from field: optional uint32 top_k = 6;
+   */
+  topK?: number | undefined;
+
+  /**
+   * Nucleus mass in (0, 1] (default 1).
+   *
+   * @generated from field: optional double top_p = 7;
+   */
+  topP?: number | undefined;
+
+  /**
+   * Seeds the data order and the sampler (default 0).
+   *
+   * @generated from field: optional uint32 seed = 8;
+   */
+  seed?: number | undefined;
+
+  /**
+   * Learner checkpoint every N steps (default 10).
+   *
+   * @generated from field: optional uint32 checkpoint_every = 9;
+   */
+  checkpointEvery?: number | undefined;
+
+  /**
+   * DAPO dynamic sampling on or off; unset: "auto", as the algorithm's own knob says.
+   *
+   * @generated from field: optional bool dynamic_sampling = 10;
+   */
+  dynamicSampling?: boolean | undefined;
+
+  /**
+   * Most extra sampling rounds per step for dynamic sampling (default 3).
+   *
+   * @generated from field: optional uint32 max_refill_rounds = 11;
+   */
+  maxRefillRounds?: number | undefined;
+
+  /**
+   * "whole" (default: one Generate per proof), "tactic" (Generate and ApplyTactic in turns)
+   * or "repair" (a whole proof, then new attempts after the checker's feedback).
+   *
+   * @generated from field: optional string mode = 12;
+   */
+  mode?: string | undefined;
+
+  /**
+   * Tactic mode: most tactics per trajectory (default 20).
+   *
+   * @generated from field: optional uint32 max_proof_steps = 13;
+   */
+  maxProofSteps?: number | undefined;
+
+  /**
+   * Overlap generation of step k+1 with training of step k (default false).
+   *
+   * @generated from field: optional bool async = 14;
+   */
+  async?: boolean | undefined;
+
+  /**
+   * The logprob check after each adapter sync.
+   *
+   * @generated from field: leangrpo.v1.RunConfig.AdapterCheck adapter_check = 15;
+   */
+  adapterCheck?: RunConfig_AdapterCheck | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.Training.
+ * Use `create(RunConfig_TrainingSchema)` to create a new message.
+ */
+export const RunConfig_TrainingSchema: GenMessage<RunConfig_Training> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 2);
+
+/**
+ * RunConfig.training.adapter_check.
+ *
+ * @generated from message leangrpo.v1.RunConfig.AdapterCheck
+ */
+export type RunConfig_AdapterCheck = Message<"leangrpo.v1.RunConfig.AdapterCheck"> & {
+  /**
+   * Largest mean |Δ logprob| accepted (> 0); unset: the inference backend's default.
+   *
+   * @generated from field: optional double max_logp_difference = 1;
+   */
+  maxLogpDifference?: number | undefined;
+
+  /**
+   * True turns the check off (YAML: max_logp_difference: null).
+   *
+   * @generated from field: bool off = 2;
+   */
+  off: boolean;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.AdapterCheck.
+ * Use `create(RunConfig_AdapterCheckSchema)` to create a new message.
+ */
+export const RunConfig_AdapterCheckSchema: GenMessage<RunConfig_AdapterCheck> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 3);
+
+/**
+ * RunConfig.eval.
+ *
+ * @generated from message leangrpo.v1.RunConfig.Eval
+ */
+export type RunConfig_Eval = Message<"leangrpo.v1.RunConfig.Eval"> & {
+  /**
+   * Held-out JSONL evaluated with greedy decoding while the run trains; empty: none.
+   *
+   * @generated from field: optional string data = 1;
+   */
+  data?: string | undefined;
+
+  /**
+   * Evaluate before the first step, every N steps, and after the last (default 10).
+   *
+   * @generated from field: optional uint32 every = 2;
+   */
+  every?: number | undefined;
+
+  /**
+   * Problems of the file to use (its first N); 0: all (default).
+   *
+   * @generated from field: optional uint32 max_problems = 3;
+   */
+  maxProblems?: number | undefined;
+
+  /**
+   * Greedy attempts per problem, each after the checker's feedback on the last; unset:
+   * rollout.max_turns in repair mode, else 1.
+   *
+   * @generated from field: optional uint32 max_turns = 4;
+   */
+  maxTurns?: number | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.Eval.
+ * Use `create(RunConfig_EvalSchema)` to create a new message.
+ */
+export const RunConfig_EvalSchema: GenMessage<RunConfig_Eval> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 4);
+
+/**
+ * RunConfig.report.
+ *
+ * @generated from message leangrpo.v1.RunConfig.Report
+ */
+export type RunConfig_Report = Message<"leangrpo.v1.RunConfig.Report"> & {
+  /**
+   * Completions kept per step for people to read, at most 64 (default 4).
+   *
+   * @generated from field: optional uint32 samples_per_step = 1;
+   */
+  samplesPerStep?: number | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.Report.
+ * Use `create(RunConfig_ReportSchema)` to create a new message.
+ */
+export const RunConfig_ReportSchema: GenMessage<RunConfig_Report> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 5);
+
+/**
+ * RunConfig.reward.
+ *
+ * @generated from message leangrpo.v1.RunConfig.Reward
+ */
+export type RunConfig_Reward = Message<"leangrpo.v1.RunConfig.Reward"> & {
+  /**
+   * RewardService preset; empty: the reward service's configured reward.
+   *
+   * @generated from field: optional string preset = 1;
+   */
+  preset?: string | undefined;
+
+  /**
+   * Scorers replacing or adding to the preset's, by name.
+   *
+   * @generated from field: repeated leangrpo.v1.RunConfig.Scorer scorers = 2;
+   */
+  scorers: RunConfig_Scorer[];
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.Reward.
+ * Use `create(RunConfig_RewardSchema)` to create a new message.
+ */
+export const RunConfig_RewardSchema: GenMessage<RunConfig_Reward> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 6);
+
+/**
+ * One scorer override of RunConfig.reward (a RewardSpec ScorerSpec).
+ *
+ * @generated from message leangrpo.v1.RunConfig.Scorer
+ */
+export type RunConfig_Scorer = Message<"leangrpo.v1.RunConfig.Scorer"> & {
+  /**
+   * Scorer name (RewardService.ListScorers).
+   *
+   * @generated from field: optional string name = 1;
+   */
+  name?: string | undefined;
+
+  /**
+   * Its weight (finite).
+   *
+   * @generated from field: optional double weight = 2;
+   */
+  weight?: number | undefined;
+
+  /**
+   * Its parameters; the reward service validates them.
+   *
+   * @generated from field: google.protobuf.Struct params = 3;
+   */
+  params?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.Scorer.
+ * Use `create(RunConfig_ScorerSchema)` to create a new message.
+ */
+export const RunConfig_ScorerSchema: GenMessage<RunConfig_Scorer> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 7);
+
+/**
+ * RunConfig.prompt.
+ *
+ * @generated from message leangrpo.v1.RunConfig.Prompt
+ */
+export type RunConfig_Prompt = Message<"leangrpo.v1.RunConfig.Prompt"> & {
+  /**
+   * "auto" (default: the model's chat template when it has one), "chat" or "text".
+   *
+   * @generated from field: optional string format = 1;
+   */
+  format?: string | undefined;
+
+  /**
+   * Math prompt; {problem} is replaced by the problem text.
+   *
+   * @generated from field: optional string math_template = 2;
+   */
+  mathTemplate?: string | undefined;
+
+  /**
+   * Lean prompt; {header}, {context} and {statement} are replaced.
+   *
+   * @generated from field: optional string lean_template = 3;
+   */
+  leanTemplate?: string | undefined;
+
+  /**
+   * Tactic-mode prompt of each turn.
+   *
+   * @generated from field: optional string tactic_template = 4;
+   */
+  tacticTemplate?: string | undefined;
+
+  /**
+   * Repair mode's feedback turn; {feedback} and {problem} are replaced.
+   *
+   * @generated from field: optional string feedback_template = 5;
+   */
+  feedbackTemplate?: string | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.Prompt.
+ * Use `create(RunConfig_PromptSchema)` to create a new message.
+ */
+export const RunConfig_PromptSchema: GenMessage<RunConfig_Prompt> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 8);
+
+/**
+ * RunConfig.rollout: repair mode's turns.
+ *
+ * @generated from message leangrpo.v1.RunConfig.Rollout
+ */
+export type RunConfig_Rollout = Message<"leangrpo.v1.RunConfig.Rollout"> & {
+  /**
+   * Attempts per trajectory, 1 to 16 (default 2).
+   *
+   * @generated from field: optional uint32 max_turns = 1;
+   */
+  maxTurns?: number | undefined;
+
+  /**
+   * A solved trajectory's reward is multiplied by turn_discount^(attempts - 1); (0, 1], default 1.
+   *
+   * @generated from field: optional double turn_discount = 2;
+   */
+  turnDiscount?: number | undefined;
+
+  /**
+   * Longest feedback turn in tokens, >= 8 (default 256).
+   *
+   * @generated from field: optional uint32 max_feedback_tokens = 3;
+   */
+  maxFeedbackTokens?: number | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.Rollout.
+ * Use `create(RunConfig_RolloutSchema)` to create a new message.
+ */
+export const RunConfig_RolloutSchema: GenMessage<RunConfig_Rollout> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 9);
+
+/**
+ * Request of OrchestratorService.Evaluate. What is evaluated: at most one of `run_id`,
+ * `adapter_path` and `checkpoint_path`; none evaluates the base model.
+ *
+ * @generated from message leangrpo.v1.EvaluateRequest
+ */
+export type EvaluateRequest = Message<"leangrpo.v1.EvaluateRequest"> & {
+  /**
+   * Held-out dataset JSONL on the orchestrator's filesystem. Exactly one of
+   * `dataset_path` and `theorems` is set.
+   *
+   * @generated from field: string dataset_path = 1;
+   */
+  datasetPath: string;
+
+  /**
+   * Inline held-out problems.
+   *
+   * @generated from field: repeated leangrpo.v1.Theorem theorems = 2;
+   */
+  theorems: Theorem[];
+
+  /**
+   * A run of this orchestrator's runs_dir: its latest adapter, sampled with the run's
+   * prompt and max_tokens settings. NOT_FOUND for an unknown run; FAILED_PRECONDITION
+   * when it has no adapter yet.
+   *
+   * @generated from field: string run_id = 3;
+   */
+  runId: string;
+
+  /**
+   * A PEFT adapter directory (adapter_config.json + adapter_model.safetensors) on the
+   * orchestrator's filesystem, e.g. "runs/<id>/adapters/policy-v3".
+   *
+   * @generated from field: string adapter_path = 4;
+   */
+  adapterPath: string;
+
+  /**
+   * A learner checkpoint directory (its `adapter/` is evaluated), e.g. "runs/<id>/checkpoints/step-10".
+   *
+   * @generated from field: string checkpoint_path = 5;
+   */
+  checkpointPath: string;
+
+  /**
+   * The k of pass@k; 0 for 1.
+   *
+   * @generated from field: uint32 k = 6;
+   */
+  k: number;
+
+  /**
+   * Completions per problem, at least k; 0 for k. One completion is greedy decoding.
+   *
+   * @generated from field: uint32 samples = 7;
+   */
+  samples: number;
+
+  /**
+   * Sampling temperature when `samples` > 1; unset for 1.
+   *
+   * @generated from field: optional double temperature = 8;
+   */
+  temperature?: number | undefined;
+
+  /**
+   * Completion length in tokens; 0: the run config's training.max_tokens.
+   *
+   * @generated from field: uint32 max_tokens = 9;
+   */
+  maxTokens: number;
+
+  /**
+   * Sampling seed.
+   *
+   * @generated from field: uint64 seed = 10;
+   */
+  seed: bigint;
+
+  /**
+   * Evaluate the first N problems only; 0: all.
+   *
+   * @generated from field: uint32 max_problems = 11;
+   */
+  maxProblems: number;
+
+  /**
+   * The run config whose `prompt` and `training.max_tokens` the evaluation uses; unset
+   * fields take the orchestrator's defaults (with `run_id`, the run's own config wins).
+   * A value out of range is INVALID_ARGUMENT naming the field and what it accepts.
+   *
+   * @generated from field: leangrpo.v1.RunConfig run_config = 12;
+   */
+  runConfig?: RunConfig | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.EvaluateRequest.
+ * Use `create(EvaluateRequestSchema)` to create a new message.
+ */
+export const EvaluateRequestSchema: GenMessage<EvaluateRequest> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 16);
+
+/**
+ * Response of OrchestratorService.Evaluate: one event.
+ *
+ * @generated from message leangrpo.v1.EvaluateResponse
+ */
+export type EvaluateResponse = Message<"leangrpo.v1.EvaluateResponse"> & {
+  /**
+   * The event.
+   *
+   * @generated from oneof leangrpo.v1.EvaluateResponse.event
+   */
+  event: {
+    /**
+     * A problem was scored (in the order they finish).
+     *
+     * @generated from field: leangrpo.v1.EvaluatedProblem problem = 1;
+     */
+    value: EvaluatedProblem;
+    case: "problem";
+  } | {
+    /**
+     * The evaluation ended; the last message of the stream.
+     *
+     * @generated from field: leangrpo.v1.EvaluationSummary summary = 2;
+     */
+    value: EvaluationSummary;
+    case: "summary";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message leangrpo.v1.EvaluateResponse.
+ * Use `create(EvaluateResponseSchema)` to create a new message.
+ */
+export const EvaluateResponseSchema: GenMessage<EvaluateResponse> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 17);
+
+/**
+ * One held-out problem's result.
+ *
+ * @generated from message leangrpo.v1.EvaluatedProblem
+ */
+export type EvaluatedProblem = Message<"leangrpo.v1.EvaluatedProblem"> & {
+  /**
+   * Position in the dataset (0-based).
+   *
+   * @generated from field: uint32 index = 1;
+   */
+  index: number;
+
+  /**
+   * Theorem or problem id.
+   *
+   * @generated from field: string theorem_id = 2;
+   */
+  theoremId: string;
+
+  /**
+   * Completions sampled.
+   *
+   * @generated from field: uint32 samples = 3;
+   */
+  samples: number;
+
+  /**
+   * Completions that solved it.
+   *
+   * @generated from field: uint32 solved = 4;
+   */
+  solved: number;
+};
+
+/**
+ * Describes the message leangrpo.v1.EvaluatedProblem.
+ * Use `create(EvaluatedProblemSchema)` to create a new message.
+ */
+export const EvaluatedProblemSchema: GenMessage<EvaluatedProblem> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 18);
+
+/**
+ * The result of a whole evaluation.
+ *
+ * @generated from message leangrpo.v1.EvaluationSummary
+ */
+export type EvaluationSummary = Message<"leangrpo.v1.EvaluationSummary"> & {
+  /**
+   * What was evaluated: the adapter directory, or "base model".
+   *
+   * @generated from field: string evaluated = 1;
+   */
+  evaluated: string;
+
+  /**
+   * Problems evaluated.
+   *
+   * @generated from field: uint32 problems = 2;
+   */
+  problems: number;
+
+  /**
+   * The k of pass@k.
+   *
+   * @generated from field: uint32 k = 3;
+   */
+  k: number;
+
+  /**
+   * Completions per problem.
+   *
+   * @generated from field: uint32 samples = 4;
+   */
+  samples: number;
+
+  /**
+   * True when one greedy completion per problem was sampled.
+   *
+   * @generated from field: bool greedy = 5;
+   */
+  greedy: boolean;
+
+  /**
+   * Mean unbiased pass@1 over the problems.
+   *
+   * @generated from field: double pass_at_1 = 6;
+   */
+  passAt1: number;
+
+  /**
+   * Mean unbiased pass@k over the problems.
+   *
+   * @generated from field: double pass_at_k = 7;
+   */
+  passAtK: number;
+
+  /**
+   * Seconds the evaluation took.
+   *
+   * @generated from field: double seconds = 8;
+   */
+  seconds: number;
+
+  /**
+   * How the math completions answered; unset when no problem is a math problem.
+   *
+   * @generated from field: leangrpo.v1.EvaluationAnswerForms answer_forms = 9;
+   */
+  answerForms?: EvaluationAnswerForms | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.EvaluationSummary.
+ * Use `create(EvaluationSummarySchema)` to create a new message.
+ */
+export const EvaluationSummarySchema: GenMessage<EvaluationSummary> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 19);
+
+/**
+ * How the math completions of an evaluation answered (shares of all its math completions;
+ * accuracies within a form are unset when no completion took that form).
+ *
+ * @generated from message leangrpo.v1.EvaluationAnswerForms
+ */
+export type EvaluationAnswerForms = Message<"leangrpo.v1.EvaluationAnswerForms"> & {
+  /**
+   * Math completions counted.
+   *
+   * @generated from field: uint32 completions = 1;
+   */
+  completions: number;
+
+  /**
+   * Share whose last number is the answer, boxed or not.
+   *
+   * @generated from field: double right_number = 2;
+   */
+  rightNumber: number;
+
+  /**
+   * Share that wrote a \boxed{...}.
+   *
+   * @generated from field: double boxed = 3;
+   */
+  boxed: number;
+
+  /**
+   * Share worked out (an intermediate number) rather than answered directly.
+   *
+   * @generated from field: double worked_share = 4;
+   */
+  workedShare: number;
+
+  /**
+   * Solved share among worked-out completions.
+   *
+   * @generated from field: optional double accuracy_worked = 5;
+   */
+  accuracyWorked?: number | undefined;
+
+  /**
+   * Solved share among direct answers.
+   *
+   * @generated from field: optional double accuracy_direct = 6;
+   */
+  accuracyDirect?: number | undefined;
+
+  /**
+   * Right-number share among worked-out completions.
+   *
+   * @generated from field: optional double right_number_worked = 7;
+   */
+  rightNumberWorked?: number | undefined;
+
+  /**
+   * Right-number share among direct answers.
+   *
+   * @generated from field: optional double right_number_direct = 8;
+   */
+  rightNumberDirect?: number | undefined;
+
+  /**
+   * Mean completion length in tokens.
+   *
+   * @generated from field: double completion_tokens = 9;
+   */
+  completionTokens: number;
+
+  /**
+   * Share cut by max_tokens.
+   *
+   * @generated from field: double truncated = 10;
+   */
+  truncated: number;
+};
+
+/**
+ * Describes the message leangrpo.v1.EvaluationAnswerForms.
+ * Use `create(EvaluationAnswerFormsSchema)` to create a new message.
+ */
+export const EvaluationAnswerFormsSchema: GenMessage<EvaluationAnswerForms> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 20);
+
+/**
  * One attempt of a repair trajectory, as kept for reading (CompletionSample.turns).
  *
  * @generated from message leangrpo.v1.SampleTurn
@@ -780,7 +1631,7 @@ export type SampleTurn = Message<"leangrpo.v1.SampleTurn"> & {
  * Use `create(SampleTurnSchema)` to create a new message.
  */
 export const SampleTurnSchema: GenMessage<SampleTurn> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_orchestrator, 15);
+  messageDesc(file_leangrpo_v1_orchestrator, 21);
 
 /**
  * Lifecycle of a run.
@@ -902,6 +1753,18 @@ export const OrchestratorService: GenService<{
     methodKind: "unary";
     input: typeof ListRunsRequestSchema;
     output: typeof ListRunsResponseSchema;
+  },
+  /**
+   * Held-out evaluation of a run's adapter, an adapter or checkpoint directory, or the
+   * base model: pass@1 and pass@k over a dataset, with the code a run's held-out
+   * evaluation uses. Streams one result per problem as it is scored, then the summary.
+   *
+   * @generated from rpc leangrpo.v1.OrchestratorService.Evaluate
+   */
+  evaluate: {
+    methodKind: "server_streaming";
+    input: typeof EvaluateRequestSchema;
+    output: typeof EvaluateResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_leangrpo_v1_orchestrator, 0);

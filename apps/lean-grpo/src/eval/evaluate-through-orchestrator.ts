@@ -1,0 +1,112 @@
+// `lean-grpo eval` without the printing: one OrchestratorService.Evaluate call, to a running
+// orchestrator (`serve all`, a deployment) or to the embedded mesh started here for the
+// call, as `train` starts it. The orchestrator resolves the run, adapter or checkpoint and
+// evaluates; this side only gathers the stream into a report.
+import path from "node:path";
+import { OrchestratorService, type EvaluationSummary } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import { createServiceClient, rpcClientTracing } from "@lean-grpo/kit";
+import type { EvalReport, RunConfigMessage } from "@lean-grpo/orchestrator";
+import { startMesh } from "../mesh/start-mesh.js";
+
+export interface EvaluateOptions {
+  /** Held-out JSONL: a path on the orchestrator's filesystem (resolved here for the embedded mesh). */
+  data: string;
+  k: number;
+  /** Completions per problem; default k (1: greedy). */
+  samples?: number;
+  temperature?: number;
+  maxTokens?: number;
+  /** Evaluate this run's latest adapter, with the run's prompt settings. */
+  run?: string;
+  /** Evaluate this PEFT adapter directory (adapter_config.json + adapter_model.safetensors). */
+  adapter?: string;
+  /** Evaluate this learner checkpoint's adapter (runs/<id>/checkpoints/step-N). */
+  checkpoint?: string;
+  /** The run config of a train config, whose `prompt` and `training.max_tokens` apply; a run's own settings win with `run`. */
+  runConfig?: RunConfigMessage;
+  seed?: number;
+  /** A running orchestrator (http://host:port); unset: start the embedded mesh for this call. */
+  url?: string;
+  /** Embedded mesh: where runs live, the base model, per-service config sections as in a train config. */
+  runsDir: string;
+  modelDir: string;
+  services?: Record<string, Record<string, unknown>>;
+}
+
+/** The orchestrator's report (its evaluate()), as the Evaluate stream carries it. */
+export interface EvalResult extends Omit<EvalReport, "forms" | "results"> {
+  /** What was evaluated: an adapter directory, or "base model". */
+  evaluated: string;
+  seconds: number;
+  /** How the math completions answered; absent when no problem is a math problem. */
+  forms?: Record<string, number | null>;
+  /** Per problem, in dataset order. */
+  results: { id: string; samples: number; solved: number }[];
+}
+
+export async function evaluateThroughOrchestrator(options: EvaluateOptions): Promise<EvalResult> {
+  const targets = [options.run && "--run", options.adapter && "--adapter", options.checkpoint && "--checkpoint"].filter(Boolean);
+  if (targets.length > 1) throw new Error(`give one of --run, --adapter and --checkpoint, not ${targets.join(" and ")}`);
+  // Paths name the orchestrator's filesystem: this one's when the mesh runs here.
+  const local = (file: string | undefined) => (file === undefined || options.url ? (file ?? "") : path.resolve(file));
+  const mesh = options.url
+    ? undefined
+    : await startMesh({ modelDir: options.modelDir, services: options.services ?? {}, orchestrator: { runs_dir: options.runsDir } });
+  const { client, transport } = createServiceClient(OrchestratorService, {
+    endpoints: [options.url ?? mesh!.urls.orchestrator!],
+    interceptors: [rpcClientTracing()],
+  });
+  try {
+    const results: EvalResult["results"] = [];
+    let summary: EvaluationSummary | undefined;
+    for await (const response of client.evaluate({
+      datasetPath: local(options.data),
+      runId: options.run ?? "",
+      adapterPath: local(options.adapter),
+      checkpointPath: local(options.checkpoint),
+      k: options.k,
+      samples: options.samples ?? 0,
+      ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+      maxTokens: options.maxTokens ?? 0,
+      seed: BigInt(options.seed ?? 0),
+      ...(options.runConfig ? { runConfig: options.runConfig } : {}),
+    })) {
+      const event = response.event;
+      if (event.case === "problem")
+        results[event.value.index] = { id: event.value.theoremId, samples: event.value.samples, solved: event.value.solved };
+      else if (event.case === "summary") summary = event.value;
+    }
+    if (!summary) throw new Error("the orchestrator ended Evaluate without a summary");
+    const { answerForms } = summary;
+    return {
+      evaluated: summary.evaluated,
+      problems: summary.problems,
+      k: summary.k,
+      samples: summary.samples,
+      greedy: summary.greedy,
+      pass_at_1: summary.passAt1,
+      pass_at_k: summary.passAtK,
+      seconds: summary.seconds,
+      ...(answerForms
+        ? {
+            forms: {
+              completions: answerForms.completions,
+              right_number: answerForms.rightNumber,
+              boxed: answerForms.boxed,
+              worked_share: answerForms.workedShare,
+              accuracy_worked: answerForms.accuracyWorked ?? null,
+              accuracy_direct: answerForms.accuracyDirect ?? null,
+              right_number_worked: answerForms.rightNumberWorked ?? null,
+              right_number_direct: answerForms.rightNumberDirect ?? null,
+              completion_tokens: answerForms.completionTokens,
+              truncated: answerForms.truncated,
+            },
+          }
+        : {}),
+      results,
+    };
+  } finally {
+    transport.close();
+    await mesh?.shutdown();
+  }
+}

@@ -1,0 +1,139 @@
+// OrchestratorService.Evaluate: held-out evaluation of a run's adapter, an adapter or
+// checkpoint directory, or the base model: a run's held-out evaluation (run/heldout-eval.ts
+// heldoutOptions) with the request's k, sampling and length. The adapter is loaded into the inference service
+// under a name of this call's own and unloaded after; each problem's result is streamed as
+// it is scored, then the summary.
+import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
+import path from "node:path";
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import {
+  type EvaluateRequest,
+  type EvaluateResponse,
+  EvaluateResponseSchema,
+  type EvaluationAnswerForms,
+  EvaluationAnswerFormsSchema,
+} from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import type { OrchestratorConfig } from "../config.js";
+import { DatasetError } from "../data/dataset-error.js";
+import { loadDataset, validateInlineTheorems } from "../data/load-dataset.js";
+import { HELDOUT_CONCURRENCY, heldoutOptions } from "../run/heldout-eval.js";
+import { connectMesh, type MeshClients } from "../run/mesh-clients.js";
+import { usesChatPrompts } from "../run/prompts.js";
+import type { AnswerFormStats } from "./answer-form.js";
+import { evaluate } from "./evaluate.js";
+import { EventQueue } from "./event-queue.js";
+import { evaluationTarget } from "./evaluation-target.js";
+
+export async function* evaluateRpc(
+  config: OrchestratorConfig,
+  request: EvaluateRequest,
+  signal: AbortSignal,
+): AsyncGenerator<EvaluateResponse> {
+  const started = performance.now();
+  const k = request.k || 1;
+  const samples = request.samples || k;
+  if (samples < k) throw new ConnectError(`samples must be ≥ k (${k}), got ${samples}`, Code.InvalidArgument);
+  const temperature = request.temperature ?? 1;
+  if (!Number.isFinite(temperature) || temperature < 0)
+    throw new ConnectError(`temperature must be a finite number ≥ 0, got ${temperature}`, Code.InvalidArgument);
+  let theorems = await heldoutProblems(request);
+  if (request.maxProblems > 0) theorems = theorems.slice(0, request.maxProblems);
+  const { adapterDir, runConfig } = await evaluationTarget(request, config.runs_dir);
+
+  // Every problem in flight listens for the call's end.
+  setMaxListeners(HELDOUT_CONCURRENCY * 4, signal);
+  const clients = connectMesh(config);
+  let adapter = "";
+  try {
+    if (adapterDir) adapter = await loadAdapter(clients, adapterDir, signal);
+    const events = new EventQueue<EvaluateResponse>();
+    const chatPrompts = await usesChatPrompts(runConfig.prompt.format, clients);
+    const evaluation = evaluate({
+      // The run's held-out evaluation, with the request's k, sampling and length.
+      ...heldoutOptions({ clients, config: runConfig, theorems, chatPrompts, signal }, adapter),
+      k,
+      samples,
+      temperature,
+      maxTokens: request.maxTokens || runConfig.training.max_tokens,
+      seed: Number(request.seed),
+      onProblem: (result, index) =>
+        events.push(
+          create(EvaluateResponseSchema, {
+            event: { case: "problem", value: { index, theoremId: result.id, samples: result.samples, solved: result.solved } },
+          }),
+        ),
+    }).finally(() => events.end());
+    // Awaited below; marked handled now so that a stream the client left early leaves no unhandled rejection.
+    evaluation.catch(() => {});
+    yield* events.drain();
+    const report = await evaluation;
+    yield create(EvaluateResponseSchema, {
+      event: {
+        case: "summary",
+        value: {
+          evaluated: adapterDir ?? "base model",
+          problems: report.problems,
+          k: report.k,
+          samples: report.samples,
+          greedy: report.greedy,
+          passAt1: report.pass_at_1,
+          passAtK: report.pass_at_k,
+          seconds: (performance.now() - started) / 1000,
+          ...(report.forms ? { answerForms: answerForms(report.forms) } : {}),
+        },
+      },
+    });
+  } finally {
+    if (adapter) await clients.inference.unloadAdapter({ name: adapter }).catch(() => {});
+    clients.close();
+  }
+}
+
+async function heldoutProblems(request: EvaluateRequest): Promise<Theorem[]> {
+  if ((request.datasetPath === "") === (request.theorems.length === 0))
+    throw new ConnectError("set exactly one of dataset_path and theorems", Code.InvalidArgument);
+  try {
+    if (request.datasetPath) return await loadDataset(request.datasetPath);
+    validateInlineTheorems(request.theorems);
+    return [...request.theorems];
+  } catch (error) {
+    if (error instanceof DatasetError) throw new ConnectError(error.message, Code.InvalidArgument);
+    throw error;
+  }
+}
+
+/** Loads the adapter directory from its path under a name of this call's own; returns the name. */
+async function loadAdapter(clients: MeshClients, dir: string, signal: AbortSignal): Promise<string> {
+  const name = `eval-${randomUUID().slice(0, 8)}-${path.basename(dir)}`;
+  const loaded = await clients.withRetry(
+    "inference",
+    () =>
+      clients.inference.loadAdapter(
+        (async function* () {
+          yield { part: { case: "source" as const, value: { name, version: 1n, path: dir, files: [] } } };
+        })(),
+        { signal },
+      ),
+    signal,
+  );
+  return loaded.adapter!.name;
+}
+
+function answerForms(stats: AnswerFormStats): EvaluationAnswerForms {
+  const optional = (value: number | null) => value ?? undefined;
+  return create(EvaluationAnswerFormsSchema, {
+    completions: stats.completions,
+    rightNumber: stats.right_number,
+    boxed: stats.boxed,
+    workedShare: stats.worked_share,
+    accuracyWorked: optional(stats.accuracy_worked),
+    accuracyDirect: optional(stats.accuracy_direct),
+    rightNumberWorked: optional(stats.right_number_worked),
+    rightNumberDirect: optional(stats.right_number_direct),
+    completionTokens: stats.completion_tokens,
+    truncated: stats.truncated,
+  });
+}

@@ -1,0 +1,57 @@
+// Every check StartRun makes before it accepts a run, in one place and in the order a user
+// would fix them: what the mode needs from the dataset and the mesh, the algorithm the learner
+// must have, the sampling distribution both the sampler and the learner must honour, the reward
+// spec the reward service must accept for the run's generation budget, and every prompt of the
+// training and held-out sets the tokenizer must encode. A refusal names the config key and what
+// is accepted; nothing is written to the run's directory before all of them pass.
+// One test each: apps/lean-grpo/test/run-preflight.spec.ts.
+import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import type { OrchestratorConfig } from "../config.js";
+import { describeAlgorithm, usesDynamicSampling } from "./learner-algorithm.js";
+import type { MeshClients } from "./mesh-clients.js";
+import { checkPromptsEncode } from "./prompt-check.js";
+import { usesChatPrompts } from "./prompts.js";
+import { checkRewardSpec } from "./reward-check.js";
+import type { RunConfig } from "./run-config.js";
+import { checkRunMode } from "./run-mode-check.js";
+import { checkSamplingHonoured } from "./sampling-preflight.js";
+
+export interface PreflightInputs {
+  config: RunConfig;
+  /** The training set's label in messages (its path, or "inline"). */
+  dataset: string;
+  theorems: readonly Theorem[];
+  heldout: readonly Theorem[];
+  services: OrchestratorConfig["services"];
+}
+
+/** What the checks learned that the run needs. */
+export interface PreflightFindings {
+  /** Whether the algorithm refills groups with no reward spread (DAPO's dynamic sampling). */
+  dynamicSampling: boolean;
+}
+
+/** What the run's mode needs of the dataset and the mesh: no RPC, so callers can run it before connecting. */
+export function checkRunShape(inputs: Pick<PreflightInputs, "config" | "theorems" | "services">): void {
+  checkRunMode(inputs.config, inputs.theorems, inputs.services);
+}
+
+/** The checks that ask the services; throws the first refusal (a ConnectError naming the key). */
+export async function checkRunWithServices(clients: MeshClients, inputs: PreflightInputs): Promise<PreflightFindings> {
+  const { config } = inputs;
+  const dynamicSampling = usesDynamicSampling(config, await describeAlgorithm(clients, config));
+  await checkSamplingHonoured(clients, config);
+  await checkRewardSpec(clients, config);
+  // Checked now, not at the step (or after the held-out evaluation) that would meet them.
+  const chat = await usesChatPrompts(config.prompt.format, clients);
+  await checkPromptsEncode(
+    clients,
+    [
+      { label: `dataset ${inputs.dataset}`, theorems: inputs.theorems },
+      { label: `held-out set ${config.eval.data}`, theorems: inputs.heldout },
+    ],
+    config.prompt,
+    chat,
+  );
+  return { dynamicSampling };
+}
