@@ -62,7 +62,8 @@ export class SamplesTable {
         if (this.outcome.value === "solved" && !sample.solved) return false;
         if (this.outcome.value === "unsolved" && sample.solved) return false;
         if (!text) return true;
-        return [sample.prompt, sample.completion, sample.theoremId, sample.verdict, ...sample.messages].some((f) =>
+        const turns = sample.turns.flatMap((t) => [t.completion, t.feedback]);
+        return [sample.prompt, sample.completion, sample.theoremId, sample.verdict, ...sample.messages, ...turns].some((f) =>
           f.toLowerCase().includes(text),
         );
       })
@@ -83,7 +84,9 @@ export class SamplesTable {
           row.sample.reward.toFixed(3),
           row.sample.verdict || (row.sample.solved ? "solved" : "not solved"),
           String(row.sample.completionTokens),
-          oneLine(row.sample.completion),
+          row.sample.turns.length > 1
+            ? `${row.sample.turns.length} turns · ${oneLine(row.sample.completion)}`
+            : oneLine(row.sample.completion),
         ];
         for (const text of cells) {
           const td = document.createElement("td");
@@ -132,8 +135,24 @@ export class SamplesTable {
     }
     add("h4", "Prompt");
     add("pre", s.prompt, "prompt");
-    add("h4", "Completion");
-    add("pre", s.completion, "completion");
+    if (s.turns.length > 0) {
+      // Repair mode: the trajectory as its attempts, each followed by the checker's feedback the model read next.
+      s.turns.forEach((turn, i) => {
+        add(
+          "h4",
+          `Attempt ${i + 1} · ${turn.solved ? "solved" : "not solved"}${turn.verdict ? ` · ${turn.verdict}` : ""} · reward ${turn.reward.toFixed(3)} · ${turn.completionTokens} tokens`,
+          turn.solved ? "verdict solved" : "verdict unsolved",
+        );
+        add("pre", turn.completion, "completion");
+        if (turn.feedback) {
+          add("h4", "Feedback (environment turn: conditioning only, not trained on)");
+          add("pre", turn.feedback, "feedback");
+        }
+      });
+    } else {
+      add("h4", "Completion");
+      add("pre", s.completion, "completion");
+    }
     if (s.messages.length > 0) {
       add("h4", "Verifier and scorer messages");
       const list = document.createElement("ul");

@@ -7,6 +7,7 @@ import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { type EvalOptions, evaluate } from "../eval/evaluate.js";
 import type { MeshClients } from "./mesh-clients.js";
 import type { RunConfig } from "./run-config.js";
+import { evalTurns, repairHeldoutAccuracy } from "./repair-heldout.js";
 import type { EvalRecord } from "./run-outputs.js";
 
 export interface HeldoutContext {
@@ -26,6 +27,8 @@ export function evaluatesAt(config: RunConfig, step: number): boolean {
 }
 
 export async function heldoutAccuracy(ctx: HeldoutContext, step: number, adapter: string): Promise<EvalRecord> {
+  // Repair turns (eval.max_turns, or repair mode's rollout.max_turns): accuracy after the first and the last attempt.
+  if (evalTurns(ctx.config) > 1) return repairHeldoutAccuracy(ctx, step, adapter);
   const started = performance.now();
   const report = await evaluate(heldoutOptions(ctx, adapter));
   return {

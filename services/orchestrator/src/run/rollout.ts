@@ -17,6 +17,8 @@ export interface RolloutSample {
   promptTokenIds: number[];
   completion: Completion;
   reward: number;
+  /** Which completion tokens are the model's (true) and which the environment's (repair mode's feedback); absent: all the model's. */
+  completionMask?: boolean[];
 }
 
 export interface RolloutGroup {
@@ -32,6 +34,8 @@ export interface RolloutGroup {
   proofSteps?: number[];
   /** Tactic mode: trajectories whose StartProof the verifier refused (the statement does not elaborate). */
   unstarted?: number;
+  /** Repair mode: attempts per trajectory, and whether its first attempt was solved (repair-metrics.ts). */
+  repair?: { turns: number[]; solvedFirst: boolean[] };
   /** Lean tasks: proofs the REPL accepted and the verifier's kernel replay refused (replay-refusals.ts). */
   replayRefusals?: number;
   generateS: number;

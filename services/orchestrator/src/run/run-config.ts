@@ -2,7 +2,7 @@
 // train config (StartRunRequest.config), validated with the same loader as service configs.
 import { z } from "zod";
 
-export const RUN_MODES = ["whole", "tactic"] as const;
+export const RUN_MODES = ["whole", "tactic", "repair"] as const;
 /** The importance-weight cap an async run asks the learner for when algorithm.config does not set one (verl's TIS default). */
 export const ASYNC_IMPORTANCE_SAMPLING_CAP = 2;
 /** …per token and truncated (the learner's default is TRL's, per sequence and masked). */
@@ -70,7 +70,9 @@ export const RunConfigSchema = z
          * trajectory alternates Generate (one tactic, the current goals in the prompt) and the
          * verifier's ApplyTactic, then the assembled proof is re-checked in command mode by the
          * reward service. Tactic mode needs Lean theorems and `services.verifier`; the held-out
-         * evaluation (`eval`) stays whole-proof greedy decoding.
+         * evaluation (`eval`) stays whole-proof greedy decoding. "repair": a whole proof (or math
+         * answer) first; while the verdict is not PROVED/correct the checker's feedback is appended
+         * as an environment turn and the model tries again, up to rollout.max_turns (repair-rollout.ts).
          */
         mode: z.enum(RUN_MODES).default("whole"),
         /** Tactic mode: most tactics one trajectory may apply before it ends unsolved. */
@@ -96,6 +98,21 @@ export const RunConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /** Repair mode (training.mode "repair", repair-rollout.ts). */
+    rollout: z
+      .object({
+        /** Attempts per trajectory: the first and up to max_turns − 1 repairs after the checker's feedback. */
+        max_turns: z.number().int().min(1).max(16).default(2),
+        /**
+         * A solved trajectory's reward is multiplied by turn_discount^(attempts − 1), so a first-turn
+         * solution can be worth more than a repaired one; unsolved ones keep their last attempt's reward. 1: no discount.
+         */
+        turn_discount: z.number().gt(0).max(1).default(1),
+        /** Longest feedback turn, in tokens (its text is cut to fit). */
+        max_feedback_tokens: z.number().int().min(8).default(256),
+      })
+      .strict()
+      .prefault({}),
     eval: z
       .object({
         /** Held-out JSONL evaluated with greedy decoding while the run trains; empty: no evaluation. */
@@ -104,6 +121,12 @@ export const RunConfigSchema = z
         every: z.number().int().positive().default(10),
         /** Problems of the file to use (its first N); 0: all. */
         max_problems: z.number().int().min(0).default(0),
+        /**
+         * Attempts per held-out problem, each after the checker's feedback on the last (repair turns,
+         * greedy): accuracy after the first and after the last attempt are both recorded. Unset: rollout.max_turns
+         * in repair mode, else 1. Set 2 on a whole-mode run to measure what a second turn gives its policy.
+         */
+        max_turns: z.number().int().min(1).max(16).optional(),
       })
       .strict()
       .prefault({}),
@@ -158,6 +181,12 @@ export const RunConfigSchema = z
           .default(
             "Complete the following Lean 4 proof one tactic at a time.\n```lean4\n{header}\n{context}\n{statement} := by\n{proof}```\nCurrent goals:\n{goals}\nNext tactic:",
           ),
+        /**
+         * Repair mode: the environment turn after a failed attempt, sent as a user turn of the chat
+         * template (or plain text without one); {feedback} is the checker's answer (math: that the
+         * answer is not correct, never the answer; Lean: the first errors with their lines, the goals left).
+         */
+        feedback_template: z.string().default("{feedback}\nTry again."),
       })
       .strict()
       .prefault({}),

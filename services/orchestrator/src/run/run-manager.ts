@@ -22,6 +22,7 @@ import { ConfigError, createLogger, loadConfig } from "@lean-grpo/kit";
 import type { OrchestratorConfig } from "../config.js";
 import { DatasetError } from "../data/dataset-error.js";
 import { loadDataset, validateInlineTheorems } from "../data/load-dataset.js";
+import { repairEvalSummary } from "./repair-metrics.js";
 import { replayRefusalAlarm } from "./replay-refusals.js";
 import { syncAdapter } from "./adapter-sync.js";
 import { readJsonObjects } from "@lean-grpo/jsonl";
@@ -229,7 +230,7 @@ export class RunManager {
             await outputs.appendEval(record);
             this.emitLog(
               active,
-              `held-out greedy accuracy after step ${record.step}: ${(100 * record.heldout_accuracy).toFixed(1)}% (${record.solved}/${record.problems}, ${record.seconds.toFixed(1)} s)`,
+              `held-out greedy accuracy after step ${record.step}: ${(100 * record.heldout_accuracy).toFixed(1)}% (${record.solved}/${record.problems}, ${record.seconds.toFixed(1)} s)${repairEvalSummary(record)}`,
             );
           },
           onStep: async (record) => this.recordStep(active, outputs, record),

@@ -8,6 +8,7 @@ import path from "node:path";
 import { readJsonLines } from "@lean-grpo/jsonl";
 import { ADAPTERS_DIR, CHECKPOINTS_DIR, checkpointName, parseAdapterName, parseCheckpointName } from "@lean-grpo/adapter-files";
 import type { AnswerFormStats } from "../eval/answer-form.js";
+import type { RepairEvalStats } from "./repair-metrics.js";
 import type { SampleRecord } from "./step-samples.js";
 
 export interface StepRecord {
@@ -35,6 +36,8 @@ export interface EvalRecord {
   seconds: number;
   /** How the greedy answers were written (math problems only): eval/answer-form.ts. */
   forms?: AnswerFormStats;
+  /** With repair turns (eval.max_turns > 1): accuracy after the first and the last attempt (repair-heldout.ts). */
+  repair?: RepairEvalStats;
 }
 
 export interface RunFile {

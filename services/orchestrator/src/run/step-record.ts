@@ -8,6 +8,7 @@
 // verify_s and score_s split only the time the step waited for its rollouts, and the hidden
 // part is reported apart as rollout_overlap_s, not counted in total_s.
 import type { EvalRecord } from "./run-outputs.js";
+import { repairHeldoutMetrics, repairStepMetrics } from "./repair-metrics.js";
 import { REPLAY_REFUSALS_METRIC } from "./replay-refusals.js";
 import type { StepRollouts } from "./step-rollouts.js";
 
@@ -88,6 +89,7 @@ export function stepMetrics({ rollouts, trained, trainedFromVersion, samplesSent
   if (rolled.some((g) => g.replayRefusals !== undefined)) {
     metrics[REPLAY_REFUSALS_METRIC] = rolled.reduce((n, g) => n + (g.replayRefusals ?? 0), 0);
   }
+  Object.assign(metrics, repairStepMetrics(rolled));
   if (tactic) {
     const steps = rolled.flatMap((g) => g.proofSteps ?? []);
     metrics.proof_steps_mean = steps.reduce((a, b) => a + b, 0) / Math.max(1, steps.length);
@@ -99,7 +101,7 @@ export function stepMetrics({ rollouts, trained, trainedFromVersion, samplesSent
 
 /** The held-out evaluation after a step, as the step's metrics: accuracy, and for math how the policy answers. */
 export function heldoutMetrics(record: EvalRecord): Record<string, number> {
-  const metrics: Record<string, number> = { heldout_accuracy: record.heldout_accuracy };
+  const metrics: Record<string, number> = { heldout_accuracy: record.heldout_accuracy, ...repairHeldoutMetrics(record) };
   for (const [key, value] of Object.entries(record.forms ?? {})) {
     if (key !== "completions" && typeof value === "number") metrics[`heldout_${key}`] = value;
   }

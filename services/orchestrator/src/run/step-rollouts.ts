@@ -7,6 +7,7 @@ import { DataOrder } from "./data-order.js";
 import type { MeshClients } from "./mesh-clients.js";
 import type { RunConfig } from "./run-config.js";
 import { rolloutGroup, type RolloutContext, type RolloutGroup } from "./rollout.js";
+import { repairRolloutGroup } from "./repair-rollout.js";
 import { tacticRolloutGroup } from "./tactic-rollout.js";
 
 /** An adapter loaded in the inference service ("" / 0: the base model). */
@@ -65,7 +66,7 @@ export class StepRolloutPlanner {
       chatPrompts: this.plan.chatPrompts,
       ...(signal ? { signal } : {}),
     };
-    const rollGroup = config.training.mode === "tactic" ? tacticRolloutGroup : rolloutGroup;
+    const rollGroup = { whole: rolloutGroup, tactic: tacticRolloutGroup, repair: repairRolloutGroup }[config.training.mode];
     const batchSize = config.training.batch_size;
     const roll = (indices: number[], slotBase: number) =>
       Promise.all(

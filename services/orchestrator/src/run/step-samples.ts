@@ -21,6 +21,29 @@ export interface ReadableGroup {
   prompt: string;
   completions: readonly Completion[];
   results: readonly RewardResult[];
+  /** Repair mode: each completion's trajectory, attempt by attempt (the completion is its last attempt). */
+  turns?: readonly (readonly ReadableTurn[])[];
+}
+
+/** One attempt of a repair trajectory and the feedback that followed it. */
+export interface ReadableTurn {
+  completion: Completion;
+  result: RewardResult;
+  /** The checker's message, as {feedback} in prompt.feedback_template. */
+  feedback?: string;
+  /** The whole environment turn as tokenised (template and chat markers included). */
+  feedbackText?: string;
+}
+
+/** One attempt in samples.jsonl. */
+export interface SampleTurnRecord {
+  completion: string;
+  reward: number;
+  solved: boolean;
+  verdict: string;
+  /** The environment turn the model read next (chat markers included); absent after the last attempt. */
+  feedback?: string;
+  completion_tokens: number;
 }
 
 /** One line's worth of a sample, as samples.jsonl stores it (snake_case, like the other run files). */
@@ -37,6 +60,8 @@ export interface SampleRecord {
   completion_tokens: number;
   finish_reason: string;
   truncated: boolean;
+  /** Repair mode: the trajectory's attempts, each with the feedback that followed it. */
+  turns?: SampleTurnRecord[];
 }
 
 /**
@@ -73,6 +98,7 @@ function sampleRecord(group: ReadableGroup, index: number): SampleRecord {
     ...(result?.components ?? []).filter((c) => c.detail).map((c) => `${c.scorer}: ${c.detail}`),
   ];
   const messages = allMessages.slice(0, SAMPLE_MESSAGES_MAX).map((m) => cut(m, SAMPLE_MESSAGE_MAX_CHARS));
+  const turns = group.turns?.[index]?.map(turnRecord);
   return {
     group_id: group.groupId,
     theorem_id: group.theoremId,
@@ -85,7 +111,30 @@ function sampleRecord(group: ReadableGroup, index: number): SampleRecord {
     messages: messages.map((m) => m.text),
     completion_tokens: completion.tokenIds.length,
     finish_reason: FinishReason[completion.finishReason] ?? "UNSPECIFIED",
-    truncated: prompt.cut || text.cut || messages.some((m) => m.cut) || allMessages.length > SAMPLE_MESSAGES_MAX,
+    truncated:
+      prompt.cut ||
+      text.cut ||
+      messages.some((m) => m.cut) ||
+      allMessages.length > SAMPLE_MESSAGES_MAX ||
+      (turns?.some((t) => t.cut) ?? false),
+    ...(turns ? { turns: turns.map((t) => t.record) } : {}),
+  };
+}
+
+function turnRecord(turn: ReadableTurn): { record: SampleTurnRecord; cut: boolean } {
+  const text = cut(turn.completion.text, SAMPLE_TEXT_MAX_CHARS);
+  const feedback = turn.feedbackText === undefined ? undefined : cut(turn.feedbackText, SAMPLE_TEXT_MAX_CHARS);
+  const verification = turn.result.verification;
+  return {
+    record: {
+      completion: text.text,
+      reward: turn.result.reward,
+      solved: turn.result.solved,
+      verdict: verification && verification.verdict !== Verdict.UNSPECIFIED ? Verdict[verification.verdict] : "",
+      ...(feedback ? { feedback: feedback.text } : {}),
+      completion_tokens: turn.completion.tokenIds.length,
+    },
+    cut: text.cut || (feedback?.cut ?? false),
   };
 }
 
@@ -118,5 +167,13 @@ export function sampleToProto(record: SampleRecord): CompletionSample {
     completionTokens: record.completion_tokens,
     finishReason: record.finish_reason,
     truncated: record.truncated,
+    turns: (record.turns ?? []).map((t) => ({
+      completion: t.completion,
+      reward: t.reward,
+      solved: t.solved,
+      verdict: t.verdict,
+      feedback: t.feedback ?? "",
+      completionTokens: t.completion_tokens,
+    })),
   });
 }

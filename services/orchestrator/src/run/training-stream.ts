@@ -70,7 +70,7 @@ export async function* trainingStream(
     },
   };
   for (const group of groups) {
-    for (const { sampleId, promptTokenIds, completion, reward } of group.samples) {
+    for (const { sampleId, promptTokenIds, completion, reward, completionMask } of group.samples) {
       yield {
         part: {
           case: "sample",
@@ -83,6 +83,8 @@ export async function* trainingStream(
             truncated: completion.finishReason === FinishReason.LENGTH,
             policyVersion: completion.policyVersion,
             sampleId,
+            // Repair mode: the feedback tokens between attempts are conditioning only.
+            ...(completionMask ? { completionMask } : {}),
           },
         },
       };
