@@ -1,5 +1,5 @@
 // A run-config value is parsed once, by its owner. The orchestrator owns the run config
-// (services/orchestrator/src/run/run-config.ts): StartRun reads the typed run_config, or the
+// (services/orchestrator/src/run/config/run-config.ts): StartRun reads the typed run_config, or the
 // deprecated Struct, in one mapping function (run-config-message.ts) and parses it once with
 // RunConfigSchema (run-manager.ts); everything downstream gets the typed RunConfig. A client
 // (the CLI) carries the YAML to StartRun as the typed message and reads back the resolved
@@ -18,12 +18,12 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../.
 /** Where each identifier may be used as a value, and why. */
 const OWNERS: Record<string, Record<string, string>> = {
   RunConfigSchema: {
-    "services/orchestrator/src/run/run-config.ts": "the definition",
+    "services/orchestrator/src/run/config/run-config.ts": "the definition",
     "services/orchestrator/src/run/run-manager.ts": "the one parse: a StartRun config, a resumed run's config.json, Evaluate's run config",
-    "services/orchestrator/src/run/new-run-id.ts": "exp_name's rule, for a client that names a run's log folder before StartRun",
+    "services/orchestrator/src/run/config/new-run-id.ts": "exp_name's rule, for a client that names a run's log folder before StartRun",
   },
   RunConfigMessageSchema: {
-    "services/orchestrator/src/run/run-config-message.ts": "the one mapping between the YAML shape and the message",
+    "services/orchestrator/src/run/config/run-config-message.ts": "the one mapping between the YAML shape and the message",
     "apps/lean-grpo/src/commands/train-command.ts": "the names of the run sections a train file may hold (no values read)",
   },
 };

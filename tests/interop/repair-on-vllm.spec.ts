@@ -18,10 +18,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { MeshClients } from "../../services/orchestrator/src/run/mesh-clients.js";
-import { MATH_FEEDBACK } from "../../services/orchestrator/src/run/repair-feedback.js";
-import { trajectoryCompletion } from "../../services/orchestrator/src/run/repair-rollout.js";
-import { rollRepairTrajectories } from "../../services/orchestrator/src/run/repair-trajectories.js";
-import { RunConfigSchema } from "../../services/orchestrator/src/run/run-config.js";
+import { MATH_FEEDBACK } from "../../services/orchestrator/src/run/rollout/repair-feedback.js";
+import { trajectoryCompletion } from "../../services/orchestrator/src/run/rollout/repair-rollout.js";
+import { rollRepairTrajectories } from "../../services/orchestrator/src/run/rollout/repair-trajectories.js";
+import { RunConfigSchema } from "../../services/orchestrator/src/run/config/run-config.js";
 import { applyChatTemplate, startVllmStandIn, tokenizeText, type VllmStandIn } from "../fakes/vllm/vllm-stand-in.js";
 
 let vllm: VllmStandIn;

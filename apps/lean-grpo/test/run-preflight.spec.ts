@@ -1,4 +1,4 @@
-// One test per check of services/orchestrator/src/run/run-preflight.ts, through StartRun on a
+// One test per check of services/orchestrator/src/run/preflight/run-preflight.ts, through StartRun on a
 // whole mesh: each refuses with its own status and a message naming the key and what is
 // accepted, and a refused run leaves no directory behind (the checks run before any output).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

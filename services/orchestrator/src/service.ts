@@ -4,7 +4,7 @@ import type { ServiceRegistration } from "@lean-grpo/kit";
 import { OrchestratorService } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import type { OrchestratorConfig } from "./config.js";
 import { RunManager } from "./run/run-manager.js";
-import type { ReportRenderer } from "./run/run-report.js";
+import type { ReportRenderer } from "./run/outputs/run-report.js";
 import { evaluateRpc } from "./eval/evaluate-rpc.js";
 
 const DEFAULT_PAGE = 50;

@@ -3,8 +3,8 @@
 import { create } from "@bufbuild/protobuf";
 import { AlgorithmInfoSchema } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { describe, expect, it } from "vitest";
-import { usesDynamicSampling } from "../src/run/learner-algorithm.js";
-import { RunConfigSchema } from "../src/run/run-config.js";
+import { usesDynamicSampling } from "../src/run/config/learner-algorithm.js";
+import { RunConfigSchema } from "../src/run/config/run-config.js";
 
 const knob = (defaultValue: string) => ({ name: "dynamic_sampling", type: "boolean", defaultValue, description: "", allowedValues: [] });
 const dapo = create(AlgorithmInfoSchema, { name: "dapo", params: [knob("true")] });

@@ -11,16 +11,16 @@ import { RewardResultSchema, type ScoreGroupRequest } from "@lean-grpo/gen/leang
 import { Severity, Verdict, VerifyResponseSchema } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { describe, expect, it } from "vitest";
 import type { MeshClients } from "../src/run/mesh-clients.js";
-import { heldoutAccuracy } from "../src/run/heldout-eval.js";
-import { feedbackText, MATH_FEEDBACK } from "../src/run/repair-feedback.js";
-import { evalTurns } from "../src/run/repair-heldout.js";
-import { repairEvalSummary } from "../src/run/repair-metrics.js";
-import { ENVIRONMENT_LOGPROB, repairRolloutGroup } from "../src/run/repair-rollout.js";
-import type { RolloutContext } from "../src/run/rollout.js";
-import { RunConfigSchema } from "../src/run/run-config.js";
-import { heldoutMetrics } from "../src/run/step-record.js";
-import { pickSamples } from "../src/run/step-samples.js";
-import { trainingStream } from "../src/run/training-stream.js";
+import { heldoutAccuracy } from "../src/run/training/heldout-eval.js";
+import { feedbackText, MATH_FEEDBACK } from "../src/run/rollout/repair-feedback.js";
+import { evalTurns } from "../src/run/training/repair-heldout.js";
+import { repairEvalSummary } from "../src/run/outputs/repair-metrics.js";
+import { ENVIRONMENT_LOGPROB, repairRolloutGroup } from "../src/run/rollout/repair-rollout.js";
+import type { RolloutContext } from "../src/run/rollout/rollout.js";
+import { RunConfigSchema } from "../src/run/config/run-config.js";
+import { heldoutMetrics } from "../src/run/outputs/step-record.js";
+import { pickSamples } from "../src/run/training/step-samples.js";
+import { trainingStream } from "../src/run/training/training-stream.js";
 
 const BOS = 1;
 const EOS = 2;

@@ -1,8 +1,8 @@
 // The run's RewardSpec names the generation budget of the completions it scores; the reward
 // service derives the length shaping from it.
 import { describe, expect, it } from "vitest";
-import { rewardSpec } from "../src/run/reward-spec.js";
-import { RunConfigSchema } from "../src/run/run-config.js";
+import { rewardSpec } from "../src/run/config/reward-spec.js";
+import { RunConfigSchema } from "../src/run/config/run-config.js";
 
 describe("rewardSpec", () => {
   it("carries the preset, the scorer overrides and the budget of one completion", () => {

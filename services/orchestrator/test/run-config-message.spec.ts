@@ -8,8 +8,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { loadConfig } from "@lean-grpo/kit";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { RunConfigSchema } from "../src/run/run-config.js";
-import { resolvedConfigMessage, runConfigInput, runConfigToMessage } from "../src/run/run-config-message.js";
+import { RunConfigSchema } from "../src/run/config/run-config.js";
+import { resolvedConfigMessage, runConfigInput, runConfigToMessage } from "../src/run/config/run-config-message.js";
 
 const configs = new URL("../../../configs/", import.meta.url);
 /** A preset's run sections: the file without the CLI's own keys. */

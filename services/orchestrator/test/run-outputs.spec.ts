@@ -7,9 +7,9 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { RunSchema, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { RunOutputs, type StepRecord } from "../src/run/run-outputs.js";
-import { writeRunReport, type RunReport } from "../src/run/run-report.js";
-import type { SampleRecord } from "../src/run/step-samples.js";
+import { RunOutputs, type StepRecord } from "../src/run/outputs/run-outputs.js";
+import { writeRunReport, type RunReport } from "../src/run/outputs/run-report.js";
+import type { SampleRecord } from "../src/run/training/step-samples.js";
 
 const step = (n: number): StepRecord => ({
   step: n,

@@ -5,10 +5,10 @@ import { create } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
 import { AlgorithmInfoSchema } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { describe, expect, it } from "vitest";
-import { describeAlgorithm } from "../src/run/learner-algorithm.js";
+import { describeAlgorithm } from "../src/run/config/learner-algorithm.js";
 import type { MeshClients } from "../src/run/mesh-clients.js";
-import { RunConfigSchema } from "../src/run/run-config.js";
-import { stepSampling, trainingStream } from "../src/run/training-stream.js";
+import { RunConfigSchema } from "../src/run/config/run-config.js";
+import { stepSampling, trainingStream } from "../src/run/training/training-stream.js";
 
 // As both learners describe a knob with aliases (ListAlgorithms).
 const grpo = create(AlgorithmInfoSchema, {

@@ -3,11 +3,11 @@
 import { create } from "@bufbuild/protobuf";
 import { CompletionSchema, TheoremSchema } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { describe, expect, it } from "vitest";
-import type { RolloutGroup } from "../src/run/rollout.js";
-import { ASYNC_IMPORTANCE_SAMPLING_CAP, RunConfigSchema } from "../src/run/run-config.js";
-import { stepMetrics, stepTimings } from "../src/run/step-record.js";
-import type { StepRollouts } from "../src/run/step-rollouts.js";
-import { stepAlgorithmConfig, trainingStream } from "../src/run/training-stream.js";
+import type { RolloutGroup } from "../src/run/rollout/rollout.js";
+import { ASYNC_IMPORTANCE_SAMPLING_CAP, RunConfigSchema } from "../src/run/config/run-config.js";
+import { stepMetrics, stepTimings } from "../src/run/outputs/step-record.js";
+import type { StepRollouts } from "../src/run/rollout/step-rollouts.js";
+import { stepAlgorithmConfig, trainingStream } from "../src/run/training/training-stream.js";
 
 function group(id: string, turns: number[], rewards: number[]): RolloutGroup {
   return {

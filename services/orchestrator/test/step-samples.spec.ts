@@ -5,7 +5,7 @@ import { CompletionSchema, FinishReason } from "@lean-grpo/gen/leangrpo/v1/commo
 import { RewardResultSchema } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { Severity, Verdict } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { describe, expect, it } from "vitest";
-import { pickSamples, SAMPLE_TEXT_MAX_CHARS, sampleToProto, type ReadableGroup } from "../src/run/step-samples.js";
+import { pickSamples, SAMPLE_TEXT_MAX_CHARS, sampleToProto, type ReadableGroup } from "../src/run/training/step-samples.js";
 
 function group(id: string, rewards: number[], text = (i: number) => `proof ${i}`): ReadableGroup {
   return {

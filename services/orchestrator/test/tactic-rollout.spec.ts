@@ -10,10 +10,10 @@ import type { ScoreGroupRequest } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { TacticStatus, type ApplyTacticRequest } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { describe, expect, it } from "vitest";
 import type { MeshClients } from "../src/run/mesh-clients.js";
-import type { RolloutContext } from "../src/run/rollout.js";
-import { RunConfigSchema } from "../src/run/run-config.js";
-import { tacticPromptText } from "../src/run/tactic-prompt.js";
-import { tacticRolloutGroup, turnSeed } from "../src/run/tactic-rollout.js";
+import type { RolloutContext } from "../src/run/rollout/rollout.js";
+import { RunConfigSchema } from "../src/run/config/run-config.js";
+import { tacticPromptText } from "../src/run/rollout/tactic-prompt.js";
+import { tacticRolloutGroup, turnSeed } from "../src/run/rollout/tactic-rollout.js";
 
 const theorem = create(TheoremSchema, {
   id: "and",

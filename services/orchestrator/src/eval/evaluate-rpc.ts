@@ -1,5 +1,5 @@
 // OrchestratorService.Evaluate: held-out evaluation of a run's adapter, an adapter or
-// checkpoint directory, or the base model: a run's held-out evaluation (run/heldout-eval.ts
+// checkpoint directory, or the base model: a run's held-out evaluation (run/training/heldout-eval.ts
 // heldoutOptions) with the request's k, sampling and length. The adapter is loaded into the inference service
 // under a name of this call's own and unloaded after; each problem's result is streamed as
 // it is scored, then the summary.
@@ -19,9 +19,9 @@ import {
 import type { OrchestratorConfig } from "../config.js";
 import { DatasetError } from "../data/dataset-error.js";
 import { loadDataset, validateInlineTheorems } from "../data/load-dataset.js";
-import { HELDOUT_CONCURRENCY, heldoutOptions } from "../run/heldout-eval.js";
+import { HELDOUT_CONCURRENCY, heldoutOptions } from "../run/training/heldout-eval.js";
 import { connectMesh, type MeshClients } from "../run/mesh-clients.js";
-import { usesChatPrompts } from "../run/prompts.js";
+import { usesChatPrompts } from "../run/rollout/prompts.js";
 import type { AnswerFormStats } from "./answer-form.js";
 import { evaluate } from "./evaluate.js";
 import { EventQueue } from "./event-queue.js";

@@ -5,8 +5,8 @@
 // accuracy per form, length).
 import { FinishReason, TaskKind, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { MeshClients } from "../run/mesh-clients.js";
-import { buildPrompt } from "../run/prompts.js";
-import type { RunConfig } from "../run/run-config.js";
+import { buildPrompt } from "../run/rollout/prompts.js";
+import type { RunConfig } from "../run/config/run-config.js";
 import { type AnswerFormStats, answerFormStats, type FormCounts, formCounts } from "./answer-form.js";
 import { passAtK } from "./pass-at-k.js";
 
@@ -122,7 +122,7 @@ async function evaluateProblem(options: EvalOptions, theorem: Theorem, index: nu
   return result;
 }
 
-/** As the prompts decide it (run/prompts.ts): a math task, or no Lean statement but an answer. */
+/** As the prompts decide it (run/rollout/prompts.ts): a math task, or no Lean statement but an answer. */
 function isMathProblem(theorem: Theorem): boolean {
   return theorem.kind === TaskKind.MATH_ANSWER || (!theorem.statement && theorem.answer !== "");
 }

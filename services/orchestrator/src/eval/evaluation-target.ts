@@ -6,10 +6,10 @@ import path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { CHECKPOINT_ADAPTER_DIR } from "@lean-grpo/adapter-files";
 import type { EvaluateRequest } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import type { RunConfig } from "../run/run-config.js";
+import type { RunConfig } from "../run/config/run-config.js";
 import { parseRunConfig } from "../run/run-manager.js";
-import { runConfigInput } from "../run/run-config-message.js";
-import { RunOutputs } from "../run/run-outputs.js";
+import { runConfigInput } from "../run/config/run-config-message.js";
+import { RunOutputs } from "../run/outputs/run-outputs.js";
 
 export interface EvaluationTarget {
   /** PEFT adapter directory to load into the inference service; undefined for the base model. */

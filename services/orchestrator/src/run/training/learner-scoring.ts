@@ -2,8 +2,8 @@
 // (ComputeLogprobs, retried as every learner call): what the start-up preflight and the
 // adapter check after each sync both ask.
 import type { ComputeLogprobsResponse } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
-import type { MeshClients } from "./mesh-clients.js";
-import type { RunConfig } from "./run-config.js";
+import type { MeshClients } from "../mesh-clients.js";
+import type { RunConfig } from "../config/run-config.js";
 import { stepSampling } from "./training-stream.js";
 
 export function learnerLogprobsOf(

@@ -9,7 +9,7 @@
 // the assistant turn, the user turn holding the feedback and the next assistant header. Any
 // prefix the tokenizer adds to every text (a BOS token) is dropped, and so is the end-of-turn
 // token when the attempt already sampled it.
-import type { MeshClients } from "./mesh-clients.js";
+import type { MeshClients } from "../mesh-clients.js";
 
 /** Stands for the model's attempt inside the rendered template: plain ASCII, so any vocabulary encodes it; no template emits it. */
 const ATTEMPT_SENTINEL = "[[lean-grpo attempt]]";

@@ -3,11 +3,11 @@
 // whole-mode evaluation's, and after the last attempt come from the same run of the policy.
 // For math problems the first attempts' answer forms are reported as evaluate.ts reports them.
 import { FinishReason, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import { answerFormStats, type FormCounts, formCounts } from "../eval/answer-form.js";
+import { answerFormStats, type FormCounts, formCounts } from "../../eval/answer-form.js";
 import { HELDOUT_CONCURRENCY, type HeldoutContext } from "./heldout-eval.js";
-import { isMathTask } from "./repair-feedback.js";
-import { rollRepairTrajectories, type RepairTrajectory } from "./repair-trajectories.js";
-import type { EvalRecord } from "./run-outputs.js";
+import { isMathTask } from "../rollout/repair-feedback.js";
+import { rollRepairTrajectories, type RepairTrajectory } from "../rollout/repair-trajectories.js";
+import type { EvalRecord } from "../outputs/run-outputs.js";
 
 /** Attempts per held-out problem: eval.max_turns, else rollout.max_turns in repair mode, else 1. */
 export function evalTurns(config: HeldoutContext["config"]): number {

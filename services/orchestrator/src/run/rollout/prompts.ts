@@ -3,8 +3,8 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { PromptSchema, TaskKind, type Prompt, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import type { MeshClients } from "./mesh-clients.js";
-import type { RunConfig } from "./run-config.js";
+import type { MeshClients } from "../mesh-clients.js";
+import type { RunConfig } from "../config/run-config.js";
 
 export function promptText(theorem: Theorem, config: RunConfig["prompt"]): string {
   if (theorem.kind === TaskKind.MATH_ANSWER || (!theorem.statement && theorem.answer)) {

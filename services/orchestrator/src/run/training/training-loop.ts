@@ -16,17 +16,17 @@ import { adapterCheckThreshold, checkAdapterTook } from "./adapter-check.js";
 import { syncAdapter } from "./adapter-sync.js";
 import { evaluatesAt, heldoutAccuracy } from "./heldout-eval.js";
 import { adapterAfterStep } from "./lagged-adapter.js";
-import type { MeshClients } from "./mesh-clients.js";
+import type { MeshClients } from "../mesh-clients.js";
 import { versionFromProto } from "@lean-grpo/adapter-files";
-import { usesChatPrompts } from "./prompts.js";
-import { PrefetchedRollouts } from "./rollout-prefetch.js";
-import type { RunConfig } from "./run-config.js";
-import type { EvalRecord, RunOutputs, StepRecord } from "./run-outputs.js";
-import { heldoutMetrics, stepMetrics, stepTimings } from "./step-record.js";
+import { usesChatPrompts } from "../rollout/prompts.js";
+import { PrefetchedRollouts } from "../rollout/rollout-prefetch.js";
+import type { RunConfig } from "../config/run-config.js";
+import type { EvalRecord, RunOutputs, StepRecord } from "../outputs/run-outputs.js";
+import { heldoutMetrics, stepMetrics, stepTimings } from "../outputs/step-record.js";
 import { pickSamples } from "./step-samples.js";
-import { StepRolloutPlanner, type AdapterRef, type StepRollouts } from "./step-rollouts.js";
-import { StepSpan } from "./step-span.js";
-import { inSpan, runAttributes } from "./tracing.js";
+import { StepRolloutPlanner, type AdapterRef, type StepRollouts } from "../rollout/step-rollouts.js";
+import { StepSpan } from "../outputs/step-span.js";
+import { inSpan, runAttributes } from "../outputs/tracing.js";
 import { sampleCount, trainingStream } from "./training-stream.js";
 
 export interface LoopOptions {

@@ -3,8 +3,8 @@
 // verifier URL is refused up front rather than failing at the first group.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { TaskKind, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import type { OrchestratorConfig } from "../config.js";
-import { RUN_MODES, type RunConfig } from "./run-config.js";
+import type { OrchestratorConfig } from "../../config.js";
+import { RUN_MODES, type RunConfig } from "../config/run-config.js";
 
 export function checkRunMode(config: RunConfig, theorems: readonly Theorem[], services: OrchestratorConfig["services"]): void {
   if (config.training.mode !== "tactic") return;

@@ -3,7 +3,7 @@
 // like whole-proof prompts.
 import { create } from "@bufbuild/protobuf";
 import { PromptSchema, type Prompt, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import type { RunConfig } from "./run-config.js";
+import type { RunConfig } from "../config/run-config.js";
 
 const PLACEHOLDER = /\{(header|context|statement|informal|proof|goals)\}/g;
 

@@ -7,15 +7,15 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Completion, SamplingParamsSchema, Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { RewardResult } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
-import type { MeshClients } from "./mesh-clients.js";
+import type { MeshClients } from "../mesh-clients.js";
 import { buildPrompt, promptText } from "./prompts.js";
 import { feedbackText, fillFeedback } from "./repair-feedback.js";
 import { type EnvironmentTurn, EnvironmentTurnTokenizer } from "./repair-turn-tokens.js";
-import type { RunConfig } from "./run-config.js";
-import { rewardSpec } from "./reward-spec.js";
+import type { RunConfig } from "../config/run-config.js";
+import { rewardSpec } from "../config/reward-spec.js";
 import { turnSeed } from "./tactic-rollout.js";
 import type { Attributes, Span } from "@opentelemetry/api";
-import { inSpan } from "./tracing.js";
+import { inSpan } from "../outputs/tracing.js";
 
 export interface RepairAttempt {
   /** The ids the model was given before this attempt (turn 1: the prompt; later: all the trajectory so far). */

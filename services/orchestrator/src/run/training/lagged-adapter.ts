@@ -6,9 +6,9 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { adapterMessages, adapterName, loadAdapterEnvelope, readAdapterDir } from "@lean-grpo/adapter-files";
-import type { MeshClients } from "./mesh-clients.js";
-import type { RunOutputs } from "./run-outputs.js";
-import type { AdapterRef } from "./step-rollouts.js";
+import type { MeshClients } from "../mesh-clients.js";
+import type { RunOutputs } from "../outputs/run-outputs.js";
+import type { AdapterRef } from "../rollout/step-rollouts.js";
 
 /** The adapter in effect after `step` (0: before training, the base model), loaded for sampling. */
 export async function adapterAfterStep(clients: MeshClients, outputs: RunOutputs, step: number, signal?: AbortSignal): Promise<AdapterRef> {

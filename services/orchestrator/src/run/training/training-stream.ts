@@ -3,9 +3,9 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { FinishReason } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { TrainingMode, type TrainStepRequestSchema } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
-import { ASYNC_IMPORTANCE_SAMPLING_CAP, ASYNC_IMPORTANCE_SAMPLING_MODE, type RunConfig } from "./run-config.js";
-import type { RolloutGroup } from "./rollout.js";
-import { GENERATION_BUDGET_KNOB } from "./learner-algorithm.js";
+import { ASYNC_IMPORTANCE_SAMPLING_CAP, ASYNC_IMPORTANCE_SAMPLING_MODE, type RunConfig } from "../config/run-config.js";
+import type { RolloutGroup } from "../rollout/rollout.js";
+import { GENERATION_BUDGET_KNOB } from "../config/learner-algorithm.js";
 
 /**
  * algorithm.config as sent: an async run trains on samples one policy version old, so

@@ -4,7 +4,7 @@
 // sampling means.
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { AlgorithmInfo } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
-import type { MeshClients } from "./mesh-clients.js";
+import type { MeshClients } from "../mesh-clients.js";
 import type { RunConfig } from "./run-config.js";
 
 /** The learner's entry for config.algorithm.name; INVALID_ARGUMENT naming what it has when the name or a knob is unknown. */

@@ -10,7 +10,7 @@
 import type { EvalRecord } from "./run-outputs.js";
 import { repairHeldoutMetrics, repairStepMetrics } from "./repair-metrics.js";
 import { REPLAY_REFUSALS_METRIC } from "./replay-refusals.js";
-import type { StepRollouts } from "./step-rollouts.js";
+import type { StepRollouts } from "../rollout/step-rollouts.js";
 
 export interface StepClock {
   /** performance.now() when the loop turned to this step. */

@@ -6,13 +6,13 @@
 // is accepted; nothing is written to the run's directory before all of them pass.
 // One test each: apps/lean-grpo/test/run-preflight.spec.ts.
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import type { OrchestratorConfig } from "../config.js";
-import { describeAlgorithm, usesDynamicSampling } from "./learner-algorithm.js";
-import type { MeshClients } from "./mesh-clients.js";
+import type { OrchestratorConfig } from "../../config.js";
+import { describeAlgorithm, usesDynamicSampling } from "../config/learner-algorithm.js";
+import type { MeshClients } from "../mesh-clients.js";
 import { checkPromptsEncode } from "./prompt-check.js";
-import { usesChatPrompts } from "./prompts.js";
+import { usesChatPrompts } from "../rollout/prompts.js";
 import { checkRewardSpec } from "./reward-check.js";
-import type { RunConfig } from "./run-config.js";
+import type { RunConfig } from "../config/run-config.js";
 import { checkRunMode } from "./run-mode-check.js";
 import { checkSamplingHonoured } from "./sampling-preflight.js";
 

@@ -17,12 +17,12 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { CompletionSchema, FinishReason, type Completion, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { TacticStatus } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { createLogger } from "@lean-grpo/kit";
-import { countReplayRefusals } from "./replay-refusals.js";
+import { countReplayRefusals } from "../outputs/replay-refusals.js";
 import type { RolloutContext, RolloutGroup, RolloutSample } from "./rollout.js";
 import { promptText } from "./prompts.js";
 import { buildTacticPrompt, proofBlock, tacticOf } from "./tactic-prompt.js";
-import { rewardSpec } from "./reward-spec.js";
-import { inSpan, recordedSpan, runAttributes } from "./tracing.js";
+import { rewardSpec } from "../config/reward-spec.js";
+import { inSpan, recordedSpan, runAttributes } from "../outputs/tracing.js";
 
 const log = createLogger("orchestrator");
 

@@ -3,7 +3,7 @@
 // fails between the two never leaves generation running behind it.
 import { setMaxListeners } from "node:events";
 import type { StepRollouts } from "./step-rollouts.js";
-import type { StepSpan } from "./step-span.js";
+import type { StepSpan } from "../outputs/step-span.js";
 
 export class PrefetchedRollouts {
   private readonly controller = new AbortController();

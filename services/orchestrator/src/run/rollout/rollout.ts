@@ -2,15 +2,15 @@
 // with the current adapter, then ScoreGroup them. Times are kept apart for the step's
 // breakdown. (Tactic mode's groups are tactic-rollout.ts; both give a RolloutGroup.)
 import type { Completion, Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import type { MeshClients } from "./mesh-clients.js";
+import type { MeshClients } from "../mesh-clients.js";
 import { buildPrompt, promptText } from "./prompts.js";
-import type { RunConfig } from "./run-config.js";
-import { rewardSpec } from "./reward-spec.js";
-import type { ReadableGroup } from "./step-samples.js";
-import { inSpan, recordedSpan, runAttributes } from "./tracing.js";
+import type { RunConfig } from "../config/run-config.js";
+import { rewardSpec } from "../config/reward-spec.js";
+import type { ReadableGroup } from "../training/step-samples.js";
+import { inSpan, recordedSpan, runAttributes } from "../outputs/tracing.js";
 
 /** One TrainingSample: the exact prompt ids the sampler saw and the completion it produced after them. */
-import { countReplayRefusals } from "./replay-refusals.js";
+import { countReplayRefusals } from "../outputs/replay-refusals.js";
 
 export interface RolloutSample {
   sampleId: string;

@@ -9,9 +9,9 @@
 // engine noise when the adapter took, and at least a training step's worth when it did not.
 // Above the threshold the run stops, naming the adapter version and both numbers.
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import type { MeshClients } from "./mesh-clients.js";
-import { buildPrompt } from "./prompts.js";
-import type { RunConfig } from "./run-config.js";
+import type { MeshClients } from "../mesh-clients.js";
+import { buildPrompt } from "../rollout/prompts.js";
+import type { RunConfig } from "../config/run-config.js";
 import { learnerLogprobsOf } from "./learner-scoring.js";
 
 /**

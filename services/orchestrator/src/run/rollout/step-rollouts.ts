@@ -4,8 +4,8 @@
 // (seed, step) and the adapter it samples with, so a resumed run redoes it exactly.
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { DataOrder } from "./data-order.js";
-import type { MeshClients } from "./mesh-clients.js";
-import type { RunConfig } from "./run-config.js";
+import type { MeshClients } from "../mesh-clients.js";
+import type { RunConfig } from "../config/run-config.js";
 import { rolloutGroup, type RolloutContext, type RolloutGroup } from "./rollout.js";
 import { repairRolloutGroup } from "./repair-rollout.js";
 import { tacticRolloutGroup } from "./tactic-rollout.js";

@@ -2,7 +2,7 @@
 // first attempt was right, how often a second (or later) attempt repaired a wrong one, and
 // how many attempts trajectories took. heldout_accuracy keeps one meaning in every mode (the
 // first greedy attempt, as `lean-grpo eval --k 1` measures it); the last turn's is its own metric.
-import type { RolloutGroup } from "./rollout.js";
+import type { RolloutGroup } from "../rollout/rollout.js";
 import type { EvalRecord } from "./run-outputs.js";
 
 export interface RepairEvalStats {

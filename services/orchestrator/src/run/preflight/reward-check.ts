@@ -5,9 +5,9 @@
 // that cannot fit the budget) fails the start with the service's own message.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { FinishReason, TaskKind } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import type { MeshClients } from "./mesh-clients.js";
-import { rewardSpec, scoredCompletionBudget } from "./reward-spec.js";
-import type { RunConfig } from "./run-config.js";
+import type { MeshClients } from "../mesh-clients.js";
+import { rewardSpec, scoredCompletionBudget } from "../config/reward-spec.js";
+import type { RunConfig } from "../config/run-config.js";
 
 export async function checkRewardSpec(clients: MeshClients, config: RunConfig, signal?: AbortSignal): Promise<void> {
   try {

@@ -4,11 +4,11 @@
 // problems the record also says how the policy answers (eval/answer-form.ts): the
 // right-number rate (boxed or not), the share worked out, accuracy per form, and length.
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import { type EvalOptions, evaluate } from "../eval/evaluate.js";
-import type { MeshClients } from "./mesh-clients.js";
-import type { RunConfig } from "./run-config.js";
+import { type EvalOptions, evaluate } from "../../eval/evaluate.js";
+import type { MeshClients } from "../mesh-clients.js";
+import type { RunConfig } from "../config/run-config.js";
 import { evalTurns, repairHeldoutAccuracy } from "./repair-heldout.js";
-import type { EvalRecord } from "./run-outputs.js";
+import type { EvalRecord } from "../outputs/run-outputs.js";
 
 export interface HeldoutContext {
   clients: MeshClients;

@@ -4,7 +4,7 @@
 import path from "node:path";
 import { adapterName, exportAdapterEnvelope, loadAdapterEnvelope, receiveAdapter } from "@lean-grpo/adapter-files";
 import type { LoadAdapterRequest } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
-import type { MeshClients } from "./mesh-clients.js";
+import type { MeshClients } from "../mesh-clients.js";
 
 export interface SyncedAdapter {
   name: string;

@@ -7,10 +7,10 @@
 // call (and one span) per set, however many records the dataset has.
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import type { MeshClients } from "./mesh-clients.js";
-import { buildPrompt } from "./prompts.js";
-import type { RunConfig } from "./run-config.js";
-import { inSpan } from "./tracing.js";
+import type { MeshClients } from "../mesh-clients.js";
+import { buildPrompt } from "../rollout/prompts.js";
+import type { RunConfig } from "../config/run-config.js";
+import { inSpan } from "../outputs/tracing.js";
 
 const SHOWN = 3;
 

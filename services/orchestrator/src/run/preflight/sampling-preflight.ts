@@ -6,9 +6,9 @@
 // cannot apply top-k/top-p refuses here, and the run is refused naming the keys, instead
 // of training on a distribution other than the one sampled.
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { MeshClients } from "./mesh-clients.js";
-import type { RunConfig } from "./run-config.js";
-import { learnerLogprobsOf } from "./learner-scoring.js";
+import type { MeshClients } from "../mesh-clients.js";
+import type { RunConfig } from "../config/run-config.js";
+import { learnerLogprobsOf } from "../training/learner-scoring.js";
 
 const PROBE_PROMPT = "1+1=";
 

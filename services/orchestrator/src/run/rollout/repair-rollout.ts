@@ -8,13 +8,13 @@
 import { create } from "@bufbuild/protobuf";
 import { CompletionSchema, type Completion, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { RewardResult } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
-import { countReplayRefusals } from "./replay-refusals.js";
+import { countReplayRefusals } from "../outputs/replay-refusals.js";
 import { promptText } from "./prompts.js";
 import { rollRepairTrajectories, type RepairTrajectory } from "./repair-trajectories.js";
 import type { RolloutContext, RolloutGroup, RolloutSample } from "./rollout.js";
-import type { RunConfig } from "./run-config.js";
-import type { ReadableTurn } from "./step-samples.js";
-import { inSpan, recordedSpan, runAttributes } from "./tracing.js";
+import type { RunConfig } from "../config/run-config.js";
+import type { ReadableTurn } from "../training/step-samples.js";
+import { inSpan, recordedSpan, runAttributes } from "../outputs/tracing.js";
 
 /** Placeholder sampler logprob of an environment token: masked out, never read by the learner. */
 export const ENVIRONMENT_LOGPROB = 0;

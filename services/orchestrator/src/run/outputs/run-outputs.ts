@@ -7,9 +7,9 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { readJsonLines } from "@lean-grpo/jsonl";
 import { ADAPTERS_DIR, CHECKPOINTS_DIR, checkpointName, parseAdapterName, parseCheckpointName } from "@lean-grpo/adapter-files";
-import type { AnswerFormStats } from "../eval/answer-form.js";
+import type { AnswerFormStats } from "../../eval/answer-form.js";
 import type { RepairEvalStats } from "./repair-metrics.js";
-import type { SampleRecord } from "./step-samples.js";
+import type { SampleRecord } from "../training/step-samples.js";
 
 export interface StepRecord {
   step: number;

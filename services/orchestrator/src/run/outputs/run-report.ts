@@ -17,7 +17,7 @@ import {
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { RunOutputs, StepRecord } from "./run-outputs.js";
-import { sampleToProto, type SampleRecord } from "./step-samples.js";
+import { sampleToProto, type SampleRecord } from "../training/step-samples.js";
 
 /** What report.html shows: the run with its details, and its events (steps, then its state). */
 export interface RunReport {
