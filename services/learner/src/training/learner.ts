@@ -43,6 +43,12 @@ export interface LearnerOptions {
   seed: number;
   /** Adapter versions held for ExportAdapter. */
   keepVersions: number;
+  /**
+   * Score the "old" policy in its own pass even when the differentiated pass gives the same
+   * logprobs (one update, no dropout): the step as it was before issue 26, for the bench's
+   * baseline and the parity test. Off by default.
+   */
+  alwaysScoreOld?: boolean;
 }
 
 export interface StepRequest {
@@ -152,11 +158,16 @@ export class Learner {
     const distribution = { temperature: settings.temperature, topK: settings.topK, topP: settings.topP };
     const score = async (adapter: LoraAdapter | null) =>
       (await this.scoreInChunks(sequences, { ...distribution, adapter, signal: request.signal })).logprobs;
-    // On-policy with one update and no importance weight, "old" is the current policy: the
-    // loss takes the detached logprobs of the pass it differentiates (as TRL does) and the
-    // extra gradient-free pass is skipped. Replays need the logprobs from before the first
-    // update, and the importance weight min(exp(old − sampler), cap) needs them unperturbed.
-    const needsOldPass = request.mode === "rl" && (settings.numIterations > 1 || settings.importanceSamplingCap !== null);
+    // With one update, "old" is the current policy: the loss takes the detached logprobs of
+    // the pass it differentiates (as TRL does) and the extra gradient-free pass, a third of
+    // an embedded step, is skipped; the importance weight min(exp(old − sampler), cap) of an
+    // async run reads the same values. Replays need the logprobs from before the first
+    // update, and with LoRA dropout the importance weight needs them without dropout.
+    const needsOldPass =
+      request.mode === "rl" &&
+      (this.options.alwaysScoreOld === true ||
+        settings.numIterations > 1 ||
+        (settings.importanceSamplingCap !== null && this.adapter.config.dropout > 0));
     const old = needsOldPass ? await score(this.adapter) : null;
     const ref = request.mode === "rl" && (settings.beta !== 0 || settings.dpoCoef !== 0) ? await score(null) : null;
     const iterations = request.mode === "rl" ? settings.numIterations : 1;
