@@ -5,9 +5,10 @@
 // max_tokens 32, the chat prompt), rewarded by the boxed answer, sent as an async run sends
 // them (grpo, β 0.04, token-level truncated importance sampling with cap 2 against the
 // sampler logprobs).
-//   baseline: alwaysScoreOld, the step as it was: reference pass, old-policy pass, then the
-//             differentiated pass;
-//   current:  the old-policy logprobs are the detached ones of the differentiated pass.
+//   baseline: formerStep, the step as it was: reference pass, old-policy pass, then the
+//             differentiated pass, in micro-batches cut in arrival order (one, here);
+//   current:  the old-policy logprobs are the detached ones of the differentiated pass, and
+//             rows are cut into micro-batches by length (less padding).
 // Both learners start from the same seed and take the same batches, alternating which goes
 // first, so their losses and gradient norms must agree step by step (printed as max |Δ|).
 // Prints JSON. Usage: npx tsx bench/learner/embedded-step.ts [--steps 6] [--backend wasm]
@@ -71,7 +72,7 @@ async function rollouts(k: number): Promise<TrainingExample[]> {
 }
 
 // arith.yaml's learner section over the learner service's defaults (config.ts).
-const options = (alwaysScoreOld: boolean): LearnerOptions => ({
+const options = (formerStep: boolean): LearnerOptions => ({
   baseModel: MODEL_DIR,
   lora: {
     rank: 16,
@@ -92,7 +93,7 @@ const options = (alwaysScoreOld: boolean): LearnerOptions => ({
   microBatchTokens: 8192,
   seed: 0,
   keepVersions: 2,
-  alwaysScoreOld,
+  formerStep,
 });
 
 const request = (examples: TrainingExample[]): StepRequest => ({
@@ -120,25 +121,36 @@ for (const name of ["baseline", "current"] as const) {
 }
 let maxLossDifference = 0;
 let maxGradNormDifference = 0;
-const batches: { rows: number; tokens: number; paddedTokens: number }[] = [];
+const batches: { rows: number; tokens: number; paddedTokens: number; microBatches: Record<string, number> }[] = [];
 // One untimed warm-up step each (the wasm heap grows, kernels are first run).
 for (let k = 0; k <= steps; k++) {
   const examples = await rollouts(k);
   const lengths = examples.map((e) => e.promptIds.length + e.completionIds.length);
-  batches.push({ rows: examples.length, tokens: lengths.reduce((a, b) => a + b, 0), paddedTokens: examples.length * Math.max(...lengths) });
+  const batch = {
+    rows: examples.length,
+    tokens: lengths.reduce((a, b) => a + b, 0),
+    paddedTokens: examples.length * Math.max(...lengths),
+    microBatches: {} as Record<string, number>,
+  };
+  batches.push(batch);
   const order = k % 2 === 0 ? (["baseline", "current"] as const) : (["current", "baseline"] as const);
   const metrics: Record<string, Record<string, number>> = {};
   for (const name of order) {
     const t0 = performance.now();
     metrics[name] = (await learners[name].trainStep(request(examples))).metrics;
     if (k > 0) seconds[name].push((performance.now() - t0) / 1000);
+    batch.microBatches[name] = metrics[name]!.micro_batches!;
   }
   maxLossDifference = Math.max(maxLossDifference, Math.abs(metrics.baseline!.loss! - metrics.current!.loss!));
   maxGradNormDifference = Math.max(maxGradNormDifference, Math.abs(metrics.baseline!.grad_norm! - metrics.current!.grad_norm!));
 }
 
 const round = (x: number, digits = 3) => Number(x.toFixed(digits));
-const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
+const median = (values: number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 const baseline = median(seconds.baseline);
 const current = median(seconds.current);
 console.log(
@@ -150,8 +162,16 @@ console.log(
       batch: `${GROUPS} × ${GENERATIONS} rollouts of the base model, max_tokens ${MAX_TOKENS}; grpo with the async run's truncated importance sampling`,
       timedSteps: steps,
       batches: batches.slice(1),
-      baseline: { what: "alwaysScoreOld: reference, old-policy and differentiated passes", stepS: seconds.baseline.map((s) => round(s)), medianS: round(baseline) },
-      current: { what: "old-policy logprobs from the differentiated pass", stepS: seconds.current.map((s) => round(s)), medianS: round(current) },
+      baseline: {
+        what: "formerStep: reference, old-policy and differentiated passes, micro-batches in arrival order",
+        stepS: seconds.baseline.map((s) => round(s)),
+        medianS: round(baseline),
+      },
+      current: {
+        what: "old-policy logprobs from the differentiated pass, micro-batches by length",
+        stepS: seconds.current.map((s) => round(s)),
+        medianS: round(current),
+      },
       gradientFreePassesPerStep: { baseline: scoringPasses.baseline / (steps + 1), current: scoringPasses.current / (steps + 1) },
       speedup: round(baseline / current),
       sameResults: { maxLossDifference, maxGradNormDifference },

@@ -89,7 +89,7 @@ describe("a step's logprob passes and their distribution", () => {
 
   it("on-policy (μ = 1, no importance weight) skips the old pass and gives the same update", async () => {
     const a = await tinyLearner(model);
-    const b = await tinyLearner(model, { alwaysScoreOld: true });
+    const b = await tinyLearner(model, { formerStep: true });
     const examples = (await rollout(model, a)).map((e) => ({ ...e, samplerLogprobs: null }));
     const passesA = vi.spyOn(a, "scoreInChunks");
     const passesB = vi.spyOn(b, "scoreInChunks");
@@ -108,7 +108,7 @@ describe("a step's logprob passes and their distribution", () => {
 
   it("an async step's importance weight (one update, no dropout) reads the differentiated pass: no old pass, the same update and weights", async () => {
     const a = await tinyLearner(model);
-    const b = await tinyLearner(model, { alwaysScoreOld: true });
+    const b = await tinyLearner(model, { formerStep: true });
     // Sampler logprobs off by ±0.1 on two tokens in three, as a policy one update behind gives.
     const examples = (await rollout(model, a)).map((e) => ({
       ...e,

@@ -28,6 +28,8 @@ export interface StepGradientInputs {
   /** Reference logprobs per batch row; needed when beta ≠ 0 or the DPO term is on. */
   ref: readonly (readonly number[])[] | null;
   microBatchTokens: number;
+  /** Micro-batches cut as before issue 26 (LearnerOptions.formerStep). */
+  formerStep?: boolean;
   /** Seed of LoRA dropout for micro-batch k; absent means no dropout. */
   dropoutSeed?: (microBatch: number) => number;
   signal?: AbortSignal;
@@ -64,58 +66,60 @@ export function stepGradients(inputs: StepGradientInputs): StepGradients {
   };
   const detached: number[][] = [];
   try {
-    microBatches(batch.rows, inputs.microBatchTokens).forEach((rows, k) => {
-      out.microBatches += 1;
-      const kept: tf.Tensor[] = [];
-      const constants: tf.Tensor[] = [];
-      const { value, grads } = lossGradients(() => {
-        const scores = completionLogprobs(
-          model,
-          rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds })),
-          {
-            temperature: settings.temperature,
-            topK: settings.topK,
-            topP: settings.topP,
-            adapter,
-            dropoutSeed: inputs.dropoutSeed?.(k),
-            signal: inputs.signal,
-          },
-        );
-        kept.push(tf.keep(tf.sum(tf.mul(scores.entropies, scores.mask))));
-        if (batch.mode === "sft") return sftLoss(scores.logprobs, scores.mask, batch.totals.tokens);
-        return microBatchRlLoss(
-          inputs,
-          rows,
-          rows.map((r) => rowOf.get(r)!),
-          scores.logprobs,
-          scores.mask,
-          kept,
-          constants,
-          detached,
-        );
-      }, adapter.variables());
-      out.loss += value.dataSync()[0]!;
-      value.dispose();
-      for (const [name, grad] of Object.entries(grads)) {
-        const key = adapter.peftKeyOfVariable(name)!;
-        const sum = out.grads.get(key);
-        if (sum) {
-          out.grads.set(key, tf.add(sum, grad));
-          tf.dispose([sum, grad]);
-        } else {
-          out.grads.set(key, grad);
+    microBatches(batch.rows, inputs.microBatchTokens, { keepGroups: settings.dpoCoef !== 0, inArrivalOrder: inputs.formerStep }).forEach(
+      (rows, k) => {
+        out.microBatches += 1;
+        const kept: tf.Tensor[] = [];
+        const constants: tf.Tensor[] = [];
+        const { value, grads } = lossGradients(() => {
+          const scores = completionLogprobs(
+            model,
+            rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds })),
+            {
+              temperature: settings.temperature,
+              topK: settings.topK,
+              topP: settings.topP,
+              adapter,
+              dropoutSeed: inputs.dropoutSeed?.(k),
+              signal: inputs.signal,
+            },
+          );
+          kept.push(tf.keep(tf.sum(tf.mul(scores.entropies, scores.mask))));
+          if (batch.mode === "sft") return sftLoss(scores.logprobs, scores.mask, batch.totals.tokens);
+          return microBatchRlLoss(
+            inputs,
+            rows,
+            rows.map((r) => rowOf.get(r)!),
+            scores.logprobs,
+            scores.mask,
+            kept,
+            constants,
+            detached,
+          );
+        }, adapter.variables());
+        out.loss += value.dataSync()[0]!;
+        value.dispose();
+        for (const [name, grad] of Object.entries(grads)) {
+          const key = adapter.peftKeyOfVariable(name)!;
+          const sum = out.grads.get(key);
+          if (sum) {
+            out.grads.set(key, tf.add(sum, grad));
+            tf.dispose([sum, grad]);
+          } else {
+            out.grads.set(key, grad);
+          }
         }
-      }
-      const [entropy, clipLow, clipHigh, clipRegion, kl] = kept.map((t) => t.dataSync()[0]!);
-      out.entropy += entropy!;
-      if (clipLow !== undefined) {
-        out.clipLow += clipLow;
-        out.clipHigh += clipHigh!;
-        out.clipRegion += clipRegion!;
-      }
-      if (kl !== undefined) out.kl = (out.kl ?? 0) + kl;
-      tf.dispose([...kept, ...constants]);
-    });
+        const [entropy, clipLow, clipHigh, clipRegion, kl] = kept.map((t) => t.dataSync()[0]!);
+        out.entropy += entropy!;
+        if (clipLow !== undefined) {
+          out.clipLow += clipLow;
+          out.clipHigh += clipHigh!;
+          out.clipRegion += clipRegion!;
+        }
+        if (kl !== undefined) out.kl = (out.kl ?? 0) + kl;
+        tf.dispose([...kept, ...constants]);
+      },
+    );
   } catch (error) {
     tf.dispose([...out.grads.values()]);
     throw error;
