@@ -8,7 +8,8 @@ descriptor set, which `buf build` writes:
         '{"training": {"steps": 2}}'
 
 The dataset path is read by the orchestrator, on its filesystem. The optional JSON is the
-run config (the shape of configs/train/*.yaml without model/services). One JSON line per
+run config, the typed RunConfig message (the shape of configs/train/*.yaml without
+model/services); a key it does not have is refused here, a bad value by the orchestrator. One JSON line per
 step goes to stdout, then {"run": the final run}; the exit status is 0 when the run COMPLETED.
 """
 import json
@@ -57,7 +58,7 @@ def main():
 
     request = cls("StartRunRequest")(dataset_path=dataset)
     if len(sys.argv) == 5:
-        request.config.update(json.loads(sys.argv[4]))
+        json_format.ParseDict(json.loads(sys.argv[4]), request.run_config)
     run = method("StartRun")(request).run
     print(json.dumps({"started": run.id, "state": state_name(run)}), flush=True)
 

@@ -85,8 +85,26 @@ def kl_estimate(logp, ref, estimator):
     raise ValueError(estimator)
 
 
-def policy_loss(s, logp, old, ref, sampler, rewards, groups, truncated):
-    """Loss of one batch and its metrics. s: dict of resolved settings (see make_algorithm_fixtures.py)."""
+def model_tokens(values, mask):
+    """The entries of one completion that the model wrote: the loss mask (TrainingSample.completion_mask;
+    verl's response_mask, TRL's tool mask) as selection, None (an empty mask) keeping every token."""
+    if values is None or mask is None:
+        return values
+    return values[torch.as_tensor(mask, dtype=torch.bool)]
+
+
+def policy_loss(s, logp, old, ref, sampler, rewards, groups, truncated, masks=None):
+    """Loss of one batch and its metrics. s: dict of resolved settings (see make_algorithm_fixtures.py).
+
+    masks: per completion, the loss mask (True: the model's token, False: the environment's) or None.
+    The environment's tokens conditioned the forward pass that gave logp; here they are dropped before
+    anything else, so ratios, KL, clipping, rollout weights, DPO sums and every length count see only
+    the model's tokens."""
+    if masks is not None:
+        logp = [model_tokens(lp, m) for lp, m in zip(logp, masks)]
+        old = [model_tokens(od, m) for od, m in zip(old, masks)]
+        ref = None if ref is None else [model_tokens(r, m) for r, m in zip(ref, masks)]
+        sampler = [model_tokens(sp, m) for sp, m in zip(sampler, masks)]
     adv = advantages(rewards, groups, s["scale_rewards"], estimator=s.get("advantage_estimator", "grpo"), pass_k=s.get("pass_k"))
     zero = set(zero_std_groups(rewards, groups))
     # DAPO dynamic sampling: groups with no reward spread leave the batch (grpo-math 8.2).
@@ -236,8 +254,10 @@ def dpo_pair_loss(beta, logp, ref, rewards, groups, kept):
     return sum(losses) / len(losses)
 
 
-def sft_loss(logp):
-    """Cross-entropy on completion tokens: the mean of -log p over every completion token."""
+def sft_loss(logp, masks=None):
+    """Cross-entropy on completion tokens: the mean of -log p over every completion token (the model's, with masks)."""
+    if masks is not None:
+        logp = [model_tokens(lp, m) for lp, m in zip(logp, masks)]
     return -sum(lp.sum() for lp in logp) / sum(len(lp) for lp in logp)
 
 

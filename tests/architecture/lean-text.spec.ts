@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { sourceFiles } from "./support/source-files.js";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
 
@@ -20,15 +21,6 @@ const LEAN_OUTPUT_READERS = new Set([
   "services/verifier/src/verdict/axioms.ts",
   "services/verifier/src/replay/replay-outcome.ts",
 ]);
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const file = path.join(dir, name);
-    if (name === "node_modules" || name === "test" || name === "dist") return [];
-    if (statSync(file).isDirectory()) return sourceFiles(file);
-    return /\.tsx?$/u.test(name) && !/\.spec\.tsx?$/u.test(name) ? [file] : [];
-  });
-}
 
 function regexLiterals(file: string): string[] {
   const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);

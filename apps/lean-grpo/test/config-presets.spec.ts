@@ -10,8 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OrchestratorService, RunState, type Run } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { createServiceClient, loadConfig } from "@lean-grpo/kit";
 import { TrainFileSchema } from "../src/commands/train-command.js";
+import { trainRunConfig } from "../src/commands/train-config.js";
 import { ALGORITHM_NAMES } from "@lean-grpo/learner";
-import type { StepRecord } from "@lean-grpo/orchestrator";
+import { RunConfigSchema, type StepRecord } from "@lean-grpo/orchestrator";
 import type { RunningMesh } from "../src/mesh/start-mesh.js";
 import { SERVICE_CATALOG } from "../src/mesh/service-catalog.js";
 import { meshFixture, tinyTraining, type MeshFixture } from "./support/mesh-fixture.js";
@@ -23,7 +24,15 @@ const yamlIn = (dir: string) =>
   readdirSync(path.join(configs, dir))
     .filter((f) => f.endsWith(".yaml"))
     .sort();
-type TrainFile = ReturnType<typeof loadConfig<typeof TrainFileSchema>>;
+/** A preset as `lean-grpo train --config` loads it, with its run sections as the orchestrator resolves them. */
+function loadPreset(file: string) {
+  const train = loadConfig(TrainFileSchema, { file });
+  // What the CLI sends: throws on a key the typed run config has no place for.
+  trainRunConfig(train);
+  const { model, runs_dir: _runsDir, services, dataset: _dataset, ...sections } = train;
+  return { model, services, ...RunConfigSchema.parse(sections) };
+}
+type TrainFile = ReturnType<typeof loadPreset>;
 
 let fixture: MeshFixture;
 let mesh: RunningMesh;
@@ -163,7 +172,7 @@ describe("configs/algorithm", () => {
 
   for (const name of ALGORITHM_NAMES) {
     it(`${name}.yaml loads, names ${name}, and the learner accepts its knobs`, async () => {
-      const file = loadConfig(TrainFileSchema, { file: path.join(configs, "algorithm", `${name}.yaml`) });
+      const file = loadPreset(path.join(configs, "algorithm", `${name}.yaml`));
       expect(file.algorithm.name).toBe(name);
       expect(Object.keys(file.algorithm.config).length).toBeGreaterThan(0);
       const run = await oneStep(`preset-${name}`, file);
@@ -176,7 +185,7 @@ describe("configs/algorithm", () => {
 describe("configs/train", () => {
   for (const name of yamlIn("train")) {
     it(`${name} loads, names an existing dataset, and runs a step as it says`, async () => {
-      const file = loadConfig(TrainFileSchema, { file: path.join(configs, "train", name) });
+      const file = loadPreset(path.join(configs, "train", name));
       const dataset = useLineDataset(name);
       const tactic = file.training.mode === "tactic";
       // The shipped tiny model's 147-character vocabulary cannot encode Lean's Unicode (∀ ℕ ⊢):
@@ -220,8 +229,8 @@ describe("configs/train", () => {
   }
 
   it("a misspelt key in a preset is refused, naming it", () => {
-    expect(() => loadConfig(TrainFileSchema, { file: path.join(configs, "train", "smoke.yaml"), overrides: ["training.stepz=3"] })).toThrow(
-      /stepz/,
-    );
+    expect(() =>
+      trainRunConfig(loadConfig(TrainFileSchema, { file: path.join(configs, "train", "smoke.yaml"), overrides: ["training.stepz=3"] })),
+    ).toThrow(/training\.stepz: unknown key; accepted: steps, /);
   });
 });

@@ -23,15 +23,51 @@ class SamplingDistribution:
         return self.top_k > 0 or self.top_p < 1
 
 
-def sampling_from_proto(message, field: str) -> SamplingDistribution:
-    """Reads a SamplingDistribution message (0 = unset for temperature and top_p); ValueError names the field."""
-    temperature = message.temperature if message.temperature != 0 else 1.0
-    if not math.isfinite(temperature) or temperature <= 0:
-        raise ValueError(f"{field}.temperature {message.temperature} must be a positive number (0 means 1)")
-    top_p = message.top_p if message.top_p != 0 else 1.0
-    if not math.isfinite(top_p) or not 0 < top_p <= 1:
-        raise ValueError(f"{field}.top_p {message.top_p} must be in (0, 1] (0 means 1, keep every token)")
-    return SamplingDistribution(float(temperature), int(message.top_k), float(top_p))
+# What greedy decoding (temperature 0) is scored under: samplers report the greedy token's
+# logprob under the untruncated temperature-1 distribution (common.proto SamplingDistribution).
+GREEDY = SamplingDistribution()
+
+# Two temperatures sent as float32 and double agree to this relative error.
+FLOAT32_AGREEMENT = 1e-6
+
+
+@dataclass(frozen=True)
+class SamplingMessage:
+    """A SamplingDistribution message as received (temperature 0: greedy; top_p 0: unset, i.e. 1)."""
+
+    temperature: float
+    top_k: int
+    top_p: float
+
+    @staticmethod
+    def of(message) -> "SamplingMessage":
+        return SamplingMessage(float(message.temperature), int(message.top_k), float(message.top_p))
+
+
+def resolve_sampling(message: SamplingMessage | None, legacy: tuple[float, str] | None, field: str) -> SamplingDistribution:
+    """The one reading of a request's sampling settings, as the TS learner's step-sampling.ts: the
+    message (None when the field is unset) and an older single temperature with its field name
+    (algorithm_config.temperature, ComputeLogprobsRequest.temperature; None when not given). When
+    both are given they must agree. ValueError names the fields."""
+    if message is None:
+        return GREEDY if legacy is None else SamplingDistribution(temperature=float(legacy[0]))
+    if not math.isfinite(message.temperature) or message.temperature < 0:
+        raise ValueError(f"{field}.temperature is {message.temperature:g}; accepted: a number >= 0 (0 is greedy decoding)")
+    if not math.isfinite(message.top_p) or not 0 <= message.top_p <= 1:
+        raise ValueError(f"{field}.top_p is {message.top_p:g}; accepted: (0, 1] (0 or unset means 1, no truncation)")
+    if message.temperature == 0:
+        resolved = GREEDY
+    else:
+        resolved = SamplingDistribution(message.temperature, message.top_k, message.top_p if message.top_p != 0 else 1.0)
+    if legacy is not None:
+        value, legacy_field = legacy
+        if abs(value - resolved.temperature) > FLOAT32_AGREEMENT * max(1.0, abs(value), resolved.temperature):
+            said = "0 (greedy decoding, scored under temperature 1)" if message.temperature == 0 else f"{message.temperature:g}"
+            raise ValueError(
+                f"{legacy_field} is {value:g} but {field}.temperature is {said}: they name the same sampling temperature; "
+                f"leave {legacy_field} out (the {field} is the one source) or make them agree"
+            )
+    return resolved
 
 
 def support_mask(scaled_logits: torch.Tensor, targets: torch.Tensor, sampling: SamplingDistribution) -> torch.Tensor | None:

@@ -8,7 +8,7 @@ import torch
 
 from conftest import REPO_ROOT
 from leangrpo_learner.proto import DESCRIPTOR_SET
-from leangrpo_learner.sampling import SamplingDistribution, token_logprobs_and_entropy
+from leangrpo_learner.sampling import SamplingDistribution, SamplingMessage, resolve_sampling, token_logprobs_and_entropy
 
 LOGITS = torch.tensor([[2.0, 1.0, 0.0, -1.0]] * 2)
 
@@ -40,3 +40,31 @@ def test_the_descriptor_set_is_what_buf_builds_from_proto(tmp_path):
     assert (
         built.read_bytes() == DESCRIPTOR_SET.read_bytes()
     ), "proto/ changed: rebuild with `npx buf build -o services/learner-torch/leangrpo_learner/proto/descriptors.binpb`"
+
+
+FULL = SamplingDistribution(temperature=1.0, top_k=0, top_p=1.0)
+
+
+def test_resolve_sampling_reads_the_message_with_top_p_0_as_unset():
+    assert resolve_sampling(SamplingMessage(0.7, 20, 0.9), None, "sampling") == SamplingDistribution(0.7, 20, 0.9)
+    assert resolve_sampling(SamplingMessage(0.7, 0, 0.0), None, "sampling") == SamplingDistribution(0.7, 0, 1.0)
+
+
+def test_resolve_sampling_scores_greedy_under_the_untruncated_temperature_1_distribution():
+    assert resolve_sampling(SamplingMessage(0.0, 0, 0.0), None, "header.sampling") == FULL
+    assert resolve_sampling(SamplingMessage(0.0, 5, 0.5), None, "header.sampling") == FULL
+
+
+def test_resolve_sampling_takes_an_older_temperature_when_the_message_is_absent():
+    assert resolve_sampling(None, None, "sampling") == FULL
+    assert resolve_sampling(None, (0.7, "temperature"), "sampling") == SamplingDistribution(temperature=0.7)
+    assert resolve_sampling(SamplingMessage(0.0, 0, 0.0), (1.0, "algorithm_config.temperature"), "header.sampling") == FULL
+
+
+def test_resolve_sampling_refuses_an_older_temperature_that_disagrees_naming_both():
+    with pytest.raises(ValueError, match=r"^temperature is 0.8 but sampling.temperature is 0.7"):
+        resolve_sampling(SamplingMessage(0.7, 0, 1.0), (0.8, "temperature"), "sampling")
+    with pytest.raises(ValueError, match=r"algorithm_config.temperature is 0.7 but header.sampling.temperature is 0 \(greedy decoding"):
+        resolve_sampling(SamplingMessage(0.0, 0, 0.0), (0.7, "algorithm_config.temperature"), "header.sampling")
+    with pytest.raises(ValueError, match=r"sampling.temperature is -1; accepted: a number >= 0 \(0 is greedy decoding\)"):
+        resolve_sampling(SamplingMessage(-1.0, 0, 1.0), None, "sampling")

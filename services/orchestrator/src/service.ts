@@ -19,7 +19,8 @@ export function createOrchestratorService(
     runs,
     impl: {
       async startRun(request) {
-        return { run: await runs.start(request) };
+        const run = await runs.start(request);
+        return { run, config: runs.resolvedConfig(run.id) };
       },
       watchRun(request, ctx) {
         if (!request.runId) throw new ConnectError("run_id is required", Code.InvalidArgument);

@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
 import { AlgorithmInfoSchema } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { describe, expect, it } from "vitest";
-import { aliasesOf, describeAlgorithm } from "../src/run/learner-algorithm.js";
+import { describeAlgorithm } from "../src/run/learner-algorithm.js";
 import type { MeshClients } from "../src/run/mesh-clients.js";
 import { RunConfigSchema } from "../src/run/run-config.js";
 import { stepSampling, trainingStream } from "../src/run/training-stream.js";
@@ -15,9 +15,10 @@ const grpo = create(AlgorithmInfoSchema, {
   name: "grpo",
   params: [
     { name: "temperature", type: "number", description: "sampling temperature" },
-    { name: "epsilon", type: "number", description: "lower clip [also accepted as: clip_low]" },
-    { name: "epsilon_high", type: "number", description: "upper clip [also accepted as: clip_high]" },
-    { name: "importance_sampling_cap", type: "number", description: "TIS cap [also accepted as: truncated_is]" },
+    { name: "epsilon", type: "number", description: "lower clip", aliases: ["clip_low"] },
+    { name: "epsilon_high", type: "number", description: "upper clip", aliases: ["clip_high"] },
+    { name: "importance_sampling_cap", type: "number", description: "TIS cap", aliases: ["truncated_is"] },
+    { name: "max_completion_length", type: "integer", description: "the generation budget" },
   ],
 });
 const clients = {
@@ -28,11 +29,6 @@ const run = (config: Record<string, unknown>, training: Record<string, unknown> 
   RunConfigSchema.parse({ algorithm: { name: "grpo", config }, training });
 
 describe("algorithm keys", () => {
-  it("reads the aliases from a knob's description", () => {
-    expect(aliasesOf(grpo.params[1]!)).toEqual(["clip_low"]);
-    expect(aliasesOf(grpo.params[0]!)).toEqual([]);
-  });
-
   it("accepts the seed aliases truncated_is, clip_low and clip_high", async () => {
     await expect(describeAlgorithm(clients, run({ truncated_is: 2, clip_low: 0.2, clip_high: 0.28 }))).resolves.toBe(grpo);
   });
@@ -48,6 +44,14 @@ describe("algorithm keys", () => {
   });
 });
 
+describe("the generation budget", () => {
+  it("refuses algorithm.config.max_completion_length that differs from training.max_tokens, naming both", async () => {
+    const error = await describeAlgorithm(clients, run({ max_completion_length: 512 }, { max_tokens: 64 })).catch((e) => e as ConnectError);
+    expect(String(error)).toMatch(/algorithm\.config\.max_completion_length is 512 but training\.max_tokens is 64/);
+    await expect(describeAlgorithm(clients, run({ max_completion_length: 64 }, { max_tokens: 64 }))).resolves.toBe(grpo);
+  });
+});
+
 describe("TrainStepHeader.sampling", () => {
   it("carries training.temperature, top_k and top_p", async () => {
     const config = run({}, { temperature: 0.7, top_k: 20, top_p: 0.9 });
@@ -56,7 +60,7 @@ describe("TrainStepHeader.sampling", () => {
     expect(first.value).toMatchObject({ part: { case: "header", value: { sampling: { temperature: 0.7, topK: 20, topP: 0.9 } } } });
   });
 
-  it("sends greedy (T = 0) as the unset distribution: what samplers report greedy logprobs under", () => {
-    expect(stepSampling(run({}, { temperature: 0, top_k: 5, top_p: 0.5 }))).toEqual({ temperature: 0, topK: 0, topP: 0 });
+  it("sends greedy as temperature 0, the one meaning of 0 for the sampler and the learner", () => {
+    expect(stepSampling(run({}, { temperature: 0, top_k: 5, top_p: 0.5 }))).toEqual({ temperature: 0, topK: 5, topP: 0.5 });
   });
 });

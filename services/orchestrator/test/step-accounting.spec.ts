@@ -52,16 +52,27 @@ describe("the TrainStep header", () => {
   });
 
   it("asks for truncated importance sampling in async runs unless algorithm.config chose", () => {
-    expect(stepAlgorithmConfig(RunConfigSchema.parse({ algorithm: { config: { beta: 0.1 } } }))).toEqual({ beta: 0.1 });
+    // max_completion_length is the generation budget, training.max_tokens (64 by default).
+    const budget = { max_completion_length: 64 };
+    expect(stepAlgorithmConfig(RunConfigSchema.parse({ algorithm: { config: { beta: 0.1 } } }))).toEqual({ beta: 0.1, ...budget });
     expect(stepAlgorithmConfig(RunConfigSchema.parse({ algorithm: { config: { beta: 0.1 } }, training: { async: true } }))).toEqual({
       beta: 0.1,
+      ...budget,
       importance_sampling_cap: ASYNC_IMPORTANCE_SAMPLING_CAP,
       importance_sampling_level: "token",
       importance_sampling_action: "truncate",
     });
     for (const chosen of [{ importance_sampling_cap: 5 }, { truncated_is: 3 }, { importance_sampling_cap: null }]) {
-      expect(stepAlgorithmConfig(RunConfigSchema.parse({ algorithm: { config: chosen }, training: { async: true } }))).toEqual(chosen);
+      expect(stepAlgorithmConfig(RunConfigSchema.parse({ algorithm: { config: chosen }, training: { async: true } }))).toEqual({
+        ...chosen,
+        ...budget,
+      });
     }
+  });
+
+  it("sends the generation budget as max_completion_length (Dr. GRPO's constant), by construction", () => {
+    const config = RunConfigSchema.parse({ algorithm: { name: "drgrpo" }, training: { max_tokens: 24 } });
+    expect(stepAlgorithmConfig(config)).toEqual({ max_completion_length: 24 });
   });
 });
 

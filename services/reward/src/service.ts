@@ -20,6 +20,7 @@ import { SCORERS } from "./reward/registry.js";
 import { describeBounds } from "./reward/reward-bounds.js";
 import { composeReward } from "./reward/reward-composer.js";
 import { applyOverrides, presetReward, RewardSpecError, type ResolvedReward } from "./reward/reward-spec.js";
+import { fitToBudget } from "./reward/generation-budget.js";
 import { mathAnswerScorer, mathJudgeOptions } from "./scorers/math-answer.js";
 import { connectVerifier, type Verifier } from "./verification/verifier.js";
 
@@ -133,28 +134,34 @@ function required<T>(value: T | undefined, field: string): T {
   return value;
 }
 
-/** The request's reward: the server's when the spec is empty, else its preset (or the server's) with its scorers. */
+/** The request's reward: the server's when the spec is empty, else its preset (or the server's) with its scorers; fitted to its generation budget. */
 function rewardFor(spec: RewardSpec | undefined, configured: ResolvedReward): ResolvedReward {
-  if (!spec || (spec.preset === "" && spec.scorers.length === 0)) return configured;
+  if (!spec) return configured;
   try {
-    const base = spec.preset === "" ? configured : presetReward(spec.preset, "spec.preset");
-    const resolved = applyOverrides(
-      base,
-      spec.scorers.map((s, i) => ({
-        name: s.name,
-        weight: s.weight,
-        params: s.params ?? {},
-        field: `spec.scorers[${i}]`,
-        paramsField: `spec.scorers[${i}].params`,
-      })),
-    );
-    return spec.scorers.length === 0
-      ? resolved
-      : { ...resolved, name: `${base.name}+request`, description: `${base.name} with the request's scorers` };
+    return fitToBudget(specReward(spec, configured), spec.maxCompletionTokens);
   } catch (error) {
     if (error instanceof RewardSpecError) throw new ConnectError(error.message, Code.InvalidArgument);
     throw error;
   }
+}
+
+/** The spec's preset (or the server's reward) with its scorers. */
+function specReward(spec: RewardSpec, configured: ResolvedReward): ResolvedReward {
+  if (spec.preset === "" && spec.scorers.length === 0) return configured;
+  const base = spec.preset === "" ? configured : presetReward(spec.preset, "spec.preset");
+  const resolved = applyOverrides(
+    base,
+    spec.scorers.map((s, i) => ({
+      name: s.name,
+      weight: s.weight,
+      params: s.params ?? {},
+      field: `spec.scorers[${i}]`,
+      paramsField: `spec.scorers[${i}].params`,
+    })),
+  );
+  return spec.scorers.length === 0
+    ? resolved
+    : { ...resolved, name: `${base.name}+request`, description: `${base.name} with the request's scorers` };
 }
 
 function presetMessage(reward: ResolvedReward): RewardPreset {

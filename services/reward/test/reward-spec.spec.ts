@@ -29,7 +29,8 @@ describe("reward spec", () => {
     const reward = applyOverrides(base, [override("length", 0.2, { max_tokens: 8192 }), override("efficiency", undefined)]);
     const length = reward.scorers.find((s) => s.scorer.name === "length")!;
     expect(length.weight).toBe(0.2);
-    expect(length.params).toMatchObject({ max_tokens: 8192, cache_tokens: 1024 });
+    // cache_tokens was not chosen: it stays a quarter of max_tokens (length.ts derive).
+    expect(length.params).toMatchObject({ max_tokens: 8192, cache_tokens: 2048 });
     expect(reward.scorers.find((s) => s.scorer.name === "efficiency")?.weight).toBe(1);
     expect(reward.scorers.find((s) => s.scorer.name === "lean_proof")?.params).toEqual({ mode: "shaped", max_partial: 0.3 });
   });

@@ -3,20 +3,12 @@
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { TaskKind } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { Verdict } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { completion, leanAnswer, leanTheorem, mathProblem, proved, verification } from "./messages.js";
+import { failure } from "./support/failure.js";
 import { startRewardServer, type RewardServer } from "./support/server.js";
-
-async function failure(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("the call succeeded");
-}
 
 describe("RewardService", () => {
   let reward: RewardServer;

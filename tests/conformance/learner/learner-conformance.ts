@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Code, createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
 import { TrainingMode } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
@@ -98,6 +98,34 @@ export function describeLearnerConformance(learner: LearnerUnderTest): void {
       const { algorithms } = await client.listAlgorithms({});
       expect(algorithms.map((a) => a.name).sort()).toEqual(["cispo", "dapo", "dgpo", "drgrpo", "grpo", "gspo", "sapo"]);
       for (const a of algorithms) expect(a.params.map((p) => p.name)).toContain("temperature");
+      // The orchestrator sends the generation budget (training.max_tokens) as this knob to every algorithm.
+      for (const a of algorithms) expect(a.params.map((p) => p.name)).toContain("max_completion_length");
+      // The seed's names for a knob travel in ParameterInfo.aliases (the orchestrator accepts them from there).
+      const grpo = algorithms.find((a) => a.name === "grpo")!;
+      const aliases = Object.fromEntries(grpo.params.filter((p) => p.aliases.length > 0).map((p) => [p.name, [...p.aliases]]));
+      expect(aliases).toMatchObject({ epsilon: ["clip_low"], epsilon_high: ["clip_high"], importance_sampling_cap: ["truncated_is"] });
+      for (const p of grpo.params) expect(p.description).not.toMatch(/also accepted as/);
+    });
+
+    it("reads sampling temperature 0 as greedy decoding (scored at T = 1, untruncated) and refuses a deprecated temperature that disagrees", async () => {
+      await fromStart();
+      const sequences = samples.map((s) => ({ promptTokenIds: s.promptTokenIds, completionTokenIds: s.completionTokenIds }));
+      const rows = async (sampling: { temperature: number; topK?: number; topP?: number }) =>
+        (await client.computeLogprobs({ sequences, sampling })).sequences.flatMap((s) => s.logprobs);
+      const full = await rows({ temperature: 1 });
+      const greedy = await rows({ temperature: 0, topK: 2, topP: 0.5 });
+      greedy.forEach((v, i) => expect(Math.abs(v - full[i]!), `token ${i}`).toBeLessThan(1e-6));
+      // top_k and top_p would have changed the scores: greedy decoding does not apply them.
+      const truncated = await rows({ temperature: 1, topK: 2, topP: 0.5 });
+      expect(Math.max(...truncated.map((v, i) => Math.abs(v - full[i]!)))).toBeGreaterThan(1e-3);
+      const error = await client.computeLogprobs({ sequences, temperature: 0.7, sampling: { temperature: 0 } }).then(
+        () => undefined,
+        (e: unknown) => ConnectError.from(e),
+      );
+      expect(error?.code).toBe(Code.InvalidArgument);
+      expect(error?.rawMessage).toMatch(
+        /temperature is 0\.[67]\d* but sampling\.temperature is 0 \(greedy decoding, scored under temperature 1\)/,
+      );
     });
 
     it("ComputeLogprobs gives the reference's logprobs and entropies under the policy and under the reference", async () => {

@@ -41,7 +41,8 @@ export function formatAlgorithms(response: ListAlgorithmsResponse): string {
     out.push(`    ${"key".padEnd(keyWidth)}  ${"default".padEnd(defaultWidth)}  meaning`);
     for (const p of algorithm.params) {
       const allowed = p.allowedValues.length > 0 ? ` (${p.allowedValues.join(" | ")})` : "";
-      const [first, ...rest] = wrap(p.description + allowed, WIDTH - keyWidth - defaultWidth - 8, "");
+      const aliases = p.aliases.length > 0 ? ` [also accepted as: ${p.aliases.join(", ")}]` : "";
+      const [first, ...rest] = wrap(p.description + allowed + aliases, WIDTH - keyWidth - defaultWidth - 8, "");
       out.push(`    ${p.name.padEnd(keyWidth)}  ${p.defaultValue.padEnd(defaultWidth)}  ${first ?? ""}`);
       for (const line of rest) out.push(`    ${" ".repeat(keyWidth + defaultWidth + 4)}${line}`);
     }

@@ -6,34 +6,45 @@ import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orches
 import { createServiceClient, rpcClientTracing } from "@lean-grpo/kit";
 import { ALGORITHM_NAMES } from "@lean-grpo/learner";
 import { z } from "zod";
-import { RunConfigSchema, newRunId } from "@lean-grpo/orchestrator";
+import { RunConfigMessageSchema, newRunId } from "@lean-grpo/orchestrator";
 import { RunOutputs } from "@lean-grpo/orchestrator";
 import { runProgress } from "./run-progress.js";
 import { runSummaryTable } from "./run-summary.js";
 import { runAdvice } from "./run-advice.js";
-import { checkModelDir, configDir, loadTrainConfig } from "./train-config.js";
+import { checkModelDir, configDir, loadTrainConfig, trainRunConfig } from "./train-config.js";
 import { startRunLogs } from "./run-logs.js";
 import { onStopRequest } from "../process/stop-signals.js";
 import { tracedAction } from "../process/process-tracing.js";
 import { startMesh } from "../mesh/start-mesh.js";
 import { dashboardCommand } from "./dashboard-command.js";
 
-/** A `--config` file of `lean-grpo train` (configs/train/*.yaml, configs/algorithm/*.yaml). */
-export const TrainFileSchema = RunConfigSchema.extend({
-  /** The run's dataset section plus the training file (else the DATA argument). */
-  dataset: RunConfigSchema.shape.dataset
-    .unwrap()
-    .extend({ path: z.string().default("") })
-    .strict()
-    .prefault({}),
-  model: z
-    .object({ dir: z.string().min(1).default("models/arith-tiny") })
-    .strict()
-    .prefault({}),
-  runs_dir: z.string().min(1).default("runs"),
-  /** Per-service config sections for the embedded mesh (inference, verifier, reward, learner). */
-  services: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
-}).strict();
+/**
+ * The run sections of a train file (training, algorithm, reward, ...): the orchestrator owns
+ * them, so here they are only composed from the sources and carried to StartRun as the typed
+ * RunConfig (train-config.ts trainRunConfig); the orchestrator checks and completes them.
+ */
+const RUN_SECTIONS = Object.fromEntries(
+  RunConfigMessageSchema.fields.filter((f) => f.name !== "dataset").map((f) => [f.name, z.unknown().optional()]),
+);
+
+/** A `--config` file of `lean-grpo train` (configs/train/*.yaml, configs/algorithm/*.yaml): the CLI's own keys, typed, and the run sections. */
+export const TrainFileSchema = z
+  .object({
+    ...RUN_SECTIONS,
+    /** The training file (else the DATA argument), plus the run's dataset keys (max_train_samples). */
+    dataset: z
+      .object({ path: z.string().default("") })
+      .catchall(z.unknown())
+      .prefault({}),
+    model: z
+      .object({ dir: z.string().min(1).default("models/arith-tiny") })
+      .strict()
+      .prefault({}),
+    runs_dir: z.string().min(1).default("runs"),
+    /** Per-service config sections for the embedded mesh (inference, verifier, reward, learner). */
+    services: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
+  })
+  .strict();
 export type TrainFile = z.infer<typeof TrainFileSchema>;
 
 interface TrainOptions {
@@ -76,18 +87,20 @@ export function registerTrainCommand(program: Command): void {
           [flags["algorithm.config"], flagNames["algorithm.config"]] = [algoConfig(options.algoConfig), "--algo-config"];
         if (options.n) [flags["training.steps"], flagNames["training.steps"]] = [options.n, `-n ${options.n}`];
         if (data) [flags["dataset.path"], flagNames["dataset.path"]] = [data, data];
-        const { model, runs_dir, services, dataset, ...run } = loadTrainConfig(TrainFileSchema, {
+        const file = loadTrainConfig(TrainFileSchema, {
           file: options.config,
           words: overrides,
           flags,
           flagNames,
           configDir: options.configDir,
         });
+        const { model, runs_dir, services, dataset } = file;
+        const runConfig = trainRunConfig(file);
         if (!dataset.path && !options.resume)
           throw new Error("no dataset: give DATA (a JSONL file), dataset=NAME (configs/dataset) or dataset.path=FILE");
         const local = (name: string) => services[name]?.url === undefined;
         if (local("inference") || local("learner")) checkModelDir(model.dir, configDir(options.configDir));
-        const runId = options.resume ?? newRunId(run.exp_name);
+        const runId = options.resume ?? newRunId(runConfig.expName);
         const logs = startRunLogs(runs_dir, runId, { verbose: options.verbose === true });
         const mesh = await startMesh({ modelDir: model.dir, services, orchestrator: { runs_dir } });
         const { client, transport } = createServiceClient(OrchestratorService, {
@@ -121,25 +134,22 @@ export function registerTrainCommand(program: Command): void {
         try {
           const response = await logs.whileStarting(() =>
             client.startRun(
-              options.resume
-                ? { resumeRunId: options.resume, datasetPath: dataset.path }
-                : {
-                    runId,
-                    datasetPath: dataset.path,
-                    config: { ...run, dataset: { max_train_samples: dataset.max_train_samples } } as never,
-                  },
+              options.resume ? { resumeRunId: options.resume, datasetPath: dataset.path } : { runId, datasetPath: dataset.path, runConfig },
             ),
           );
           started = response.run!.id;
           let final = response.run!;
-          const every = run.eval.every;
+          // As the orchestrator resolved them (a resumed run: as it was started).
+          const evaluation = response.config?.eval;
+          const evalData = evaluation?.data ?? "";
+          const every = evaluation?.every ?? 1;
           const progress = runProgress(
             {
               runId: started,
               totalSteps: Number(final.totalSteps),
               startStep: Number(final.step),
               // As the orchestrator decides it (heldout-eval.ts evaluatesAt).
-              evaluatesAt: (step) => run.eval.data !== "" && (step === 0 || step % every === 0 || step === Number(final.totalSteps)),
+              evaluatesAt: (step) => evalData !== "" && (step === 0 || step % every === 0 || step === Number(final.totalSteps)),
             },
             process.stdout.isTTY === true,
           );
@@ -159,7 +169,7 @@ export function registerTrainCommand(program: Command): void {
             outputs.readRun().catch(() => undefined),
           ]);
           const summary = runSummaryTable(final, steps, evals, {
-            evalConfigured: run.eval.data !== "",
+            evalConfigured: evalData !== "",
             advice: runAdvice(final, file?.checkpointed !== false),
             ...(process.stdout.columns ? { width: process.stdout.columns } : {}),
           });

@@ -6,6 +6,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, listGroups, loadConfig, splitGroupChoices } from "@lean-grpo/kit";
+import { RunConfigShapeError, runConfigToMessage, type RunConfigMessage } from "@lean-grpo/orchestrator";
 import type { TrainFile, TrainFileSchema } from "./train-command.js";
 
 const REPO_CONFIGS = fileURLToPath(new URL("../../../../configs/", import.meta.url));
@@ -38,6 +39,22 @@ export function loadTrainConfig(schema: typeof TrainFileSchema, sources: TrainCo
     flagNames: sources.flagNames,
     overrides,
   });
+}
+
+/**
+ * The train file's run sections as StartRun's typed run_config: the file without the CLI's
+ * own keys (model, runs_dir, services, dataset.path). Keys the message has no place for
+ * are a ConfigError naming them; values are the orchestrator's to check (StartRun).
+ */
+export function trainRunConfig(file: TrainFile): RunConfigMessage {
+  const { model: _model, runs_dir: _runsDir, services: _services, dataset, ...run } = file;
+  const { path: _path, ...datasetRun } = dataset;
+  try {
+    return runConfigToMessage({ ...run, dataset: datasetRun });
+  } catch (error) {
+    if (error instanceof RunConfigShapeError) throw new ConfigError([{ path: error.path, source: "train config", message: error.message }]);
+    throw error;
+  }
 }
 
 /**

@@ -105,8 +105,10 @@ describe("lean-grpo serve all, driven over gRPC", () => {
           { cwd: repoRoot, timeout: 90_000 },
         )
       ).stdout;
-    const started = JSON.parse(await curl("StartRun", { datasetPath: "examples/arith.jsonl", runId: "buf-curl-run", config: TINY_RUN }));
+    const started = JSON.parse(await curl("StartRun", { datasetPath: "examples/arith.jsonl", runId: "buf-curl-run", runConfig: TINY_RUN }));
     expect(started.run.id).toBe("buf-curl-run");
+    // The typed run config, as the orchestrator resolved it (defaults filled in).
+    expect(started.config.training).toMatchObject({ steps: 2, topP: 1, mode: "whole" });
     // WatchRun streams one JSON object per event until the run ends.
     const watched = await curl("WatchRun", { runId: "buf-curl-run", fromStart: true });
     expect(watched).toMatch(/"stateChange"[\s\S]*"state": "RUN_STATE_COMPLETED"/);

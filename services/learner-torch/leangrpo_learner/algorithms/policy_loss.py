@@ -17,15 +17,15 @@ from .rollout_correction import LOG_RATIO_BOUND, rollout_correction_weights
 
 @dataclass
 class PolicyLossInputs:
-    logp: torch.Tensor  # [b, C] current policy (carries gradient), 0 off the mask
-    mask: torch.Tensor  # [b, C]
+    logp: torch.Tensor  # [b, C] current policy (carries gradient), 0 off the completion
+    mask: torch.Tensor  # [b, C] 1 on the model's completion tokens, 0 on the environment's (completion_mask) and padding
     old: torch.Tensor  # [b, C] logprobs before the update
     ref: torch.Tensor | None  # [b, C] reference logprobs
     sampler: torch.Tensor | None  # [b, C] sampler logprobs
     sampler_known: torch.Tensor | None  # [b, 1] 1 where the row has sampler logprobs
     advantages: torch.Tensor  # [b, 1]
     live: torch.Tensor  # [b, 1] 0 for rows masked out of the loss
-    lengths: torch.Tensor  # [b, 1]
+    lengths: torch.Tensor  # [b, 1] the model's token count of each row
 
 
 @dataclass

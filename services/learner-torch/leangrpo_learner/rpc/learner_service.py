@@ -14,7 +14,7 @@ from .. import proto
 from ..algorithms.parameters import js_json, js_number
 from ..algorithms.registry import ALGORITHMS
 from ..lora.peft_files import ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE
-from ..sampling import SamplingDistribution, sampling_from_proto
+from ..sampling import SamplingMessage, resolve_sampling
 from ..training.learner import StepRequest, adapter_name
 from ..training.training_example import TrainingExample
 from .learner_host import LearnerHost
@@ -39,12 +39,7 @@ class LearnerServicer:
     def train_step(self, requests, context):
         try:
             header, examples = self._read_stream(requests)
-            sampling = None
-            if header.HasField("sampling"):
-                try:
-                    sampling = sampling_from_proto(header.sampling, "header.sampling")
-                except ValueError as error:
-                    raise _invalid(str(error)) from None
+            sampling = SamplingMessage.of(header.sampling) if header.HasField("sampling") else None
             request = StepRequest(
                 algorithm=header.algorithm,
                 algorithm_config=json_format.MessageToDict(header.algorithm_config) if header.HasField("algorithm_config") else {},
@@ -98,6 +93,7 @@ class LearnerServicer:
                         sampler_logprobs=list(s.sampler_logprobs) if len(s.sampler_logprobs) > 0 else None,
                         reward=s.reward,
                         truncated=s.truncated,
+                        completion_mask=list(s.completion_mask) if len(s.completion_mask) > 0 else None,
                     )
                 )
             else:
@@ -116,20 +112,16 @@ class LearnerServicer:
                     raise _invalid(f"sequences[{i}].prompt_token_ids is empty; at least one prompt token is needed")
                 if len(s.completion_token_ids) == 0:
                     raise _invalid(f"sequences[{i}].completion_token_ids is empty")
-            temperature = 1.0 if request.temperature == 0 else request.temperature
-            if not (temperature > 0) or not math.isfinite(temperature):
-                raise _invalid(f"temperature {js_number(request.temperature)} must be a positive number (0 means 1)")
-            sampling = SamplingDistribution(temperature=temperature)
-            if request.HasField("sampling"):
-                try:
-                    sampling = sampling_from_proto(request.sampling, "sampling")
-                except ValueError as error:
-                    raise _invalid(str(error)) from None
-                if request.temperature != 0 and abs(request.temperature - sampling.temperature) > 1e-6 * sampling.temperature:
-                    raise _invalid(
-                        f"temperature {js_number(request.temperature)} differs from sampling.temperature {js_number(sampling.temperature)}; "
-                        "set temperature to 0 or to the same value"
-                    )
+            if not (request.temperature >= 0) or not math.isfinite(request.temperature):
+                raise _invalid(
+                    f"temperature {js_number(request.temperature)} must be a positive number (0: not given; the field is deprecated, set sampling instead)"
+                )
+            # The deprecated `temperature` is read in resolve_sampling, with `sampling`.
+            legacy = (request.temperature, "temperature") if request.temperature != 0 else None
+            try:
+                sampling = resolve_sampling(SamplingMessage.of(request.sampling) if request.HasField("sampling") else None, legacy, "sampling")
+            except ValueError as error:
+                raise _invalid(str(error)) from None
             pairs = [(list(s.prompt_token_ids), list(s.completion_token_ids)) for s in request.sequences]
             with self.host.lock:
                 learner = self.host.learner()
@@ -239,8 +231,14 @@ class LearnerServicer:
         for algorithm in ALGORITHMS:
             info = response.algorithms.add(name=algorithm.name, title=algorithm.title, summary=algorithm.summary)
             for p in algorithm.parameters:
-                description = f"{p.description} [also accepted as: {', '.join(p.aliases)}]" if p.aliases else p.description
-                info.params.add(name=p.name, type=p.type, default_value=js_json(p.default), description=description, allowed_values=list(p.allowed or []))
+                info.params.add(
+                    name=p.name,
+                    type=p.type,
+                    default_value=js_json(p.default),
+                    description=p.description,
+                    allowed_values=list(p.allowed or []),
+                    aliases=list(p.aliases),
+                )
         return response
 
     # ---- wiring --------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from ..model.causal_lm import CausalLM, ForwardOptions
 from ..optimizer.adamw import AdamW, AdamWSettings
 from ..optimizer.grad_clipping import clip_by_global_norm
 from ..optimizer.lr_schedule import learning_rate_multiplier
-from ..sampling import SamplingDistribution
+from ..sampling import SamplingDistribution, SamplingMessage, resolve_sampling
 from .checkpoint_files import ADAPTER_DIR, TrainerState, checkpoint_size, read_checkpoint_state, write_checkpoint_state
 from .prepared_batch import prepare_batch
 from .sample_validation import validate_examples
@@ -62,7 +62,7 @@ class StepRequest:
     step: int = 0
     expected_samples: int = 0
     num_generations: int = 0
-    sampling: SamplingDistribution | None = None  # None: header.sampling unset
+    sampling: SamplingMessage | None = None  # None: header.sampling unset
 
 
 @dataclass
@@ -256,14 +256,9 @@ class Learner:
 
 
 def sampling_of(algorithm_temperature: float, request: StepRequest) -> SamplingDistribution:
-    """header.sampling when set (its temperature must agree with an explicit algorithm_config
-    temperature); else algorithm_config.temperature with no truncation."""
-    if request.sampling is None:
-        return SamplingDistribution(temperature=algorithm_temperature)
-    explicit = "temperature" in request.algorithm_config
-    if explicit and abs(algorithm_temperature - request.sampling.temperature) > 1e-6 * request.sampling.temperature:
-        raise SampleError(
-            f"algorithm_config.temperature {algorithm_temperature:g} differs from header.sampling.temperature {request.sampling.temperature:g}; "
-            "give one, or the same value"
-        )
-    return request.sampling
+    """header.sampling, with algorithm_config.temperature when given (the older field), read by resolve_sampling."""
+    legacy = (algorithm_temperature, "algorithm_config.temperature") if "temperature" in request.algorithm_config else None
+    try:
+        return resolve_sampling(request.sampling, legacy, "header.sampling")
+    except ValueError as error:
+        raise SampleError(str(error)) from None

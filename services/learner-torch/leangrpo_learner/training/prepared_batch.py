@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from ..algorithms.advantages import group_advantages
 from ..algorithms.dpo_term import preference_pairs
 from ..algorithms.loss_settings import LossSettings
+from .model_tokens import model_token_count
 from .training_example import TrainingExample
 
 
@@ -20,6 +21,8 @@ class PreparedRow:
 
 @dataclass
 class BatchTotals:
+    """Token counts are of the model's tokens (completion_mask true), the ones trained on."""
+
     sequences: int
     live_tokens: int
     tokens: int
@@ -59,8 +62,8 @@ def prepare_batch(examples: list[TrainingExample], settings: LossSettings, mode:
         frac,
         BatchTotals(
             sequences=len(rows),
-            live_tokens=sum(len(r.example.completion_ids) for r in rows if r.live),
-            tokens=sum(len(r.example.completion_ids) for r in rows),
+            live_tokens=sum(model_token_count(r.example) for r in rows if r.live),
+            tokens=sum(model_token_count(r.example) for r in rows),
             pairs=pairs,
         ),
     )

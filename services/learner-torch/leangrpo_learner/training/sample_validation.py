@@ -27,6 +27,24 @@ def _js(value: float) -> str:
     return js_number(value)
 
 
+def _check_completion_mask(where: str, example: TrainingExample) -> None:
+    """The loss mask: none (every token the model's), or one flag per completion token with at least one true."""
+    mask = example.completion_mask
+    if not mask:
+        return
+    tokens = len(example.completion_ids)
+    if len(mask) != tokens:
+        raise SampleError(
+            f"{where}: completion_mask has {len(mask)} values but completion_token_ids has {tokens}; "
+            "send one per completion token (true: the model's, trained on; false: the environment's, conditioning only), or none (every token the model's)"
+        )
+    if not any(mask):
+        raise SampleError(
+            f"{where}: completion_mask has no true value among its {tokens}; "
+            "at least one completion token must be the model's (true), or send no mask (every token the model's)"
+        )
+
+
 def validate_examples(examples: list[TrainingExample], config: ModelConfig, expected_samples: int, num_generations: int) -> None:
     if not examples:
         raise SampleError("the batch has no samples; send the header, then at least one sample")
@@ -54,6 +72,7 @@ def validate_examples(examples: list[TrainingExample], config: ModelConfig, expe
             for i, lp in enumerate(sampler):
                 if not math.isfinite(lp) or lp > 0:
                     raise SampleError(f"{where}: sampler_logprobs[{i}] = {_js(lp)}; a logprob must be finite and <= 0")
+        _check_completion_mask(where, example)
         if not math.isfinite(example.reward):
             raise SampleError(f"{where}: reward is {_js(example.reward)}; it must be a finite number")
         sizes[example.group_id] = sizes.get(example.group_id, 0) + 1

@@ -20,6 +20,7 @@ from ..lora.lora_adapter import LoraAdapter
 from ..model.causal_lm import CausalLM, ForwardOptions
 from ..sampling import SamplingDistribution
 from .micro_batches import micro_batches
+from .model_tokens import loss_mask, model_token_count
 from .prepared_batch import PreparedBatch, PreparedRow
 
 
@@ -77,11 +78,13 @@ def step_gradients(inputs: StepGradientInputs, share: Callable[[int], bool] = la
             gradient_checkpointing=inputs.gradient_checkpointing,
         )
         scores = completion_logprobs(inputs.model, [(r.example.prompt_ids, r.example.completion_ids) for r in rows], inputs.sampling, options)
-        out.entropy += float((scores.entropies * scores.mask).sum())
+        # Every sum below runs over the model's tokens only; the environment's conditioned the pass.
+        mask = loss_mask(scores.mask, [r.example for r in rows])
+        out.entropy += float((scores.entropies * mask).sum())
         if batch.mode == "sft":
-            loss = -(scores.logprobs * scores.mask).sum() / max(1, batch.totals.tokens)
+            loss = -(scores.logprobs * mask).sum() / max(1, batch.totals.tokens)
         else:
-            loss = _rl_loss(inputs, rows, [row_of[id(r)] for r in rows], scores.logprobs, scores.mask, out)
+            loss = _rl_loss(inputs, rows, [row_of[id(r)] for r in rows], scores.logprobs, mask, out)
         loss.backward()
         out.loss += float(loss.detach())
     return out
@@ -104,7 +107,7 @@ def _rl_loss(inputs: StepGradientInputs, rows: list[PreparedRow], batch_rows: li
             sampler_known=column(known, device) if use_sampler else None,
             advantages=column([r.advantage for r in rows], device),
             live=column([1.0 if r.live else 0.0 for r in rows], device),
-            lengths=column([float(len(r.example.completion_ids)) for r in rows], device),
+            lengths=column([float(model_token_count(r.example)) for r in rows], device),
         ),
         batch.totals.sequences,
         batch.totals.live_tokens,

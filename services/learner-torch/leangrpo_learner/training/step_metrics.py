@@ -1,5 +1,6 @@
 """A step's metrics, named as the TS learner (and the reference trainers) log them: TRL's names
-with "/" written as "_". Token means are global (Σ over tokens / token count)."""
+with "/" written as "_". Token means are global (Σ over tokens / token count). Every token count and
+length is of the model's tokens (the loss mask's true entries, model_tokens.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 from ..algorithms.advantages import bessel_std
 from ..algorithms.loss_settings import LossSettings
 from ..algorithms.rollout_correction import rollout_correction_metrics
+from .model_tokens import at_model_tokens, model_token_count
 from .prepared_batch import PreparedBatch
 from .step_gradients import StepGradients
 from .training_example import TrainingExample
@@ -23,7 +25,7 @@ def step_metrics(
     examples: list[TrainingExample], batch: PreparedBatch, updates: list[UpdateRecord], old, seconds: float, settings: LossSettings
 ) -> dict[str, float]:
     rewards = [e.reward for e in examples]
-    lengths = [len(e.completion_ids) for e in examples]
+    lengths = [model_token_count(e) for e in examples]
     n = len(updates)
 
     def mean(f) -> float:
@@ -59,21 +61,25 @@ def step_metrics(
         if difference is not None:
             metrics["sampling_logp_difference_mean"] = difference
         if old is not None:
-            sampled = [([float(v) for v in old[i]], r.example.sampler_logprobs) for i, r in enumerate(batch.rows) if r.example.sampler_logprobs is not None]
+            sampled = [
+                (at_model_tokens(r.example, [float(v) for v in old[i]]), at_model_tokens(r.example, r.example.sampler_logprobs))
+                for i, r in enumerate(batch.rows)
+                if r.example.sampler_logprobs is not None
+            ]
             metrics.update(rollout_correction_metrics(settings, sampled) or {})
     return metrics
 
 
 def _sampler_difference(batch: PreparedBatch, old) -> float | None:
-    """Mean |old − sampler| over tokens whose sampler logprob is known: the engine mismatch."""
+    """Mean |old − sampler| over the model's tokens whose sampler logprob is known: the engine mismatch."""
     if old is None:
         return None
     total, count = 0.0, 0
     for i, row in enumerate(batch.rows):
-        sampler = row.example.sampler_logprobs
-        if sampler is None:
+        if row.example.sampler_logprobs is None:
             continue
-        for t, s in enumerate(sampler):
-            total += abs(old[i][t] - s)
+        before = at_model_tokens(row.example, list(old[i]))
+        for t, s in enumerate(at_model_tokens(row.example, row.example.sampler_logprobs)):
+            total += abs(before[t] - s)
             count += 1
     return total / count if count else None

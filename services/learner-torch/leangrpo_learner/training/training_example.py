@@ -13,3 +13,6 @@ class TrainingExample:
     sampler_logprobs: list[float] | None  # None when unknown
     reward: float
     truncated: bool
+    # Per completion token: True where the model wrote it (trained on), False where the environment did
+    # (conditioning only; model_tokens.py). None or empty: every token is the model's.
+    completion_mask: list[bool] | None = None

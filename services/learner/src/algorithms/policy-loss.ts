@@ -11,9 +11,9 @@ import { clippedTokens, policyTerm } from "./policy-objectives.js";
 import { LOG_RATIO_BOUND, rolloutCorrectionWeights } from "./rollout-correction.js";
 
 export interface PolicyLossInputs {
-  /** [b, C] current-policy logprobs (carry gradient); 0 off the mask. */
+  /** [b, C] current-policy logprobs (carry gradient); 0 off the completion. */
   logp: tf.Tensor2D;
-  /** [b, C] 1 on completion tokens. */
+  /** [b, C] 1 on the model's completion tokens, 0 on the environment's (completion_mask) and on padding: every sum and count below runs over it. */
   mask: tf.Tensor2D;
   /** [b, C] logprobs before the update (constants). */
   old: tf.Tensor2D;
@@ -25,14 +25,14 @@ export interface PolicyLossInputs {
   advantages: tf.Tensor2D;
   /** [b, 1] 0 for rows masked out of the loss (truncated, with mask_truncated_completions). */
   live: tf.Tensor2D;
-  /** [b, 1] completion length of each row. */
+  /** [b, 1] the model's token count of each row (its length for every normaliser). */
   lengths: tf.Tensor2D;
 }
 
 /** Sizes of the whole step's batch (after dynamic sampling), the loss's denominators. */
 export interface BatchTotals {
   sequences: number;
-  /** Tokens of live rows. */
+  /** The model's tokens (completion_mask true) of live rows. */
   liveTokens: number;
 }
 

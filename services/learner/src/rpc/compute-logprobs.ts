@@ -21,9 +21,12 @@ export async function computeLogprobs(
     if (s.completionTokenIds.length === 0) throw new ConnectError(`sequences[${i}].completion_token_ids is empty`, Code.InvalidArgument);
   });
   if (!(request.temperature >= 0) || !Number.isFinite(request.temperature)) {
-    throw new ConnectError(`temperature ${request.temperature} must be a positive number (0 means 1)`, Code.InvalidArgument);
+    throw new ConnectError(
+      `temperature ${request.temperature} must be a positive number (0: not given; the field is deprecated, set sampling instead)`,
+      Code.InvalidArgument,
+    );
   }
-  // `sampling` is the one source; the older `temperature` must be unset or agree with it.
+  // The deprecated `temperature` is read in resolveSampling, with `sampling`.
   const legacy = request.temperature !== 0 ? { temperature: request.temperature, field: "temperature" } : undefined;
   const distribution = resolveSampling(request.sampling, legacy, "sampling");
   const learner = await host.learner();

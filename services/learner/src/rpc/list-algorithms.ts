@@ -13,8 +13,9 @@ export function listAlgorithms(): ListAlgorithmsResponse {
         name: p.name,
         type: p.type,
         defaultValue: JSON.stringify(p.default),
-        description: p.aliases?.length ? `${p.description} [also accepted as: ${p.aliases.join(", ")}]` : p.description,
+        description: p.description,
         allowedValues: p.allowed ? [...p.allowed] : [],
+        aliases: [...(p.aliases ?? [])],
       })),
     })),
   });

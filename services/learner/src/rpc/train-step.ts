@@ -41,6 +41,7 @@ export async function trainStep(
         samplerLogprobs: s.samplerLogprobs.length > 0 ? s.samplerLogprobs : null,
         reward: s.reward,
         truncated: s.truncated,
+        completionMask: s.completionMask.length > 0 ? s.completionMask : null,
       });
     } else {
       throw new ConnectError(

@@ -17,6 +17,7 @@ import { learningRateMultiplier } from "../optimizer/learning-rate-schedule.js";
 import { lossGradients } from "@lean-grpo/lm";
 import type { OptimizerOptions } from "./learner.js";
 import { microBatches } from "./micro-batches.js";
+import { lossMask } from "./model-tokens.js";
 import { prepareBatch } from "./prepared-batch.js";
 import { validateExamples } from "./sample-validation.js";
 import type { TrainingExample } from "./training-example.js";
@@ -67,7 +68,7 @@ export class FullFineTuner {
               signal,
             },
           );
-          return sftLoss(scores.logprobs, scores.mask, batch.totals.tokens);
+          return sftLoss(scores.logprobs, lossMask(scores.mask, rows), batch.totals.tokens);
         }, variables);
         loss += value.dataSync()[0]!;
         value.dispose();

@@ -3,6 +3,7 @@
 import { groupAdvantages } from "../algorithms/advantages.js";
 import { livePreferencePairs } from "../algorithms/dpo-term.js";
 import type { LossSettings } from "../algorithms/loss-settings.js";
+import { modelTokenCount } from "./model-tokens.js";
 import type { TrainingExample } from "./training-example.js";
 
 export type TrainingModeName = "rl" | "sft";
@@ -24,6 +25,7 @@ export interface PreparedBatch {
   advantages: number[];
   zeroStdGroups: string[];
   fracRewardZeroStd: number;
+  /** Token counts are of the model's tokens (completion_mask true), the ones trained on. */
   totals: { sequences: number; liveTokens: number; tokens: number; pairs: number };
 }
 
@@ -50,8 +52,8 @@ export function prepareBatch(examples: readonly TrainingExample[], settings: Los
     fracRewardZeroStd,
     totals: {
       sequences: rows.length,
-      liveTokens: rows.reduce((n, r) => n + (r.live ? r.example.completionIds.length : 0), 0),
-      tokens: rows.reduce((n, r) => n + r.example.completionIds.length, 0),
+      liveTokens: rows.reduce((n, r) => n + (r.live ? modelTokenCount(r.example) : 0), 0),
+      tokens: rows.reduce((n, r) => n + modelTokenCount(r.example), 0),
       pairs,
     },
   };

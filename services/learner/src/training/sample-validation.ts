@@ -20,6 +20,25 @@ function checkIds(where: string, field: string, ids: readonly number[], config: 
   });
 }
 
+/** The loss mask: none (every token the model's), or one flag per completion token with at least one true. */
+function checkCompletionMask(where: string, example: TrainingExample): void {
+  const mask = example.completionMask;
+  if (!mask || mask.length === 0) return;
+  const tokens = example.completionIds.length;
+  if (mask.length !== tokens) {
+    throw new SampleError(
+      `${where}: completion_mask has ${mask.length} values but completion_token_ids has ${tokens}; ` +
+        "send one per completion token (true: the model's, trained on; false: the environment's, conditioning only), or none (every token the model's)",
+    );
+  }
+  if (!mask.includes(true)) {
+    throw new SampleError(
+      `${where}: completion_mask has no true value among its ${tokens}; ` +
+        "at least one completion token must be the model's (true), or send no mask (every token the model's)",
+    );
+  }
+}
+
 export function validateExamples(examples: readonly TrainingExample[], config: ModelConfig, expected: BatchExpectations): void {
   if (examples.length === 0) throw new SampleError("the batch has no samples; send the header, then at least one sample");
   if (expected.expectedSamples !== 0 && examples.length !== expected.expectedSamples) {
@@ -49,6 +68,7 @@ export function validateExamples(examples: readonly TrainingExample[], config: M
           throw new SampleError(`${where}: sampler_logprobs[${i}] = ${lp}; a logprob must be finite and <= 0`);
       });
     }
+    checkCompletionMask(where, example);
     if (!Number.isFinite(example.reward)) throw new SampleError(`${where}: reward is ${example.reward}; it must be a finite number`);
     groupSizes.set(example.groupId, (groupSizes.get(example.groupId) ?? 0) + 1);
   });

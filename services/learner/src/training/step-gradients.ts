@@ -13,6 +13,7 @@ import type { CausalLM } from "@lean-grpo/lm";
 import { lossGradients } from "@lean-grpo/lm";
 import { column, rightAligned } from "./aligned-tensors.js";
 import { microBatches } from "./micro-batches.js";
+import { lossMask, modelTokenCount } from "./model-tokens.js";
 import type { PreparedBatch, PreparedRow } from "./prepared-batch.js";
 
 export interface StepGradientInputs {
@@ -65,61 +66,63 @@ export function stepGradients(inputs: StepGradientInputs): StepGradients {
     detachedLogprobs: null,
   };
   const detached: number[][] = [];
+  // By length; groups whole only for DGPO's pair term (micro-batches.ts).
+  const cut = { keepGroups: settings.dpoCoef !== 0, inArrivalOrder: inputs.formerStep };
   try {
-    microBatches(batch.rows, inputs.microBatchTokens, { keepGroups: settings.dpoCoef !== 0, inArrivalOrder: inputs.formerStep }).forEach(
-      (rows, k) => {
-        out.microBatches += 1;
-        const kept: tf.Tensor[] = [];
-        const constants: tf.Tensor[] = [];
-        const { value, grads } = lossGradients(() => {
-          const scores = completionLogprobs(
-            model,
-            rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds })),
-            {
-              temperature: settings.temperature,
-              topK: settings.topK,
-              topP: settings.topP,
-              adapter,
-              dropoutSeed: inputs.dropoutSeed?.(k),
-              signal: inputs.signal,
-            },
-          );
-          kept.push(tf.keep(tf.sum(tf.mul(scores.entropies, scores.mask))));
-          if (batch.mode === "sft") return sftLoss(scores.logprobs, scores.mask, batch.totals.tokens);
-          return microBatchRlLoss(
-            inputs,
-            rows,
-            rows.map((r) => rowOf.get(r)!),
-            scores.logprobs,
-            scores.mask,
-            kept,
-            constants,
-            detached,
-          );
-        }, adapter.variables());
-        out.loss += value.dataSync()[0]!;
-        value.dispose();
-        for (const [name, grad] of Object.entries(grads)) {
-          const key = adapter.peftKeyOfVariable(name)!;
-          const sum = out.grads.get(key);
-          if (sum) {
-            out.grads.set(key, tf.add(sum, grad));
-            tf.dispose([sum, grad]);
-          } else {
-            out.grads.set(key, grad);
-          }
+    microBatches(batch.rows, inputs.microBatchTokens, cut).forEach((rows, k) => {
+      out.microBatches += 1;
+      const kept: tf.Tensor[] = [];
+      const constants: tf.Tensor[] = [];
+      const { value, grads } = lossGradients(() => {
+        const scores = completionLogprobs(
+          model,
+          rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds })),
+          {
+            temperature: settings.temperature,
+            topK: settings.topK,
+            topP: settings.topP,
+            adapter,
+            dropoutSeed: inputs.dropoutSeed?.(k),
+            signal: inputs.signal,
+          },
+        );
+        // Every sum below runs over the model's tokens only; the environment's conditioned the pass.
+        const mask = lossMask(scores.mask, rows);
+        kept.push(tf.keep(tf.sum(tf.mul(scores.entropies, mask))));
+        if (batch.mode === "sft") return sftLoss(scores.logprobs, mask, batch.totals.tokens);
+        return microBatchRlLoss(
+          inputs,
+          rows,
+          rows.map((r) => rowOf.get(r)!),
+          scores.logprobs,
+          mask,
+          kept,
+          constants,
+          detached,
+        );
+      }, adapter.variables());
+      out.loss += value.dataSync()[0]!;
+      value.dispose();
+      for (const [name, grad] of Object.entries(grads)) {
+        const key = adapter.peftKeyOfVariable(name)!;
+        const sum = out.grads.get(key);
+        if (sum) {
+          out.grads.set(key, tf.add(sum, grad));
+          tf.dispose([sum, grad]);
+        } else {
+          out.grads.set(key, grad);
         }
-        const [entropy, clipLow, clipHigh, clipRegion, kl] = kept.map((t) => t.dataSync()[0]!);
-        out.entropy += entropy!;
-        if (clipLow !== undefined) {
-          out.clipLow += clipLow;
-          out.clipHigh += clipHigh!;
-          out.clipRegion += clipRegion!;
-        }
-        if (kl !== undefined) out.kl = (out.kl ?? 0) + kl;
-        tf.dispose([...kept, ...constants]);
-      },
-    );
+      }
+      const [entropy, clipLow, clipHigh, clipRegion, kl] = kept.map((t) => t.dataSync()[0]!);
+      out.entropy += entropy!;
+      if (clipLow !== undefined) {
+        out.clipLow += clipLow;
+        out.clipHigh += clipHigh!;
+        out.clipRegion += clipRegion!;
+      }
+      if (kl !== undefined) out.kl = (out.kl ?? 0) + kl;
+      tf.dispose([...kept, ...constants]);
+    });
   } catch (error) {
     tf.dispose([...out.grads.values()]);
     throw error;
@@ -183,7 +186,7 @@ function microBatchRlLoss(
       sampler,
       advantages: constant(column(rows.map((r) => r.advantage))),
       live: constant(column(rows.map((r) => (r.live ? 1 : 0)))),
-      lengths: constant(column(rows.map((r) => r.example.completionIds.length))),
+      lengths: constant(column(rows.map((r) => modelTokenCount(r.example)))),
     },
     { sequences: batch.totals.sequences, liveTokens: batch.totals.liveTokens },
   );

@@ -1,9 +1,11 @@
 // A step's metrics, named as the reference trainers log them (grpo-math §12; TRL's names
 // with "/" written as "_"). Token means are global (Σ over tokens / token count), not means
-// of per-micro-batch means.
+// of per-micro-batch means. Every token count and length is of the model's tokens (the loss
+// mask's true entries, model-tokens.ts): what was trained on, not what the environment inserted.
 import { besselStd } from "../algorithms/advantages.js";
 import type { LossSettings } from "../algorithms/loss-settings.js";
 import { rolloutCorrectionMetrics } from "../algorithms/rollout-correction.js";
+import { atModelTokens, modelTokenCount } from "./model-tokens.js";
 import type { PreparedBatch } from "./prepared-batch.js";
 import type { StepGradients } from "./step-gradients.js";
 import type { TrainingExample } from "./training-example.js";
@@ -23,7 +25,7 @@ export function stepMetrics(
   settings: LossSettings,
 ): Record<string, number> {
   const rewards = examples.map((e) => e.reward);
-  const lengths = examples.map((e) => e.completionIds.length);
+  const lengths = examples.map(modelTokenCount);
   const n = updates.length;
   const mean = (f: (u: UpdateRecord) => number) => updates.reduce((s, u) => s + f(u), 0) / Math.max(1, n);
   const liveTokens = Math.max(1, batch.totals.liveTokens);
@@ -56,7 +58,9 @@ export function stepMetrics(
     if (difference !== null) metrics.sampling_logp_difference_mean = difference;
     if (old) {
       const sampled = batch.rows.flatMap((row, i) =>
-        row.example.samplerLogprobs ? [{ old: old[i]!, sampler: row.example.samplerLogprobs }] : [],
+        row.example.samplerLogprobs
+          ? [{ old: atModelTokens(row.example, old[i]!), sampler: atModelTokens(row.example, row.example.samplerLogprobs) }]
+          : [],
       );
       Object.assign(metrics, rolloutCorrectionMetrics(settings, sampled));
     }
@@ -64,16 +68,17 @@ export function stepMetrics(
   return metrics;
 }
 
-/** Mean |old − sampler| over tokens whose sampler logprob is known: the engine mismatch. */
+/** Mean |old − sampler| over the model's tokens whose sampler logprob is known: the engine mismatch. */
 function samplerDifference(batch: PreparedBatch, old: readonly (readonly number[])[] | null): number | null {
   if (!old) return null;
   let sum = 0;
   let count = 0;
   batch.rows.forEach((row, i) => {
-    const sampler = row.example.samplerLogprobs;
-    if (!sampler) return;
+    if (!row.example.samplerLogprobs) return;
+    const sampler = atModelTokens(row.example, row.example.samplerLogprobs);
+    const before = atModelTokens(row.example, old[i]!);
     sampler.forEach((s, t) => {
-      sum += Math.abs(old[i]![t]! - s);
+      sum += Math.abs(before[t]! - s);
       count += 1;
     });
   });

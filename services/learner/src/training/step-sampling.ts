@@ -1,12 +1,15 @@
 // The sampling distribution of a step or a ComputeLogprobs call, from the contract's
 // SamplingDistribution (TrainStepHeader.sampling, ComputeLogprobsRequest.sampling) and the
-// older single temperatures (algorithm_config.temperature, ComputeLogprobsRequest.temperature).
-// One source: when both are given they must agree, otherwise the request is refused naming
+// older single temperatures (algorithm_config.temperature, ComputeLogprobsRequest.temperature):
+// the one place the learner reads them. Temperature 0 means what it means to the sampler,
+// greedy decoding: the sampler reports the greedy token's logprob under the untruncated
+// temperature-1 distribution, so the learner scores under that one. When a message and an
+// older temperature are both given they must agree, otherwise the request is refused naming
 // both, never trained on one of them quietly.
 import type { SamplingDistribution } from "@lean-grpo/lm";
 import { AlgorithmConfigError } from "../algorithms/algorithm-config-error.js";
 
-/** The contract's message (0 = unset: temperature 1, no top-k, top-p 1). */
+/** The contract's message (temperature 0: greedy; top_p 0: unset, i.e. 1). */
 export interface SamplingMessage {
   temperature: number;
   topK: number;
@@ -16,13 +19,16 @@ export interface SamplingMessage {
 /** Two temperatures sent as float32 and double agree to this relative error. */
 const FLOAT32_AGREEMENT = 1e-6;
 
+/** What greedy decoding is scored under: the full distribution at temperature 1. */
+const GREEDY: SamplingDistribution = { temperature: 1, topK: 0, topP: 1 };
+
 function agree(a: number, b: number): boolean {
   return Math.abs(a - b) <= FLOAT32_AGREEMENT * Math.max(1, Math.abs(a), Math.abs(b));
 }
 
 /**
  * The distribution to score under. `sampling` is the message as received (undefined when
- * the field is absent); `legacy` the other temperature and where it came from (undefined
+ * the field is absent); `legacy` the older temperature and where it came from (undefined
  * when not given). Throws AlgorithmConfigError naming the fields.
  */
 export function resolveSampling(
@@ -30,25 +36,23 @@ export function resolveSampling(
   legacy: { temperature: number; field: string } | undefined,
   field: string,
 ): SamplingDistribution {
-  const header = sampling ?? { temperature: 0, topK: 0, topP: 0 };
-  const { temperature, topK, topP } = header;
+  if (sampling === undefined) return legacy === undefined ? GREEDY : { ...GREEDY, temperature: legacy.temperature };
+  const { temperature, topK, topP } = sampling;
   if (!Number.isFinite(temperature) || temperature < 0) {
-    throw new AlgorithmConfigError(`${field}.temperature is ${temperature}; accepted: a number > 0 (0 or unset means 1)`);
+    throw new AlgorithmConfigError(`${field}.temperature is ${temperature}; accepted: a number >= 0 (0 is greedy decoding)`);
   }
   if (!Number.isFinite(topP) || topP < 0 || topP > 1) {
     throw new AlgorithmConfigError(`${field}.top_p is ${topP}; accepted: (0, 1] (0 or unset means 1, no truncation)`);
   }
   if (!Number.isInteger(topK) || topK < 0)
     throw new AlgorithmConfigError(`${field}.top_k is ${topK}; accepted: an integer >= 0 (0 keeps all)`);
-  let resolved = temperature === 0 ? 1 : temperature;
-  if (legacy !== undefined) {
-    if (temperature === 0) resolved = legacy.temperature;
-    else if (!agree(legacy.temperature, temperature)) {
-      throw new AlgorithmConfigError(
-        `${legacy.field} is ${legacy.temperature} but ${field}.temperature is ${temperature}: they name the same sampling temperature; ` +
-          `leave ${legacy.field} out (the ${field} is the one source) or make them equal`,
-      );
-    }
+  const resolved = temperature === 0 ? GREEDY : { temperature, topK, topP: topP === 0 ? 1 : topP };
+  if (legacy !== undefined && !agree(legacy.temperature, resolved.temperature)) {
+    const said = temperature === 0 ? "0 (greedy decoding, scored under temperature 1)" : String(temperature);
+    throw new AlgorithmConfigError(
+      `${legacy.field} is ${legacy.temperature} but ${field}.temperature is ${said}: they name the same sampling temperature; ` +
+        `leave ${legacy.field} out (the ${field} is the one source) or make them agree`,
+    );
   }
-  return { temperature: resolved, topK, topP: topP === 0 ? 1 : topP };
+  return resolved;
 }

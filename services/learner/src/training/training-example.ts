@@ -10,4 +10,9 @@ export interface TrainingExample {
   reward: number;
   /** Cut by max_tokens. */
   truncated: boolean;
+  /**
+   * Per completion token, true where the model wrote it (trained on), false where the environment
+   * did (conditioning only; model-tokens.ts). Absent, null or empty: every token is the model's.
+   */
+  completionMask?: readonly boolean[] | null;
 }

@@ -3,7 +3,9 @@
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import * as tf from "@tensorflow/tfjs-core";
+import { expect } from "vitest";
 import type { TrainingExample } from "../../src/training/training-example.js";
+import { readFixtureTensors } from "../../../../packages/lm/test/support/fixtures.js";
 
 /** The learner's own fixtures; the model and adapter they use are the model library's (packages/lm/test/fixtures). */
 export const ALGORITHM_FIXTURES = fileURLToPath(new URL("../fixtures/algorithms/", import.meta.url));
@@ -111,4 +113,15 @@ export async function peftLayout(tensor: tf.Tensor): Promise<Float32Array> {
   const data = (await transposed.data()) as Float32Array;
   transposed.dispose();
   return data;
+}
+
+/** Every LoRA gradient (learner layout, by PEFT key) within 1e-5 of the reference's file, relative to its largest entry. */
+export async function expectReferenceGradients(grads: ReadonlyMap<string, tf.Tensor>, file: string): Promise<void> {
+  const reference = await readFixtureTensors(`${ALGORITHM_FIXTURES}${file}`);
+  expect(grads.size).toBe(reference.size);
+  for (const [key, grad] of grads) {
+    const { error, scale } = relativeError(await peftLayout(grad), reference.get(key)!);
+    expect(scale, `${key} has a zero reference gradient`).toBeGreaterThan(0);
+    expect(error, key).toBeLessThan(1e-5);
+  }
 }

@@ -3,7 +3,6 @@
 // checks a run's `algorithm` section against the learner and asks it what "auto" dynamic
 // sampling means.
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { ParameterInfo } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { AlgorithmInfo } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import type { MeshClients } from "./mesh-clients.js";
 import type { RunConfig } from "./run-config.js";
@@ -18,7 +17,7 @@ export async function describeAlgorithm(clients: MeshClients, config: RunConfig)
       Code.InvalidArgument,
     );
   }
-  const known = new Set(algorithm.params.flatMap((p) => [p.name, ...aliasesOf(p)]));
+  const known = new Set(algorithm.params.flatMap((p) => [p.name, ...p.aliases]));
   const unknown = Object.keys(config.algorithm.config).filter((key) => !known.has(key));
   if (unknown.length > 0) {
     throw new ConnectError(
@@ -27,21 +26,22 @@ export async function describeAlgorithm(clients: MeshClients, config: RunConfig)
     );
   }
   checkOneTemperature(config);
+  checkGenerationBudget(config);
   return algorithm;
 }
 
-/**
- * The other names a learner accepts for a knob. ParameterInfo has no field for them; both
- * learners end the description with "[also accepted as: a, b]" (the learner's ListAlgorithms).
- */
-export function aliasesOf(param: ParameterInfo): string[] {
-  const match = /\[also accepted as: ([^\]]+)\]\s*$/.exec(param.description);
-  return match
-    ? match[1]!
-        .split(",")
-        .map((a) => a.trim())
-        .filter((a) => a.length > 0)
-    : [];
+/** The learner knob that is the generation budget (Dr. GRPO's constant normaliser); the run sends training.max_tokens as it. */
+export const GENERATION_BUDGET_KNOB = "max_completion_length";
+
+/** algorithm.config.max_completion_length, if given, must be training.max_tokens: one budget for the sampler, the reward and the loss. */
+function checkGenerationBudget(config: RunConfig): void {
+  const knob = config.algorithm.config[GENERATION_BUDGET_KNOB];
+  if (knob === undefined || knob === config.training.max_tokens) return;
+  throw new ConnectError(
+    `algorithm.config.${GENERATION_BUDGET_KNOB} is ${JSON.stringify(knob)} but training.max_tokens is ${config.training.max_tokens}: ` +
+      `it is the generation budget and follows training.max_tokens; leave it out (or set it equal)`,
+    Code.InvalidArgument,
+  );
 }
 
 /**
@@ -52,6 +52,7 @@ export function aliasesOf(param: ParameterInfo): string[] {
 function checkOneTemperature(config: RunConfig): void {
   const knob = config.algorithm.config.temperature;
   if (knob === undefined) return;
+  // Greedy decoding (0) is scored under temperature 1 (common.proto SamplingDistribution).
   const sampled = config.training.temperature === 0 ? 1 : config.training.temperature;
   if (typeof knob !== "number" || Math.abs(knob - sampled) > 1e-6 * Math.max(1, sampled)) {
     throw new ConnectError(

@@ -123,8 +123,8 @@ export const RunConfigSchema = z
         preset: z.string().default(""),
         /**
          * Scorers replacing or adding to the preset's, by name (RewardSpec.scorers), e.g.
-         * [{name: length, weight: 0.5, params: {cache_tokens: 8}}]. The `length` scorer's
-         * max_tokens follows training.max_tokens unless set (overlong-length.ts).
+         * [{name: length, weight: 0.5, params: {cache_tokens: 8}}]. The reward service fits the
+         * `length` scorer to training.max_tokens (RewardSpec.max_completion_tokens) unless set.
          */
         scorers: z
           .array(

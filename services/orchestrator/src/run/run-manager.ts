@@ -27,9 +27,10 @@ import { syncAdapter } from "./adapter-sync.js";
 import { readJsonObjects } from "@lean-grpo/jsonl";
 import { describeAlgorithm, usesDynamicSampling } from "./learner-algorithm.js";
 import { checkSamplingHonoured } from "./sampling-preflight.js";
-import { tieOverlongLength } from "./overlong-length.js";
+import { checkRewardSpec } from "./reward-check.js";
 import { connectMesh, type MeshClients } from "./mesh-clients.js";
 import { RunConfigSchema, type RunConfig } from "./run-config.js";
+import { resolvedConfigMessage, runConfigInput, type RunConfigMessage } from "./run-config-message.js";
 import { checkRunMode } from "./run-mode-check.js";
 import { listRunDirs, RunOutputs, type RunFile, type StepRecord } from "./run-outputs.js";
 import { ServiceLostError } from "./service-lost-error.js";
@@ -53,6 +54,8 @@ interface ActiveRun {
   done: Promise<void>;
   /** Index in `events` of the final state event, once emitted. */
   finalEvent?: number;
+  /** The config the run trains with (defaults filled, overrides applied). */
+  config: RunConfig;
 }
 
 export class RunManager {
@@ -77,7 +80,7 @@ export class RunManager {
         Code.FailedPrecondition,
       );
     const resumeId = request.resumeRunId;
-    const fresh = resumeId ? undefined : parseRunConfig(request.config ?? {}, request.overrides);
+    const fresh = resumeId ? undefined : parseRunConfig(runConfigInput(request), request.overrides);
     const id = request.runId || resumeId || newRunId(fresh?.exp_name ?? "");
     if (!/^[A-Za-z0-9._-]+$/.test(id))
       throw new ConnectError(`run_id "${id}" may hold only letters, digits, ".", "_" and "-"`, Code.InvalidArgument);
@@ -129,7 +132,7 @@ export class RunManager {
     try {
       dynamicSampling = usesDynamicSampling(config, await describeAlgorithm(clients, config));
       await checkSamplingHonoured(clients, config);
-      await tieOverlongLength(clients, config);
+      await checkRewardSpec(clients, config);
       // Checked now, not at the step (or after the held-out evaluation) that would meet them.
       const chat = await usesChatPrompts(config.prompt.format, clients);
       await checkPromptsEncode(
@@ -174,6 +177,7 @@ export class RunManager {
       stop: false,
       checkpointed: previous !== undefined,
       done: Promise.resolve(),
+      config,
     };
     this.runs.set(id, active);
     active.done = this.execute(active, { config, dynamicSampling, theorems, heldout, outputs, clients, resume: previous !== undefined });
@@ -302,6 +306,12 @@ export class RunManager {
     );
   }
 
+  /** StartRunResponse.config: the config a run started here trains with. */
+  resolvedConfig(id: string): RunConfigMessage | undefined {
+    const active = this.runs.get(id);
+    return active ? resolvedConfigMessage(active.config) : undefined;
+  }
+
   /** GetRun: the run, and from its directory its config, checkpoints, adapters and held-out evaluations. */
   async details(id: string) {
     const run = await this.get(id);
@@ -420,7 +430,13 @@ function parseRunConfig(json: Record<string, unknown>, overrides: readonly strin
   try {
     return loadConfig(RunConfigSchema, { flags: json, overrides });
   } catch (error) {
-    if (error instanceof ConfigError) throw new ConnectError(error.message, Code.InvalidArgument);
+    if (error instanceof ConfigError) {
+      // The request's config reaches the loader as its "flags": name the key alone (overrides keep their source).
+      const lines = error.issues.map((issue) =>
+        issue.source.startsWith("flag ") ? issue.message.replace(` (from ${issue.source})`, "") : issue.message,
+      );
+      throw new ConnectError(lines.join("\n"), Code.InvalidArgument);
+    }
     throw error;
   }
 }

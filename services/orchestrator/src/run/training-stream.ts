@@ -5,6 +5,7 @@ import { FinishReason } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { TrainingMode, type TrainStepRequestSchema } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { ASYNC_IMPORTANCE_SAMPLING_CAP, ASYNC_IMPORTANCE_SAMPLING_MODE, type RunConfig } from "./run-config.js";
 import type { RolloutGroup } from "./rollout.js";
+import { GENERATION_BUDGET_KNOB } from "./learner-algorithm.js";
 
 /**
  * algorithm.config as sent: an async run trains on samples one policy version old, so
@@ -13,20 +14,29 @@ import type { RolloutGroup } from "./rollout.js";
  * logprobs every sample carries, per token and truncated (ASYNC_IMPORTANCE_SAMPLING_MODE).
  */
 export function stepAlgorithmConfig(config: RunConfig): Record<string, unknown> {
-  const knobs = config.algorithm.config;
+  const knobs = withGenerationBudget(config);
   if (!config.training.async || "importance_sampling_cap" in knobs || "truncated_is" in knobs) return knobs;
   // Token-level truncation (ART's truncated_is): the one-step lag the async preset was measured with.
   return { ...ASYNC_IMPORTANCE_SAMPLING_MODE, ...knobs, importance_sampling_cap: ASYNC_IMPORTANCE_SAMPLING_CAP };
 }
 
 /**
- * TrainStepHeader.sampling from the run's sampling settings, as rollouts sent them to the
- * inference service (training.temperature, top_k, top_p). Greedy (T = 0) is sent as unset
- * (T = 1, no truncation): samplers report greedy tokens' logprobs under that full distribution.
+ * Dr. GRPO's constant normaliser, max_completion_length, is the generation budget: every
+ * algorithm of the contract's learners lists the knob (the conformance suite checks it), and
+ * the run sends training.max_tokens as it. A different value is refused at StartRun
+ * (learner-algorithm.ts), so it cannot drift from the budget.
+ */
+function withGenerationBudget(config: RunConfig): Record<string, unknown> {
+  return { ...config.algorithm.config, [GENERATION_BUDGET_KNOB]: config.training.max_tokens };
+}
+
+/**
+ * TrainStepHeader.sampling from the run's sampling settings, exactly as rollouts sent them to
+ * the inference service (training.temperature, top_k, top_p). Temperature 0 means greedy
+ * decoding to both: the learner scores it as samplers report greedy logprobs (common.proto).
  */
 export function stepSampling(config: RunConfig): { temperature: number; topK: number; topP: number } {
   const { temperature, top_k: topK, top_p: topP } = config.training;
-  if (temperature === 0) return { temperature: 0, topK: 0, topP: 0 };
   return { temperature, topK, topP };
 }
 

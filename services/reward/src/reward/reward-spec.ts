@@ -11,6 +11,8 @@ export interface ResolvedScorer {
   scorer: Scorer;
   weight: number;
   params: Record<string, unknown>;
+  /** The parameters a preset, the server config or a request set; the others are the scorer's defaults. */
+  chosen: ReadonlySet<string>;
 }
 
 export interface ResolvedReward {
@@ -79,10 +81,12 @@ export function applyOverrides(base: ResolvedReward, overrides: readonly ScorerO
         `${weight} is not accepted; expected a finite number >= 0 (0 reports the scorer but adds nothing)`,
       );
     }
-    const params = { ...(existing?.params ?? defaultValues(scorer.params)), ...validParams(scorer, override.params, override.paramsField) };
-    const problem = scorer.check?.(params);
+    const merged = { ...(existing?.params ?? defaultValues(scorer.params)), ...validParams(scorer, override.params, override.paramsField) };
+    const chosen = new Set([...(existing?.chosen ?? []), ...Object.keys(override.params)]);
+    const params = scorer.derive ? scorer.derive(merged, chosen, undefined) : merged;
+    const problem = typeof params === "string" ? params : scorer.check?.(params);
     if (problem) throw new RewardSpecError(override.paramsField, `scorer ${scorer.name}: ${problem}`);
-    scorers.set(scorer.name, { scorer, weight, params });
+    scorers.set(scorer.name, { scorer, weight, params: params as Record<string, unknown>, chosen });
   }
   return {
     ...base,

@@ -62,6 +62,13 @@ export interface Scorer<P extends ParamTable = ParamTable> {
   readonly params: P;
   /** A rule across parameters; returns what is wrong, naming the parameters, or undefined. */
   check?(params: ParamValues<P>): string | undefined;
+  /**
+   * Parameters derived where nobody chose them (`chosen`: the keys a preset, the server
+   * config or the request set), from the others and from the generation budget
+   * (RewardSpec.max_completion_tokens; undefined when not given). Returns the parameters to
+   * use, or what is wrong with a chosen one, naming it.
+   */
+  derive?(params: ParamValues<P>, chosen: ReadonlySet<string>, budget: number | undefined): ParamValues<P> | string;
   /** The values it can give a completion that solved the task, and one that did not. */
   bounds(params: ParamValues<P>): { solved: ValueRange; unsolved: ValueRange };
   /** Throws ConnectError INVALID_ARGUMENT when the completion lacks what it needs. */

@@ -6,6 +6,9 @@ import { FinishReason, TaskKind } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { enumParam, integerParam, numberParam } from "../reward/params.js";
 import { defineScorer } from "../reward/scorer.js";
 
+/** The default soft zone as a share of the maximum (DAPO: 1024 of 4096). */
+const CACHE_SHARE = 1024 / 4096;
+
 export const lengthScorer = defineScorer({
   name: "length",
   description:
@@ -15,11 +18,17 @@ export const lengthScorer = defineScorer({
   tasks: [TaskKind.LEAN_PROOF, TaskKind.MATH_ANSWER],
   groupLevel: false,
   params: {
-    max_tokens: integerParam({ default: 4096, min: 1, description: "L_max: at and beyond it the penalty is -1." }),
+    max_tokens: integerParam({
+      default: 4096,
+      min: 1,
+      description:
+        "L_max: at and beyond it the penalty is -1. Unset: the request's generation budget (RewardSpec.max_completion_tokens) " +
+        "when given, else 4096; set, at most that budget.",
+    }),
     cache_tokens: integerParam({
       default: 1024,
       min: 0,
-      description: "L_cache: the length of the soft zone before max_tokens; at most max_tokens.",
+      description: "L_cache: the length of the soft zone before max_tokens; at most max_tokens. Unset: a quarter of max_tokens.",
     }),
     truncated: numberParam({
       default: -1,
@@ -35,6 +44,18 @@ export const lengthScorer = defineScorer({
   },
   check: (p) =>
     p.cache_tokens <= p.max_tokens ? undefined : `cache_tokens (${p.cache_tokens}) must be at most max_tokens (${p.max_tokens})`,
+  derive(p, chosen, budget) {
+    // A sampler that stops at `budget` tokens never produces a longer completion: a larger
+    // L_max would never apply the penalty.
+    if (budget !== undefined && chosen.has("max_tokens") && p.max_tokens > budget)
+      return `max_tokens (${p.max_tokens}) exceeds the generation budget (${budget}): no completion can reach it, so the overlong penalty would never apply; leave it unset (it follows the budget) or set at most ${budget}`;
+    const maxTokens = chosen.has("max_tokens") || budget === undefined ? p.max_tokens : budget;
+    // The default soft zone is the same share of L_max as DAPO's 1024 of 4096.
+    const cacheTokens = chosen.has("cache_tokens") ? p.cache_tokens : Math.floor(maxTokens * CACHE_SHARE);
+    if (cacheTokens > maxTokens && budget !== undefined && !chosen.has("max_tokens"))
+      return `cache_tokens (${cacheTokens}) is larger than max_tokens (${maxTokens}, the generation budget): the soft zone must fit in the completion's length; set at most ${maxTokens}`;
+    return { ...p, max_tokens: maxTokens, cache_tokens: cacheTokens };
+  },
   bounds: () => ({ solved: [-1, 0], unsolved: [-1, 0] }),
   score(evidence, p) {
     const completion = evidence.completion;

@@ -308,7 +308,8 @@ export type ComputeLogprobsRequest = Message<"leangrpo.v1.ComputeLogprobsRequest
   reference: boolean;
 
   /**
-   * Temperature the logits are divided by; 0 or unset means 1.
+   * Deprecated: use `sampling`. The temperature the logits are divided by; 0 means not
+   * given (older clients). Read only when `sampling` is unset, or it must agree with it.
    *
    * @generated from field: float temperature = 3;
    */
@@ -322,8 +323,8 @@ export type ComputeLogprobsRequest = Message<"leangrpo.v1.ComputeLogprobsRequest
   includeEntropy: boolean;
 
   /**
-   * The distribution to score under (temperature, top-k, top-p). When set, `temperature`
-   * above must be 0 or equal to `sampling.temperature`.
+   * The distribution to score under (temperature, top-k, top-p; temperature 0 is greedy).
+   * Unset: `temperature` above, else temperature 1 with no truncation.
    *
    * @generated from field: leangrpo.v1.SamplingDistribution sampling = 5;
    */

@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file leangrpo/v1/orchestrator.proto.
  */
 export const file_leangrpo_v1_orchestrator: GenFile = /*@__PURE__*/
-  fileDesc("Ch5sZWFuZ3Jwby92MS9vcmNoZXN0cmF0b3IucHJvdG8SC2xlYW5ncnBvLnYxIowDCgNSdW4SCgoCaWQYASABKAkSJAoFc3RhdGUYAiABKA4yFS5sZWFuZ3Jwby52MS5SdW5TdGF0ZRIRCglhbGdvcml0aG0YAyABKAkSDAoEc3RlcBgEIAEoBBITCgt0b3RhbF9zdGVwcxgFIAEoBBIPCgdkYXRhc2V0GAYgASgJEhIKCm91dHB1dF9kaXIYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZXJyb3IYCiABKAkSNwoMbGFzdF9tZXRyaWNzGAsgAygLMiEubGVhbmdycG8udjEuUnVuLkxhc3RNZXRyaWNzRW50cnkSHAoUbGFzdF9jaGVja3BvaW50X3N0ZXAYDCABKAQaMgoQTGFzdE1ldHJpY3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBIrIBCg9TdGFydFJ1blJlcXVlc3QSFAoMZGF0YXNldF9wYXRoGAEgASgJEiYKCHRoZW9yZW1zGAIgAygLMhQubGVhbmdycG8udjEuVGhlb3JlbRInCgZjb25maWcYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCW92ZXJyaWRlcxgEIAMoCRIVCg1yZXN1bWVfcnVuX2lkGAUgASgJEg4KBnJ1bl9pZBgGIAEoCSIxChBTdGFydFJ1blJlc3BvbnNlEh0KA3J1bhgBIAEoCzIQLmxlYW5ncnBvLnYxLlJ1biI1Cg9XYXRjaFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKCmZyb21fc3RhcnQYAiABKAgiogEKC1N0ZXBUaW1pbmdzEhIKCmdlbmVyYXRlX3MYASABKAESEAoIdmVyaWZ5X3MYAiABKAESDwoHc2NvcmVfcxgDIAEoARIPCgd0cmFpbl9zGAQgASgBEg4KBnN5bmNfcxgFIAEoARIPCgdvdGhlcl9zGAYgASgBEg8KB3RvdGFsX3MYByABKAESGQoRcm9sbG91dF9vdmVybGFwX3MYCCABKAEi8wEKCVN0ZXBFdmVudBIMCgRzdGVwGAEgASgEEjQKB21ldHJpY3MYAiADKAsyIy5sZWFuZ3Jwby52MS5TdGVwRXZlbnQuTWV0cmljc0VudHJ5EikKB3RpbWluZ3MYAyABKAsyGC5sZWFuZ3Jwby52MS5TdGVwVGltaW5ncxIXCg9hZGFwdGVyX3ZlcnNpb24YBCABKAQSLgoHc2FtcGxlcxgFIAMoCzIdLmxlYW5ncnBvLnYxLkNvbXBsZXRpb25TYW1wbGUaLgoMTWV0cmljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEi7QIKEENvbXBsZXRpb25TYW1wbGUSEAoIZ3JvdXBfaWQYASABKAkSEgoKdGhlb3JlbV9pZBgCIAEoCRIOCgZwcm9tcHQYAyABKAkSEgoKY29tcGxldGlvbhgEIAEoCRIOCgZyZXdhcmQYBSABKAESTgoRcmV3YXJkX2NvbXBvbmVudHMYBiADKAsyMy5sZWFuZ3Jwby52MS5Db21wbGV0aW9uU2FtcGxlLlJld2FyZENvbXBvbmVudHNFbnRyeRIOCgZzb2x2ZWQYByABKAgSDwoHdmVyZGljdBgIIAEoCRIQCghtZXNzYWdlcxgJIAMoCRIZChFjb21wbGV0aW9uX3Rva2VucxgKIAEoDRIVCg1maW5pc2hfcmVhc29uGAsgASgJEhEKCXRydW5jYXRlZBgMIAEoCBo3ChVSZXdhcmRDb21wb25lbnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASK2AQoQV2F0Y2hSdW5SZXNwb25zZRIOCgZydW5faWQYASABKAkSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoEc3RlcBgDIAEoCzIWLmxlYW5ncnBvLnYxLlN0ZXBFdmVudEgAEigKDHN0YXRlX2NoYW5nZRgEIAEoCzIQLmxlYW5ncnBvLnYxLlJ1bkgAEg0KA2xvZxgFIAEoCUgAQgcKBWV2ZW50IiAKDlN0b3BSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSIwCg9TdG9wUnVuUmVzcG9uc2USHQoDcnVuGAEgASgLMhAubGVhbmdycG8udjEuUnVuIh8KDUdldFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJIrQBCg5HZXRSdW5SZXNwb25zZRIdCgNydW4YASABKAsyEC5sZWFuZ3Jwby52MS5SdW4SJwoGY29uZmlnGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBITCgtjaGVja3BvaW50cxgDIAMoCRIQCghhZGFwdGVycxgEIAMoCRIzCgtldmFsdWF0aW9ucxgFIAMoCzIeLmxlYW5ncnBvLnYxLkhlbGRvdXRFdmFsdWF0aW9uImYKEUhlbGRvdXRFdmFsdWF0aW9uEgwKBHN0ZXAYASABKAQSEAoIYWNjdXJhY3kYAiABKAESDgoGc29sdmVkGAMgASgNEhAKCHByb2JsZW1zGAQgASgNEg8KB3NlY29uZHMYBSABKAEiOAoPTGlzdFJ1bnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIksKEExpc3RSdW5zUmVzcG9uc2USHgoEcnVucxgBIAMoCzIQLmxlYW5ncnBvLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkqsQEKCFJ1blN0YXRlEhkKFVJVTl9TVEFURV9VTlNQRUNJRklFRBAAEhUKEVJVTl9TVEFURV9QRU5ESU5HEAESFQoRUlVOX1NUQVRFX1JVTk5JTkcQAhIWChJSVU5fU1RBVEVfU1RPUFBJTkcQAxIVChFSVU5fU1RBVEVfU1RPUFBFRBAEEhcKE1JVTl9TVEFURV9DT01QTEVURUQQBRIUChBSVU5fU1RBVEVfRkFJTEVEEAYy+wIKE09yY2hlc3RyYXRvclNlcnZpY2USRwoIU3RhcnRSdW4SHC5sZWFuZ3Jwby52MS5TdGFydFJ1blJlcXVlc3QaHS5sZWFuZ3Jwby52MS5TdGFydFJ1blJlc3BvbnNlEkkKCFdhdGNoUnVuEhwubGVhbmdycG8udjEuV2F0Y2hSdW5SZXF1ZXN0Gh0ubGVhbmdycG8udjEuV2F0Y2hSdW5SZXNwb25zZTABEkQKB1N0b3BSdW4SGy5sZWFuZ3Jwby52MS5TdG9wUnVuUmVxdWVzdBocLmxlYW5ncnBvLnYxLlN0b3BSdW5SZXNwb25zZRJBCgZHZXRSdW4SGi5sZWFuZ3Jwby52MS5HZXRSdW5SZXF1ZXN0GhsubGVhbmdycG8udjEuR2V0UnVuUmVzcG9uc2USRwoITGlzdFJ1bnMSHC5sZWFuZ3Jwby52MS5MaXN0UnVuc1JlcXVlc3QaHS5sZWFuZ3Jwby52MS5MaXN0UnVuc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_leangrpo_v1_common]);
+  fileDesc("Ch5sZWFuZ3Jwby92MS9vcmNoZXN0cmF0b3IucHJvdG8SC2xlYW5ncnBvLnYxIowDCgNSdW4SCgoCaWQYASABKAkSJAoFc3RhdGUYAiABKA4yFS5sZWFuZ3Jwby52MS5SdW5TdGF0ZRIRCglhbGdvcml0aG0YAyABKAkSDAoEc3RlcBgEIAEoBBITCgt0b3RhbF9zdGVwcxgFIAEoBBIPCgdkYXRhc2V0GAYgASgJEhIKCm91dHB1dF9kaXIYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZXJyb3IYCiABKAkSNwoMbGFzdF9tZXRyaWNzGAsgAygLMiEubGVhbmdycG8udjEuUnVuLkxhc3RNZXRyaWNzRW50cnkSHAoUbGFzdF9jaGVja3BvaW50X3N0ZXAYDCABKAQaMgoQTGFzdE1ldHJpY3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBIt4BCg9TdGFydFJ1blJlcXVlc3QSFAoMZGF0YXNldF9wYXRoGAEgASgJEiYKCHRoZW9yZW1zGAIgAygLMhQubGVhbmdycG8udjEuVGhlb3JlbRInCgZjb25maWcYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCW92ZXJyaWRlcxgEIAMoCRIVCg1yZXN1bWVfcnVuX2lkGAUgASgJEg4KBnJ1bl9pZBgGIAEoCRIqCgpydW5fY29uZmlnGAcgASgLMhYubGVhbmdycG8udjEuUnVuQ29uZmlnIlkKEFN0YXJ0UnVuUmVzcG9uc2USHQoDcnVuGAEgASgLMhAubGVhbmdycG8udjEuUnVuEiYKBmNvbmZpZxgCIAEoCzIWLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZyI1Cg9XYXRjaFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKCmZyb21fc3RhcnQYAiABKAgiogEKC1N0ZXBUaW1pbmdzEhIKCmdlbmVyYXRlX3MYASABKAESEAoIdmVyaWZ5X3MYAiABKAESDwoHc2NvcmVfcxgDIAEoARIPCgd0cmFpbl9zGAQgASgBEg4KBnN5bmNfcxgFIAEoARIPCgdvdGhlcl9zGAYgASgBEg8KB3RvdGFsX3MYByABKAESGQoRcm9sbG91dF9vdmVybGFwX3MYCCABKAEi8wEKCVN0ZXBFdmVudBIMCgRzdGVwGAEgASgEEjQKB21ldHJpY3MYAiADKAsyIy5sZWFuZ3Jwby52MS5TdGVwRXZlbnQuTWV0cmljc0VudHJ5EikKB3RpbWluZ3MYAyABKAsyGC5sZWFuZ3Jwby52MS5TdGVwVGltaW5ncxIXCg9hZGFwdGVyX3ZlcnNpb24YBCABKAQSLgoHc2FtcGxlcxgFIAMoCzIdLmxlYW5ncnBvLnYxLkNvbXBsZXRpb25TYW1wbGUaLgoMTWV0cmljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEi7QIKEENvbXBsZXRpb25TYW1wbGUSEAoIZ3JvdXBfaWQYASABKAkSEgoKdGhlb3JlbV9pZBgCIAEoCRIOCgZwcm9tcHQYAyABKAkSEgoKY29tcGxldGlvbhgEIAEoCRIOCgZyZXdhcmQYBSABKAESTgoRcmV3YXJkX2NvbXBvbmVudHMYBiADKAsyMy5sZWFuZ3Jwby52MS5Db21wbGV0aW9uU2FtcGxlLlJld2FyZENvbXBvbmVudHNFbnRyeRIOCgZzb2x2ZWQYByABKAgSDwoHdmVyZGljdBgIIAEoCRIQCghtZXNzYWdlcxgJIAMoCRIZChFjb21wbGV0aW9uX3Rva2VucxgKIAEoDRIVCg1maW5pc2hfcmVhc29uGAsgASgJEhEKCXRydW5jYXRlZBgMIAEoCBo3ChVSZXdhcmRDb21wb25lbnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASK2AQoQV2F0Y2hSdW5SZXNwb25zZRIOCgZydW5faWQYASABKAkSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoEc3RlcBgDIAEoCzIWLmxlYW5ncnBvLnYxLlN0ZXBFdmVudEgAEigKDHN0YXRlX2NoYW5nZRgEIAEoCzIQLmxlYW5ncnBvLnYxLlJ1bkgAEg0KA2xvZxgFIAEoCUgAQgcKBWV2ZW50IiAKDlN0b3BSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSIwCg9TdG9wUnVuUmVzcG9uc2USHQoDcnVuGAEgASgLMhAubGVhbmdycG8udjEuUnVuIh8KDUdldFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJIrQBCg5HZXRSdW5SZXNwb25zZRIdCgNydW4YASABKAsyEC5sZWFuZ3Jwby52MS5SdW4SJwoGY29uZmlnGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBITCgtjaGVja3BvaW50cxgDIAMoCRIQCghhZGFwdGVycxgEIAMoCRIzCgtldmFsdWF0aW9ucxgFIAMoCzIeLmxlYW5ncnBvLnYxLkhlbGRvdXRFdmFsdWF0aW9uImYKEUhlbGRvdXRFdmFsdWF0aW9uEgwKBHN0ZXAYASABKAQSEAoIYWNjdXJhY3kYAiABKAESDgoGc29sdmVkGAMgASgNEhAKCHByb2JsZW1zGAQgASgNEg8KB3NlY29uZHMYBSABKAEiOAoPTGlzdFJ1bnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIksKEExpc3RSdW5zUmVzcG9uc2USHgoEcnVucxgBIAMoCzIQLmxlYW5ncnBvLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkijQ4KCVJ1bkNvbmZpZxIVCghleHBfbmFtZRgBIAEoCUgAiAEBEi8KB2RhdGFzZXQYAiABKAsyHi5sZWFuZ3Jwby52MS5SdW5Db25maWcuRGF0YXNldBIzCglhbGdvcml0aG0YAyABKAsyIC5sZWFuZ3Jwby52MS5SdW5Db25maWcuQWxnb3JpdGhtEjEKCHRyYWluaW5nGAQgASgLMh8ubGVhbmdycG8udjEuUnVuQ29uZmlnLlRyYWluaW5nEikKBGV2YWwYBSABKAsyGy5sZWFuZ3Jwby52MS5SdW5Db25maWcuRXZhbBItCgZyZXBvcnQYBiABKAsyHS5sZWFuZ3Jwby52MS5SdW5Db25maWcuUmVwb3J0Ei0KBnJld2FyZBgHIAEoCzIdLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5SZXdhcmQSLQoGcHJvbXB0GAggASgLMh0ubGVhbmdycG8udjEuUnVuQ29uZmlnLlByb21wdBo/CgdEYXRhc2V0Eh4KEW1heF90cmFpbl9zYW1wbGVzGAEgASgNSACIAQFCFAoSX21heF90cmFpbl9zYW1wbGVzGlAKCUFsZ29yaXRobRIRCgRuYW1lGAEgASgJSACIAQESJwoGY29uZmlnGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIHCgVfbmFtZRryBAoIVHJhaW5pbmcSEgoFc3RlcHMYASABKA1IAIgBARIXCgpiYXRjaF9zaXplGAIgASgNSAGIAQESHAoPbnVtX2dlbmVyYXRpb25zGAMgASgNSAKIAQESFwoKbWF4X3Rva2VucxgEIAEoDUgDiAEBEhgKC3RlbXBlcmF0dXJlGAUgASgBSASIAQESEgoFdG9wX2sYBiABKA1IBYgBARISCgV0b3BfcBgHIAEoAUgGiAEBEhEKBHNlZWQYCCABKA1IB4gBARIdChBjaGVja3BvaW50X2V2ZXJ5GAkgASgNSAiIAQESHQoQZHluYW1pY19zYW1wbGluZxgKIAEoCEgJiAEBEh4KEW1heF9yZWZpbGxfcm91bmRzGAsgASgNSAqIAQESEQoEbW9kZRgMIAEoCUgLiAEBEhwKD21heF9wcm9vZl9zdGVwcxgNIAEoDUgMiAEBEhIKBWFzeW5jGA4gASgISA2IAQESOgoNYWRhcHRlcl9jaGVjaxgPIAEoCzIjLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5BZGFwdGVyQ2hlY2tCCAoGX3N0ZXBzQg0KC19iYXRjaF9zaXplQhIKEF9udW1fZ2VuZXJhdGlvbnNCDQoLX21heF90b2tlbnNCDgoMX3RlbXBlcmF0dXJlQggKBl90b3Bfa0IICgZfdG9wX3BCBwoFX3NlZWRCEwoRX2NoZWNrcG9pbnRfZXZlcnlCEwoRX2R5bmFtaWNfc2FtcGxpbmdCFAoSX21heF9yZWZpbGxfcm91bmRzQgcKBV9tb2RlQhIKEF9tYXhfcHJvb2Zfc3RlcHNCCAoGX2FzeW5jGlUKDEFkYXB0ZXJDaGVjaxIgChNtYXhfbG9ncF9kaWZmZXJlbmNlGAEgASgBSACIAQESCwoDb2ZmGAIgASgIQhYKFF9tYXhfbG9ncF9kaWZmZXJlbmNlGmwKBEV2YWwSEQoEZGF0YRgBIAEoCUgAiAEBEhIKBWV2ZXJ5GAIgASgNSAGIAQESGQoMbWF4X3Byb2JsZW1zGAMgASgNSAKIAQFCBwoFX2RhdGFCCAoGX2V2ZXJ5Qg8KDV9tYXhfcHJvYmxlbXMaPAoGUmVwb3J0Eh0KEHNhbXBsZXNfcGVyX3N0ZXAYASABKA1IAIgBAUITChFfc2FtcGxlc19wZXJfc3RlcBpYCgZSZXdhcmQSEwoGcHJlc2V0GAEgASgJSACIAQESLgoHc2NvcmVycxgCIAMoCzIdLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5TY29yZXJCCQoHX3ByZXNldBptCgZTY29yZXISEQoEbmFtZRgBIAEoCUgAiAEBEhMKBndlaWdodBgCIAEoAUgBiAEBEicKBnBhcmFtcxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBwoFX25hbWVCCQoHX3dlaWdodBq2AQoGUHJvbXB0EhMKBmZvcm1hdBgBIAEoCUgAiAEBEhoKDW1hdGhfdGVtcGxhdGUYAiABKAlIAYgBARIaCg1sZWFuX3RlbXBsYXRlGAMgASgJSAKIAQESHAoPdGFjdGljX3RlbXBsYXRlGAQgASgJSAOIAQFCCQoHX2Zvcm1hdEIQCg5fbWF0aF90ZW1wbGF0ZUIQCg5fbGVhbl90ZW1wbGF0ZUISChBfdGFjdGljX3RlbXBsYXRlQgsKCV9leHBfbmFtZSqxAQoIUnVuU3RhdGUSGQoVUlVOX1NUQVRFX1VOU1BFQ0lGSUVEEAASFQoRUlVOX1NUQVRFX1BFTkRJTkcQARIVChFSVU5fU1RBVEVfUlVOTklORxACEhYKElJVTl9TVEFURV9TVE9QUElORxADEhUKEVJVTl9TVEFURV9TVE9QUEVEEAQSFwoTUlVOX1NUQVRFX0NPTVBMRVRFRBAFEhQKEFJVTl9TVEFURV9GQUlMRUQQBjL7AgoTT3JjaGVzdHJhdG9yU2VydmljZRJHCghTdGFydFJ1bhIcLmxlYW5ncnBvLnYxLlN0YXJ0UnVuUmVxdWVzdBodLmxlYW5ncnBvLnYxLlN0YXJ0UnVuUmVzcG9uc2USSQoIV2F0Y2hSdW4SHC5sZWFuZ3Jwby52MS5XYXRjaFJ1blJlcXVlc3QaHS5sZWFuZ3Jwby52MS5XYXRjaFJ1blJlc3BvbnNlMAESRAoHU3RvcFJ1bhIbLmxlYW5ncnBvLnYxLlN0b3BSdW5SZXF1ZXN0GhwubGVhbmdycG8udjEuU3RvcFJ1blJlc3BvbnNlEkEKBkdldFJ1bhIaLmxlYW5ncnBvLnYxLkdldFJ1blJlcXVlc3QaGy5sZWFuZ3Jwby52MS5HZXRSdW5SZXNwb25zZRJHCghMaXN0UnVucxIcLmxlYW5ncnBvLnYxLkxpc3RSdW5zUmVxdWVzdBodLmxlYW5ncnBvLnYxLkxpc3RSdW5zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_leangrpo_v1_common]);
 
 /**
  * A training run.
@@ -136,9 +136,9 @@ export type StartRunRequest = Message<"leangrpo.v1.StartRunRequest"> & {
   theorems: Theorem[];
 
   /**
-   * Run config as a JSON object in the shape of the YAML config files
-   * (`training`, `algorithm`, `reward`, `services`, ...); merged over the defaults.
-   * Unknown keys are INVALID_ARGUMENT naming the key and the accepted ones.
+   * Deprecated: use `run_config`. The run config as a JSON object in the shape of the
+   * YAML config files (`training`, `algorithm`, `reward`, ...), still accepted for older
+   * clients and read exactly as `run_config` is. Setting both is INVALID_ARGUMENT.
    *
    * @generated from field: google.protobuf.Struct config = 3;
    */
@@ -164,6 +164,15 @@ export type StartRunRequest = Message<"leangrpo.v1.StartRunRequest"> & {
    * @generated from field: string run_id = 6;
    */
   runId: string;
+
+  /**
+   * The run config, typed; unset fields take the orchestrator's defaults, then
+   * `overrides` apply. A value out of range is INVALID_ARGUMENT naming the field and
+   * what it accepts.
+   *
+   * @generated from field: leangrpo.v1.RunConfig run_config = 7;
+   */
+  runConfig?: RunConfig | undefined;
 };
 
 /**
@@ -185,6 +194,14 @@ export type StartRunResponse = Message<"leangrpo.v1.StartRunResponse"> & {
    * @generated from field: leangrpo.v1.Run run = 1;
    */
   run?: Run | undefined;
+
+  /**
+   * The run config as the orchestrator resolved it (defaults filled, overrides applied):
+   * what the run trains with.
+   *
+   * @generated from field: leangrpo.v1.RunConfig config = 2;
+   */
+  config?: RunConfig | undefined;
 };
 
 /**
@@ -716,6 +733,436 @@ export type ListRunsResponse = Message<"leangrpo.v1.ListRunsResponse"> & {
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
   messageDesc(file_leangrpo_v1_orchestrator, 14);
+
+/**
+ * The config of one run, in the shape of the YAML train configs (`configs/train/*.yaml`):
+ * each field's JSON name is its YAML key. Scalars are `optional` so that an unset field takes
+ * the orchestrator's default and an explicit 0 stays 0 (temperature 0 is greedy).
+ *
+ * @generated from message leangrpo.v1.RunConfig
+ */
+export type RunConfig = Message<"leangrpo.v1.RunConfig"> & {
+  /**
+   * Names the run: a fresh run's id is `<exp_name>-<time>-<random>`; letters, digits, '.', '_', '-'.
+   *
+   * @generated from field: optional string exp_name = 1;
+   */
+  expName?: string | undefined;
+
+  /**
+   * Which records of the dataset to train on.
+   *
+   * @generated from field: leangrpo.v1.RunConfig.Dataset dataset = 2;
+   */
+  dataset?: RunConfig_Dataset | undefined;
+
+  /**
+   * The learner's algorithm and its knobs.
+   *
+   * @generated from field: leangrpo.v1.RunConfig.Algorithm algorithm = 3;
+   */
+  algorithm?: RunConfig_Algorithm | undefined;
+
+  /**
+   * The loop: steps, batch, generation budget, sampling distribution.
+   *
+   * @generated from field: leangrpo.v1.RunConfig.Training training = 4;
+   */
+  training?: RunConfig_Training | undefined;
+
+  /**
+   * Held-out evaluation while training.
+   *
+   * @generated from field: leangrpo.v1.RunConfig.Eval eval = 5;
+   */
+  eval?: RunConfig_Eval | undefined;
+
+  /**
+   * What the run keeps for people to read.
+   *
+   * @generated from field: leangrpo.v1.RunConfig.Report report = 6;
+   */
+  report?: RunConfig_Report | undefined;
+
+  /**
+   * The reward: a preset of the reward service plus scorer overrides.
+   *
+   * @generated from field: leangrpo.v1.RunConfig.Reward reward = 7;
+   */
+  reward?: RunConfig_Reward | undefined;
+
+  /**
+   * How theorems and problems become prompts.
+   *
+   * @generated from field: leangrpo.v1.RunConfig.Prompt prompt = 8;
+   */
+  prompt?: RunConfig_Prompt | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.
+ * Use `create(RunConfigSchema)` to create a new message.
+ */
+export const RunConfigSchema: GenMessage<RunConfig> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15);
+
+/**
+ * RunConfig.dataset.
+ *
+ * @generated from message leangrpo.v1.RunConfig.Dataset
+ */
+export type RunConfig_Dataset = Message<"leangrpo.v1.RunConfig.Dataset"> & {
+  /**
+   * Train on the dataset's first N records only (after validating all of it); unset: all.
+   *
+   * @generated from field: optional uint32 max_train_samples = 1;
+   */
+  maxTrainSamples?: number | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.Dataset.
+ * Use `create(RunConfig_DatasetSchema)` to create a new message.
+ */
+export const RunConfig_DatasetSchema: GenMessage<RunConfig_Dataset> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 0);
+
+/**
+ * RunConfig.algorithm.
+ *
+ * @generated from message leangrpo.v1.RunConfig.Algorithm
+ */
+export type RunConfig_Algorithm = Message<"leangrpo.v1.RunConfig.Algorithm"> & {
+  /**
+   * One of the learner's algorithms (LearnerService.ListAlgorithms); default "grpo".
+   *
+   * @generated from field: optional string name = 1;
+   */
+  name?: string | undefined;
+
+  /**
+   * Knobs sent as TrainStepHeader.algorithm_config; the learner lists the valid keys.
+   *
+   * @generated from field: google.protobuf.Struct config = 2;
+   */
+  config?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.Algorithm.
+ * Use `create(RunConfig_AlgorithmSchema)` to create a new message.
+ */
+export const RunConfig_AlgorithmSchema: GenMessage<RunConfig_Algorithm> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 1);
+
+/**
+ * RunConfig.training.
+ *
+ * @generated from message leangrpo.v1.RunConfig.Training
+ */
+export type RunConfig_Training = Message<"leangrpo.v1.RunConfig.Training"> & {
+  /**
+   * Optimizer steps of the run (default 100).
+   *
+   * @generated from field: optional uint32 steps = 1;
+   */
+  steps?: number | undefined;
+
+  /**
+   * Prompts (groups) per step (default 8).
+   *
+   * @generated from field: optional uint32 batch_size = 2;
+   */
+  batchSize?: number | undefined;
+
+  /**
+   * Completions per prompt, G >= 2 (default 8).
+   *
+   * @generated from field: optional uint32 num_generations = 3;
+   */
+  numGenerations?: number | undefined;
+
+  /**
+   * The generation budget: most tokens per completion (default 64). The reward's length
+   * shaping and Dr. GRPO's max_completion_length follow it.
+   *
+   * @generated from field: optional uint32 max_tokens = 4;
+   */
+  maxTokens?: number | undefined;
+
+  /**
+   * Sampling temperature >= 0 (default 1); 0 is greedy decoding.
+   *
+   * @generated from field: optional double temperature = 5;
+   */
+  temperature?: number | undefined;
+
+  /**
+   * Keep only the k most likely tokens; 0 keeps all (default).
+   *
+   * @generated from field: optional uint32 top_k = 6;
+   */
+  topK?: number | undefined;
+
+  /**
+   * Nucleus mass in (0, 1] (default 1).
+   *
+   * @generated from field: optional double top_p = 7;
+   */
+  topP?: number | undefined;
+
+  /**
+   * Seeds the data order and the sampler (default 0).
+   *
+   * @generated from field: optional uint32 seed = 8;
+   */
+  seed?: number | undefined;
+
+  /**
+   * Learner checkpoint every N steps (default 10).
+   *
+   * @generated from field: optional uint32 checkpoint_every = 9;
+   */
+  checkpointEvery?: number | undefined;
+
+  /**
+   * DAPO dynamic sampling on or off; unset: "auto", as the algorithm's own knob says.
+   *
+   * @generated from field: optional bool dynamic_sampling = 10;
+   */
+  dynamicSampling?: boolean | undefined;
+
+  /**
+   * Most extra sampling rounds per step for dynamic sampling (default 3).
+   *
+   * @generated from field: optional uint32 max_refill_rounds = 11;
+   */
+  maxRefillRounds?: number | undefined;
+
+  /**
+   * "whole" (default: one Generate per proof) or "tactic" (Generate and ApplyTactic in turns).
+   *
+   * @generated from field: optional string mode = 12;
+   */
+  mode?: string | undefined;
+
+  /**
+   * Tactic mode: most tactics per trajectory (default 20).
+   *
+   * @generated from field: optional uint32 max_proof_steps = 13;
+   */
+  maxProofSteps?: number | undefined;
+
+  /**
+   * Overlap generation of step k+1 with training of step k (default false).
+   *
+   * @generated from field: optional bool async = 14;
+   */
+  async?: boolean | undefined;
+
+  /**
+   * The logprob check after each adapter sync.
+   *
+   * @generated from field: leangrpo.v1.RunConfig.AdapterCheck adapter_check = 15;
+   */
+  adapterCheck?: RunConfig_AdapterCheck | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.Training.
+ * Use `create(RunConfig_TrainingSchema)` to create a new message.
+ */
+export const RunConfig_TrainingSchema: GenMessage<RunConfig_Training> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 2);
+
+/**
+ * RunConfig.training.adapter_check.
+ *
+ * @generated from message leangrpo.v1.RunConfig.AdapterCheck
+ */
+export type RunConfig_AdapterCheck = Message<"leangrpo.v1.RunConfig.AdapterCheck"> & {
+  /**
+   * Largest mean |Δ logprob| accepted (> 0); unset: the inference backend's default.
+   *
+   * @generated from field: optional double max_logp_difference = 1;
+   */
+  maxLogpDifference?: number | undefined;
+
+  /**
+   * True turns the check off (YAML: max_logp_difference: null).
+   *
+   * @generated from field: bool off = 2;
+   */
+  off: boolean;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.AdapterCheck.
+ * Use `create(RunConfig_AdapterCheckSchema)` to create a new message.
+ */
+export const RunConfig_AdapterCheckSchema: GenMessage<RunConfig_AdapterCheck> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 3);
+
+/**
+ * RunConfig.eval.
+ *
+ * @generated from message leangrpo.v1.RunConfig.Eval
+ */
+export type RunConfig_Eval = Message<"leangrpo.v1.RunConfig.Eval"> & {
+  /**
+   * Held-out JSONL evaluated with greedy decoding while the run trains; empty: none.
+   *
+   * @generated from field: optional string data = 1;
+   */
+  data?: string | undefined;
+
+  /**
+   * Evaluate before the first step, every N steps, and after the last (default 10).
+   *
+   * @generated from field: optional uint32 every = 2;
+   */
+  every?: number | undefined;
+
+  /**
+   * Problems of the file to use (its first N); 0: all (default).
+   *
+   * @generated from field: optional uint32 max_problems = 3;
+   */
+  maxProblems?: number | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.Eval.
+ * Use `create(RunConfig_EvalSchema)` to create a new message.
+ */
+export const RunConfig_EvalSchema: GenMessage<RunConfig_Eval> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 4);
+
+/**
+ * RunConfig.report.
+ *
+ * @generated from message leangrpo.v1.RunConfig.Report
+ */
+export type RunConfig_Report = Message<"leangrpo.v1.RunConfig.Report"> & {
+  /**
+   * Completions kept per step for people to read, at most 64 (default 4).
+   *
+   * @generated from field: optional uint32 samples_per_step = 1;
+   */
+  samplesPerStep?: number | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.Report.
+ * Use `create(RunConfig_ReportSchema)` to create a new message.
+ */
+export const RunConfig_ReportSchema: GenMessage<RunConfig_Report> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 5);
+
+/**
+ * RunConfig.reward.
+ *
+ * @generated from message leangrpo.v1.RunConfig.Reward
+ */
+export type RunConfig_Reward = Message<"leangrpo.v1.RunConfig.Reward"> & {
+  /**
+   * RewardService preset; empty: the reward service's configured reward.
+   *
+   * @generated from field: optional string preset = 1;
+   */
+  preset?: string | undefined;
+
+  /**
+   * Scorers replacing or adding to the preset's, by name.
+   *
+   * @generated from field: repeated leangrpo.v1.RunConfig.Scorer scorers = 2;
+   */
+  scorers: RunConfig_Scorer[];
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.Reward.
+ * Use `create(RunConfig_RewardSchema)` to create a new message.
+ */
+export const RunConfig_RewardSchema: GenMessage<RunConfig_Reward> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 6);
+
+/**
+ * One scorer override of RunConfig.reward (a RewardSpec ScorerSpec).
+ *
+ * @generated from message leangrpo.v1.RunConfig.Scorer
+ */
+export type RunConfig_Scorer = Message<"leangrpo.v1.RunConfig.Scorer"> & {
+  /**
+   * Scorer name (RewardService.ListScorers).
+   *
+   * @generated from field: optional string name = 1;
+   */
+  name?: string | undefined;
+
+  /**
+   * Its weight (finite).
+   *
+   * @generated from field: optional double weight = 2;
+   */
+  weight?: number | undefined;
+
+  /**
+   * Its parameters; the reward service validates them.
+   *
+   * @generated from field: google.protobuf.Struct params = 3;
+   */
+  params?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.Scorer.
+ * Use `create(RunConfig_ScorerSchema)` to create a new message.
+ */
+export const RunConfig_ScorerSchema: GenMessage<RunConfig_Scorer> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 7);
+
+/**
+ * RunConfig.prompt.
+ *
+ * @generated from message leangrpo.v1.RunConfig.Prompt
+ */
+export type RunConfig_Prompt = Message<"leangrpo.v1.RunConfig.Prompt"> & {
+  /**
+   * "auto" (default: the model's chat template when it has one), "chat" or "text".
+   *
+   * @generated from field: optional string format = 1;
+   */
+  format?: string | undefined;
+
+  /**
+   * Math prompt; {problem} is replaced by the problem text.
+   *
+   * @generated from field: optional string math_template = 2;
+   */
+  mathTemplate?: string | undefined;
+
+  /**
+   * Lean prompt; {header}, {context} and {statement} are replaced.
+   *
+   * @generated from field: optional string lean_template = 3;
+   */
+  leanTemplate?: string | undefined;
+
+  /**
+   * Tactic-mode prompt of each turn.
+   *
+   * @generated from field: optional string tactic_template = 4;
+   */
+  tacticTemplate?: string | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.RunConfig.Prompt.
+ * Use `create(RunConfig_PromptSchema)` to create a new message.
+ */
+export const RunConfig_PromptSchema: GenMessage<RunConfig_Prompt> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 15, 8);
 
 /**
  * Lifecycle of a run.

@@ -1,7 +1,9 @@
-// DAPO's overlong penalty follows the run's training.max_tokens: at start the orchestrator
-// gives the reward's `length` scorer the run's length (and a soft zone inside it), so a
-// completion near the run's limit is penalised, as DAPO means, instead of never (the
-// scorer's own 4096-token default). Against a real reward service on loopback.
+// DAPO's overlong penalty follows the run's training.max_tokens: the run's RewardSpec
+// carries its generation budget (max_completion_tokens) and the reward service fits the
+// `length` scorer to it, so a completion near the run's limit is penalised, as DAPO means,
+// instead of never (the scorer's own 4096-token default). StartRun's pre-flight asks the
+// reward service to resolve the spec, so a length that cannot fit fails the start.
+// Against a real reward service on loopback.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { FinishReason, TaskKind } from "@lean-grpo/gen/leangrpo/v1/common_pb";
@@ -9,9 +11,9 @@ import { loadConfig, serve, type RunningServer } from "@lean-grpo/kit";
 import {
   OrchestratorConfigSchema,
   RunConfigSchema,
+  checkRewardSpec,
   connectMesh,
   rewardSpec,
-  tieOverlongLength,
   type MeshClients,
 } from "@lean-grpo/orchestrator";
 import { RewardConfigSchema, createRewardService } from "@lean-grpo/reward";
@@ -37,55 +39,57 @@ const runConfig = (reward: Record<string, unknown>) =>
   RunConfigSchema.parse({ algorithm: { name: "dapo" }, training: { max_tokens: 28 }, reward });
 
 /** The `length` component of a completion of `tokens` tokens under the run's reward. */
-async function lengthComponent(config: ReturnType<typeof runConfig>, tokens: number): Promise<number> {
+async function lengthComponent(config: ReturnType<typeof runConfig>, tokens: number) {
   const response = await clients.reward.scoreGroup({
     theorem: { id: "t", kind: TaskKind.MATH_ANSWER, informalStatement: "1+1", answer: "2" },
     completions: [{ text: "x".repeat(tokens), tokenIds: Array.from({ length: tokens }, () => 7), finishReason: FinishReason.STOP }],
     ...rewardSpec(config),
   });
-  return response.results[0]!.components.find((c) => c.scorer === "length")!.value;
+  return response.results[0]!.components.find((c) => c.scorer === "length")!;
+}
+
+async function refusal(config: ReturnType<typeof runConfig>): Promise<ConnectError | undefined> {
+  return checkRewardSpec(clients, config).then(
+    () => undefined,
+    (e: unknown) => ConnectError.from(e),
+  );
 }
 
 describe("the overlong penalty's length", () => {
   it("follows training.max_tokens: a completion near the run's limit is penalised, a short one is not", async () => {
     const config = runConfig({ preset: "shaped" });
-    // What the scorer did before the run tied it: 27 of 28 tokens is far below 4096 − 1024.
-    expect(await lengthComponent(config, 27)).toBe(0);
-    await tieOverlongLength(clients, config);
-    expect(config.reward.scorers).toMatchObject([
-      { name: "length", weight: 0.5, params: { max_tokens: 28, cache_tokens: 7, unit: "tokens" } },
-    ]);
-    expect(await lengthComponent(config, 10)).toBe(0);
+    expect(rewardSpec(config).spec.maxCompletionTokens).toBe(28);
+    await checkRewardSpec(clients, config);
+    expect((await lengthComponent(config, 10)).value).toBe(0);
     // Soft limit 28 − 7 = 21: (21 − 27) / 7.
-    expect(await lengthComponent(config, 27)).toBeCloseTo(-6 / 7, 10);
-    // A resumed run reads the tied override back and keeps it.
-    await tieOverlongLength(clients, config);
-    expect(config.reward.scorers).toHaveLength(1);
+    const near = await lengthComponent(config, 27);
+    expect(near.value).toBeCloseTo(-6 / 7, 10);
+    expect(near.detail).toBe("27 tokens (soft limit 21, hard 28)");
+    // The run's config is not rewritten: config.json shows what the user chose.
+    expect(config.reward.scorers).toEqual([]);
   });
 
   it("keeps the preset's own soft zone when it fits, and refuses one that does not fit the run, naming the key", async () => {
-    const strict = runConfig({ preset: "strict" });
-    const error = await tieOverlongLength(clients, strict).then(
-      () => undefined,
-      (e: unknown) => ConnectError.from(e),
-    );
+    const error = await refusal(runConfig({ preset: "strict" }));
     expect(error?.code).toBe(Code.InvalidArgument);
     expect(error?.rawMessage).toMatch(
-      /reward preset "strict": length\.cache_tokens \(512\) is larger than its max_tokens \(28, from training\.max_tokens\)/,
+      /^reward \(with a generation budget of training\.max_tokens 28\): reward "strict": length: cache_tokens \(512\) is larger than max_tokens \(28, the generation budget\)/,
     );
     const fits = RunConfigSchema.parse({ training: { max_tokens: 1024 }, reward: { preset: "strict" } });
-    await tieOverlongLength(clients, fits);
-    expect(fits.reward.scorers).toMatchObject([{ name: "length", weight: 0.5, params: { max_tokens: 1024, cache_tokens: 512 } }]);
+    await checkRewardSpec(clients, fits);
+    expect((await lengthComponent(fits, 600)).detail).toBe("600 tokens (soft limit 512, hard 1024)");
   });
 
   it("leaves a reward without the length scorer alone, and refuses a maximum the run can never reach", async () => {
     const binary = runConfig({ preset: "binary" });
-    await tieOverlongLength(clients, binary);
-    expect(binary.reward.scorers).toEqual([]);
-    expect(rewardSpec(binary)).toEqual({ spec: { preset: "binary", scorers: [] } });
+    await checkRewardSpec(clients, binary);
     const tooLong = runConfig({ scorers: [{ name: "length", weight: 1, params: { max_tokens: 4096 } }] });
-    await expect(tieOverlongLength(clients, tooLong)).rejects.toThrow(
-      /reward\.scorers\[length\]\.max_tokens \(4096\) exceeds training\.max_tokens \(28\)/,
+    await expect(checkRewardSpec(clients, tooLong)).rejects.toThrow(/length: max_tokens \(4096\) exceeds the generation budget \(28\)/);
+  });
+
+  it("refuses an unknown preset at the start, with the reward service's list", async () => {
+    await expect(checkRewardSpec(clients, runConfig({ preset: "shapd" }))).rejects.toThrow(
+      /spec\.preset: unknown preset "shapd"; accepted: binary, shaped/,
     );
   });
 });
