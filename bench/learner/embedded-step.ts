@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { CausalLM, generate, ModelTokenizer, useBackend, type BackendName } from "@lean-grpo/lm";
 import { Learner, type LearnerOptions, type StepRequest } from "@lean-grpo/learner";
+import { microBatches } from "../../services/learner/src/training/micro-batches.js";
 import type { TrainingExample } from "../../services/learner/src/training/training-example.js";
 import { ASYNC_IMPORTANCE_SAMPLING_CAP, ASYNC_IMPORTANCE_SAMPLING_MODE } from "../../services/orchestrator/src/run/run-config.js";
 import { percentile } from "../support/percentile.js";
@@ -121,15 +122,27 @@ for (const name of ["baseline", "current"] as const) {
 }
 let maxLossDifference = 0;
 let maxGradNormDifference = 0;
-const batches: { rows: number; tokens: number; paddedTokens: number; microBatches: Record<string, number> }[] = [];
+const batches: { rows: number; tokens: number; paddedTokens: Record<string, number>; microBatches: Record<string, number> }[] = [];
 // One untimed warm-up step each (the wasm heap grows, kernels are first run).
 for (let k = 0; k <= steps; k++) {
   const examples = await rollouts(k);
   const lengths = examples.map((e) => e.promptIds.length + e.completionIds.length);
+  // Padded tokens of the micro-batches each learner cuts (8192-token budget: one in arrival order).
+  const cut = microBatches(
+    examples.map((example, index) => ({ example, index, advantage: 0, live: true })),
+    8192,
+    { keepGroups: false },
+  );
   const batch = {
     rows: examples.length,
     tokens: lengths.reduce((a, b) => a + b, 0),
-    paddedTokens: examples.length * Math.max(...lengths),
+    paddedTokens: {
+      baseline: examples.length * Math.max(...lengths),
+      current: cut.reduce(
+        (n, rows) => n + rows.length * Math.max(...rows.map((r) => r.example.promptIds.length + r.example.completionIds.length)),
+        0,
+      ),
+    },
     microBatches: {} as Record<string, number>,
   };
   batches.push(batch);
