@@ -13,7 +13,12 @@
 // larger than the budget becomes a micro-batch of its own.
 import type { PreparedRow } from "./prepared-batch.js";
 
-/** A pass's fixed cost (ops, kernel launches, tape) in padded tokens, measured on wasm. */
+/**
+ * A pass's fixed cost (ops, kernel calls, tape) in padded tokens: an estimate, not a
+ * measurement (the shared machine was too loaded to fit it): a pass's few hundred ops
+ * cost tens of ms on wasm, the arithmetic of about 64 tokens; 256 cuts only where it
+ * clearly pays.
+ */
 export const PASS_COST_TOKENS = 256;
 
 const lengthOf = (row: PreparedRow) => row.example.promptIds.length + row.example.completionIds.length;
