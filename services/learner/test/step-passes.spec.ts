@@ -1,7 +1,8 @@
 // What a step scores and under which distribution: the sampling distribution of the header
 // reaches every logprob (sampler and learner agree at T = 0.7, top-p 0.9), the "old" pass is
-// skipped on-policy (μ = 1, no importance weight) without changing the update, replays keep
-// it, and LoRA dropout no longer pushes GSPO's sequence ratio out of its 3e-4 band.
+// skipped with one update (μ = 1), importance weight or not, without changing the update,
+// replays and an importance weight under LoRA dropout keep it, and LoRA dropout no longer
+// pushes GSPO's sequence ratio out of its 3e-4 band.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { generate, useBackend, type CausalLM } from "@lean-grpo/lm";
 import type { Learner } from "../src/training/learner.js";
@@ -88,14 +89,13 @@ describe("a step's logprob passes and their distribution", () => {
 
   it("on-policy (μ = 1, no importance weight) skips the old pass and gives the same update", async () => {
     const a = await tinyLearner(model);
-    const b = await tinyLearner(model);
+    const b = await tinyLearner(model, { formerStep: true });
     const examples = (await rollout(model, a)).map((e) => ({ ...e, samplerLogprobs: null }));
     const passesA = vi.spyOn(a, "scoreInChunks");
     const passesB = vi.spyOn(b, "scoreInChunks");
-    // drgrpo: β = 0, so no reference pass either. B asks for an importance weight (inert without
-    // sampler logprobs), which keeps the old pass.
+    // drgrpo: β = 0, so no reference pass either. B scores the old policy in a pass of its own.
     const onPolicy = await a.trainStep(step(examples, "drgrpo", {}, SAMPLING));
-    const withPass = await b.trainStep(step(examples, "drgrpo", { importance_sampling_cap: 2 }, SAMPLING));
+    const withPass = await b.trainStep(step(examples, "drgrpo", {}, SAMPLING));
     expect(passesA).toHaveBeenCalledTimes(0);
     expect(passesB).toHaveBeenCalledTimes(1);
     expect(onPolicy.metrics.loss).toBeCloseTo(withPass.metrics.loss!, 6);
@@ -104,6 +104,53 @@ describe("a step's logprob passes and their distribution", () => {
     wa.forEach((values, i) => values.forEach((v, k) => expect(v).toBeCloseTo(wb[i]![k]!, 6)));
     a.dispose();
     b.dispose();
+  });
+
+  it("an async step's importance weight (one update, no dropout) reads the differentiated pass: no old pass, the same update and weights", async () => {
+    const a = await tinyLearner(model);
+    const b = await tinyLearner(model, { formerStep: true });
+    // Sampler logprobs off by ±0.1 on two tokens in three, as a policy one update behind gives.
+    const examples = (await rollout(model, a)).map((e) => ({
+      ...e,
+      samplerLogprobs: e.samplerLogprobs!.map((l, t) => l + 0.1 * ((t % 3) - 1)),
+    }));
+    const passesA = vi.spyOn(a, "scoreInChunks");
+    const passesB = vi.spyOn(b, "scoreInChunks");
+    // grpo: β = 0.04, so both score the reference; only B scores the old policy as well.
+    const config = { importance_sampling_cap: 1.05, importance_sampling_min: 0.95 };
+    const skipped = await a.trainStep(step(examples, "grpo", config, SAMPLING));
+    const scored = await b.trainStep(step(examples, "grpo", config, SAMPLING));
+    expect(passesA).toHaveBeenCalledTimes(1);
+    expect(passesB).toHaveBeenCalledTimes(2);
+    // The weights are live (some ratios outside [0.95, 1.05] are truncated), and agree.
+    expect(
+      scored.metrics.rollout_corr_rollout_is_ratio_fraction_high! + scored.metrics.rollout_corr_rollout_is_ratio_fraction_low!,
+    ).toBeGreaterThan(0);
+    for (const key of [
+      "loss",
+      "grad_norm",
+      "kl",
+      "rollout_corr_kl",
+      "rollout_corr_rollout_is_eff_sample_size",
+      "rollout_corr_rollout_is_ratio_fraction_high",
+    ]) {
+      expect(skipped.metrics[key], key).toBeCloseTo(scored.metrics[key]!, 6);
+    }
+    const [wa, wb] = [await adapterValues(a), await adapterValues(b)];
+    wa.forEach((values, i) => values.forEach((v, k) => expect(v).toBeCloseTo(wb[i]![k]!, 6)));
+    a.dispose();
+    b.dispose();
+  });
+
+  it("with LoRA dropout the importance weight keeps its old pass (the differentiated pass has dropout)", async () => {
+    const learner = await tinyLearner(model, {
+      lora: { rank: 4, alpha: 8, targetModules: ["q_proj", "v_proj", "o_proj", "down_proj"], dropout: 0.3, useRslora: false },
+    });
+    const examples = await rollout(model, learner);
+    const passes = vi.spyOn(learner, "scoreInChunks");
+    await learner.trainStep(step(examples, "drgrpo", { importance_sampling_cap: 2 }, SAMPLING));
+    expect(passes).toHaveBeenCalledTimes(1);
+    learner.dispose();
   });
 
   it("replays (num_iterations 3) keep one old pass from before the first update, and make three updates", async () => {

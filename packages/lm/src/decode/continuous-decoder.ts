@@ -18,7 +18,7 @@ import type { LoraAdapter } from "../lora/lora-adapter.js";
 import type { KeyValue } from "../model/attention.js";
 import type { CausalLM } from "../model/causal-lm.js";
 import { validateTokenIds } from "../model/token-batch.js";
-import { DecodeBatch, lastLogits, type DecodeRow } from "./decode-batch.js";
+import { DecodeBatch, lastLogits, selectRows, type DecodeRow } from "./decode-batch.js";
 import type { GeneratedSequence } from "./generate.js";
 import { sampleToken, validateSamplingParams, type SamplingParams } from "./sampler.js";
 
@@ -295,13 +295,7 @@ export class ContinuousDecoder {
 
 /** Rows `index` of every layer's keys and values (repeats allowed); disposes `present`. */
 function copyRows(present: KeyValue[], index: readonly number[]): KeyValue[] {
-  const copied = tf.tidy(() => {
-    const at = tf.tensor1d(index as number[], "int32");
-    return present.map(({ keys, values }) => ({
-      keys: tf.gather(keys, at, 0) as tf.Tensor4D,
-      values: tf.gather(values, at, 0) as tf.Tensor4D,
-    }));
-  });
+  const copied = present.map(({ keys, values }) => ({ keys: selectRows(keys, index), values: selectRows(values, index) }));
   for (const { keys, values } of present) tf.dispose([keys, values]);
   return copied;
 }

@@ -57,7 +57,7 @@ export class FullFineTuner {
     const sums = new Map<string, tf.Tensor>();
     let loss = 0;
     try {
-      for (const rows of microBatches(batch.rows, this.options.microBatchTokens)) {
+      for (const rows of microBatches(batch.rows, this.options.microBatchTokens, { keepGroups: false })) {
         const { value, grads } = lossGradients(() => {
           const scores = completionLogprobs(
             this.model,

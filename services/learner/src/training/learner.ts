@@ -17,6 +17,7 @@ import { AdamW, type AdamWSettings } from "../optimizer/adamw.js";
 import { clipByGlobalNorm } from "../optimizer/global-norm-clipping.js";
 import { learningRateMultiplier, type LrSchedule } from "../optimizer/learning-rate-schedule.js";
 import { ADAPTER_DIR, checkpointSize, readCheckpointState, writeCheckpointState } from "./checkpoint-files.js";
+import { cutByLength } from "./micro-batches.js";
 import { prepareBatch, type TrainingModeName } from "./prepared-batch.js";
 import { validateExamples, validateSequences } from "./sample-validation.js";
 import { SampleError } from "./sample-error.js";
@@ -43,6 +44,13 @@ export interface LearnerOptions {
   seed: number;
   /** Adapter versions held for ExportAdapter. */
   keepVersions: number;
+  /**
+   * The step as it was before issue 26, for the bench's baseline and the parity tests: the
+   * "old" policy scored in a pass of its own even where the differentiated pass gives the
+   * same logprobs (one update, no dropout), and micro-batches cut in arrival order rather
+   * than by length. Off by default.
+   */
+  formerStep?: boolean;
 }
 
 export interface StepRequest {
@@ -152,11 +160,16 @@ export class Learner {
     const distribution = { temperature: settings.temperature, topK: settings.topK, topP: settings.topP };
     const score = async (adapter: LoraAdapter | null) =>
       (await this.scoreInChunks(sequences, { ...distribution, adapter, signal: request.signal })).logprobs;
-    // On-policy with one update and no importance weight, "old" is the current policy: the
-    // loss takes the detached logprobs of the pass it differentiates (as TRL does) and the
-    // extra gradient-free pass is skipped. Replays need the logprobs from before the first
-    // update, and the importance weight min(exp(old − sampler), cap) needs them unperturbed.
-    const needsOldPass = request.mode === "rl" && (settings.numIterations > 1 || settings.importanceSamplingCap !== null);
+    // With one update, "old" is the current policy: the loss takes the detached logprobs of
+    // the pass it differentiates (as TRL does) and the extra gradient-free pass, a third of
+    // an embedded step, is skipped; the importance weight min(exp(old − sampler), cap) of an
+    // async run reads the same values. Replays need the logprobs from before the first
+    // update, and with LoRA dropout the importance weight needs them without dropout.
+    const needsOldPass =
+      request.mode === "rl" &&
+      (this.options.formerStep === true ||
+        settings.numIterations > 1 ||
+        (settings.importanceSamplingCap !== null && this.adapter.config.dropout > 0));
     const old = needsOldPass ? await score(this.adapter) : null;
     const ref = request.mode === "rl" && (settings.beta !== 0 || settings.dpoCoef !== 0) ? await score(null) : null;
     const iterations = request.mode === "rl" ? settings.numIterations : 1;
@@ -175,6 +188,7 @@ export class Learner {
           old,
           ref,
           microBatchTokens: this.options.microBatchTokens,
+          formerStep: this.options.formerStep,
           dropoutSeed: this.adapter.config.dropout > 0 ? (k) => dropoutSeed(this.seed, updateIndex, k) : undefined,
           signal: request.signal,
         });
@@ -217,21 +231,23 @@ export class Learner {
     options: { temperature: number; topK?: number; topP?: number; adapter: LoraAdapter | null; signal?: AbortSignal },
   ): Promise<{ logprobs: number[][]; entropies: number[][] }> {
     const out = { logprobs: [] as number[][], entropies: [] as number[][] };
-    let start = 0;
-    while (start < sequences.length) {
-      let end = start + 1;
-      let longest = sequences[start]!.promptIds.length + sequences[start]!.completionIds.length;
-      while (end < sequences.length) {
-        const next = Math.max(longest, sequences[end]!.promptIds.length + sequences[end]!.completionIds.length);
-        if (next * (end - start + 1) > this.options.microBatchTokens) break;
-        longest = next;
-        end += 1;
-      }
+    const indices = sequences.map((_, i) => i);
+    const lengthOf = (i: number) => sequences[i]!.promptIds.length + sequences[i]!.completionIds.length;
+    // Passes of similar lengths (micro-batches.ts), answers back in the caller's order.
+    const passes = this.options.formerStep
+      ? cutInOrder(indices, lengthOf, this.options.microBatchTokens)
+      : cutByLength(indices, (i) => ({ rows: 1, longest: lengthOf(i) }), this.options.microBatchTokens);
+    for (const pass of passes) {
       options.signal?.throwIfAborted();
-      const scores = await scoreCompletions(this.model, sequences.slice(start, end), options);
-      out.logprobs.push(...scores.logprobs);
-      out.entropies.push(...scores.entropies);
-      start = end;
+      const scores = await scoreCompletions(
+        this.model,
+        pass.map((i) => sequences[i]!),
+        options,
+      );
+      pass.forEach((i, k) => {
+        out.logprobs[i] = scores.logprobs[k]!;
+        out.entropies[i] = scores.entropies[k]!;
+      });
     }
     return out;
   }
@@ -329,6 +345,24 @@ export class Learner {
 /** Shape of each adapter tensor in the learner's layout ([in, r] / [r, out]), by PEFT key. */
 function shapesOf(adapter: LoraAdapter): Map<string, number[]> {
   return new Map(adapter.variables().map((v) => [adapter.peftKeyOfVariable(v.name)!, v.shape]));
+}
+
+/** Consecutive runs of `indices` within the token budget (the scoring chunks before issue 26). */
+function cutInOrder(indices: readonly number[], lengthOf: (i: number) => number, tokenBudget: number): number[][] {
+  const passes: number[][] = [];
+  let pass: number[] = [];
+  let longest = 0;
+  for (const i of indices) {
+    const next = Math.max(longest, lengthOf(i));
+    if (pass.length > 0 && next * (pass.length + 1) > tokenBudget) {
+      passes.push(pass);
+      pass = [];
+    }
+    longest = pass.length === 0 ? lengthOf(i) : next;
+    pass.push(i);
+  }
+  if (pass.length > 0) passes.push(pass);
+  return passes;
 }
 
 /** LoRA dropout seed of micro-batch k of update u: a function of the saved seed and update count only. */

@@ -29,6 +29,8 @@ export interface StepGradientInputs {
   /** Reference logprobs per batch row; needed when beta ≠ 0 or the DPO term is on. */
   ref: readonly (readonly number[])[] | null;
   microBatchTokens: number;
+  /** Micro-batches cut as before issue 26 (LearnerOptions.formerStep). */
+  formerStep?: boolean;
   /** Seed of LoRA dropout for micro-batch k; absent means no dropout. */
   dropoutSeed?: (microBatch: number) => number;
   signal?: AbortSignal;
@@ -64,8 +66,10 @@ export function stepGradients(inputs: StepGradientInputs): StepGradients {
     detachedLogprobs: null,
   };
   const detached: number[][] = [];
+  // By length; groups whole only for DGPO's pair term (micro-batches.ts).
+  const cut = { keepGroups: settings.dpoCoef !== 0, inArrivalOrder: inputs.formerStep };
   try {
-    microBatches(batch.rows, inputs.microBatchTokens).forEach((rows, k) => {
+    microBatches(batch.rows, inputs.microBatchTokens, cut).forEach((rows, k) => {
       out.microBatches += 1;
       const kept: tf.Tensor[] = [];
       const constants: tf.Tensor[] = [];
