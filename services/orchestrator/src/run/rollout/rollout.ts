@@ -5,7 +5,7 @@ import type { Completion, Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { MeshClients } from "../mesh-clients.js";
 import { buildPrompt, promptText } from "./prompts.js";
 import type { RunConfig } from "../config/run-config.js";
-import { rewardSpec } from "../config/reward-spec.js";
+import { scoreGroup } from "./score-group.js";
 import type { ReadableGroup } from "../training/step-samples.js";
 import { inSpan, recordedSpan, runAttributes } from "../outputs/tracing.js";
 
@@ -87,25 +87,11 @@ export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: str
       ),
     );
     const scoring = performance.now();
-    const scored = await inSpan("rollout.score", attributes, () =>
-      ctx.clients.withRetry(
-        "reward",
-        () =>
-          ctx.clients.reward.scoreGroup(
-            {
-              theorem,
-              completions: generated.completions,
-              groupId,
-              ...rewardSpec(ctx.config),
-            },
-            { signal: ctx.signal },
-          ),
-        ctx.signal,
-      ),
-    );
-    const done = performance.now();
-    const scoreGroupS = (done - scoring) / 1000;
-    const verifyS = Math.min(scoreGroupS, Math.max(0, ...scored.results.map((r) => (r.verification?.timings?.totalMs ?? 0) / 1000)));
+    const {
+      scored,
+      seconds: scoreGroupS,
+      verifyS,
+    } = await scoreGroup(ctx, { theorem, completions: generated.completions, groupId }, attributes);
     const rewards = scored.results.map((r) => r.reward);
     const solved = scored.results.map((r) => r.solved);
     generated.completions.forEach((completion, i) => {

@@ -21,7 +21,7 @@ import { countReplayRefusals } from "../outputs/replay-refusals.js";
 import type { RolloutContext, RolloutGroup, RolloutSample } from "./rollout.js";
 import { promptText } from "./prompts.js";
 import { buildTacticPrompt, proofBlock, tacticOf } from "./tactic-prompt.js";
-import { rewardSpec } from "../config/reward-spec.js";
+import { scoreGroup } from "./score-group.js";
 import { inSpan, recordedSpan, runAttributes } from "../outputs/tracing.js";
 
 const log = createLogger("orchestrator");
@@ -206,25 +206,8 @@ export function tacticRolloutGroup(ctx: RolloutContext, theorem: Theorem, groupI
       Array.from({ length: ctx.config.training.num_generations }, (_, i) => runTrajectory(ctx, theorem, groupId, seed, i)),
     );
     const completions = trajectories.map((t) => proofCompletion(t, ctx.adapter));
-    const scoring = performance.now();
-    const scored = await inSpan("rollout.score", attributes, () =>
-      ctx.clients.withRetry(
-        "reward",
-        () =>
-          ctx.clients.reward.scoreGroup(
-            {
-              theorem,
-              completions,
-              groupId,
-              ...rewardSpec(ctx.config),
-            },
-            { signal: ctx.signal },
-          ),
-        ctx.signal,
-      ),
-    );
-    const scoreGroupS = (performance.now() - scoring) / 1000;
-    const recheckS = Math.min(scoreGroupS, Math.max(0, ...scored.results.map((r) => (r.verification?.timings?.totalMs ?? 0) / 1000)));
+    // The assembled proofs are re-checked whole by the reward service (recheckS of its time).
+    const { scored, seconds: scoreGroupS, verifyS: recheckS } = await scoreGroup(ctx, { theorem, completions, groupId }, attributes);
     const rewards = scored.results.map((r) => r.reward);
     const solved = scored.results.map((r) => r.solved);
     trajectories.forEach((t, i) => {
