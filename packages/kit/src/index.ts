@@ -5,6 +5,7 @@ export { ServerConfigSchema, type ServerConfig } from "./server/server-config.js
 export { HealthRegistry } from "./health/health-service.js";
 export { rpcServerTracing, rpcClientTracing } from "./telemetry/rpc-tracing.js";
 export { setupTracing, shutdownTracing, type TracingSetup } from "./telemetry/setup-tracing.js";
+export { inActiveSpan } from "./telemetry/active-span.js";
 export { createConcurrencyLimit } from "./limits/concurrency-limit.js";
 export {
   mapDomainError,

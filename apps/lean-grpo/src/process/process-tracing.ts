@@ -4,8 +4,8 @@
 // command that ends in two seconds still delivers its trace. Service threads and the
 // PyTorch learner process trace themselves (service-thread-main.ts; the learner's
 // leangrpo_learner/rpc/tracing.py, which inherits these OTEL_* variables).
-import { SpanStatusCode, trace } from "@opentelemetry/api";
-import { setupTracing, type TracingSetup } from "@lean-grpo/kit";
+import { trace } from "@opentelemetry/api";
+import { inActiveSpan, setupTracing, type TracingSetup } from "@lean-grpo/kit";
 
 /** How long an exit waits for the collector before giving up on the last spans. */
 const FLUSH_TIMEOUT_MS = 5_000;
@@ -52,17 +52,7 @@ export function tracedAction<A extends unknown[]>(name: string, action: (...args
   return async (...args) => {
     startTracing("lean-grpo");
     try {
-      await trace.getTracer("lean-grpo").startActiveSpan(name, async (span) => {
-        try {
-          await action(...args);
-        } catch (error) {
-          span.recordException(error as Error);
-          span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-          throw error;
-        } finally {
-          span.end();
-        }
-      });
+      await inActiveSpan(trace.getTracer("lean-grpo"), name, {}, () => action(...args));
     } finally {
       await stopTracing();
     }

@@ -1,7 +1,8 @@
 // The run's spans (DESIGN §6): rollout.step, rollout.group, rollout.completion,
 // learner.step, adapter.sync, with leangrpo.run_id / step / theorem_id attributes.
 // Recorded only when the process has a tracer provider (setupTracing with an endpoint).
-import { SpanStatusCode, trace, type Attributes, type Span } from "@opentelemetry/api";
+import { trace, type Attributes, type Span } from "@opentelemetry/api";
+import { inActiveSpan } from "@lean-grpo/kit";
 
 const tracer = trace.getTracer("lean-grpo-orchestrator");
 
@@ -11,17 +12,7 @@ export function runAttributes(runId: string, step: number, theoremId?: string): 
 
 /** Runs `work` inside a new active span, ending it with the outcome. */
 export function inSpan<T>(name: string, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
-  return tracer.startActiveSpan(name, { attributes }, async (span) => {
-    try {
-      return await work(span);
-    } catch (error) {
-      span.recordException(error as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return inActiveSpan(tracer, name, attributes, work);
 }
 
 /** A span for work already done (one completion's generate-to-score), as a child of the active span. */
