@@ -56,7 +56,11 @@ def test_advantages_loss_metrics_and_every_lora_gradient(name):
     case, batch, result, grads, settings, old = gradients_of(name, 1 << 20)
     if case["advantages"]:
         assert batch.advantages == pytest.approx(case["advantages"], abs=1e-12)
-    assert abs(result.loss - case["loss"]) / abs(case["loss"]) < 1e-5, (result.loss, case["loss"])
+    # The loss is a difference of larger terms (policy term minus beta × a KL of ~40 on these
+    # fixtures), so float32 summation order (threads, SIMD width, torch version) moves it by
+    # ~1e-7 absolute: 1e-5 relative plus 1e-6 absolute, as the masked parity test. Seen on an
+    # H200 machine's CPU with torch 2.11 (3.3e-7 on grpo-batch-k2-delta), not on torch 1.13/2.13 here.
+    assert abs(result.loss - case["loss"]) < 1e-5 * abs(case["loss"]) + 1e-6, (result.loss, case["loss"])
     tokens = max(1, batch.totals.live_tokens)
     if case["mode"] == "rl":
         assert result.clip_low / tokens == pytest.approx(case["metrics"]["clip_ratio_low_mean"], abs=1e-12)

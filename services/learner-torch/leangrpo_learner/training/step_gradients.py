@@ -80,7 +80,7 @@ def step_gradients(inputs: StepGradientInputs, share: Callable[[int], bool] = la
         scores = completion_logprobs(inputs.model, [(r.example.prompt_ids, r.example.completion_ids) for r in rows], inputs.sampling, options)
         # Every sum below runs over the model's tokens only; the environment's conditioned the pass.
         mask = loss_mask(scores.mask, [r.example for r in rows])
-        out.entropy += float((scores.entropies * mask).sum())
+        out.entropy += float((scores.entropies.detach() * mask).sum())
         if batch.mode == "sft":
             loss = -(scores.logprobs * mask).sum() / max(1, batch.totals.tokens)
         else:
