@@ -19,7 +19,7 @@ import { CausalLM, generate, ModelTokenizer, useBackend, type BackendName } from
 import { Learner, type LearnerOptions, type StepRequest } from "@lean-grpo/learner";
 import { microBatches } from "../../services/learner/src/training/micro-batches.js";
 import type { TrainingExample } from "../../services/learner/src/training/training-example.js";
-import { ASYNC_IMPORTANCE_SAMPLING_CAP, ASYNC_IMPORTANCE_SAMPLING_MODE } from "../../services/orchestrator/src/run/run-config.js";
+import { ASYNC_IMPORTANCE_SAMPLING_CAP, ASYNC_IMPORTANCE_SAMPLING_MODE } from "../../services/orchestrator/src/run/config/run-config.js";
 import { percentile } from "../support/percentile.js";
 
 const { values: args } = parseArgs({
