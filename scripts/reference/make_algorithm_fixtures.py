@@ -181,6 +181,47 @@ def check_rollout_decisions(name, settings, old, sampler, kept=None):
         assert outside > 0 and inside > 0, f"{name}: {outside} tokens out of bounds, {inside} in: the case cannot test a decision"
 
 
+def write_case_gradients(name, file, params):
+    """The case's LoRA gradients, refused when zero (a zero gradient tests nothing), written to OUT/file."""
+    grads = {k: p.grad for k, p in params.items()}
+    assert max(float(g.abs().max()) for g in grads.values()) > 1e-6, f"{name}: zero gradient cannot test anything"
+    safetensors_io.write(os.path.join(OUT, file), grads)
+    return grads
+
+
+def rl_case(name, algorithm, config, adv, loss, metrics, file):
+    """One RL case of a fixture's `cases` list, as both learners' parity tests read it."""
+    return {
+        "name": name,
+        "algorithm": algorithm,
+        "config": {"temperature": TEMPERATURE, **config},
+        "mode": "rl",
+        "advantages": adv,
+        "loss": float(loss),
+        "metrics": metrics,
+        "gradients": file,
+    }
+
+
+def sft_case(cfg, weights, settings, lora, pairs, file, masks=None):
+    """The SFT case (mean NLL of the completions' trained tokens) with its gradients written to OUT/file."""
+    params = {k: v.clone().requires_grad_(True) for k, v in lora.items()}
+    logp, _ = ref.completion_logprobs(ref.CausalLM(cfg, weights, settings, params), pairs, 1.0)
+    loss = grpo.sft_loss(logp, masks)
+    loss.backward()
+    safetensors_io.write(os.path.join(OUT, file), {k: p.grad for k, p in params.items()})
+    return {
+        "name": "sft",
+        "algorithm": "grpo",
+        "config": {"temperature": 1.0},
+        "mode": "sft",
+        "advantages": None,
+        "loss": float(loss),
+        "metrics": {},
+        "gradients": file,
+    }
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     cfg, weights, settings, lora = load_model()
@@ -208,21 +249,8 @@ def main():
         loss, adv, metrics = grpo.policy_loss(settings_case, logp, old, reference, sampler, rewards, groups, truncated)
         loss.backward()
         file = f"{name}-gradients.safetensors"
-        grads = {k: p.grad for k, p in params.items()}
-        assert max(float(g.abs().max()) for g in grads.values()) > 1e-6, f"{name}: zero gradient cannot test anything"
-        safetensors_io.write(os.path.join(OUT, file), grads)
-        cases.append(
-            {
-                "name": name,
-                "algorithm": algorithm,
-                "config": {"temperature": TEMPERATURE, **config},
-                "mode": "rl",
-                "advantages": adv,
-                "loss": float(loss),
-                "metrics": metrics,
-                "gradients": file,
-            }
-        )
+        grads = write_case_gradients(name, file, params)
+        cases.append(rl_case(name, algorithm, config, adv, loss, metrics, file))
         if name == "grpo":
             adamw = adamw_steps(lora, grads)
 
@@ -253,9 +281,7 @@ def main():
         loss, adv, metrics = grpo.policy_loss(settings_case, logp, old_case, reference_case, sampler_case, rewards, groups, flags)
         loss.backward()
         file = f"{name}-gradients.safetensors"
-        grads = {key: q.grad for key, q in params.items()}
-        assert max(float(g.abs().max()) for g in grads.values()) > 1e-6, f"{name}: zero gradient cannot test anything"
-        safetensors_io.write(os.path.join(OUT, file), grads)
+        write_case_gradients(name, file, params)
         sampling_cases.append(
             {
                 "name": name,
@@ -273,23 +299,7 @@ def main():
             }
         )
 
-    params = {k: v.clone().requires_grad_(True) for k, v in lora.items()}
-    logp, _ = ref.completion_logprobs(ref.CausalLM(cfg, weights, settings, params), pairs, 1.0)
-    loss = grpo.sft_loss(logp)
-    loss.backward()
-    safetensors_io.write(os.path.join(OUT, "sft-gradients.safetensors"), {k: p.grad for k, p in params.items()})
-    cases.append(
-        {
-            "name": "sft",
-            "algorithm": "grpo",
-            "config": {"temperature": 1.0},
-            "mode": "sft",
-            "advantages": None,
-            "loss": float(loss),
-            "metrics": {},
-            "gradients": "sft-gradients.safetensors",
-        }
-    )
+    cases.append(sft_case(cfg, weights, settings, lora, pairs, "sft-gradients.safetensors"))
 
     schedules = {kind: [grpo.hf_schedule(kind, step, 3, 10) for step in range(12)] for kind in ("constant", "linear", "cosine")}
     fixture = {

@@ -22,7 +22,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grpo_reference as grpo  # noqa: E402
 import make_algorithm_fixtures as algo  # noqa: E402
 import reference_model as ref  # noqa: E402
-import safetensors_io  # noqa: E402
 import multi_turn_batch  # noqa: E402
 from multi_turn_batch import ENVIRONMENT_SAMPLER_LOGPROB, NO_SAMPLER, SAMPLES, model_token_counts  # noqa: E402
 
@@ -56,40 +55,11 @@ def main():
         algo.check_rollout_decisions(name, s, model_old, model_sampler)
         loss, adv, metrics = grpo.policy_loss(s, logp, old, reference, sampler, rewards, groups, truncated, masks)
         loss.backward()
-        grads = {k: p.grad for k, p in params.items()}
-        assert max(float(g.abs().max()) for g in grads.values()) > 1e-6, f"{name}: zero gradient cannot test anything"
         file = f"masked-{name}-gradients.safetensors"
-        safetensors_io.write(os.path.join(algo.OUT, file), grads)
-        cases.append(
-            {
-                "name": name,
-                "algorithm": algorithm,
-                "config": {"temperature": algo.TEMPERATURE, **config},
-                "mode": "rl",
-                "advantages": adv,
-                "loss": float(loss),
-                "metrics": metrics,
-                "gradients": file,
-            }
-        )
+        algo.write_case_gradients(name, file, params)
+        cases.append(algo.rl_case(name, algorithm, config, adv, loss, metrics, file))
 
-    params = {k: v.clone().requires_grad_(True) for k, v in lora.items()}
-    logp, _ = ref.completion_logprobs(ref.CausalLM(cfg, weights, settings, params), pairs, 1.0)
-    loss = grpo.sft_loss(logp, masks)
-    loss.backward()
-    safetensors_io.write(os.path.join(algo.OUT, "masked-sft-gradients.safetensors"), {k: p.grad for k, p in params.items()})
-    cases.append(
-        {
-            "name": "sft",
-            "algorithm": "grpo",
-            "config": {"temperature": 1.0},
-            "mode": "sft",
-            "advantages": None,
-            "loss": float(loss),
-            "metrics": {},
-            "gradients": "masked-sft-gradients.safetensors",
-        }
-    )
+    cases.append(algo.sft_case(cfg, weights, settings, lora, pairs, "masked-sft-gradients.safetensors", masks))
     counts = model_token_counts()
     fixture = {
         "model": algo.MODEL,
