@@ -6,7 +6,7 @@ import { Code, ConnectError, createClient, type Client } from "@connectrpc/conne
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { AdapterManifest, ExportAdapterResponse, TrainStepRequest } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { LearnerService, TrainingMode, TrainStepRequestSchema } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
-import type { BatchSample } from "./conformance-fixtures.js";
+import type { BatchSample, ConformanceCase } from "./conformance-fixtures.js";
 import { readF32Safetensors } from "./peft-tensors.js";
 
 export type LearnerClient = Client<typeof LearnerService>;
@@ -43,6 +43,20 @@ export function trainStepStream(header: StepHeader, samples: readonly BatchSampl
   return (async function* () {
     yield* messages;
   })();
+}
+
+/** The TrainStep of one reference case (its algorithm, config, mode and temperature) at step 1 over `samples`. */
+export function caseStepStream(c: ConformanceCase, samples: readonly BatchSample[]) {
+  return trainStepStream(
+    {
+      algorithm: c.algorithm,
+      algorithmConfig: c.config,
+      mode: c.mode === "sft" ? TrainingMode.SFT : TrainingMode.RL,
+      step: 1n,
+      temperature: c.config.temperature as number,
+    },
+    samples,
+  );
 }
 
 /** Awaits a call that must fail with `code`; returns its message for further checks. */

@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
-import { TrainingMode } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import {
   type ConformanceFixture,
   expectedAdapter,
@@ -25,6 +24,7 @@ import {
   failure,
   type LearnerClient,
   learnerClient,
+  caseStepStream,
   trainStepStream,
   updateError,
   adapterDifference,
@@ -152,18 +152,7 @@ export function describeLearnerConformance(learner: LearnerUnderTest): void {
       "%s: one TrainStep gives the reference's loss, metrics and adapter",
       async (_name, c) => {
         await fromStart();
-        const response = await client.trainStep(
-          trainStepStream(
-            {
-              algorithm: c.algorithm,
-              algorithmConfig: c.config,
-              mode: c.mode === "sft" ? TrainingMode.SFT : TrainingMode.RL,
-              step: 1n,
-              temperature: c.config.temperature as number,
-            },
-            samples,
-          ),
-        );
+        const response = await client.trainStep(caseStepStream(c, samples));
         expect([response.step, response.adapterVersion, response.adapterName]).toEqual([1n, 1n, "policy-v1"]);
         for (const [key, expected] of Object.entries(c.metrics)) close(response.metrics[key], expected, key);
         close(response.metrics.learning_rate, fixture.optimizer.learning_rate, "learning_rate");

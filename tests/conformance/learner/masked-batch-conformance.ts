@@ -10,7 +10,6 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
-import { TrainingMode } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import {
   type BatchSample,
   type ConformanceCase,
@@ -21,7 +20,15 @@ import {
   startAdapter,
 } from "./conformance-fixtures.js";
 import { conformanceConfig } from "./learner-conformance.js";
-import { exportedAdapter, failure, type LearnerClient, learnerClient, trainStepStream, updateError } from "./learner-calls.js";
+import {
+  caseStepStream,
+  exportedAdapter,
+  failure,
+  type LearnerClient,
+  learnerClient,
+  trainStepStream,
+  updateError,
+} from "./learner-calls.js";
 import type { LearnerUnderTest, RunningLearner } from "./learner-under-test.js";
 
 interface MaskedSample extends BatchSample {
@@ -98,18 +105,7 @@ export function describeMaskedBatchConformance(learner: LearnerUnderTest): void 
     async function expectReferenceStep(c: ConformanceCase, samples: readonly BatchSample[], lengths?: MaskedFixture["batch"]) {
       const loaded = await client.loadCheckpoint({ path: START_CHECKPOINT });
       expect([loaded.step, loaded.adapterVersion]).toEqual([0n, 0n]);
-      const response = await client.trainStep(
-        trainStepStream(
-          {
-            algorithm: c.algorithm,
-            algorithmConfig: c.config,
-            mode: c.mode === "sft" ? TrainingMode.SFT : TrainingMode.RL,
-            step: 1n,
-            temperature: c.config.temperature as number,
-          },
-          samples,
-        ),
-      );
+      const response = await client.trainStep(caseStepStream(c, samples));
       const metrics = {
         ...c.metrics,
         ...(lengths && {
