@@ -7,14 +7,13 @@
 //
 // Usage: nice -n 10 npx tsx bench/algorithms/main.ts [--config configs/train/arith.yaml] [--data examples/arith.jsonl]
 //          [--algorithms grpo,drgrpo,dapo,gspo,dgpo,cispo,sapo] [--steps N] [--out DIR] [-- more.overrides=...]
-// Each algorithm runs with its learner defaults; drgrpo's max_completion_length is set to the
-// config's max_tokens (its normaliser is the generation budget). Runs go one at a time: the
+// Each algorithm runs with its learner defaults; drgrpo's max_completion_length is the run's
+// training.max_tokens by construction (the orchestrator sends it). Runs go one at a time: the
 // wall times are comparable only on an otherwise quiet machine.
-import { spawn } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { parse as parseYaml } from "yaml";
+import { readRunLines, runTrain, type TrainRun } from "../support/train-run.js";
 
 const { values, positionals } = parseArgs({
   options: {
@@ -44,42 +43,14 @@ interface AlgorithmResult {
   evals: EvalLine[];
 }
 
-const config = parseYaml(readFileSync(values.config, "utf8")) as { training?: { max_tokens?: number; steps?: number } };
-const maxTokens = config.training?.max_tokens ?? 64;
 const algorithms = values.algorithms.split(",").map((a) => a.trim());
 mkdirSync(values.out, { recursive: true });
 
-function train(algorithm: string): Promise<{ code: number; wallS: number }> {
-  const runsDir = path.join(values.out, algorithm);
-  const args = ["lean-grpo", "train", values.data, "--config", values.config, "--algorithm", algorithm, `runs_dir=${runsDir}`];
+function train(algorithm: string): Promise<TrainRun> {
+  const args = [values.data, "--config", values.config, "--algorithm", algorithm, `runs_dir=${path.join(values.out, algorithm)}`];
   if (values.steps) args.push(`training.steps=${values.steps}`);
-  if (algorithm === "drgrpo") args.push(`algorithm.config.max_completion_length=${maxTokens}`);
   args.push(...positionals);
-  process.stderr.write(`bench/algorithms: npx ${args.join(" ")}\n`);
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn("npx", args, { stdio: ["ignore", "pipe", "inherit"] });
-    let log = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      log += chunk.toString();
-    });
-    child.on("error", reject);
-    child.on("close", (code) => {
-      writeFileSync(path.join(values.out, `${algorithm}.log`), log);
-      resolve({ code: code ?? 1, wallS: (performance.now() - started) / 1000 });
-    });
-  });
-}
-
-function readJsonl<T>(file: string): T[] {
-  try {
-    return readFileSync(file, "utf8")
-      .split("\n")
-      .filter((l) => l.trim() !== "")
-      .map((l) => JSON.parse(l) as T);
-  } catch {
-    return [];
-  }
+  return runTrain(args, path.join(values.out, `${algorithm}.log`), "bench/algorithms");
 }
 
 const results: AlgorithmResult[] = [];
@@ -87,7 +58,7 @@ for (const algorithm of algorithms) {
   const { code, wallS } = await train(algorithm);
   const runsDir = path.join(values.out, algorithm);
   const runDir = readdirSync(runsDir).map((d) => path.join(runsDir, d))[0] ?? runsDir;
-  const steps = readJsonl<{ timings: { total_s: number } }>(path.join(runDir, "metrics.jsonl"));
+  const steps = readRunLines<{ timings: { total_s: number } }>(path.join(runDir, "metrics.jsonl"));
   results.push({
     algorithm,
     run_dir: runDir,
@@ -95,7 +66,7 @@ for (const algorithm of algorithms) {
     wall_s: wallS,
     steps: steps.length,
     step_s: steps.reduce((a, s) => a + s.timings.total_s, 0) / Math.max(1, steps.length),
-    evals: readJsonl<EvalLine>(path.join(runDir, "eval.jsonl")),
+    evals: readRunLines<EvalLine>(path.join(runDir, "eval.jsonl")),
   });
   writeFileSync(
     path.join(values.out, "results.json"),

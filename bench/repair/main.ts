@@ -10,10 +10,10 @@
 //          [--steps N] [--out DIR] [-- more.overrides=...]
 //        npx tsx bench/repair/main.ts --from DIR     # summarise the runs under DIR/whole and DIR/repair again
 // Runs go one at a time: wall times compare only on an otherwise quiet machine (say the load).
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { readRunLines, runTrain, type TrainRun } from "../support/train-run.js";
 
 const { values, positionals } = parseArgs({
   options: {
@@ -51,40 +51,18 @@ interface ArmResult {
   train_last: { pass_rate_turn1?: number; repair_success_rate?: number } | undefined;
 }
 
-function train(arm: Arm, out: string): Promise<{ code: number; wallS: number; command: string }> {
-  const args = ["lean-grpo", "train", values.data, "--config", values.config, ...ARMS[arm], `runs_dir=${path.join(out, arm)}`];
+function train(arm: Arm, out: string): Promise<TrainRun> {
+  const args = [values.data, "--config", values.config, ...ARMS[arm], `runs_dir=${path.join(out, arm)}`];
   if (values.steps) args.push(`training.steps=${values.steps}`);
   args.push(...positionals);
-  const command = `npx ${args.join(" ")}`;
-  process.stderr.write(`bench/repair: ${command}\n`);
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn("npx", args, { stdio: ["ignore", "pipe", "inherit"] });
-    let log = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      log += chunk.toString();
-    });
-    child.on("error", reject);
-    child.on("close", (code) => {
-      writeFileSync(path.join(out, `${arm}.log`), log);
-      resolve({ code: code ?? 1, wallS: (performance.now() - started) / 1000, command });
-    });
-  });
-}
-
-function readJsonl<T>(file: string): T[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8")
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .map((l) => JSON.parse(l) as T);
+  return runTrain(args, path.join(out, `${arm}.log`), "bench/repair");
 }
 
 function armResult(arm: Arm, out: string, run: { code: number; wallS: number; command: string }): ArmResult {
   const runs = path.join(out, arm);
   const dir = existsSync(runs) ? readdirSync(runs).sort().at(-1) : undefined;
   const runDir = dir ? path.join(runs, dir) : "";
-  const metrics = readJsonl<{ step: number; metrics: Record<string, number> }>(path.join(runDir, "metrics.jsonl"));
+  const metrics = readRunLines<{ step: number; metrics: Record<string, number> }>(path.join(runDir, "metrics.jsonl"));
   const last = metrics.at(-1)?.metrics;
   return {
     arm,
@@ -93,7 +71,7 @@ function armResult(arm: Arm, out: string, run: { code: number; wallS: number; co
     exit_code: run.code,
     wall_s: run.wallS,
     steps: metrics.at(-1)?.step ?? 0,
-    evals: readJsonl<EvalLine>(path.join(runDir, "eval.jsonl")),
+    evals: readRunLines<EvalLine>(path.join(runDir, "eval.jsonl")),
     train_last: last ? { pass_rate_turn1: last.pass_rate_turn1, repair_success_rate: last.repair_success_rate } : undefined,
   };
 }
