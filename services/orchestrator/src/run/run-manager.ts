@@ -27,7 +27,7 @@ import { replayRefusalAlarm } from "./outputs/replay-refusals.js";
 import { syncAdapter } from "./training/adapter-sync.js";
 import { readJsonObjects } from "@lean-grpo/jsonl";
 import { connectMesh, type MeshClients } from "./mesh-clients.js";
-import { checkRunShape, checkRunWithServices } from "./preflight/run-preflight.js";
+import { runPreflight } from "./preflight/run-preflight.js";
 import { RunConfigSchema, type RunConfig } from "./config/run-config.js";
 import { resolvedConfigMessage, runConfigInput, type RunConfigMessage } from "./config/run-config-message.js";
 import { listRunDirs, RunOutputs, type RunFile, type StepRecord } from "./outputs/run-outputs.js";
@@ -121,13 +121,10 @@ export class RunManager {
       heldout = await loadTheorems(config.eval.data, [], outputs, true);
       if (config.eval.max_problems > 0) heldout = heldout.slice(0, config.eval.max_problems);
     }
-    const preflight = { config, dataset, theorems, heldout, services: this.config.services };
-    checkRunShape(preflight);
-
     const clients = connectMesh(this.config);
     let dynamicSampling: boolean;
     try {
-      ({ dynamicSampling } = await checkRunWithServices(clients, preflight));
+      ({ dynamicSampling } = await runPreflight(clients, { config, dataset, theorems, heldout, services: this.config.services }));
     } catch (error) {
       clients.close();
       throw error;

@@ -31,14 +31,10 @@ export interface PreflightFindings {
   dynamicSampling: boolean;
 }
 
-/** What the run's mode needs of the dataset and the mesh: no RPC, so callers can run it before connecting. */
-export function checkRunShape(inputs: Pick<PreflightInputs, "config" | "theorems" | "services">): void {
-  checkRunMode(inputs.config, inputs.theorems, inputs.services);
-}
-
-/** The checks that ask the services; throws the first refusal (a ConnectError naming the key). */
-export async function checkRunWithServices(clients: MeshClients, inputs: PreflightInputs): Promise<PreflightFindings> {
+/** Every check, in order; throws the first refusal (a ConnectError naming the key). */
+export async function runPreflight(clients: MeshClients, inputs: PreflightInputs): Promise<PreflightFindings> {
   const { config } = inputs;
+  checkRunMode(config, inputs.theorems, inputs.services);
   const dynamicSampling = usesDynamicSampling(config, await describeAlgorithm(clients, config));
   await checkSamplingHonoured(clients, config);
   await checkRewardSpec(clients, config);
