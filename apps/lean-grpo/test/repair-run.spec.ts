@@ -134,7 +134,8 @@ describe("repair mode on the REPL stand-in", () => {
     const checked = repl.requests().filter((r) => r.kind === "command" && r.cmd.includes("theorem two_eq"));
     expect(checked.length).toBeGreaterThan(0);
 
-    // Traces: rollout.group → rollout.turn (1, then 2) → that turn's Generate and ScoreGroup calls.
+    // Traces: rollout.group → rollout.turn (1, then 2) → that turn's Generate call and its
+    // rollout.score span (as whole-proof and tactic rollouts score) → the ScoreGroup call.
     const spans = exporter.getFinishedSpans();
     const byId = new Map(spans.map((span) => [span.spanContext().spanId, span]));
     const parent = (span: ReadableSpan) => byId.get(span.parentSpanContext?.spanId ?? "");
@@ -144,9 +145,13 @@ describe("repair mode on the REPL stand-in", () => {
       const turns = spans.filter((span) => span.name === "rollout.turn" && parent(span) === group);
       expect(turns.map((t) => t.attributes["leangrpo.turn"]).sort()).toEqual([1, 2]);
       for (const turn of turns) {
-        const calls = spans.filter((span) => parent(span) === turn).map((span) => span.name);
-        expect(calls).toContain("leangrpo.v1.InferenceService/Generate");
-        expect(calls).toContain("leangrpo.v1.RewardService/ScoreGroup");
+        const children = spans.filter((span) => parent(span) === turn);
+        expect(children.map((span) => span.name)).toContain("leangrpo.v1.InferenceService/Generate");
+        const scoring = children.filter((span) => span.name === "rollout.score");
+        expect(scoring).toHaveLength(1);
+        expect(spans.filter((span) => parent(span) === scoring[0]).map((span) => span.name)).toContain(
+          "leangrpo.v1.RewardService/ScoreGroup",
+        );
       }
     }
 

@@ -12,7 +12,7 @@ import { buildPrompt, promptText } from "./prompts.js";
 import { feedbackText, fillFeedback } from "./repair-feedback.js";
 import { type EnvironmentTurn, EnvironmentTurnTokenizer } from "./repair-turn-tokens.js";
 import type { RunConfig } from "../config/run-config.js";
-import { rewardSpec } from "../config/reward-spec.js";
+import { scoreGroup } from "./score-group.js";
 import { turnSeed } from "./tactic-rollout.js";
 import type { Attributes, Span } from "@opentelemetry/api";
 import { inSpan } from "../outputs/tracing.js";
@@ -67,7 +67,7 @@ export async function rollRepairTrajectories(request: RepairRequest): Promise<Re
   const tokenizer = new EnvironmentTurnTokenizer(clients, request.chatPrompts, signal);
   const problem = promptText(theorem, request.config.prompt);
   const timing = { generateS: 0, scoreS: 0, verifyS: 0 };
-  const timed = async <T>(phase: "generateS" | "scoreS", work: () => Promise<T>): Promise<T> => {
+  const timed = async <T>(phase: "generateS", work: () => Promise<T>): Promise<T> => {
     const started = performance.now();
     try {
       return await work();
@@ -88,24 +88,11 @@ export async function rollRepairTrajectories(request: RepairRequest): Promise<Re
       ),
     );
   const score = async (completions: Completion[], turn: number): Promise<RewardResult[]> => {
-    const scored = await timed("scoreS", () =>
-      clients.withRetry(
-        "reward",
-        () =>
-          clients.reward.scoreGroup(
-            {
-              theorem,
-              completions,
-              groupId: turn === 0 ? request.groupId : `${request.groupId}/turn${turn + 1}`,
-              ...rewardSpec(request.config),
-            },
-            { signal },
-          ),
-        signal,
-      ),
-    );
-    timing.verifyS += Math.max(0, ...scored.results.map((r) => (r.verification?.timings?.totalMs ?? 0) / 1000));
-    return scored.results;
+    const groupId = turn === 0 ? request.groupId : `${request.groupId}/turn${turn + 1}`;
+    const scored = await scoreGroup({ clients, config: request.config, signal }, { theorem, completions, groupId }, request.attributes);
+    timing.scoreS += scored.seconds;
+    timing.verifyS += scored.verifyS;
+    return scored.scored.results;
   };
   const turnSpan = <T>(turn: number, open: number, work: (span: Span) => Promise<T>) =>
     inSpan(

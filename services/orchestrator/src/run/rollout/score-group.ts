@@ -1,4 +1,4 @@
-// One ScoreGroup call as whole-proof and tactic rollouts make it: the run's reward spec,
+// One ScoreGroup call as every rollout makes it (whole-proof, tactic, each repair turn): the run's reward spec,
 // retried while the reward service is lost, inside a rollout.score span; with the seconds it
 // took and the longest verification inside it (the verifier's share of the scoring time).
 import type { Attributes } from "@opentelemetry/api";
@@ -6,7 +6,8 @@ import type { Completion, Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { ScoreGroupResponse } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { rewardSpec } from "../config/reward-spec.js";
 import { inSpan } from "../outputs/tracing.js";
-import type { RolloutContext } from "./rollout.js";
+import type { RunConfig } from "../config/run-config.js";
+import type { MeshClients } from "../mesh-clients.js";
 
 export interface ScoredGroup {
   scored: ScoreGroupResponse;
@@ -17,7 +18,7 @@ export interface ScoredGroup {
 }
 
 export async function scoreGroup(
-  ctx: Pick<RolloutContext, "clients" | "config" | "signal">,
+  ctx: { clients: Pick<MeshClients, "reward" | "withRetry">; config: RunConfig; signal?: AbortSignal | undefined },
   group: { theorem: Theorem; completions: Completion[]; groupId: string },
   attributes: Attributes,
 ): Promise<ScoredGroup> {
