@@ -123,6 +123,18 @@ describe("ReplProcess", () => {
     });
   });
 
+  it("never trusts an answer the REPL wrote right after a panic on stderr (the pipes' events come in either order)", async () => {
+    // What Lean does on a panic: the message on stderr, then the answer on stdout, in that order.
+    const panicThenAnswer = ["sh", "-c", `read request; echo 'PANIC at Lean.Expr' >&2; printf '{"env": 1}\\n\\n'; read more`];
+    for (let attempt = 0; attempt < 40; attempt++) {
+      const child = repl(panicThenAnswer);
+      await expect(child.send({ cmd: "theorem t : True := trivial" }), `attempt ${attempt}`).rejects.toMatchObject({
+        kind: "crash",
+        message: "the REPL wrote to stderr: PANIC at Lean.Expr",
+      });
+    }
+  });
+
   it("tolerates stderr noise before the first request (a launcher's warning), not after", async () => {
     const stand = script({ rules: [{ when: { cmd: { includes: "panic" } }, fault: { kind: "stderr", text: "PANIC" } }] });
     const noisy = repl(["sh", "-c", `echo 'warning: manifest out of date' >&2; exec ${stand.command.map((a) => `'${a}'`).join(" ")}`]);

@@ -39,6 +39,8 @@ interface PendingRequest {
   timer: NodeJS.Timeout | undefined;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
+  /** Its answer arrived and waits for the end of this poll phase (see onFrame). */
+  answered?: boolean;
 }
 
 const STDERR_KEEP_CHARS = 4_000;
@@ -182,8 +184,8 @@ export class ReplProcess {
 
   private onFrame(frame: string): void {
     if (this.failure) return;
-    const pending = this.takePending();
-    if (!pending) {
+    const pending = this.pending;
+    if (!pending || pending.answered) {
       this.kill(new ReplFailure("crash", `the REPL wrote output nobody asked for: ${excerpt(frame)}`));
       return;
     }
@@ -192,17 +194,23 @@ export class ReplProcess {
       value = JSON.parse(frame);
     } catch {
       this.kill(new ReplFailure("crash", `the REPL answered with invalid JSON: ${excerpt(frame)}`));
-      pending.reject(this.failure!);
       return;
     }
     const response = parseResponse(value);
     if (!response) {
       this.kill(new ReplFailure("crash", `the REPL answered with an unknown response shape: ${excerpt(frame)}`));
-      pending.reject(this.failure!);
       return;
     }
     this.responsesReceived++;
-    pending.resolve(response);
+    pending.answered = true;
+    // Settled in the check phase, after every pipe event of this poll: a panic the REPL wrote to
+    // stderr before this answer (the writes are ordered, the two pipes' events are not) then fails
+    // the request as a crash instead of racing it, so no answer of a panicked REPL is trusted.
+    setImmediate(() => {
+      if (this.pending !== pending) return; // ended meanwhile: already rejected
+      this.takePending();
+      pending.resolve(response);
+    });
   }
 
   private onStderr(chunk: string): void {
