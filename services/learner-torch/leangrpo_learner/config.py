@@ -93,6 +93,8 @@ SCHEMA = {
     "model": {"dir": (_string(optional=True), None), "name": (_string(optional=True), None)},
     # The TS learner's tensor backend; accepted for one config file for both learners, unused here (see torch.device).
     "backend": (_enum("auto", "cpu", "wasm", "tensorflow"), "auto"),
+    # The TS learner's gradient threads, accepted likewise; this learner's are torch.threads and torchrun.
+    "threads": (_int(1), 1),
     "lora": {
         "rank": (_int(1), 16),
         "alpha": (_number(positive=True), 32.0),

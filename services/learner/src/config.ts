@@ -1,4 +1,5 @@
 // Config of the learner service: YAML file < LEANGRPO_LEARNER_* env < flags < dotted overrides.
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { ServerConfigSchema } from "@lean-grpo/kit";
 import { LR_SCHEDULES } from "./optimizer/learning-rate-schedule.js";
@@ -44,6 +45,16 @@ export const LearnerConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * Threads that compute a step's micro-batches in parallel: the service's own and threads − 1
+     * gradient threads, each with its own tfjs and copy of the model (threads/gradient-threads.ts).
+     * The same step whatever the count. Default: 2 where there are 2 cores or more, else 1.
+     */
+    threads: z
+      .number()
+      .int()
+      .positive()
+      .default(() => Math.min(2, availableParallelism())),
     /** Padded tokens (rows × longest sequence) per micro-batch; larger batches accumulate gradients. */
     micro_batch_tokens: z.number().int().positive().default(8192),
     /** Most samples one TrainStep may stream (RESOURCE_EXHAUSTED beyond). */

@@ -63,6 +63,8 @@ export class LearnerHost {
         },
       },
       microBatchTokens: config.micro_batch_tokens,
+      threads: config.threads,
+      modelDir: dir,
       seed: config.seed,
       keepVersions: config.adapter_versions_kept,
     });

@@ -11,7 +11,7 @@ import { scoreCompletions, type PromptCompletion } from "@lean-grpo/lm";
 import { LoraAdapter } from "@lean-grpo/lm";
 import type { LoraConfig } from "@lean-grpo/lm";
 import { exportPeftAdapter, loadPeftAdapter, savePeftAdapter, type PeftFiles } from "@lean-grpo/lm";
-import type { CausalLM } from "@lean-grpo/lm";
+import type { BackendName, CausalLM } from "@lean-grpo/lm";
 import type { SamplingDistribution } from "@lean-grpo/lm";
 import { AdamW, type AdamWSettings } from "../optimizer/adamw.js";
 import { clipByGlobalNorm } from "../optimizer/global-norm-clipping.js";
@@ -21,7 +21,8 @@ import { cutByLength } from "./micro-batches.js";
 import { prepareBatch, type TrainingModeName } from "./prepared-batch.js";
 import { validateExamples, validateSequences } from "./sample-validation.js";
 import { SampleError } from "./sample-error.js";
-import { stepGradients } from "./step-gradients.js";
+import { microBatchTasks, passInputs, stepGradients, sumShares, type StepGradientInputs, type StepGradients } from "./step-gradients.js";
+import { GradientThreadError, GradientThreads } from "../threads/gradient-threads.js";
 import { stepMetrics, type UpdateRecord } from "./step-metrics.js";
 import { resolveSampling, type SamplingMessage } from "./step-sampling.js";
 import type { TrainingExample } from "./training-example.js";
@@ -51,6 +52,13 @@ export interface LearnerOptions {
    * than by length. Off by default.
    */
   formerStep?: boolean;
+  /**
+   * Threads computing a step's micro-batches (gradient-threads.ts): this one and threads − 1
+   * gradient threads, each loading `modelDir`. 1 (the default) trains on this thread only.
+   */
+  threads?: number;
+  /** The model's directory, for the gradient threads (needed when threads > 1). */
+  modelDir?: string;
 }
 
 export interface StepRequest {
@@ -94,6 +102,8 @@ export class Learner {
   private seed: number;
   private readonly versions = new Map<number, PeftFiles>();
   private queue: Promise<unknown> = Promise.resolve();
+  /** Started on the first pass with more than one micro-batch; null when threads is 1 or they could not start. */
+  private gradientThreads: Promise<GradientThreads | null> | null = null;
 
   constructor(
     readonly model: CausalLM,
@@ -171,7 +181,10 @@ export class Learner {
         settings.numIterations > 1 ||
         (settings.importanceSamplingCap !== null && this.adapter.config.dropout > 0));
     const old = needsOldPass ? await score(this.adapter) : null;
-    const ref = request.mode === "rl" && (settings.beta !== 0 || settings.dpoCoef !== 0) ? await score(null) : null;
+    // The reference is scored inside each micro-batch of the first update (on whichever thread
+    // takes it) and kept for replays; the former step scored it in a pass of its own first.
+    const needsRef = request.mode === "rl" && (settings.beta !== 0 || settings.dpoCoef !== 0);
+    let ref = needsRef && this.options.formerStep === true ? await score(null) : null;
     const iterations = request.mode === "rl" ? settings.numIterations : 1;
     // With replays, a failure after the first update must not leave a half-applied step.
     const before = iterations > 1 ? { weights: this.adapter.peftTensors(), optimizer: this.optimizer.state() } : null;
@@ -180,19 +193,21 @@ export class Learner {
     try {
       for (let iteration = 0; iteration < iterations; iteration++) {
         const updateIndex = this.optimizer.updates;
-        const gradients = stepGradients({
+        const gradients = await this.stepGradients({
           model: this.model,
           adapter: this.adapter,
           settings,
           batch,
           old,
           ref,
+          scoreReference: needsRef && ref === null,
           microBatchTokens: this.options.microBatchTokens,
           formerStep: this.options.formerStep,
           dropoutSeed: this.adapter.config.dropout > 0 ? (k) => dropoutSeed(this.seed, updateIndex, k) : undefined,
           signal: request.signal,
         });
         if (iteration === 0) onPolicyOld = gradients.detachedLogprobs;
+        ref ??= gradients.referenceLogprobs;
         const clipped = clipByGlobalNorm(gradients.grads, this.options.optimizer.maxGradNorm);
         tf.dispose([...gradients.grads.values()]);
         const learningRate = this.options.optimizer.learningRate * learningRateMultiplier(this.options.optimizer.schedule, updateIndex);
@@ -223,6 +238,43 @@ export class Learner {
       metrics,
       zeroStdGroups: batch.zeroStdGroups,
     };
+  }
+
+  /** The step's gradient on this thread, or spread over the gradient threads when there are several micro-batches. */
+  private async stepGradients(inputs: StepGradientInputs): Promise<StepGradients> {
+    const tasks = microBatchTasks(inputs);
+    const threads = tasks.length > 1 ? await this.startGradientThreads() : null;
+    if (!threads) return stepGradients(inputs);
+    const pass = passInputs(inputs);
+    try {
+      return sumShares(await threads.run(this.model, this.adapter, pass, tasks, inputs.signal), pass);
+    } catch (error) {
+      // A thread that died is replaced at the next step; this one fails.
+      if (error instanceof GradientThreadError) this.stopGradientThreads();
+      throw error;
+    }
+  }
+
+  private stopGradientThreads(): void {
+    void this.gradientThreads?.then((threads) => threads?.close());
+    this.gradientThreads = null;
+  }
+
+  private startGradientThreads(): Promise<GradientThreads | null> {
+    const count = (this.options.threads ?? 1) - 1;
+    if (count < 1) return Promise.resolve(null);
+    this.gradientThreads ??= (async () => {
+      if (!this.options.modelDir) throw new Error("LearnerOptions.threads > 1 needs modelDir (the gradient threads load the model from it)");
+      try {
+        return await GradientThreads.start(count, { modelDir: this.options.modelDir, backend: this.model.backendName as BackendName, lora: this.adapter.config });
+      } catch (error) {
+        process.emitWarning(
+          `the learner's ${count} gradient thread(s) did not start (${(error as Error).message}); training on one thread (threads: 1 says so)`,
+        );
+        return null;
+      }
+    })();
+    return this.gradientThreads;
   }
 
   /** Logprobs (and entropies) without gradient, in micro-batches within the token budget. */
@@ -304,6 +356,8 @@ export class Learner {
     }
     this.adapter.dispose();
     this.optimizer.dispose();
+    // The threads hold an adapter of the old one's shape (the checkpoint's rank may differ).
+    this.stopGradientThreads();
     this.adapter = adapter;
     this.optimizer = optimizer;
     this.stepCount = state.step;
@@ -336,6 +390,7 @@ export class Learner {
   }
 
   dispose(): void {
+    this.stopGradientThreads();
     this.adapter.dispose();
     this.optimizer.dispose();
     this.versions.clear();

@@ -1,20 +1,16 @@
-// The gradient of one step's loss with respect to the LoRA weights, accumulated over
-// micro-batches, and the sums behind the step's metrics. Old and reference logprobs are
-// inputs (computed without gradient beforehand), so the same code serves the first and
-// every replayed iteration (num_iterations) and the parity tests' fixed inputs.
+// The gradient of one step's loss with respect to the LoRA weights: the step's rows cut into
+// micro-batches (micro-batches.ts), each micro-batch's share computed (micro-batch-gradients.ts,
+// here on this thread or spread over worker threads by gradient-threads.ts), and the shares
+// added in micro-batch order, so the sum is the same whichever thread computed which share.
+// Old and reference logprobs are inputs (computed without gradient beforehand) or, for the
+// reference, scored inside each micro-batch; the same code serves the first and every
+// replayed iteration (num_iterations) and the parity tests' fixed inputs.
 import * as tf from "@tensorflow/tfjs-core";
-import { dpoPairLoss, livePreferencePairs } from "../algorithms/dpo-term.js";
 import type { LossSettings } from "../algorithms/loss-settings.js";
-import { policyLoss } from "../algorithms/policy-loss.js";
-import { sftLoss } from "../algorithms/sft-loss.js";
-import { completionLogprobs } from "@lean-grpo/lm";
-import type { LoraAdapter } from "@lean-grpo/lm";
-import type { CausalLM } from "@lean-grpo/lm";
-import { lossGradients } from "@lean-grpo/lm";
-import { column, rightAligned } from "./aligned-tensors.js";
+import type { CausalLM, LoraAdapter } from "@lean-grpo/lm";
+import { microBatchGradients, type MicroBatchShare, type MicroBatchTask, type PassInputs } from "./micro-batch-gradients.js";
 import { microBatches } from "./micro-batches.js";
-import { lossMask, modelTokenCount } from "./model-tokens.js";
-import type { PreparedBatch, PreparedRow } from "./prepared-batch.js";
+import type { PreparedBatch } from "./prepared-batch.js";
 
 export interface StepGradientInputs {
   model: CausalLM;
@@ -26,8 +22,10 @@ export interface StepGradientInputs {
    * old policy is the current one, and the detached logprobs of this pass stand in for it.
    */
   old: readonly (readonly number[])[] | null;
-  /** Reference logprobs per batch row; needed when beta ≠ 0 or the DPO term is on. */
+  /** Reference logprobs per batch row; needed when beta ≠ 0 or the DPO term is on, unless `scoreReference`. */
   ref: readonly (readonly number[])[] | null;
+  /** Score the reference inside each micro-batch (`ref` null); the result carries them. */
+  scoreReference?: boolean;
   microBatchTokens: number;
   /** Micro-batches cut as before issue 26 (LearnerOptions.formerStep). */
   formerStep?: boolean;
@@ -49,11 +47,53 @@ export interface StepGradients {
   microBatches: number;
   /** With `old` null in RL: the detached logprobs of this pass, per batch row (they were "old"). */
   detachedLogprobs: number[][] | null;
+  /** With `scoreReference`: the reference logprobs scored in the pass, per batch row. */
+  referenceLogprobs: number[][] | null;
 }
 
+/** The pass's shared inputs, as a worker thread receives them. */
+export function passInputs(inputs: StepGradientInputs): PassInputs {
+  return {
+    settings: inputs.settings,
+    batch: inputs.batch,
+    old: inputs.old,
+    ref: inputs.ref,
+    scoreReference: inputs.scoreReference === true && inputs.ref === null,
+  };
+}
+
+/** The step's micro-batches in the order their shares are added. */
+export function microBatchTasks(inputs: StepGradientInputs): MicroBatchTask[] {
+  const rowOf = new Map(inputs.batch.rows.map((row, i) => [row, i]));
+  // By length; groups whole only for DGPO's pair term (micro-batches.ts).
+  const cut = { keepGroups: inputs.settings.dpoCoef !== 0, inArrivalOrder: inputs.formerStep };
+  return microBatches(inputs.batch.rows, inputs.microBatchTokens, cut).map((rows, index) => ({
+    index,
+    rows: rows.map((r) => rowOf.get(r)!),
+    ...(inputs.dropoutSeed ? { dropoutSeed: inputs.dropoutSeed(index) } : {}),
+  }));
+}
+
+/** Every share on this thread, one micro-batch after another. */
 export function stepGradients(inputs: StepGradientInputs): StepGradients {
-  const { model, adapter, settings, batch } = inputs;
-  const rowOf = new Map(batch.rows.map((row, i) => [row, i]));
+  const pass = passInputs(inputs);
+  const shares: MicroBatchShare[] = [];
+  try {
+    for (const task of microBatchTasks(inputs)) {
+      inputs.signal?.throwIfAborted();
+      shares.push(microBatchGradients(inputs.model, inputs.adapter, pass, task, inputs.signal));
+    }
+  } catch (error) {
+    for (const share of shares) tf.dispose([...share.grads.values()]);
+    throw error;
+  }
+  return sumShares(shares, pass);
+}
+
+/** The step's sums from its micro-batches' shares, added in micro-batch order (disposes the shares' gradients). */
+export function sumShares(unordered: readonly MicroBatchShare[], pass: PassInputs): StepGradients {
+  const shares = [...unordered].sort((a, b) => a.index - b.index);
+  const rows = pass.batch.rows.length;
   const out: StepGradients = {
     loss: 0,
     grads: new Map(),
@@ -62,153 +102,28 @@ export function stepGradients(inputs: StepGradientInputs): StepGradients {
     clipRegion: 0,
     kl: null,
     entropy: 0,
-    microBatches: 0,
-    detachedLogprobs: null,
+    microBatches: shares.length,
+    detachedLogprobs: pass.batch.mode === "rl" && !pass.old ? new Array<number[]>(rows) : null,
+    referenceLogprobs: pass.scoreReference ? new Array<number[]>(rows) : null,
   };
-  const detached: number[][] = [];
-  // By length; groups whole only for DGPO's pair term (micro-batches.ts).
-  const cut = { keepGroups: settings.dpoCoef !== 0, inArrivalOrder: inputs.formerStep };
-  try {
-    microBatches(batch.rows, inputs.microBatchTokens, cut).forEach((rows, k) => {
-      out.microBatches += 1;
-      const kept: tf.Tensor[] = [];
-      const constants: tf.Tensor[] = [];
-      const { value, grads } = lossGradients(() => {
-        const scores = completionLogprobs(
-          model,
-          rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds })),
-          {
-            temperature: settings.temperature,
-            topK: settings.topK,
-            topP: settings.topP,
-            adapter,
-            dropoutSeed: inputs.dropoutSeed?.(k),
-            signal: inputs.signal,
-          },
-        );
-        // Every sum below runs over the model's tokens only; the environment's conditioned the pass.
-        const mask = lossMask(scores.mask, rows);
-        kept.push(tf.keep(tf.sum(tf.mul(scores.entropies, mask))));
-        if (batch.mode === "sft") return sftLoss(scores.logprobs, mask, batch.totals.tokens);
-        return microBatchRlLoss(
-          inputs,
-          rows,
-          rows.map((r) => rowOf.get(r)!),
-          scores.logprobs,
-          mask,
-          kept,
-          constants,
-          detached,
-        );
-      }, adapter.variables());
-      out.loss += value.dataSync()[0]!;
-      value.dispose();
-      for (const [name, grad] of Object.entries(grads)) {
-        const key = adapter.peftKeyOfVariable(name)!;
-        const sum = out.grads.get(key);
-        if (sum) {
-          out.grads.set(key, tf.add(sum, grad));
-          tf.dispose([sum, grad]);
-        } else {
-          out.grads.set(key, grad);
-        }
+  for (const share of shares) {
+    out.loss += share.loss;
+    for (const [key, grad] of share.grads) {
+      const sum = out.grads.get(key);
+      if (sum) {
+        out.grads.set(key, tf.add(sum, grad));
+        tf.dispose([sum, grad]);
+      } else {
+        out.grads.set(key, grad);
       }
-      const [entropy, clipLow, clipHigh, clipRegion, kl] = kept.map((t) => t.dataSync()[0]!);
-      out.entropy += entropy!;
-      if (clipLow !== undefined) {
-        out.clipLow += clipLow;
-        out.clipHigh += clipHigh!;
-        out.clipRegion += clipRegion!;
-      }
-      if (kl !== undefined) out.kl = (out.kl ?? 0) + kl;
-      tf.dispose([...kept, ...constants]);
-    });
-  } catch (error) {
-    tf.dispose([...out.grads.values()]);
-    throw error;
+    }
+    out.entropy += share.entropy;
+    out.clipLow += share.clipLow;
+    out.clipHigh += share.clipHigh;
+    out.clipRegion += share.clipRegion;
+    if (share.kl !== null) out.kl = (out.kl ?? 0) + share.kl;
+    for (const [row, logprobs] of share.detached ?? []) out.detachedLogprobs![row] = logprobs;
+    for (const [row, logprobs] of share.reference ?? []) out.referenceLogprobs![row] = logprobs;
   }
-  if (batch.mode === "rl" && !inputs.old) out.detachedLogprobs = detached;
   return out;
-}
-
-function microBatchRlLoss(
-  inputs: StepGradientInputs,
-  rows: readonly PreparedRow[],
-  batchRows: readonly number[],
-  logp: tf.Tensor2D,
-  mask: tf.Tensor2D,
-  kept: tf.Tensor[],
-  constants: tf.Tensor[],
-  detached: number[][],
-): tf.Scalar {
-  const { settings, batch } = inputs;
-  const window = logp.shape[1];
-  // Constants need the pass's window C, so they are made here and kept until the pass ends.
-  const constant = <T extends tf.Tensor>(t: T): T => {
-    constants.push(tf.keep(t));
-    return t;
-  };
-  const ref = inputs.ref
-    ? constant(
-        rightAligned(
-          batchRows.map((i) => inputs.ref![i]!),
-          window,
-        ),
-      )
-    : null;
-  const known = rows.map((r) => (r.example.samplerLogprobs ? 1 : 0));
-  const sampler =
-    settings.importanceSamplingCap !== null && known.some((k) => k === 1)
-      ? {
-          logprobs: constant(
-            rightAligned(
-              rows.map((r) => r.example.samplerLogprobs ?? []),
-              window,
-            ),
-          ),
-          known: constant(column(known)),
-        }
-      : null;
-  const terms = policyLoss(
-    settings,
-    {
-      logp,
-      mask,
-      old: inputs.old
-        ? constant(
-            rightAligned(
-              batchRows.map((i) => inputs.old![i]!),
-              window,
-            ),
-          )
-        : constant(onPolicyOld(logp, rows, batchRows, detached)),
-      ref,
-      sampler,
-      advantages: constant(column(rows.map((r) => r.advantage))),
-      live: constant(column(rows.map((r) => (r.live ? 1 : 0)))),
-      lengths: constant(column(rows.map((r) => modelTokenCount(r.example)))),
-    },
-    { sequences: batch.totals.sequences, liveTokens: batch.totals.liveTokens },
-  );
-  kept.push(terms.clipLow, terms.clipHigh, terms.clipRegion);
-  if (terms.kl) kept.push(terms.kl);
-  if (settings.dpoCoef === 0) return terms.loss;
-  if (!ref) throw new Error("stepGradients: the DPO term needs reference logprobs");
-  const pairs = livePreferencePairs(rows);
-  const dpo = dpoPairLoss(logp, ref, mask, pairs, settings.dpoBeta, Math.max(1, batch.totals.pairs));
-  return tf.add(terms.loss, tf.mul(dpo, settings.dpoCoef)) as tf.Scalar;
-}
-
-/**
- * The pass's own logprobs as a constant (a copy of the values, outside the tape: no
- * gradient), recorded per batch row for the step's metrics.
- */
-function onPolicyOld(logp: tf.Tensor2D, rows: readonly PreparedRow[], batchRows: readonly number[], detached: number[][]): tf.Tensor2D {
-  const values = logp.dataSync();
-  const window = logp.shape[1];
-  rows.forEach((r, k) => {
-    const length = r.example.completionIds.length;
-    detached[batchRows[k]!] = Array.from(values.subarray(k * window + window - length, (k + 1) * window));
-  });
-  return tf.tensor2d(values, logp.shape);
 }
