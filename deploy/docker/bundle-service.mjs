@@ -1,5 +1,5 @@
-// Compiles one service for its image: services/<service>/src/server.ts and the kit's health
-// probe, each into one ES module under services/<service>/dist/ (esbuild), with the
+// Compiles one service for its image: services/<service>/src/server.ts, the kit's health
+// probe and the worker threads the service starts (the learner's gradient threads), each into one ES module under services/<service>/dist/ (esbuild), with the
 // workspaces' TypeScript (@lean-grpo/*) bundled in and every npm package left as an import
 // that node resolves from node_modules at run time. The image then starts plain JavaScript:
 // no tsx, no TypeScript sources, no compile step at each start.
@@ -28,11 +28,21 @@ const npmPackagesExternal = {
   },
 };
 
+/** Worker-thread entries a service starts beside its server (found next to server.mjs at run time). */
+const THREAD_ENTRIES = {
+  // The learner's gradient threads (services/learner/src/threads/gradient-threads.ts).
+  learner: { "gradient-worker": "services/learner/src/threads/gradient-worker.ts" },
+};
+const threadEntries = Object.fromEntries(
+  Object.entries(THREAD_ENTRIES[service] ?? {}).map(([name, file]) => [name, path.join(root, file)]),
+);
+
 await build({
   absWorkingDir: root,
   entryPoints: {
     server: path.join(root, "services", service, "src/server.ts"),
     "health-probe": path.join(root, "packages/kit/src/bin/health-probe.ts"),
+    ...threadEntries,
   },
   outdir,
   outExtension: { ".js": ".mjs" },
@@ -45,4 +55,5 @@ await build({
   logLevel: "warning",
   plugins: [npmPackagesExternal],
 });
-process.stdout.write(`${path.relative(root, outdir)}/server.mjs, health-probe.mjs\n`);
+const written = ["server", "health-probe", ...Object.keys(threadEntries)].map((name) => `${name}.mjs`);
+process.stdout.write(`${path.relative(root, outdir)}/${written.join(", ")}\n`);
