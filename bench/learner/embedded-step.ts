@@ -8,7 +8,9 @@
 //   baseline: formerStep, the step as it was: reference pass, old-policy pass, then the
 //             differentiated pass, in micro-batches cut in arrival order (one, here);
 //   current:  the old-policy logprobs are the detached ones of the differentiated pass, and
-//             rows are cut into micro-batches by length (less padding).
+//             rows are cut into micro-batches by length (less padding), on one thread;
+//   threads:  the same step with a gradient thread beside the learner's (services.learner.threads 2,
+//             the default on 2 cores): micro-batches computed in parallel, the same numbers bit for bit.
 // Both learners start from the same seed and take the same batches, alternating which goes
 // first, so their losses and gradient norms must agree step by step (printed as max |Δ|).
 // Prints JSON. Usage: npx tsx bench/learner/embedded-step.ts [--steps 6] [--backend wasm]
@@ -73,7 +75,7 @@ async function rollouts(k: number): Promise<TrainingExample[]> {
 }
 
 // arith.yaml's learner section over the learner service's defaults (config.ts).
-const options = (formerStep: boolean): LearnerOptions => ({
+const options = (formerStep: boolean, threads = 1): LearnerOptions => ({
   baseModel: MODEL_DIR,
   lora: {
     rank: 16,
@@ -95,6 +97,8 @@ const options = (formerStep: boolean): LearnerOptions => ({
   seed: 0,
   keepVersions: 2,
   formerStep,
+  threads,
+  modelDir: MODEL_DIR,
 });
 
 const request = (examples: TrainingExample[]): StepRequest => ({
@@ -108,11 +112,16 @@ const request = (examples: TrainingExample[]): StepRequest => ({
   sampling: { temperature: 1, topK: 0, topP: 1 },
 });
 
-const learners = { baseline: new Learner(model, options(true)), current: new Learner(model, options(false)) };
-const seconds: Record<keyof typeof learners, number[]> = { baseline: [], current: [] };
-// Gradient-free passes (reference, old policy) per step, counted at the learner's one entry for them.
-const scoringPasses = { baseline: 0, current: 0 };
-for (const name of ["baseline", "current"] as const) {
+const learners = {
+  baseline: new Learner(model, options(true)),
+  current: new Learner(model, options(false)),
+  threads: new Learner(model, options(false, 2)),
+};
+const seconds: Record<keyof typeof learners, number[]> = { baseline: [], current: [], threads: [] };
+// Gradient-free passes over the whole batch (reference, old policy) per step, counted at their entry
+// (scoreInChunks); the current step scores the reference inside each micro-batch instead.
+const scoringPasses = { baseline: 0, current: 0, threads: 0 };
+for (const name of ["baseline", "current", "threads"] as const) {
   const learner = learners[name];
   const score = learner.scoreInChunks.bind(learner);
   learner.scoreInChunks = (...call) => {
@@ -122,6 +131,8 @@ for (const name of ["baseline", "current"] as const) {
 }
 let maxLossDifference = 0;
 let maxGradNormDifference = 0;
+// The threaded step must equal the one-thread step exactly.
+let maxThreadsDifference = 0;
 const batches: { rows: number; tokens: number; paddedTokens: Record<string, number>; microBatches: Record<string, number> }[] = [];
 // One untimed warm-up step each (the wasm heap grows, kernels are first run).
 for (let k = 0; k <= steps; k++) {
@@ -146,7 +157,7 @@ for (let k = 0; k <= steps; k++) {
     microBatches: {} as Record<string, number>,
   };
   batches.push(batch);
-  const order = k % 2 === 0 ? (["baseline", "current"] as const) : (["current", "baseline"] as const);
+  const order = k % 2 === 0 ? (["baseline", "current", "threads"] as const) : (["threads", "current", "baseline"] as const);
   const metrics: Record<string, Record<string, number>> = {};
   for (const name of order) {
     const t0 = performance.now();
@@ -156,6 +167,8 @@ for (let k = 0; k <= steps; k++) {
   }
   maxLossDifference = Math.max(maxLossDifference, Math.abs(metrics.baseline!.loss! - metrics.current!.loss!));
   maxGradNormDifference = Math.max(maxGradNormDifference, Math.abs(metrics.baseline!.grad_norm! - metrics.current!.grad_norm!));
+  for (const key of ["loss", "grad_norm", "kl", "entropy"])
+    maxThreadsDifference = Math.max(maxThreadsDifference, Math.abs(metrics.threads![key]! - metrics.current![key]!));
 }
 
 const round = (x: number, digits = 3) => Number(x.toFixed(digits));
@@ -166,6 +179,7 @@ const median = (values: number[]) =>
   );
 const baseline = median(seconds.baseline);
 const current = median(seconds.current);
+const threaded = median(seconds.threads);
 console.log(
   JSON.stringify(
     {
@@ -185,9 +199,20 @@ console.log(
         stepS: seconds.current.map((s) => round(s)),
         medianS: round(current),
       },
-      gradientFreePassesPerStep: { baseline: scoringPasses.baseline / (steps + 1), current: scoringPasses.current / (steps + 1) },
+      threads: {
+        what: "the current step with one gradient thread beside the learner's (threads 2)",
+        stepS: seconds.threads.map((s) => round(s)),
+        medianS: round(threaded),
+      },
+      gradientFreePassesPerStep: {
+        baseline: scoringPasses.baseline / (steps + 1),
+        current: scoringPasses.current / (steps + 1),
+        threads: scoringPasses.threads / (steps + 1),
+      },
       speedup: round(baseline / current),
-      sameResults: { maxLossDifference, maxGradNormDifference },
+      speedupWithThreads: round(baseline / threaded),
+      threadsOverOneThread: round(current / threaded),
+      sameResults: { maxLossDifference, maxGradNormDifference, maxThreadsDifference },
     },
     null,
     2,
@@ -195,4 +220,5 @@ console.log(
 );
 learners.baseline.dispose();
 learners.current.dispose();
+learners.threads.dispose();
 model.dispose();
