@@ -62,6 +62,8 @@ interface ArmResult {
   totalS: number;
   loadAverage: { before: number; after: number };
   heldout: string[];
+  /** Where the time went, as the run's own summary table says it (step time, its phases, evaluations). */
+  summary: string[];
 }
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
@@ -88,10 +90,25 @@ async function runArm(arm: string, commit: string, round: number, scratch: strin
     totalS: round1(install.seconds + train.seconds),
     loadAverage: { before: round1(before), after: round1(loadavg()[0]!) },
     heldout: evals.map((e) => `${e.step}: ${(100 * e.heldout_accuracy).toFixed(1)}%`),
+    summary: timeRows(train.output),
   };
   process.stderr.write(`  ${JSON.stringify(result)}\n`);
   rmSync(dir, { recursive: true, force: true });
   return result;
+}
+
+/** The time rows of the train command's summary table, each as one line of text. */
+function timeRows(output: string): string[] {
+  const rows: string[] = [];
+  for (const line of output.split("\n")) {
+    const cells = line.split("│").map((cell) => cell.trim());
+    if (cells.length < 3) continue;
+    const [name, value] = [cells[1]!, cells[2]!];
+    if (name) rows.push(`${name}: ${value}`);
+    else if (rows.length > 0 && value) rows[rows.length - 1] += ` ${value}`;
+  }
+  const timing = /^(step time|generate|verify|train|other|overlapped|held-out eval)/;
+  return rows.filter((row) => timing.test(row));
 }
 
 const commits = { baseline: await git(["rev-parse", args.baseline!]), current: await git(["rev-parse", args.current!]) };
