@@ -93,7 +93,8 @@ const options = (formerStep: boolean, threads = 1): LearnerOptions => ({
     maxGradNorm: 1,
     schedule: { name: "constant", warmupSteps: 0, totalSteps: 0 },
   },
-  microBatchTokens: 8192,
+  // The former step ran with the service's default budget; arith.yaml now sets 1,024.
+  microBatchTokens: formerStep ? 8192 : 1024,
   seed: 0,
   keepVersions: 2,
   formerStep,
@@ -138,10 +139,10 @@ const batches: { rows: number; tokens: number; paddedTokens: Record<string, numb
 for (let k = 0; k <= steps; k++) {
   const examples = await rollouts(k);
   const lengths = examples.map((e) => e.promptIds.length + e.completionIds.length);
-  // Padded tokens of the micro-batches each learner cuts (8192-token budget: one in arrival order).
+  // Padded tokens of the micro-batches each learner cuts (the former: 8192-token budget, one in arrival order; now 1,024 by length).
   const cut = microBatches(
     examples.map((example, index) => ({ example, index, advantage: 0, live: true })),
-    8192,
+    1024,
     { keepGroups: false },
   );
   const batch = {
