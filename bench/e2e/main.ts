@@ -18,8 +18,9 @@
 //
 // Layouts, alternated round by round so that neither gets the quieter half of a shared machine:
 //   one-thread  every service on the main thread, sync (the baseline)
-//   thread      the learner in its own worker thread (the default), sync
+//   thread      the learner in its own worker thread, sync
 //   thread+async  the same, with training.async (the next step's rollouts overlap training)
+//   threads+async the learner and the sampler each in a thread of their own, async (the default)
 //
 // Usage: npx tsx bench/e2e/main.ts [--model models/arith-tiny] [--steps 6] [--batch 4] [--generations 4] [--max-tokens 16] [--rounds 1]
 // Without a model directory holding config.json it uses the tiny random test model and generated sums.
@@ -60,6 +61,7 @@ const LAYOUTS: Layout[] = [
   { name: "one-thread", threads: [], async: false },
   { name: "thread", threads: ["learner"], async: false },
   { name: "thread+async", threads: ["learner"], async: true },
+  { name: "threads+async", threads: ["learner", "inference"], async: true },
 ];
 
 const work = await mkdtemp(path.join(tmpdir(), "bench-e2e-"));
