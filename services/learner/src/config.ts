@@ -49,6 +49,7 @@ export const LearnerConfigSchema = z
      * Threads that compute a step's micro-batches in parallel: the service's own and threads − 1
      * gradient threads, each with its own tfjs and copy of the model (threads/gradient-threads.ts).
      * The same step whatever the count. Default: 2 where there are 2 cores or more, else 1.
+     * Unused on the tensorflow backend (tfjs-node computes on every core itself).
      */
     threads: z
       .number()

@@ -262,7 +262,9 @@ export class Learner {
 
   private startGradientThreads(): Promise<GradientThreads | null> {
     const count = (this.options.threads ?? 1) - 1;
-    if (count < 1) return Promise.resolve(null);
+    // tfjs-node (the tensorflow backend) already computes on every core, and its native
+    // addon is not built to load in worker threads: gradient threads are for wasm and cpu.
+    if (count < 1 || this.model.backendName === "tensorflow") return Promise.resolve(null);
     this.gradientThreads ??= (async () => {
       if (!this.options.modelDir) throw new Error("LearnerOptions.threads > 1 needs modelDir (the gradient threads load the model from it)");
       try {
