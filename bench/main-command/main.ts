@@ -27,7 +27,14 @@ const { values: args } = parseArgs({
 });
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const steps = Number(args.steps);
-const TRAIN = ["lean-grpo", "train", "examples/arith.jsonl", "--config", "configs/train/arith.yaml", ...(steps < 100 ? [`training.steps=${steps}`] : [])];
+const TRAIN = [
+  "lean-grpo",
+  "train",
+  "examples/arith.jsonl",
+  "--config",
+  "configs/train/arith.yaml",
+  ...(steps < 100 ? [`training.steps=${steps}`] : []),
+];
 
 interface Timed {
   code: number;
@@ -142,7 +149,9 @@ console.log(
       ratio: Math.round((currentS / baselineS) * 1000) / 1000,
       goal: "≤ 0.5 (issue 26)",
       // Every round of an arm must repeat its curve (a run is deterministic given its code).
-      curvesRepeat: ["baseline", "current"].every((arm) => of(arm).every((r) => JSON.stringify(r.heldout) === JSON.stringify(of(arm)[0]!.heldout))),
+      curvesRepeat: ["baseline", "current"].every((arm) =>
+        of(arm).every((r) => JSON.stringify(r.heldout) === JSON.stringify(of(arm)[0]!.heldout)),
+      ),
     },
     null,
     2,

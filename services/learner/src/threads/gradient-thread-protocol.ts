@@ -31,18 +31,17 @@ export interface SharedShare {
   reference: [number, number[]][] | null;
 }
 
-export type ToGradientThread =
-  | {
-      kind: "pass";
-      id: number;
-      /** The adapter's weights at this pass. */
-      weights: WeightArray[];
-      pass: PassInputs;
-      /** Every micro-batch of the pass, in the order they are claimed. */
-      tasks: MicroBatchTask[];
-      /** [next task to claim]: the learner's thread and every gradient thread take tasks from it. */
-      claims: SharedArrayBuffer;
-    };
+export type ToGradientThread = {
+  kind: "pass";
+  id: number;
+  /** The adapter's weights at this pass. */
+  weights: WeightArray[];
+  pass: PassInputs;
+  /** Every micro-batch of the pass, in the order they are claimed. */
+  tasks: MicroBatchTask[];
+  /** [next task to claim]: the learner's thread and every gradient thread take tasks from it. */
+  claims: SharedArrayBuffer;
+};
 
 export type FromGradientThread =
   | { kind: "ready" }

@@ -100,11 +100,18 @@ export class GradientThreads {
    * next task until none is left. Tasks are claimed largest first, so the last ones to finish
    * are short. On failure every share already made is disposed.
    */
-  async run(model: CausalLM, adapter: LoraAdapter, pass: PassInputs, tasks: readonly MicroBatchTask[], signal?: AbortSignal): Promise<MicroBatchShare[]> {
+  async run(
+    model: CausalLM,
+    adapter: LoraAdapter,
+    pass: PassInputs,
+    tasks: readonly MicroBatchTask[],
+    signal?: AbortSignal,
+  ): Promise<MicroBatchShare[]> {
     if (this.broken) throw this.broken;
     if (this.pending) throw new Error("GradientThreads.run: a pass is already running");
     const sizeOf = (task: MicroBatchTask) =>
-      task.rows.length * Math.max(...task.rows.map((i) => pass.batch.rows[i]!.example.promptIds.length + pass.batch.rows[i]!.example.completionIds.length));
+      task.rows.length *
+      Math.max(...task.rows.map((i) => pass.batch.rows[i]!.example.promptIds.length + pass.batch.rows[i]!.example.completionIds.length));
     const ordered = [...tasks].sort((a, b) => sizeOf(b) - sizeOf(a) || a.index - b.index);
     const claims = new Int32Array(new SharedArrayBuffer(4));
     const weights: WeightArray[] = adapter.variables().map((v) => ({
@@ -115,7 +122,14 @@ export class GradientThreads {
     const pending: PendingPass = { id: this.nextPass++, shares: [], waiting: this.workers.length, failure: null, settle: () => {} };
     const settled = new Promise<void>((resolve) => (pending.settle = resolve));
     this.pending = pending;
-    const message: ToGradientThread = { kind: "pass", id: pending.id, weights, pass, tasks: ordered, claims: claims.buffer as SharedArrayBuffer };
+    const message: ToGradientThread = {
+      kind: "pass",
+      id: pending.id,
+      weights,
+      pass,
+      tasks: ordered,
+      claims: claims.buffer as SharedArrayBuffer,
+    };
     for (const worker of this.workers) {
       worker.ref();
       worker.postMessage(message);
@@ -152,7 +166,10 @@ export class GradientThreads {
 
   private receive(message: FromGradientThread): void {
     const pending = this.pending;
-    if (message.kind === "failed" && message.id === null) return this.fail(new GradientThreadError(message.message));
+    if (message.kind === "failed" && message.id === null) {
+      this.fail(new GradientThreadError(message.message));
+      return;
+    }
     if (!pending || !("id" in message) || message.id !== pending.id) return; // a pass given up on (aborted)
     if (message.kind === "share") {
       pending.shares.push(shareFromArrays(message.share));
@@ -181,12 +198,9 @@ function abortable(promise: Promise<void>, signal: AbortSignal | undefined): Pro
   return new Promise<void>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      () => {
-        signal.removeEventListener("abort", onAbort);
-        resolve();
-      },
-      reject,
-    );
+    promise.then(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, reject);
   });
 }

@@ -266,9 +266,14 @@ export class Learner {
     // addon is not built to load in worker threads: gradient threads are for wasm and cpu.
     if (count < 1 || this.model.backendName === "tensorflow") return Promise.resolve(null);
     this.gradientThreads ??= (async () => {
-      if (!this.options.modelDir) throw new Error("LearnerOptions.threads > 1 needs modelDir (the gradient threads load the model from it)");
+      if (!this.options.modelDir)
+        throw new Error("LearnerOptions.threads > 1 needs modelDir (the gradient threads load the model from it)");
       try {
-        return await GradientThreads.start(count, { modelDir: this.options.modelDir, backend: this.model.backendName as BackendName, lora: this.adapter.config });
+        return await GradientThreads.start(count, {
+          modelDir: this.options.modelDir,
+          backend: this.model.backendName as BackendName,
+          lora: this.adapter.config,
+        });
       } catch (error) {
         process.emitWarning(
           `the learner's ${count} gradient thread(s) did not start (${(error as Error).message}); training on one thread (threads: 1 says so)`,

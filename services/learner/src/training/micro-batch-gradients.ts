@@ -196,7 +196,12 @@ function rlLoss(
  * The pass's own logprobs as a constant (a copy of the values, outside the tape: no
  * gradient), recorded per batch row for the step's metrics.
  */
-function onPolicyOld(logp: tf.Tensor2D, rows: readonly PreparedRow[], batchRows: readonly number[], detached: Map<number, number[]>): tf.Tensor2D {
+function onPolicyOld(
+  logp: tf.Tensor2D,
+  rows: readonly PreparedRow[],
+  batchRows: readonly number[],
+  detached: Map<number, number[]>,
+): tf.Tensor2D {
   const values = logp.dataSync();
   const window = logp.shape[1];
   rows.forEach((r, k) => {
