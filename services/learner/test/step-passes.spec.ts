@@ -116,11 +116,12 @@ describe("a step's logprob passes and their distribution", () => {
     }));
     const passesA = vi.spyOn(a, "scoreInChunks");
     const passesB = vi.spyOn(b, "scoreInChunks");
-    // grpo: β = 0.04, so both score the reference; only B scores the old policy as well.
+    // grpo: β = 0.04, so both score the reference: B in a pass of its own, A inside each
+    // micro-batch of the differentiated pass; only B scores the old policy as well.
     const config = { importance_sampling_cap: 1.05, importance_sampling_min: 0.95 };
     const skipped = await a.trainStep(step(examples, "grpo", config, SAMPLING));
     const scored = await b.trainStep(step(examples, "grpo", config, SAMPLING));
-    expect(passesA).toHaveBeenCalledTimes(1);
+    expect(passesA).toHaveBeenCalledTimes(0);
     expect(passesB).toHaveBeenCalledTimes(2);
     // The weights are live (some ratios outside [0.95, 1.05] are truncated), and agree.
     expect(
@@ -136,6 +137,25 @@ describe("a step's logprob passes and their distribution", () => {
     ]) {
       expect(skipped.metrics[key], key).toBeCloseTo(scored.metrics[key]!, 6);
     }
+    const [wa, wb] = [await adapterValues(a), await adapterValues(b)];
+    wa.forEach((values, i) => values.forEach((v, k) => expect(v).toBeCloseTo(wb[i]![k]!, 6)));
+    a.dispose();
+    b.dispose();
+  });
+
+  it("replays with β ≠ 0 keep the reference scored in the first update's micro-batches: every update's KL as the former step's", async () => {
+    const a = await tinyLearner(model, { microBatchTokens: 40 });
+    const b = await tinyLearner(model, { microBatchTokens: 40, formerStep: true });
+    const examples = await rollout(model, a);
+    const config = { num_iterations: 3, beta: 0.5 };
+    const now = await a.trainStep(step(examples, "grpo", config, SAMPLING));
+    const former = await b.trainStep(step(examples, "grpo", config, SAMPLING));
+    expect(now.metrics.optimizer_updates).toBe(3);
+    expect(now.metrics.micro_batches).toBeGreaterThan(1);
+    // The KL of updates 2 and 3 is against the kept reference (with none, the metric would be missing).
+    expect(now.metrics.kl).toBeGreaterThan(0);
+    // The former step cuts its micro-batches in arrival order: the same sums in another order.
+    for (const key of ["loss", "grad_norm", "kl"]) expect(now.metrics[key], key).toBeCloseTo(former.metrics[key]!, 6);
     const [wa, wb] = [await adapterValues(a), await adapterValues(b)];
     wa.forEach((values, i) => values.forEach((v, k) => expect(v).toBeCloseTo(wb[i]![k]!, 6)));
     a.dispose();
