@@ -2,7 +2,7 @@
 // micro-batches are computed, never the step: a learner with gradient threads takes the same
 // steps as one without, bit for bit, with LoRA dropout, replays, the reference scored inside
 // the micro-batches and DGPO's whole groups; and a learner whose threads cannot start says
-// so and trains on its own thread.
+// so and trains on its own thread; one whose thread dies fails that step and starts a new one.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useBackend, type CausalLM } from "@lean-grpo/lm";
 import { Learner, type StepRequest } from "../src/training/learner.js";
@@ -93,6 +93,28 @@ describe("gradient threads", () => {
     } finally {
       await threads.close();
       learner.dispose();
+    }
+  });
+
+  it("a gradient thread that dies fails that step, changing nothing, and the next step starts a new one", async () => {
+    const options = learnerOptions({ microBatchTokens: 1 });
+    const one = new Learner(model, options);
+    const two = new Learner(model, { ...options, threads: 2, modelDir: MODEL_DIR });
+    try {
+      await one.trainStep(request(1, "grpo", { beta: 0.04 }));
+      await two.trainStep(request(1, "grpo", { beta: 0.04 }));
+      // The thread dies between steps (as a crashed thread would): failure injected from outside.
+      const started = await (two as unknown as { gradientThreads: Promise<GradientThreads> }).gradientThreads;
+      await (started as unknown as { workers: { terminate(): Promise<number> }[] }).workers[0]!.terminate();
+      await expect(two.trainStep(request(2, "grpo", { beta: 0.04 }))).rejects.toThrow(/gradient thread exited/);
+      expect(two.step).toBe(1);
+      const a = await one.trainStep(request(2, "grpo", { beta: 0.04 }));
+      const b = await two.trainStep(request(2, "grpo", { beta: 0.04 }));
+      expect(withoutTiming(b.metrics)).toEqual(withoutTiming(a.metrics));
+      expect(weights(two)).toEqual(weights(one));
+    } finally {
+      one.dispose();
+      two.dispose();
     }
   });
 
