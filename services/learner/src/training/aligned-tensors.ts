@@ -16,3 +16,13 @@ export function rightAligned(rows: readonly (readonly number[])[], window: numbe
 export function column(values: readonly number[]): tf.Tensor2D {
   return tf.tensor2d(Float32Array.from(values), [values.length, 1]);
 }
+
+/** The inverse of rightAligned: row r's last lengths[r] values of a [rows, window] array, keyed by keys[r]. */
+export function rowsOfRightAligned(
+  values: ArrayLike<number> & { subarray(start: number, end: number): ArrayLike<number> },
+  window: number,
+  lengths: readonly number[],
+  keys: readonly number[],
+): Map<number, number[]> {
+  return new Map(lengths.map((length, r) => [keys[r]!, Array.from(values.subarray(r * window + window - length, (r + 1) * window))]));
+}

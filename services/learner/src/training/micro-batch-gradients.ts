@@ -9,7 +9,7 @@ import type { LossSettings } from "../algorithms/loss-settings.js";
 import { policyLoss } from "../algorithms/policy-loss.js";
 import { sftLoss } from "../algorithms/sft-loss.js";
 import { completionLogprobs, lossGradients, type CausalLM, type LoraAdapter } from "@lean-grpo/lm";
-import { column, rightAligned } from "./aligned-tensors.js";
+import { column, rightAligned, rowsOfRightAligned } from "./aligned-tensors.js";
 import { lossMask, modelTokenCount } from "./model-tokens.js";
 import type { PreparedBatch, PreparedRow } from "./prepared-batch.js";
 
@@ -120,11 +120,7 @@ function referenceLogprobs(
 ): Map<number, number[]> {
   const scores = completionLogprobs(model, sequences, { ...distribution, adapter: null, signal });
   try {
-    const window = scores.logprobs.shape[1];
-    const values = scores.logprobs.dataSync();
-    return new Map(
-      scores.lengths.map((length, k) => [batchRows[k]!, Array.from(values.subarray(k * window + window - length, (k + 1) * window))]),
-    );
+    return rowsOfRightAligned(scores.logprobs.dataSync(), scores.logprobs.shape[1], scores.lengths, batchRows);
   } finally {
     tf.dispose([scores.logprobs, scores.entropies, scores.mask]);
   }
@@ -203,10 +199,7 @@ function onPolicyOld(
   detached: Map<number, number[]>,
 ): tf.Tensor2D {
   const values = logp.dataSync();
-  const window = logp.shape[1];
-  rows.forEach((r, k) => {
-    const length = r.example.completionIds.length;
-    detached.set(batchRows[k]!, Array.from(values.subarray(k * window + window - length, (k + 1) * window)));
-  });
+  const lengths = rows.map((r) => r.example.completionIds.length);
+  for (const [row, logprobs] of rowsOfRightAligned(values, logp.shape[1], lengths, batchRows)) detached.set(row, logprobs);
   return tf.tensor2d(values, logp.shape);
 }
