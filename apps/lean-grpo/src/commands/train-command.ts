@@ -16,6 +16,7 @@ import { startRunLogs } from "./run-logs.js";
 import { onStopRequest } from "../process/stop-signals.js";
 import { tracedAction } from "../process/process-tracing.js";
 import { startMesh } from "../mesh/start-mesh.js";
+import { MeshModelSchema } from "../mesh/mesh-model.js";
 import { dashboardCommand } from "./dashboard-command.js";
 
 /**
@@ -36,10 +37,8 @@ export const TrainFileSchema = z
       .object({ path: z.string().default("") })
       .catchall(z.unknown())
       .prefault({}),
-    model: z
-      .object({ dir: z.string().min(1).default("models/arith-tiny") })
-      .strict()
-      .prefault({}),
+    /** The model every local service uses (mesh/mesh-model.ts: one shape for `train` and `serve all`). */
+    model: MeshModelSchema,
     runs_dir: z.string().min(1).default("runs"),
     /** Per-service config sections for the embedded mesh (inference, verifier, reward, learner). */
     services: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),

@@ -1,5 +1,5 @@
-// The model of a whole mesh (`serve all`'s top-level `model:`), as `lean-grpo train` has
-// one: the embedded sampler samples from it and the learner trains adapters of it, so the
+// The model of a whole mesh: the top-level `model:` of `serve all` and of `lean-grpo train`
+// (one schema for both, so a key added here means the same in each): the embedded sampler samples from it and the learner trains adapters of it, so the
 // two cannot disagree. A service's own section still wins (inference.embedded.model_dir,
 // learner.model.dir), and an inference service proxying vLLM serves vLLM's model.
 import { z } from "zod";
