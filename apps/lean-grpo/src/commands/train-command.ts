@@ -3,7 +3,7 @@
 // (JSON lines when stdout is not a TTY) and a summary table at the end.
 import type { Command } from "commander";
 import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { createServiceClient, rpcClientTracing } from "@lean-grpo/kit";
+import { createLogger, createServiceClient, rpcClientTracing, surviveUnhandledRejections } from "@lean-grpo/kit";
 import { ALGORITHM_NAMES } from "@lean-grpo/learner";
 import { z } from "zod";
 import { RunConfigMessageSchema, newRunId } from "@lean-grpo/orchestrator";
@@ -76,6 +76,8 @@ export function registerTrainCommand(program: Command): void {
     .option("--ui [port]", "also serve the browser dashboard of the run (default port 8080; 0 picks a free one)")
     .action(
       tracedAction("lean-grpo train", async (dataArg: string | undefined, words: string[], options: TrainOptions) => {
+        // The mesh serves in this process: a rejection nobody handled is logged and counted, not fatal.
+        surviveUnhandledRejections(createLogger("lean-grpo"));
         // A first word that sets something (model=x, training.steps=2) is not the dataset.
         const [data, overrides] = dataArg?.includes("=") ? [undefined, [dataArg, ...words]] : [dataArg, words];
         const flags: Record<string, unknown> = {};
