@@ -5,6 +5,7 @@ import { constants, type IncomingHttpHeaders, type OutgoingHttpHeaders, type Ser
 import type { ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus, endStreamFlag, endStreamToJson, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { resetStream } from "./stream-end.js";
 
 export type WireProtocol = "grpc" | "grpc-web" | "connect-stream" | "connect-unary";
 
@@ -42,5 +43,5 @@ export function respondEarlyError(stream: ServerHttp2Stream, headers: IncomingHt
   }
   // The body the client may still be sending is never read: once the answer is out,
   // RST_STREAM(NO_ERROR) tells it to stop (RFC 9113 §8.1).
-  stream.close(constants.NGHTTP2_NO_ERROR);
+  resetStream(stream, constants.NGHTTP2_NO_ERROR);
 }

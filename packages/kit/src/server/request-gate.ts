@@ -8,6 +8,7 @@ import { parseTimeout as parseConnectTimeout } from "@connectrpc/connect/protoco
 import { parseTimeout as parseGrpcTimeout } from "@connectrpc/connect/protocol-grpc";
 import type { ConcurrencyLimit } from "../limits/concurrency-limit.js";
 import { respondEarlyError, wireProtocol } from "./early-error.js";
+import { onceAnsweredOrClosed, resetStream } from "./stream-end.js";
 
 /** What the gate knows of a path: its service, and whether either side streams. */
 export interface CallRoute {
@@ -47,7 +48,7 @@ export function createRequestGate(options: RequestGateOptions) {
       respondEarlyError(stream, headers, slot.error);
       return false;
     }
-    stream.once("close", slot.release);
+    onceAnsweredOrClosed(stream, slot.release);
     applyDeadline(stream, headers, route, options);
     if (route !== undefined && options.authenticate !== undefined) {
       try {
@@ -80,7 +81,7 @@ function applyDeadline(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, 
   deadlineMs ??= route?.streaming ? options.defaultStreamTimeoutMs || undefined : options.defaultTimeoutMs || undefined;
   if (deadlineMs === undefined) return;
   const backstop = setTimeout(() => {
-    if (!stream.closed && !stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
+    resetStream(stream, constants.NGHTTP2_CANCEL);
   }, deadlineMs + BACKSTOP_SLACK_MS);
   backstop.unref();
   stream.once("close", () => clearTimeout(backstop));

@@ -137,6 +137,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   });
   const onStream = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, _flags: number, rawHeaders: string[]) => {
     openStreams++;
+    // "close", not the answer's end: the drain must not destroy a session whose last
+    // trailers are still on their way.
     stream.once("close", () => {
       openStreams--;
       if (openStreams === 0) streamsDrained?.();
