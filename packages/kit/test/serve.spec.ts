@@ -1,4 +1,4 @@
-// serve() started for real on loopback, called over gRPC (the fast path), Connect
+// serve() started for real on loopback, called over gRPC, Connect
 // and gRPC-Web with connect-node clients.
 import { afterEach, describe, expect, it } from "vitest";
 import { Code, ConnectError, createClient, type HandlerContext, type Transport } from "@connectrpc/connect";

@@ -240,7 +240,7 @@ function watchReadiness(registration: ServiceRegistration, health: HealthRegistr
 
 function domainErrorMapping(services: ServiceRegistration[], logger: Logger): Interceptor[] {
   // Every service gets one, declared or not: an error no mapping knows answers INTERNAL
-  // and is logged the same way on the fast path and on connect-node.
+  // and is logged, whatever the protocol.
   const mappings = new Map<string, DomainErrorMapping>();
   for (const { service, errors } of services) mappings.set(service.typeName, errors ?? []);
   return [
