@@ -79,6 +79,8 @@ describe("auth is decided on the headers", () => {
     const { headers } = await call.answered;
     call.close();
     expect(headers?.["grpc-status"]).toBe(String(Code.Unauthenticated));
+    // In the spec's encoding (only non-printable bytes and "%" escaped), which every client decodes alike.
+    expect(headers?.["grpc-message"]).toBe('missing credentials: send the header "authorization: Bearer <token>"');
     expect(verifyCalls).toBe(0);
   });
 

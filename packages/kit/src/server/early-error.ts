@@ -6,6 +6,7 @@ import type { ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus, endStreamFlag, endStreamToJson, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { resetStream } from "./stream-end.js";
+import { encodeGrpcMessage } from "./grpc-message-encoding.js";
 
 export type WireProtocol = "grpc" | "grpc-web" | "connect-stream" | "connect-unary";
 
@@ -28,6 +29,7 @@ export function respondEarlyError(stream: ServerHttp2Stream, headers: IncomingHt
     setTrailerStatus(new Headers(), error).forEach((value, key) => {
       response[key] = value;
     });
+    if (response["grpc-message"] !== undefined) response["grpc-message"] = encodeGrpcMessage(error.rawMessage);
     stream.respond(response, { endStream: true });
   } else if (protocol === "connect-stream") {
     const json = Buffer.from(JSON.stringify(endStreamToJson(error.metadata, error, undefined)));

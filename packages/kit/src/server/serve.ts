@@ -20,6 +20,7 @@ import { bearerAuth } from "../auth/bearer-auth.js";
 import { domainErrorInterceptor } from "../errors/domain-error-interceptor.js";
 import type { DomainErrorMapping } from "../errors/domain-error-mapping.js";
 import { createRequestGate, type CallRoute } from "./request-gate.js";
+import { GrpcMessageResponse } from "./grpc-message-encoding.js";
 import { ServerConfigSchema, type ServerConfig } from "./server-config.js";
 import { createLogger } from "../log.js";
 
@@ -148,7 +149,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       if (!admitted) return;
       // Handed to connect-node through Node's own compat objects, exactly as
       // http2.createServer(handler) would.
-      connectHandler(new http2.Http2ServerRequest(stream, headers, undefined as never, rawHeaders), new http2.Http2ServerResponse(stream));
+      connectHandler(new http2.Http2ServerRequest(stream, headers, undefined as never, rawHeaders), new GrpcMessageResponse(stream));
     });
   };
   server.on("stream", onStream);
