@@ -15,3 +15,4 @@ export {
   topLevelAssign,
   type Declaration,
 } from "./declarations.js";
+export { HEADER_OPTIONS, MAX_HEADER_CHARS, screenHeader, type HeaderScreen } from "./header-screen.js";
