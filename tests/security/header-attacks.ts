@@ -9,10 +9,11 @@ export const EVAL_HEADER = 'import Lean\n#eval IO.Process.output { cmd := "id" }
 
 export const HOSTILE_HEADERS: Readonly<Record<string, string>> = {
   "#eval IO.Process.output": EVAL_HEADER,
-  "#eval after a comment that looks closed": "import Mathlib\n/- outer /- inner -/ still a comment -/\n#eval IO.Process.run { cmd := \"sh\" }",
-  "a command hidden after a nested comment's end": "import Mathlib /- a /- b -/ -/ #eval (IO.getEnv \"TOKEN\")",
-  "open … in #eval": "import Mathlib\nopen IO in #eval Process.output { cmd := \"id\" }",
-  "open then run_cmd": "import Lean\nopen Lean Elab Command\nrun_cmd do IO.println \"pwned\"",
+  "#eval after a comment that looks closed":
+    'import Mathlib\n/- outer /- inner -/ still a comment -/\n#eval IO.Process.run { cmd := "sh" }',
+  "a command hidden after a nested comment's end": 'import Mathlib /- a /- b -/ -/ #eval (IO.getEnv "TOKEN")',
+  "open … in #eval": 'import Mathlib\nopen IO in #eval Process.output { cmd := "id" }',
+  "open then run_cmd": 'import Lean\nopen Lean Elab Command\nrun_cmd do IO.println "pwned"',
   "set_option of an option not on the list": "import Mathlib\nset_option debug.skipKernelTC true",
   "set_option … in": "import Mathlib\nset_option maxHeartbeats 400000 in\n#eval 1",
   "set_option with a value of the wrong kind": "import Mathlib\nset_option maxHeartbeats true",

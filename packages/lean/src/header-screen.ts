@@ -92,12 +92,15 @@ function isName(token: LeanToken): boolean {
 const NOT_NAMES: ReadonlySet<string> = new Set(["in", "hiding", "renaming", "scoped", "true", "false", "at"]);
 
 function checkOption(name: LeanToken | undefined, value: LeanToken | undefined): string | undefined {
-  if (!name || name.kind !== "identifier" || name.escaped) return "has a `set_option` without an option name after it";
+  if (name?.kind !== "identifier" || name.escaped) return "has a `set_option` without an option name after it";
   const kind = HEADER_OPTIONS.get(name.text);
   if (!kind) return `sets the option \`${excerpt(name.text)}\`, which a header may not set`;
   const valueOk =
-    kind === "nat" ? value?.kind === "number" && /^[0-9]+$/.test(value.text) : value !== undefined && ["true", "false"].includes(keywordOf(value) ?? "");
-  if (!valueOk) return `sets \`${name.text}\` to ${value ? quote(value) : "nothing"}; it takes ${kind === "nat" ? "a decimal number" : "true or false"}`;
+    kind === "nat"
+      ? value?.kind === "number" && /^[0-9]+$/.test(value.text)
+      : value !== undefined && ["true", "false"].includes(keywordOf(value) ?? "");
+  if (!valueOk)
+    return `sets \`${name.text}\` to ${value ? quote(value) : "nothing"}; it takes ${kind === "nat" ? "a decimal number" : "true or false"}`;
   return undefined;
 }
 
@@ -113,4 +116,24 @@ function quote(token: LeanToken): string {
 function excerpt(text: string): string {
   const flat = text.replace(/\s+/g, " ");
   return flat.length > 40 ? `${flat.slice(0, 40)}…` : flat;
+}
+
+/** A dataset theorem's header fields, as in the Theorem message. */
+export interface TheoremHeaderFields {
+  header: string;
+  imports: readonly string[];
+}
+
+/**
+ * Screens the header the verifier would elaborate for a theorem: `header` when set,
+ * else one `import` line per module of `imports`. Services that pass theorems on (the
+ * reward service, the orchestrator) refuse them early with the same check; `field`
+ * names the field to blame.
+ */
+export function screenTheoremHeader(
+  theorem: TheoremHeaderFields,
+): { ok: true } | { ok: false; field: "header" | "imports"; reason: string } {
+  const fromImports = theorem.header.trim() === "";
+  const screen = screenHeader(fromImports ? theorem.imports.map((module) => `import ${module}`).join("\n") : theorem.header);
+  return screen.ok ? screen : { ok: false, field: fromImports ? "imports" : "header", reason: screen.reason };
 }

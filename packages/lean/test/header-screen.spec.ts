@@ -14,7 +14,9 @@ describe("screenHeader", () => {
   });
 
   it("names the line and the token it refuses", () => {
-    expect(screenHeader("import Mathlib\n\n#eval IO.Process.output {}")).toMatchObject({ reason: expect.stringMatching(/^line 3 holds `#eval`/) });
+    expect(screenHeader("import Mathlib\n\n#eval IO.Process.output {}")).toMatchObject({
+      reason: expect.stringMatching(/^line 3 holds `#eval`/),
+    });
     expect(screenHeader("import Mathlib\nset_option debug.skipKernelTC true")).toMatchObject({
       reason: expect.stringMatching(/^line 2 sets the option `debug.skipKernelTC`, which a header may not set/),
     });
@@ -24,6 +26,9 @@ describe("screenHeader", () => {
 
   it("refuses an oversized header before lexing it", () => {
     const header = `import Mathlib\n${"-- padding\n".repeat(MAX_HEADER_CHARS / 10)}`;
-    expect(screenHeader(header)).toEqual({ ok: false, reason: `is ${header.length} characters long; at most ${MAX_HEADER_CHARS} are accepted` });
+    expect(screenHeader(header)).toEqual({
+      ok: false,
+      reason: `is ${header.length} characters long; at most ${MAX_HEADER_CHARS} are accepted`,
+    });
   });
 });

@@ -2,6 +2,7 @@
 import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { ServerConfigSchema } from "@lean-grpo/kit";
+import { screenHeader } from "@lean-grpo/lean";
 
 const MiB = 1024 * 1024;
 
@@ -81,6 +82,12 @@ const ReplSchema = z
     warm_headers: z.array(z.string()).default([]),
     /** Header for theorems that have neither `header` nor `imports`; "" = Lean core only. */
     default_header: z.string().default(""),
+    /**
+     * The only headers requests may use (compared after trimming), e.g. your dataset's
+     * one header; empty = any header the header screen accepts (imports, `open`, a few
+     * `set_option`s). Each must pass the screen itself: the list narrows, never widens.
+     */
+    allowed_headers: z.array(z.string()).default([]),
     /** Tactic-mode sessions idle this long are forgotten, ms. */
     session_idle_ms: z.number().int().positive().default(600_000),
     /** Ask the REPL for every tactic (`allTactics`), for the partial-progress signals. */
@@ -106,7 +113,27 @@ const ReplSchema = z
     replay: z.enum(["proved", "always", "off"]).default("proved"),
     replay_checker: ReplayCheckerSchema.prefault({}),
   })
-  .strict();
+  .strict()
+  .superRefine((repl, context) => {
+    // Headers the operator writes reach Lean too: the same screen as a request's.
+    const headers: [string, string][] = [
+      ["default_header", repl.default_header],
+      ...repl.warm_headers.map((header, i): [string, string] => [`warm_headers[${i}]`, header]),
+      ...repl.allowed_headers.map((header, i): [string, string] => [`allowed_headers[${i}]`, header]),
+    ];
+    for (const [key, header] of headers) {
+      const screen = screenHeader(header);
+      if (!screen.ok)
+        context.addIssue({
+          code: "custom",
+          path: key
+            .split(/[[\]]/)
+            .filter(Boolean)
+            .map((part) => (/^\d+$/.test(part) ? Number(part) : part)),
+          message: screen.reason,
+        });
+    }
+  });
 
 export const VerifierConfigSchema = z
   .object({

@@ -34,14 +34,21 @@ export interface WorkerJob<T> {
   run(lease: WorkerLease): Promise<T>;
 }
 
-/** Lean refused a header (its elaboration reported errors); the worker itself is fine. */
+/**
+ * Lean refused a header (its elaboration reported errors); the worker itself is fine.
+ * The message is fixed: Lean's own words about a header go to the log only, since a
+ * header's text chooses what they quote (a file's contents, an environment variable).
+ */
 export class HeaderRejected extends Error {
   override name = "HeaderRejected";
   constructor(
     readonly header: string,
+    /** Lean's messages: for the log, never for the client. */
     readonly messages: ReplMessage[],
   ) {
-    super(`the header does not elaborate: ${messages.map((m) => m.data).join("; ")}`);
+    super(
+      "Lean could not elaborate the header; check that every imported module exists in the verifier's Lean project (details are in the verifier's log)",
+    );
   }
 }
 
@@ -209,12 +216,14 @@ export class ReplWorker {
     }
     this.failedStarts = 0;
     this.startError = undefined;
-    if (response.kind === "error") {
-      throw new HeaderRejected(header, [{ severity: "error", pos: { line: 0, column: 0 }, data: response.response.message }]);
-    }
-    if (response.kind !== "command") throw new HeaderRejected(header, []);
+    const rejected = (messages: ReplMessage[]): HeaderRejected => {
+      this.options.logger.warn({ worker: this.id, header, messages }, "Lean refused a header");
+      return new HeaderRejected(header, messages);
+    };
+    if (response.kind === "error") throw rejected([{ severity: "error", pos: { line: 0, column: 0 }, data: response.response.message }]);
+    if (response.kind !== "command") throw rejected([]);
     const errors = (response.response.messages ?? []).filter((message) => message.severity === "error");
-    if (errors.length > 0) throw new HeaderRejected(header, errors);
+    if (errors.length > 0) throw rejected(errors);
     this.headers.set(header, response.response.env);
     if (!this.options.tokenTables.has(header)) await this.readTokenTable(repl, header, response.response.env);
     return response.response.env;
