@@ -8,16 +8,28 @@ const MiB = 1024 * 1024;
 
 const SandboxSchema = z
   .object({
-    /** "isolate": no network for workers (a network namespace; a warning where the host forbids one). */
+    /**
+     * "bwrap" (default): every REPL worker and every replay check runs under bubblewrap
+     * (own user and PID namespaces, read-only toolchain, a private directory, no
+     * network); the service does not start where bubblewrap cannot run. "none": no
+     * sandbox (only the limits and, where permitted, no network), with a warning; for
+     * hosts that confine the verifier otherwise, and for tests of other things.
+     */
+    mode: z.enum(["bwrap", "none"]).default("bwrap"),
+    /** "isolate": no network for workers and checks; "allow" keeps the host's network. */
     network: z.enum(["isolate", "allow"]).default("isolate"),
+    /** Absolute paths bound read-only besides the automatic ones (system, ELAN_HOME, repl.cwd, the command's absolute paths). */
+    read_only: z.array(z.string().min(1)).default([]),
+    /** Absolute paths bound writable into every sandbox; empty unless a tool needs one. */
+    writable: z.array(z.string().min(1)).default([]),
     limits: z
       .object({
-        /** RLIMIT_AS per worker, MiB; 0 = none. It counts mmapped .olean files: Mathlib needs 9-12 GiB. */
-        address_space_mb: z.number().int().min(0).default(0),
+        /** RLIMIT_AS per worker, MiB; 0 = none; unset: 32768 with bwrap, none without. Mathlib maps 9-12 GiB of .olean files. */
+        address_space_mb: z.number().int().min(0).optional(),
         /** RLIMIT_FSIZE per worker, MiB; 0 = none. */
         file_size_mb: z.number().int().min(0).default(1024),
-        /** RLIMIT_NPROC, counted per user (set it when workers run as their own user); 0 = none. */
-        processes: z.number().int().min(0).default(0),
+        /** RLIMIT_NPROC, threads included; 0 = none; unset: 1024 with bwrap (counted per sandbox), none without (counted per user). */
+        processes: z.number().int().min(0).optional(),
       })
       .strict()
       .prefault({}),
