@@ -140,6 +140,5 @@ function checkerEnvironment(extra: Readonly<Record<string, string>>, checkDirect
 
 /** Values of the checker's own variables that are absolute paths (COMPARATOR_LANDRUN=/usr/local/bin/landrun, …): it must read them. */
 function absolutePaths(env: NodeJS.ProcessEnv): string[] {
-  return Object.entries(env)
-    .flatMap(([name, value]) => (name.startsWith("COMPARATOR_") && value?.startsWith("/") ? [value] : []));
+  return Object.entries(env).flatMap(([name, value]) => (name.startsWith("COMPARATOR_") && value?.startsWith("/") ? [value] : []));
 }
