@@ -165,8 +165,9 @@ export class ReplWorker {
       headerEnv = await this.elaborateHeader(repl, job.header);
       headerMs = performance.now() - started;
     }
-    // The header is not cancelled with the call (it is trusted, and warms the worker
-    // for the next request); the proof is.
+    // The header is not cancelled with the call (it passed the header screen, so it is
+    // only imports, `open`s and bounded options, and it warms the worker for the next
+    // request); the proof is.
     job.signal?.throwIfAborted();
     const tokenTable = this.options.tokenTables.get(job.header);
     const value = await job.run({ headerEnv, tokenTable, send: (request, options) => repl.send(request, options) });
@@ -229,7 +230,7 @@ export class ReplWorker {
     return response.response.env;
   }
 
-  /** Asks Lean for the header's token table (trusted text, before any proof runs on this env). */
+  /** Asks Lean for the header's token table (the service's own query, before any proof runs on this env). */
   private async readTokenTable(repl: ReplProcess, header: string, env: number): Promise<void> {
     let answer: ReplResponse;
     try {
