@@ -105,8 +105,13 @@ describe.skipIf(unavailable !== undefined)("the REPL sandbox (bubblewrap), attac
     await replayDir?.remove();
   });
 
-  it("runs as an unprivileged user in its own PID namespace: the verifier's process is not there", () => {
+  it("runs as an unprivileged user in its own PID namespace: neither its parent nor the verifier is there", async () => {
+    // The worker's process as the host sees it: the REPL's parent (bubblewrap), spawned by the verifier.
+    const hostPids = (await harness.client.poolStats({})).workerStats.map((worker) => String(worker.pid));
+    expect(hostPids.every((pid) => pid !== "0")).toBe(true);
     for (const report of [first, second]) {
+      for (const pid of hostPids) expect(report.pids).not.toContain(pid);
+      expect(hostPids).not.toContain(String(report.ppid));
       expect(report.uid).toBe(65534);
       expect(report.pids).not.toContain(String(process.pid));
       expect(report.ppid).not.toBe(process.pid);
