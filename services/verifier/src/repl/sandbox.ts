@@ -172,8 +172,9 @@ function bubblewrap(config: SandboxConfig, limits: readonly string[], logger: Pi
     throw new SandboxUnavailable(
       `repl.sandbox.mode is "bwrap" but bubblewrap cannot run here${probe.stderr ? ` (${probe.stderr})` : ""}: install it ` +
         "(Debian: apt-get install bubblewrap) and allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; " +
-        "in a container, a seccomp profile that permits clone/unshare of user namespaces), or set repl.sandbox.mode: none " +
-        "to run Lean without the sandbox (proofs' code could then read the verifier's environment and other workers' files)",
+        "in a container, seccomp and AppArmor profiles that permit them and an unmasked /proc: docs/guide/security.md), " +
+        "or set repl.sandbox.mode: none to run Lean without the sandbox (proofs' code could then read the verifier's " +
+        "environment and other workers' files)",
     );
   }
   if (process.getuid?.() === 0 && limits.some((limit) => limit.startsWith("--nproc"))) {
