@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { ConfigError, listGroups, loadConfig, splitGroupChoices } from "@lean-grpo/kit";
+import { ConfigError, listGroups, loadConfig, splitGroupChoices, type SourceEntry } from "@lean-grpo/kit";
 import { RunConfigShapeError, runConfigToMessage, type RunConfigMessage } from "@lean-grpo/orchestrator";
 import type { TrainFile, TrainFileSchema } from "./train-command.js";
 
@@ -26,6 +26,8 @@ export interface TrainConfigSources {
   flags: Record<string, unknown>;
   flagNames: Record<string, string>;
   configDir?: string;
+  /** Rewrites every source's entries before they merge (the seeds' names: config/seed-names.ts). */
+  translate?: (entries: SourceEntry[]) => SourceEntry[];
 }
 
 export function loadTrainConfig(schema: typeof TrainFileSchema, sources: TrainConfigSources): TrainFile {
@@ -38,6 +40,7 @@ export function loadTrainConfig(schema: typeof TrainFileSchema, sources: TrainCo
     flags: sources.flags,
     flagNames: sources.flagNames,
     overrides,
+    ...(sources.translate ? { translate: sources.translate } : {}),
   });
 }
 
@@ -63,6 +66,19 @@ export function trainRunConfig(file: TrainFile): RunConfigMessage {
  */
 export function checkModelDir(dir: string, root: string): void {
   if (existsSync(path.join(dir, "config.json"))) return;
+  // The seeds name models by Hub id (model.name=Qwen/Qwen2.5-1.5B, base_model); nothing is downloaded here.
+  if (!existsSync(dir) && /^[\w.-]+\/[\w.-]+$/.test(dir)) {
+    const local = `models/${dir.split("/")[1]}`;
+    throw new ConfigError([
+      {
+        path: "model.dir",
+        source: "model",
+        message:
+          `model.dir "${dir}" (also set as model.name, model.path, base_model or --model_path) looks like a Hugging Face Hub id and is not a local directory; ` +
+          `models are not downloaded here: fetch it with \`huggingface-cli download ${dir} --local-dir ${local}\` and set model.dir=${local} (or model.name=${local})`,
+      },
+    ]);
+  }
   const problem = existsSync(dir) ? `"${dir}" has no config.json (not a Hugging Face model directory)` : `"${dir}" does not exist`;
   const models = existsSync("models")
     ? readdirSync("models").filter(
