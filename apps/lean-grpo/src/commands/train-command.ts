@@ -6,7 +6,6 @@ import { toJson } from "@bufbuild/protobuf";
 import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { createServiceClient, rpcClientTracing } from "@lean-grpo/kit";
 import { ALGORITHM_NAMES } from "@lean-grpo/learner";
-import { z } from "zod";
 import { RunConfigMessageSchema, RunOutputs, newRunId, type RunConfigMessage } from "@lean-grpo/orchestrator";
 import { runProgress } from "./run-progress.js";
 import { runSummaryTable } from "./run-summary.js";
@@ -16,42 +15,13 @@ import { startRunLogs } from "./run-logs.js";
 import { onStopRequest } from "../process/stop-signals.js";
 import { tracedAction } from "../process/process-tracing.js";
 import { startMesh } from "../mesh/start-mesh.js";
-import { MeshModelSchema } from "../mesh/mesh-model.js";
 import { dashboardCommand } from "./dashboard-command.js";
 import { DERIVED_SETS, SEED_NAMES, SeedTranslation } from "../config/seed-names.js";
 import { applySeedDerived } from "../config/seed-derived.js";
 import { checkAlgorithmSection } from "../config/seed-algorithm-config.js";
-import { TrackingSchema, resolveTracking, type TrackingConfig } from "../tracking/tracking-config.js";
+import { resolveTracking, type TrackingConfig } from "../tracking/tracking-config.js";
+import { TrainFileSchema, type TrainFile } from "./train-file.js";
 import { startTrackers, trackedConfig, type RunTrackers } from "../tracking/run-trackers.js";
-
-/**
- * The run sections of a train file (training, algorithm, reward, ...): the orchestrator owns
- * them, so here they are only composed from the sources and carried to StartRun as the typed
- * RunConfig (train-config.ts trainRunConfig); the orchestrator checks and completes them.
- */
-const RUN_SECTIONS = Object.fromEntries(
-  RunConfigMessageSchema.fields.filter((f) => f.name !== "dataset").map((f) => [f.name, z.unknown().optional()]),
-);
-
-/** A `--config` file of `lean-grpo train` (configs/train/*.yaml, configs/algorithm/*.yaml): the CLI's own keys, typed, and the run sections. */
-export const TrainFileSchema = z
-  .object({
-    ...RUN_SECTIONS,
-    /** The training file (else the DATA argument), plus the run's dataset keys (max_train_samples). */
-    dataset: z
-      .object({ path: z.string().default("") })
-      .catchall(z.unknown())
-      .prefault({}),
-    /** The model every local service uses (mesh/mesh-model.ts: one shape for `train` and `serve all`). */
-    model: MeshModelSchema,
-    runs_dir: z.string().min(1).default("runs"),
-    /** Per-service config sections for the embedded mesh (inference, verifier, reward, learner). */
-    services: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
-    /** Experiment tracking: Weights & Biases and TensorBoard (tracking/tracking-config.ts; seed 003's logging.*). */
-    logging: TrackingSchema,
-  })
-  .strict();
-export type TrainFile = z.infer<typeof TrainFileSchema>;
 
 interface TrainOptions {
   config?: string;
@@ -155,7 +125,10 @@ export function planTrain(dataArg: string | undefined, words: string[], options:
   const local = (name: string) => file.services[name]?.url === undefined;
   if (local("learner") && !options.resume) checkRunAlgorithm(file);
   if (local("inference") || local("learner")) checkModelDir(file.model.dir, configDir(options.configDir));
-  const tracking = resolveTracking(file.logging, [...seeds.explicit].some((key) => key.startsWith("logging.")));
+  const tracking = resolveTracking(
+    file.logging,
+    [...seeds.explicit].some((key) => key.startsWith("logging.")),
+  );
   const runId = options.resume ?? newRunId(runConfig.expName);
   return { file, runConfig, tracking, runId, options, ...(options.resume ? { resume: options.resume } : {}) };
 }
@@ -166,7 +139,9 @@ function checkRunAlgorithm(file: TrainFile): void {
   const algorithm = (sections.algorithm ?? {}) as { name?: string; config?: Record<string, unknown> };
   const training = (sections.training ?? {}) as { async?: boolean };
   // An async run sends the rollout correction unless the config sets it (run-config.ts ASYNC_*).
-  const extra = training.async ? { importance_sampling_cap: 2, importance_sampling_level: "token", importance_sampling_action: "truncate" } : {};
+  const extra = training.async
+    ? { importance_sampling_cap: 2, importance_sampling_level: "token", importance_sampling_action: "truncate" }
+    : {};
   checkAlgorithmSection(algorithm.name ?? "grpo", algorithm.config ?? {}, extra);
 }
 
@@ -207,7 +182,9 @@ async function runTrain(plan: TrainPlan): Promise<void> {
   let trackers: RunTrackers | undefined;
   try {
     const response = await logs.whileStarting(() =>
-      client.startRun(options.resume ? { resumeRunId: options.resume, datasetPath: dataset.path } : { runId, datasetPath: dataset.path, runConfig }),
+      client.startRun(
+        options.resume ? { resumeRunId: options.resume, datasetPath: dataset.path } : { runId, datasetPath: dataset.path, runConfig },
+      ),
     );
     started = response.run!.id;
     let final = response.run!;

@@ -7,7 +7,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, listGroups, loadConfig, splitGroupChoices, type SourceEntry } from "@lean-grpo/kit";
 import { RunConfigShapeError, runConfigToMessage, type RunConfigMessage } from "@lean-grpo/orchestrator";
-import type { TrainFile, TrainFileSchema } from "./train-command.js";
+import type { TrainFile, TrainFileSchema } from "./train-file.js";
 
 const REPO_CONFIGS = fileURLToPath(new URL("../../../../configs/", import.meta.url));
 
@@ -50,7 +50,7 @@ export function loadTrainConfig(schema: typeof TrainFileSchema, sources: TrainCo
  * are a ConfigError naming them; values are the orchestrator's to check (StartRun).
  */
 export function trainRunConfig(file: TrainFile): RunConfigMessage {
-  const { model: _model, runs_dir: _runsDir, services: _services, dataset, ...run } = file;
+  const { model: _model, runs_dir: _runsDir, services: _services, logging: _logging, dataset, ...run } = file;
   const { path: _path, ...datasetRun } = dataset;
   try {
     return runConfigToMessage({ ...run, dataset: datasetRun });
@@ -92,6 +92,10 @@ export function checkModelDir(dir: string, root: string): void {
       source: "model",
       message:
         `model.dir ${problem}; set model.dir=DIR to a Qwen2, Qwen3 or Llama model directory` +
+        // Seed 004 resumes by pointing its model path at a checkpoint.
+        (/checkpoint/i.test(dir)
+          ? "; to continue a run from its last checkpoint: lean-grpo train --resume RUN (the run's id under runs_dir)"
+          : "") +
         (models.length > 0 ? ` (here: ${models.map((m) => `models/${m}`).join(", ")})` : "") +
         (groups.length > 0 ? ` or choose model=NAME (${groups.join(", ")})` : ""),
     },

@@ -35,7 +35,8 @@ export function applySeedDerived<F extends DerivableFile>(file: F, seeds: SeedTr
       fail(
         given,
         `per_device_train_batch_size × gradient_accumulation_steps = ${completions} completions per step is not a multiple of ` +
-          `training.num_generations = ${g} (TRL refuses the same); here training.batch_size counts prompts: e.g. training.batch_size=${Math.max(1, Math.round(completions / g))}`,
+          `training.num_generations = ${g} (TRL refuses the same): make it a multiple (e.g. gradient_accumulation_steps=${Math.ceil(g / ((perDevice?.value as number | undefined) ?? 1))}), ` +
+          `or give training.batch_size, the prompts per step here, e.g. training.batch_size=${Math.max(1, Math.round(completions / g))}`,
       );
     } else {
       training.batch_size = completions / g;
@@ -44,10 +45,12 @@ export function applySeedDerived<F extends DerivableFile>(file: F, seeds: SeedTr
 
   const epochs = seeds.derived.get("epochs");
   if (epochs) {
-    if (seeds.explicit.has("training.steps")) fail(epochs, "sets the length of the run and so does training.steps (--steps); give one of them");
+    if (seeds.explicit.has("training.steps"))
+      fail(epochs, "sets the length of the run and so does training.steps (--steps); give one of them");
     else {
       const records = datasetRecords(file.dataset.path, file.dataset.max_train_samples);
-      if (records === undefined) fail(epochs, `counts passes over the dataset, and "${file.dataset.path}" cannot be read; give training.steps instead`);
+      if (records === undefined)
+        fail(epochs, `counts passes over the dataset, and "${file.dataset.path}" cannot be read; give training.steps instead`);
       else training.steps = Math.max(1, Math.ceil(((epochs.value as number) * records) / get("batch_size", TRAINING_DEFAULTS.batch_size)));
     }
   }
@@ -73,7 +76,8 @@ export function applySeedDerived<F extends DerivableFile>(file: F, seeds: SeedTr
     const learner = services.learner ?? {};
     if (learner.impl === "torch") {
       const torch = (learner.torch ?? {}) as Record<string, unknown>;
-      if (torch.dtype !== undefined && torch.dtype !== dtype.value) fail(dtype, `is ${String(dtype.value)} but services.learner.torch.dtype is ${String(torch.dtype)}`);
+      if (torch.dtype !== undefined && torch.dtype !== dtype.value)
+        fail(dtype, `is ${String(dtype.value)} but services.learner.torch.dtype is ${String(torch.dtype)}`);
       else services.learner = { ...learner, torch: { ...torch, dtype: dtype.value } };
     } else if (dtype.value === "bfloat16") {
       fail(dtype, "bf16 needs the PyTorch learner on CUDA (services.learner.impl=torch); the default learner computes in float32 (fp32)");

@@ -17,7 +17,15 @@ export const SEEDS = {
 export type Seed = keyof typeof SEEDS;
 
 /** A setting that needs the whole config to resolve (seed-derived.ts). */
-export const DERIVED = ["epochs", "per_device_batch", "accumulation", "reward_correct", "reward_wrong", "reward_no_answer", "torch_dtype"] as const;
+export const DERIVED = [
+  "epochs",
+  "per_device_batch",
+  "accumulation",
+  "reward_correct",
+  "reward_wrong",
+  "reward_no_answer",
+  "torch_dtype",
+] as const;
 export type Derived = (typeof DERIVED)[number];
 
 /** What each derived setting sets here (for help and docs). */
@@ -66,7 +74,10 @@ export const SEED_NAMES: readonly SeedName[] = [
     seeds: ["003"],
     name: "model.model_kwargs.load_in_8bit",
     meaning: "8-bit quantized base weights (bitsandbytes)",
-    to: { refuse: "8-bit base weights are not supported: the learner trains LoRA adapters on float32 or bf16 weights (model.model_kwargs.torch_dtype=bf16 with services.learner.impl=torch on CUDA halves the memory)" },
+    to: {
+      refuse:
+        "8-bit base weights are not supported: the learner trains LoRA adapters on float32 or bf16 weights (model.model_kwargs.torch_dtype=bf16 with services.learner.impl=torch on CUDA halves the memory)",
+    },
   },
   { seeds: ["003"], name: "model.generation_kwargs.max_new_tokens", meaning: "tokens per completion", to: { key: "training.max_tokens" } },
   { seeds: ["003"], name: "model.generation_kwargs.temperature", meaning: "sampling temperature", to: { key: "training.temperature" } },
@@ -81,13 +92,28 @@ export const SEED_NAMES: readonly SeedName[] = [
   { seeds: ["004"], name: "lora_alpha", meaning: "LoRA alpha (scale alpha / rank)", to: { key: "services.learner.lora.alpha" } },
   { seeds: ["004"], name: "lora_dropout", meaning: "dropout on the LoRA input", to: { key: "services.learner.lora.dropout" } },
   // Algorithm.
-  { seeds: ["001", "002"], name: "algorithm", meaning: "the algorithm by name (a string in the seeds' YAML)", to: { key: "algorithm.name" } },
+  {
+    seeds: ["001", "002"],
+    name: "algorithm",
+    meaning: "the algorithm by name (a string in the seeds' YAML)",
+    to: { key: "algorithm.name" },
+  },
   { seeds: ["001", "002"], name: "algorithm_config.*", meaning: "the algorithm's knobs", to: { key: "algorithm.config.*" } },
   { seeds: ["004"], name: "kl_coef", meaning: "KL penalty coefficient against the reference model", to: { key: "algorithm.config.beta" } },
   { seeds: ["001"], name: "beta", meaning: "KL penalty coefficient (TRL)", to: { key: "algorithm.config.beta" } },
   // Group size, batch, length of the run.
-  { seeds: ["001", "002"], name: "num_generations", meaning: "completions per prompt (the group size G)", to: { key: "training.num_generations" } },
-  { seeds: ["004"], name: "num_return_sequences", meaning: "completions per prompt (the group size G)", to: { key: "training.num_generations" } },
+  {
+    seeds: ["001", "002"],
+    name: "num_generations",
+    meaning: "completions per prompt (the group size G)",
+    to: { key: "training.num_generations" },
+  },
+  {
+    seeds: ["004"],
+    name: "num_return_sequences",
+    meaning: "completions per prompt (the group size G)",
+    to: { key: "training.num_generations" },
+  },
   ...["", "training."].flatMap((at): SeedName[] => [
     {
       seeds: at ? ["003"] : ["002", "004"],
@@ -114,15 +140,27 @@ export const SEED_NAMES: readonly SeedName[] = [
     {
       seeds: at ? ["003"] : ["004"],
       name: `${at}gradient_accumulation_steps`,
-      meaning: "micro-steps per optimizer step (TRL); see per_device_train_batch_size (the learner splits a step into micro-batches itself: services.learner.micro_batch_tokens)",
+      meaning:
+        "micro-steps per optimizer step (TRL); see per_device_train_batch_size (the learner splits a step into micro-batches itself: services.learner.micro_batch_tokens)",
       to: { derived: "accumulation" },
       value: positiveInteger,
     },
   ]),
-  { seeds: ["004"], name: "num_epochs", meaning: "passes over the training set (as num_train_epochs)", to: { derived: "epochs" }, value: positiveNumber },
+  {
+    seeds: ["004"],
+    name: "num_epochs",
+    meaning: "passes over the training set (as num_train_epochs)",
+    to: { derived: "epochs" },
+    value: positiveNumber,
+  },
   { seeds: ["002"], name: "max_proof_steps", meaning: "tactics per proof attempt (tactic mode)", to: { key: "training.max_proof_steps" } },
   { seeds: ["001"], name: "save_steps", meaning: "checkpoint every N steps", to: { key: "training.checkpoint_every" } },
-  { seeds: ["001"], name: "max_grad_norm", meaning: "gradient clipping (global norm)", to: { key: "services.learner.optimizer.max_grad_norm" } },
+  {
+    seeds: ["001"],
+    name: "max_grad_norm",
+    meaning: "gradient clipping (global norm)",
+    to: { key: "services.learner.optimizer.max_grad_norm" },
+  },
   // Data.
   {
     seeds: ["003"],
@@ -146,7 +184,12 @@ export const SEED_NAMES: readonly SeedName[] = [
   { seeds: ["004"], name: "reward_no_answer", meaning: "reward when there is no \\boxed{} answer", to: { derived: "reward_no_answer" } },
   { seeds: ["002"], name: "reward_type", meaning: "reward preset: binary | shaped | lenient | strict", to: { key: "reward.preset" } },
   // Output and tracking.
-  { seeds: ["004"], name: "output_dir", meaning: "where the run's files go (here each run is a directory under it)", to: { key: "runs_dir" } },
+  {
+    seeds: ["004"],
+    name: "output_dir",
+    meaning: "where the run's files go (here each run is a directory under it)",
+    to: { key: "runs_dir" },
+  },
   { seeds: ["001"], name: "report_to", meaning: "trackers (TRL): wandb, tensorboard", to: { key: "logging.report_to" } },
 ];
 
@@ -199,7 +242,11 @@ export class SeedTranslation {
       try {
         if (name.value) value = name.value(value);
       } catch (error) {
-        issues.push({ path: written, source: entry.source, message: `${written} (seed ${name.seeds.join(", ")}: ${name.meaning}): ${(error as Error).message}` });
+        issues.push({
+          path: written,
+          source: entry.source,
+          message: `${written} (seed ${name.seeds.join(", ")}: ${name.meaning}): ${(error as Error).message}`,
+        });
         continue;
       }
       if ("refuse" in name.to) {
@@ -241,7 +288,9 @@ function dtypeName(value: unknown): string {
   const name = String(value).toLowerCase();
   if (DTYPES[name]) return DTYPES[name];
   if (["fp16", "float16", "torch.float16", "half"].includes(name)) {
-    throw new Error("fp16 is not supported: the learner trains in float32, or in bf16 autocast on CUDA; use bf16 (with services.learner.impl=torch) or fp32");
+    throw new Error(
+      "fp16 is not supported: the learner trains in float32, or in bf16 autocast on CUDA; use bf16 (with services.learner.impl=torch) or fp32",
+    );
   }
   throw new Error(`${JSON.stringify(value)} is not a dtype; accepted: fp32, bf16, auto (also float32, bfloat16)`);
 }
@@ -252,7 +301,8 @@ function positiveNumber(value: unknown): number {
 }
 
 function positiveInteger(value: unknown): number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) throw new Error(`${JSON.stringify(value)} is not a positive integer`);
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1)
+    throw new Error(`${JSON.stringify(value)} is not a positive integer`);
   return value;
 }
 

@@ -24,8 +24,8 @@ export interface TrackersContext extends TrackedRun {
 }
 
 export function startTrackers(config: TrackingConfig, context: TrackersContext): RunTrackers {
-  const trackers = config.trackers.map((name): Tracker =>
-    name === "tensorboard" ? new TensorBoardTracker() : new WandbTracker(config, context.env ?? process.env),
+  const trackers = config.trackers.map(
+    (name): Tracker => (name === "tensorboard" ? new TensorBoardTracker() : new WandbTracker(config, context.env ?? process.env)),
   );
   return new TrackerQueues(trackers, context);
 }
@@ -67,7 +67,9 @@ class TrackerQueues implements RunTrackers {
     clearTimeout(timer);
     if (outcome === "timeout") {
       const waiting = this.trackers.filter((_, i) => !this.dropped.has(i)).map((t) => t.label);
-      this.context.warn(`tracking: stopped waiting for ${waiting.join(", ")} after ${(this.context.finishTimeoutMs ?? FINISH_TIMEOUT_MS) / 1000} s; the run itself is complete`);
+      this.context.warn(
+        `tracking: stopped waiting for ${waiting.join(", ")} after ${(this.context.finishTimeoutMs ?? FINISH_TIMEOUT_MS) / 1000} s; the run itself is complete`,
+      );
     }
   }
 
@@ -91,7 +93,9 @@ class TrackerQueues implements RunTrackers {
           await op(tracker, i);
         } catch (error) {
           this.dropped.add(i);
-          this.context.warn(`tracking: ${tracker.label} failed and is off for the rest of the run (the run goes on): ${(error as Error).message}`);
+          this.context.warn(
+            `tracking: ${tracker.label} failed and is off for the rest of the run (the run goes on): ${(error as Error).message}`,
+          );
         }
       });
     });
@@ -116,7 +120,13 @@ function trackedStep(event: StepEvent): TrackedStep {
     step: Number(event.step),
     metrics: { ...event.metrics },
     timings,
-    samples: event.samples.map((s) => ({ theoremId: s.theoremId, prompt: s.prompt, completion: s.completion, reward: s.reward, solved: s.solved })),
+    samples: event.samples.map((s) => ({
+      theoremId: s.theoremId,
+      prompt: s.prompt,
+      completion: s.completion,
+      reward: s.reward,
+      solved: s.solved,
+    })),
   };
 }
 

@@ -29,7 +29,12 @@ export class EventFileWriter {
 
   private write(step: number, values?: readonly SummaryValue[], fileVersion?: string): void {
     if (this.failure) return;
-    const event = encodeEvent({ wallTime: Date.now() / 1000, step, ...(values ? { values } : {}), ...(fileVersion ? { fileVersion } : {}) });
+    const event = encodeEvent({
+      wallTime: Date.now() / 1000,
+      step,
+      ...(values ? { values } : {}),
+      ...(fileVersion ? { fileVersion } : {}),
+    });
     this.stream.write(tfRecord(event));
   }
 

@@ -62,7 +62,12 @@ export class TransactionLog {
 
 /** A key and its JSON value: HistoryItem, ConfigItem and SummaryItem share the shape (key = 1, value_json = 16). */
 function item(key: string, value: unknown): Uint8Array {
-  return new BinaryWriter().tag(1, WireType.LengthDelimited).string(key).tag(16, WireType.LengthDelimited).string(JSON.stringify(value)).finish();
+  return new BinaryWriter()
+    .tag(1, WireType.LengthDelimited)
+    .string(key)
+    .tag(16, WireType.LengthDelimited)
+    .string(JSON.stringify(value))
+    .finish();
 }
 
 function items(field: number, values: Record<string, unknown>): BinaryWriter {
@@ -128,7 +133,10 @@ export class OfflineRun {
 
   /** RunExitRecord { exit_code = 1, runtime = 2 }, then FinalRecord. */
   exit(code: number, runtimeSeconds: number): void {
-    this.write(18, new BinaryWriter().tag(1, WireType.Varint).int32(code).tag(2, WireType.Varint).int32(Math.round(runtimeSeconds)).finish());
+    this.write(
+      18,
+      new BinaryWriter().tag(1, WireType.Varint).int32(code).tag(2, WireType.Varint).int32(Math.round(runtimeSeconds)).finish(),
+    );
     this.write(20, new Uint8Array(0));
   }
 

@@ -31,11 +31,19 @@ export class WandbApi {
   ) {}
 
   /** Creates (or updates) the run; the entity defaults to the API key's own. */
-  async upsertRun(run: { name: string; project: string; entity?: string; displayName: string; config: Record<string, unknown> }): Promise<WandbRunRef> {
+  async upsertRun(run: {
+    name: string;
+    project: string;
+    entity?: string;
+    displayName: string;
+    config: Record<string, unknown>;
+  }): Promise<WandbRunRef> {
     const entity = run.entity ?? (await this.defaultEntity());
     // W&B's config format: each key's value under "value".
     const config = Object.fromEntries(Object.entries(run.config).map(([k, v]) => [k, { value: v, desc: null }]));
-    const data = await this.graphql<{ upsertBucket?: { bucket?: { name: string; project?: { name: string; entity?: { name: string } } } } }>(UPSERT_BUCKET, {
+    const data = await this.graphql<{
+      upsertBucket?: { bucket?: { name: string; project?: { name: string; entity?: { name: string } } } };
+    }>(UPSERT_BUCKET, {
       name: run.name,
       project: run.project,
       entity,

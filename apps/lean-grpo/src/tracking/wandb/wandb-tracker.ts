@@ -40,7 +40,10 @@ export class WandbTracker implements Tracker {
       return;
     }
     const key = this.env.WANDB_API_KEY;
-    if (!key) throw new Error("logging.mode=online needs WANDB_API_KEY (from wandb.ai/authorize); logging.mode=offline writes the run to upload later");
+    if (!key)
+      throw new Error(
+        "logging.mode=online needs WANDB_API_KEY (from wandb.ai/authorize); logging.mode=offline writes the run to upload later",
+      );
     const api = new WandbApi(this.config.baseUrl, key);
     const ref = await api.upsertRun({
       name: id,
@@ -62,7 +65,11 @@ export class WandbTracker implements Tracker {
   }
 
   async evaluation(record: EvalRecord): Promise<void> {
-    await this.row(record.step, { "eval/heldout_accuracy": record.heldout_accuracy, "eval/solved": record.solved, "eval/problems": record.problems });
+    await this.row(record.step, {
+      "eval/heldout_accuracy": record.heldout_accuracy,
+      "eval/solved": record.solved,
+      "eval/problems": record.problems,
+    });
   }
 
   async finish(failed: boolean): Promise<void> {
