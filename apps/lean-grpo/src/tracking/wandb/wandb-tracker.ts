@@ -18,6 +18,8 @@ export class WandbTracker implements Tracker {
   private offline: OfflineRun | undefined;
   /** Rows the online run has not sent yet (a failed send keeps them for the next). */
   private pending: Record<string, unknown>[] = [];
+  /** The row of the latest step, until a later step closes it. */
+  private open: { step: number; values: Record<string, unknown> } | undefined;
 
   constructor(
     private readonly config: TrackingConfig,
@@ -56,12 +58,11 @@ export class WandbTracker implements Tracker {
   }
 
   async step(step: TrackedStep): Promise<void> {
-    const row: Record<string, unknown> = {
+    await this.row(step.step, {
       ...prefixed("train", step.metrics),
       ...prefixed("time", step.timings),
       ...(step.samples.length > 0 ? { "samples/text": samplesMarkdown(step.samples) } : {}),
-    };
-    await this.row(step.step, row);
+    });
   }
 
   async evaluation(record: EvalRecord): Promise<void> {
@@ -73,6 +74,7 @@ export class WandbTracker implements Tracker {
   }
 
   async finish(failed: boolean): Promise<void> {
+    await this.close();
     const code = failed ? 1 : 0;
     if (this.offline) {
       this.offline.summary(this.summary);
@@ -83,7 +85,24 @@ export class WandbTracker implements Tracker {
     }
   }
 
+  /**
+   * W&B's history is one row per step, steps increasing: the row of a step stays open until a
+   * later step arrives, so that the held-out evaluation after a step joins its row.
+   */
   private async row(step: number, values: Record<string, unknown>): Promise<void> {
+    if (this.open && this.open.step === step) {
+      Object.assign(this.open.values, values);
+      return;
+    }
+    if (this.open && step < this.open.step) return;
+    await this.close();
+    this.open = { step, values: { ...values } };
+  }
+
+  private async close(): Promise<void> {
+    if (!this.open) return;
+    const { step, values } = this.open;
+    this.open = undefined;
     const row = { ...values, _step: step, _runtime: (Date.now() - this.started) / 1000, _timestamp: Date.now() / 1000 };
     const { _step, ...summary } = row;
     this.summary = { ...this.summary, ...summary };
