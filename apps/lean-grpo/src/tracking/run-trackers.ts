@@ -62,11 +62,12 @@ class TrackerQueues implements RunTrackers {
     const timeout = new Promise<"timeout">((resolve) => {
       timer = setTimeout(() => resolve("timeout"), this.context.finishTimeoutMs ?? FINISH_TIMEOUT_MS);
     });
-    const all = Promise.all(this.chains).then(() => "done" as const);
+    const settled = new Set<number>();
+    const all = Promise.all(this.chains.map((chain, i) => chain.then(() => settled.add(i)))).then(() => "done" as const);
     const outcome = await Promise.race([all, timeout]);
     clearTimeout(timer);
     if (outcome === "timeout") {
-      const waiting = this.trackers.filter((_, i) => !this.dropped.has(i)).map((t) => t.label);
+      const waiting = this.trackers.filter((_, i) => !settled.has(i)).map((t) => t.label);
       this.context.warn(
         `tracking: stopped waiting for ${waiting.join(", ")} after ${(this.context.finishTimeoutMs ?? FINISH_TIMEOUT_MS) / 1000} s; the run itself is complete`,
       );
