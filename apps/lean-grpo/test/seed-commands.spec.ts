@@ -108,7 +108,7 @@ describe("the seeds' commands", () => {
       const { expect: expected } = row;
       if ("elsewhere" in expected) {
         expect(row.here).toBeUndefined();
-        outcomes[index] = { row, outcome: `not a training command; here: ${expected.elsewhere}` };
+        outcomes[index] = { row, outcome: `not run by the table; here: ${expected.elsewhere}` };
         return;
       }
       const result = await plan(row.here!).then(
@@ -127,13 +127,15 @@ describe("the seeds' commands", () => {
       const got = settings(result.p);
       for (const [key, value] of Object.entries(expected.runs)) expect(got[key], key).toEqual(value);
       expect(trackingText(result.p)).toBe(expected.tracking ?? "none");
-      const changed = Object.entries(got)
-        .filter(([key, value]) => JSON.stringify(value) !== JSON.stringify(baseline[key]))
+      // What the command sets (its seed's meaning), then anything else it changes from the defaults.
+      const sets = Object.keys(expected.runs).map((key) => `${key}=${JSON.stringify(got[key])}`);
+      const also = Object.entries(got)
+        .filter(([key, value]) => !(key in expected.runs) && JSON.stringify(value) !== JSON.stringify(baseline[key]))
         .map(([key, value]) => `${key}=${JSON.stringify(value)}`);
       const tracking = trackingText(result.p);
       outcomes[index] = {
         row,
-        outcome: `runs; ${changed.length > 0 ? changed.join(", ") : "the defaults"}${tracking === "none" ? "" : `; tracking: ${tracking}`}`,
+        outcome: `runs: ${sets.join(", ")}${also.length > 0 ? `; also ${also.join(", ")}` : ""}${tracking === "none" ? "" : `; tracking: ${tracking}`}`,
       };
       const quick = quickRun(result.p);
       // Rows that differ only in the run's name or the number of records train alike.
