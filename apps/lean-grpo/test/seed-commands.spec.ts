@@ -188,7 +188,7 @@ describe("planning", () => {
   });
   it("applies the seed names before the schema: a refused key names what the seed meant and what to type here", async () => {
     await expect(plan("examples/arith.jsonl model.model_kwargs.load_in_8bit=true")).rejects.toThrow(
-      /load_in_8bit is seed 003's "8-bit quantized base weights.*not supported/,
+      /load_in_8bit \(override [^)]*\) is seed 003's "8-bit quantized base weights.*not supported/,
     );
     await expect(plan("examples/arith.jsonl dataset.system_prompt=hi")).rejects.toThrow(/prompt\.math_template/);
     await expect(plan("examples/arith.jsonl model.model_kwargs.torch_dtype=fp16")).rejects.toThrow(/fp16 is not supported.*bf16/);

@@ -206,7 +206,7 @@ async function runTrain(plan: TrainPlan): Promise<void> {
       runId: started,
       runDir: final.outputDir,
       name: plan.tracking.name ?? (runConfig.expName || started),
-      config: trackedConfig(file, response.config ? toJson(RunConfigMessageSchema, response.config) : {}),
+      config: trackedConfig(file, response.config ? toJson(RunConfigMessageSchema, response.config, { useProtoFieldName: true }) : {}),
       warn: (message) => progress.log(message),
     });
     try {

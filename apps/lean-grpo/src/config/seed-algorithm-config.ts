@@ -13,8 +13,8 @@ interface SeedKnob {
   here: string;
 }
 
-const PUBLISHED_DAPO = "the published DAPO (Yu et al. 2025, arXiv 2503.14476), which is --algorithm dapo here";
-const PUBLISHED_GSPO = "the published GSPO (Zheng et al. 2025, arXiv 2507.18071), which is --algorithm gspo here";
+const PUBLISHED_DAPO = "the published DAPO (Yu et al. 2025, arXiv 2503.14476; --algorithm dapo here)";
+const PUBLISHED_GSPO = "the published GSPO (Zheng et al. 2025, arXiv 2507.18071; --algorithm gspo here)";
 
 /** By algorithm, then knob. Only consulted for knobs the algorithm here does not accept. */
 export const SEED_ALGORITHM_KNOBS: Readonly<Record<string, Readonly<Record<string, SeedKnob>>>> = {

@@ -245,7 +245,7 @@ export class SeedTranslation {
         issues.push({
           path: written,
           source: entry.source,
-          message: `${written} (seed ${name.seeds.join(", ")}: ${name.meaning}): ${(error as Error).message}`,
+          message: `${written} (${entry.source}; seed ${name.seeds.join(", ")}: ${name.meaning}): ${(error as Error).message}`,
         });
         continue;
       }
@@ -253,7 +253,7 @@ export class SeedTranslation {
         issues.push({
           path: written,
           source: entry.source,
-          message: `${written} is seed ${name.seeds.join(", ")}'s "${name.meaning}"; ${name.to.refuse}`,
+          message: `${written} (${entry.source}) is seed ${name.seeds.join(", ")}'s "${name.meaning}"; ${name.to.refuse}`,
         });
       } else if ("derived" in name.to) {
         this.derived.set(name.to.derived, { value, source: entry.source, name: written });
