@@ -195,6 +195,8 @@ describe("planning", () => {
     await expect(plan("examples/arith.jsonl model.model_kwargs.torch_dtype=bf16")).rejects.toThrow(/services\.learner\.impl=torch/);
     await expect(plan("dataset.name=agentica-org/DeepScaleR-Preview-Dataset")).rejects.toThrow(/not a local file.*dataset\.path=FILE/);
     await expect(plan("examples/arith.jsonl num_epochs=1 --steps 3")).rejects.toThrow(/training\.steps.*give one of them/);
+    await expect(plan("agentica-org/DeepScaleR-Preview-Dataset")).rejects.toThrow(/Hugging Face Hub dataset id.*save it as JSONL/);
+    await expect(plan("theorems.jsonl")).rejects.toThrow(/dataset "theorems\.jsonl" does not exist/);
   });
   it("maps the dtype onto the PyTorch learner and a local dataset name onto the path", async () => {
     const p = await plan("dataset.name=examples/arith.jsonl model.model_kwargs.torch_dtype=fp32 services.learner.impl=torch");

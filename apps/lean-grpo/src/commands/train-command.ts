@@ -10,7 +10,7 @@ import { RunConfigMessageSchema, RunOutputs, newRunId, type RunConfigMessage } f
 import { runProgress } from "./run-progress.js";
 import { runSummaryTable } from "./run-summary.js";
 import { runAdvice } from "./run-advice.js";
-import { checkModelDir, configDir, loadTrainConfig, trainRunConfig } from "./train-config.js";
+import { checkDatasetFile, checkModelDir, configDir, loadTrainConfig, trainRunConfig } from "./train-config.js";
 import { startRunLogs } from "./run-logs.js";
 import { onStopRequest } from "../process/stop-signals.js";
 import { tracedAction } from "../process/process-tracing.js";
@@ -122,6 +122,7 @@ export function planTrain(dataArg: string | undefined, words: string[], options:
   const runConfig = trainRunConfig(file);
   if (!file.dataset.path && !options.resume)
     throw new Error("no dataset: give DATA (a JSONL file), dataset=NAME (configs/dataset) or dataset.path=FILE");
+  if (file.dataset.path) checkDatasetFile(file.dataset.path);
   const local = (name: string) => file.services[name]?.url === undefined;
   if (local("learner") && !options.resume) checkRunAlgorithm(file);
   if (local("inference") || local("learner")) checkModelDir(file.model.dir, configDir(options.configDir));

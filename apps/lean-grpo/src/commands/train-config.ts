@@ -101,3 +101,23 @@ export function checkModelDir(dir: string, root: string): void {
     },
   ]);
 }
+
+/**
+ * The training file must be there before any service starts. A Hub dataset id (the seeds'
+ * dataset.name, e.g. agentica-org/DeepScaleR-Preview-Dataset) is not downloaded: the error
+ * says how to give a local file.
+ */
+export function checkDatasetFile(file: string): void {
+  if (existsSync(file)) return;
+  const hub = /^[\w.-]+\/[\w.-]+$/.test(file) && !/\.jsonl?$/.test(file);
+  throw new ConfigError([
+    {
+      path: "dataset.path",
+      source: "dataset",
+      message: hub
+        ? `dataset "${file}" looks like a Hugging Face Hub dataset id and is not a local file; datasets are not downloaded here: ` +
+          `save it as JSONL (math: one {"problem", "answer"} per line; Lean: {"name", "statement"}) and give its path as DATA or dataset.path=FILE`
+        : `dataset "${file}" does not exist; give a JSONL file as DATA or dataset.path=FILE, or choose dataset=NAME (configs/dataset)`,
+    },
+  ]);
+}
