@@ -2,6 +2,7 @@
 // default) and drives a run through OrchestratorService over gRPC, showing a progress bar
 // (JSON lines when stdout is not a TTY) and a summary table at the end.
 import type { Command } from "commander";
+import path from "node:path";
 import { toJson } from "@bufbuild/protobuf";
 import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { createServiceClient, rpcClientTracing } from "@lean-grpo/kit";
@@ -233,7 +234,7 @@ async function runTrain(plan: TrainPlan): Promise<void> {
       advice: runAdvice(final, runFile?.checkpointed !== false),
       ...(process.stdout.columns ? { width: process.stdout.columns } : {}),
     });
-    process.stdout.write(`${summary}\nservice logs: ${logs.dir}\n`);
+    process.stdout.write(`${summary}\nservice logs: ${logs.dir}\n${trackingNotes(plan.tracking, final.outputDir)}`);
     if (final.state === RunState.FAILED) process.exitCode = 1;
   } finally {
     release();
@@ -242,6 +243,16 @@ async function runTrain(plan: TrainPlan): Promise<void> {
     await mesh.shutdown();
     finished();
   }
+}
+
+/** Where the trackers' files are and how to open or upload them. */
+function trackingNotes(tracking: TrackingConfig, runDir: string): string {
+  const notes: string[] = [];
+  if (tracking.trackers.includes("tensorboard")) notes.push(`tensorboard: tensorboard --logdir ${path.join(runDir, "tensorboard")}`);
+  if (tracking.trackers.includes("wandb") && tracking.mode === "offline") {
+    notes.push(`W&B offline run (upload: wandb sync DIR): ${path.join(runDir, "wandb", "offline-run-*")}`);
+  }
+  return notes.map((n) => `${n}\n`).join("");
 }
 
 /** The seeds' names under the options of `lean-grpo train --help`: each beside the key it sets here. */
