@@ -34,6 +34,15 @@ class ProcessGroupCollective:
             offset += g.numel()
         return [float(v) for v in flat[offset:].to("cpu", torch.float64)]
 
+    def gather_rows(self, rows: dict[int, list[float]]) -> dict[int, list[float]]:
+        """Per-row values (batch row -> list) each rank computed for its micro-batches, merged on every rank."""
+        gathered = [None] * self.world_size
+        dist.all_gather_object(gathered, rows)
+        merged: dict[int, list[float]] = {}
+        for part in gathered:
+            merged.update(part)
+        return merged
+
     def send_command(self, command: str, payload) -> None:
         dist.broadcast_object_list([(command, payload)], src=0)
 

@@ -14,6 +14,7 @@ from ..lora.lora_config import LoraConfig
 from ..model.model_source import load_model
 from ..optimizer.adamw import AdamWSettings
 from ..training.learner import Learner, LearnerOptions, OptimizerOptions
+from ..training.step_speed import StepSpeedSettings
 from .status_codes import RpcAbort
 
 log = logging.getLogger("leangrpo_learner")
@@ -35,6 +36,7 @@ def learner_options(config: dict) -> LearnerOptions:
         seed=config["seed"],
         keep_versions=config["adapter_versions_kept"],
         gradient_checkpointing=config["torch"]["gradient_checkpointing"],
+        speed=StepSpeedSettings(config["torch"]["micro_batch_tokens"], config["torch"]["logits_chunk_mib"], config["torch"]["former_step"]),
     )
 
 
