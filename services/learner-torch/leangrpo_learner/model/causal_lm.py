@@ -53,6 +53,8 @@ class CausalLM:
         self.head = self.weights["model.embed_tokens.weight"] if config.tie_word_embeddings else self.weights["lm_head.weight"]
         self.inv_freq = inverse_frequencies(config).to(device)
         self.logit_softcap = None  # none of qwen2 / qwen3 / llama caps logits (Gemma 2/3 do: transformers source)
+        # torch.sharding "fsdp": one FSDP2-wrapped module per decoder layer (distributed/fsdp.py).
+        self.sharded_layers = None
 
     @staticmethod
     def load(directory: str | Path, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32) -> "CausalLM":
@@ -135,7 +137,9 @@ class CausalLM:
         bias = None if HAS_SDPA and bool(mask.all()) else self._attention_bias(mask, length)
         h = F.embedding(ids, self.weights["model.embed_tokens.weight"])
         for layer in range(self.config.num_layers):
-            if options.gradient_checkpointing and torch.is_grad_enabled():
+            if self.sharded_layers is not None:  # gathers the layer, checkpointing inside (fsdp.py)
+                h = self.sharded_layers[layer](h, cos, sin, bias, options)
+            elif options.gradient_checkpointing and torch.is_grad_enabled():
                 h = checkpoint(self._layer, layer, h, cos, sin, bias, options, use_reentrant=False)
             else:
                 h = self._layer(layer, h, cos, sin, bias, options)

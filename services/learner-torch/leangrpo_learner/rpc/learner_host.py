@@ -46,7 +46,14 @@ def base_model_of(config: dict) -> str:
 
 def load_learner(config: dict, device: torch.device, collective=None) -> Learner:
     options = learner_options(config)
-    return Learner(load_model(config, options.lora, device), options, collective)
+    if config["torch"]["sharding"] == "fsdp":
+        from ..distributed.fsdp import load_sharded_native
+        from ..model.model_source import base_dtype
+
+        model = load_sharded_native(config["model"]["dir"], device, base_dtype(device, config["torch"]["dtype"]))
+    else:
+        model = load_model(config, options.lora, device)
+    return Learner(model, options, collective)
 
 
 class LearnerHost:
@@ -56,6 +63,8 @@ class LearnerHost:
         self.collective = collective
         self.lock = threading.Lock()
         self._learner = learner
+        # Sharded ranks gather every layer in every forward: scoring must run on all of them too.
+        self.sharded = config["torch"]["sharding"] == "fsdp"
 
     @property
     def base_model(self) -> str:

@@ -127,6 +127,12 @@ class Learner:
         return logprobs, entropies
 
     def compute_logprobs(self, pairs, reference: bool, sampling: SamplingDistribution, include_entropy: bool = True):
+        self.check_pairs(pairs)
+        logprobs, entropies = self.score(pairs, sampling, None if reference else self.adapter, include_entropy)
+        return logprobs, entropies, 0 if reference else self.adapter_version
+
+    def check_pairs(self, pairs) -> None:
+        """Token ids within the vocabulary, sequences within the context; raises SampleError naming the row."""
         for row, (prompt, completion) in enumerate(pairs):
             for name, ids in (("prompt_token_ids", prompt), ("completion_token_ids", completion)):
                 for i, token in enumerate(ids):
@@ -137,8 +143,6 @@ class Learner:
                     f"sequences[{row}]: prompt + completion is {len(prompt) + len(completion)} tokens; "
                     f"the model's context (max_position_embeddings) is {self.model.config.max_position_embeddings}"
                 )
-        logprobs, entropies = self.score(pairs, sampling, None if reference else self.adapter, include_entropy)
-        return logprobs, entropies, 0 if reference else self.adapter_version
 
     # ---- training ------------------------------------------------------------------------
     def check_request(self, request: StepRequest):
@@ -227,7 +231,7 @@ class Learner:
                 keep_reference=score_reference and batch.mode == "rl" and settings.num_iterations > 1,
                 projection=Projection(self.speed.logit_chunk_floats, True),
             ),
-            share=self.collective.owns_micro_batch,
+            plan=self.collective.micro_batch_plan,
         )
         grads = [p.grad for p in self.adapter.parameters()]
         sums = self.collective.sum_gradients(grads, gradients.as_list())

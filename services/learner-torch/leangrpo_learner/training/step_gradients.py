@@ -7,8 +7,10 @@ on-policy update "old" is the current policy, so the loss takes the detached log
 it differentiates (no extra pass); and the reference is scored inside each micro-batch, without
 gradient, just before the policy's pass over the same rows (no round trip through Python lists).
 
-`share` picks which micro-batches this process computes (all of them, or one rank's share under
-torch.distributed); each micro-batch's loss is already its share of the whole step's loss."""
+`plan` says which micro-batches this process computes (all of them, or one rank's share under
+torch.distributed) and whether each counts (a sharded rank with nothing left runs a pass that
+does not, to keep in step with the others); each micro-batch's loss is already its share of the
+whole step's loss."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -76,13 +78,16 @@ def column(values: list[float], device) -> torch.Tensor:
     return torch.tensor(values, dtype=torch.float32, device=device)[:, None]
 
 
-def step_gradients(inputs: StepGradientInputs, share: Callable[[int], bool] = lambda k: True) -> StepGradients:
+def step_gradients(inputs: StepGradientInputs, plan: Callable[[int], list[tuple[int, bool]]] | None = None) -> StepGradients:
     batch = inputs.batch
     row_of = {id(row): i for i, row in enumerate(batch.rows)}
     out = StepGradients(detached={} if inputs.keep_detached else None, reference={} if inputs.keep_reference else None)
-    for k, rows in enumerate(micro_batches(batch.rows, inputs.micro_batch_tokens)):
-        out.micro_batches += 1
-        if not share(k):
+    cut = micro_batches(batch.rows, inputs.micro_batch_tokens)
+    out.micro_batches = len(cut)
+    for k, counts in plan(len(cut)) if plan else [(k, True) for k in range(len(cut))]:
+        rows = cut[k]
+        if not counts:  # the same passes as the other ranks, nothing added
+            _uncounted_pass(inputs, rows, k)
             continue
         options = ForwardOptions(
             adapter=inputs.adapter,
@@ -113,6 +118,22 @@ def step_gradients(inputs: StepGradientInputs, share: Callable[[int], bool] = la
         loss.backward()
         out.loss += float(loss.detach())
     return out
+
+
+def _uncounted_pass(inputs: StepGradientInputs, rows: list[PreparedRow], k: int) -> None:
+    """A sharded rank's filler: the same forwards and backward as a real micro-batch (the reference
+    too), so its all-gathers pair with the other ranks', with a loss of 0 × its logprobs."""
+    pairs = [(r.example.prompt_ids, r.example.completion_ids) for r in rows]
+    if inputs.score_reference and inputs.batch.mode == "rl":
+        with torch.no_grad():
+            completion_logprobs(inputs.model, pairs, inputs.sampling, ForwardOptions(adapter=None), Projection(inputs.projection.chunk_floats, False))
+    options = ForwardOptions(
+        adapter=inputs.adapter,
+        dropout_seed=inputs.dropout_seed(k) if inputs.dropout_seed else None,
+        gradient_checkpointing=inputs.gradient_checkpointing,
+    )
+    scores = completion_logprobs(inputs.model, pairs, inputs.sampling, options, Projection(inputs.projection.chunk_floats, False))
+    (scores.logprobs.sum() * 0.0).backward()
 
 
 def _rl_loss(inputs: StepGradientInputs, rows: list[PreparedRow], batch_rows: list[int], logp, mask, out: StepGradients, ref=None):
