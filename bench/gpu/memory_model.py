@@ -72,16 +72,13 @@ def _numel(shape: list[int]) -> int:
 def main() -> None:
     group_tokens = 8 * (128 + 512)  # one group of the bench's batch: the smallest micro-batch (groups are never split)
     print(f"per-GPU estimate, GiB (micro-batch {group_tokens} tokens = one group of 8 × 640, LoRA r16 on 7 linears)")
-    print(
-        f"{'shape':<14} {'GPUs':>4} {'sharding':<8} {'gc':<5} {'layers':>7} {'gathered':>8} {'emb+head':>8} {'LoRA+Adam':>9} {'activ.':>7} {'logits':>6} {'total':>7}"
-    )
+    columns = ("layers", "gathered", "emb+head", "LoRA+Adam", "activ.", "logits", "total")
+    print(f"{'shape':<14} {'GPUs':>4} {'sharding':<8} {'gc':<5} " + " ".join(f"{c:>9}" for c in columns))
     for name, config in SHAPES.items():
         for world, sharded, gc in ((1, False, False), (1, False, True), (8, True, True)):
             e = per_gpu(config, world, sharded, group_tokens, gc)
-            print(
-                f"{name:<14} {world:>4} {'fsdp' if sharded else 'none':<8} {str(gc):<5} {e.layers_gib:>7.1f} {e.gathered_gib:>8.1f} {e.embeddings_and_head_gib:>8.1f} "
-                f"{e.lora_and_adamw_gib:>9.2f} {e.activations_gib:>7.1f} {e.logits_gib:>6.1f} {e.total_gib:>7.1f}"
-            )
+            values = (e.layers_gib, e.gathered_gib, e.embeddings_and_head_gib, e.lora_and_adamw_gib, e.activations_gib, e.logits_gib, e.total_gib)
+            print(f"{name:<14} {world:>4} {'fsdp' if sharded else 'none':<8} {str(gc):<5} " + " ".join(f"{v:>9.1f}" for v in values))
 
 
 if __name__ == "__main__":
