@@ -42,6 +42,11 @@ class ProcessGroupCollective:
             offset += g.numel()
         return [float(v) for v in flat[offset:].to("cpu", torch.float64)]
 
+    def min_over_ranks(self, value: int) -> int:
+        box = torch.tensor([value], dtype=torch.int64, device=self.device)
+        dist.all_reduce(box, op=dist.ReduceOp.MIN)
+        return int(box.item())
+
     def gather_rows(self, rows: dict[int, list[float]]) -> dict[int, list[float]]:
         """Per-row values (batch row -> list) each rank computed for its micro-batches, merged on every rank."""
         gathered = [None] * self.world_size

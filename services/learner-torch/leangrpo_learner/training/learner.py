@@ -8,7 +8,7 @@ sums their gradients, so every rank applies the same update."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -97,6 +97,9 @@ class Learner:
         self.adapter = LoraAdapter.create(model.lora_layout(options.lora), options.lora, options.seed).to(model.device)
         # Token budget and logit chunks sized for the device once, after the model took its memory.
         self.speed = resolve_step_speed(options.speed, model, options.micro_batch_tokens, options.gradient_checkpointing)
+        if self.collective.world_size > 1:
+            # Every rank must cut a batch into the same micro-batches: the smallest budget of any rank.
+            self.speed = replace(self.speed, micro_batch_tokens=self.collective.min_over_ranks(self.speed.micro_batch_tokens))
         self.optimizer = AdamW(self.adapter, options.optimizer.adamw, fused=self.speed.fused_adamw)
         self.versions: dict[int, dict[str, bytes]] = {}
         self._snapshot_version()
