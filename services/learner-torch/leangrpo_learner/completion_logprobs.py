@@ -33,6 +33,7 @@ class Projection:
 
     chunk_floats: int = LOGIT_FLOATS_PER_CHUNK
     entropies: bool = True
+    compiled: bool = False  # torch.compile: the head's cast, scaling, logsumexp and gather fused
 
 
 DEFAULT_PROJECTION = Projection()
@@ -98,6 +99,16 @@ def _project_chunk(hidden, head, targets, sampling, softcap, entropies: bool):
     return _target_logprobs(hidden, head, targets, sampling, softcap), None
 
 
+_COMPILED: dict[str, object] = {}
+
+
+def compiled_projection():
+    """_project_chunk under torch.compile (made once; dynamic shapes, since the last chunk is shorter)."""
+    if "project" not in _COMPILED:
+        _COMPILED["project"] = torch.compile(_project_chunk, dynamic=True)
+    return _COMPILED["project"]
+
+
 def completion_logprobs(
     model: CausalLM,  # or TransformersCausalLM: the same interface
     pairs: list[tuple[list[int], list[int]]],
@@ -116,13 +127,14 @@ def completion_logprobs(
         scored = hidden[:, length - 1 - window : length - 1, :].reshape(batch * window, -1)
         targets = ids[:, length - window :].reshape(-1)
         chunk = max(1, projection.chunk_floats // model.config.vocab_size)
+        project = compiled_projection() if projection.compiled else _project_chunk
         logprobs, entropies = [], []
         for start in range(0, batch * window, chunk):
             h, t = scored[start : start + chunk], targets[start : start + chunk]
             if torch.is_grad_enabled() and batch * window > chunk:
-                target, entropy = checkpoint(_project_chunk, h, model.head, t, sampling, model.logit_softcap, projection.entropies, use_reentrant=False)
+                target, entropy = checkpoint(project, h, model.head, t, sampling, model.logit_softcap, projection.entropies, use_reentrant=False)
             else:
-                target, entropy = _project_chunk(h, model.head, t, sampling, model.logit_softcap, projection.entropies)
+                target, entropy = project(h, model.head, t, sampling, model.logit_softcap, projection.entropies)
             logprobs.append(target)
             entropies.append(entropy)
     columns = torch.arange(window, device=model.device)

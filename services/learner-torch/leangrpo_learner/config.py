@@ -154,6 +154,9 @@ SCHEMA = {
         # The step as it was before the fast path (separate old-policy and reference passes,
         # 16 MiB logit chunks, the top-level token budget, unfused AdamW): parity checks, benchmarks.
         "former_step": (_bool, False),
+        # torch.compile the vocabulary projection (the head's cast, scaling, logsumexp and gather
+        # fused); torch >= 2.0. The first step pays the compilation.
+        "compile": (_bool, False),
         # none: every rank holds the whole frozen base. fsdp: under torchrun, each decoder layer's
         # frozen weights are sharded across the ranks (FSDP2 fully_shard, torch >= 2.4).
         "sharding": (_enum("none", "fsdp"), "none"),
@@ -191,6 +194,11 @@ def load_config(given: dict) -> dict:
 def check_model_source(config: dict) -> None:
     """What torch.model_source needs: the seven native linears, or transformers + peft installed."""
     source, section = config["torch"]["model_source"], config["torch"]
+    if section["compile"]:
+        import torch
+
+        if not hasattr(torch, "compile"):
+            raise ConfigError(f'config key "torch.compile" is true but torch {torch.__version__} has no torch.compile (torch >= 2.0); accepted here: false')
     if section["dtype"] == "bfloat16" and section["device"] == "cpu":
         raise ConfigError('config key "torch.dtype" is "bfloat16" with torch.device "cpu"; bf16 runs on CUDA only (accepted on CPU: auto, float32)')
     if source == "native":

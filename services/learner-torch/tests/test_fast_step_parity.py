@@ -14,6 +14,7 @@ parameter's .grad after the step) to 1e-5 of their largest entry. From the secon
 side starts from the weights it updated (equal to that margin), so 1e-4 relative there; the
 rollout correction's chi² metrics exponentiate sums of log-ratios and get 1e-4 throughout."""
 import json
+from dataclasses import replace
 import math
 
 import pytest
@@ -125,3 +126,16 @@ def test_step_speed_keys_are_checked_naming_the_key():
     assert load_config({"torch": {"micro_batch_tokens": 4096}})["torch"]["micro_batch_tokens"] == 4096
     assert load_config({"torch": {"micro_batch_tokens": None}})["torch"]["micro_batch_tokens"] is None
     assert load_config({})["torch"]["micro_batch_tokens"] == "auto"
+
+
+def test_torch_compile_is_refused_naming_the_key_where_torch_has_none_and_computes_the_same_where_it_has():
+    import torch
+
+    if not hasattr(torch, "compile"):
+        with pytest.raises(ConfigError, match=f'"torch.compile" is true but torch {torch.__version__} has no torch.compile'):
+            load_config({"torch": {"compile": True}})
+        return
+    # One step, one micro-batch: each new shape is a compilation (minutes on a small CPU).
+    compiled = learner(former=False, micro_batch_tokens=1 << 20)
+    compiled.speed = replace(compiled.speed, compile=True)
+    assert_same_steps(CASES["dgpo"], compiled, learner(former=True, micro_batch_tokens=1 << 20), steps=1)

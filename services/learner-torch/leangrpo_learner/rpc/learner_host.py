@@ -36,7 +36,9 @@ def learner_options(config: dict) -> LearnerOptions:
         seed=config["seed"],
         keep_versions=config["adapter_versions_kept"],
         gradient_checkpointing=config["torch"]["gradient_checkpointing"],
-        speed=StepSpeedSettings(config["torch"]["micro_batch_tokens"], config["torch"]["logits_chunk_mib"], config["torch"]["former_step"]),
+        speed=StepSpeedSettings(
+            config["torch"]["micro_batch_tokens"], config["torch"]["logits_chunk_mib"], config["torch"]["former_step"], config["torch"]["compile"]
+        ),
     )
 
 

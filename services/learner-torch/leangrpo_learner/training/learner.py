@@ -111,7 +111,7 @@ class Learner:
         entropies: list[list[float]] = []
         speed = getattr(self, "speed", None)
         budget = speed.micro_batch_tokens if speed is not None else self.options.micro_batch_tokens
-        projection = Projection(speed.logit_chunk_floats if speed is not None else LOGIT_FLOATS_PER_CHUNK, entropies_too)
+        projection = Projection(speed.logit_chunk_floats if speed is not None else LOGIT_FLOATS_PER_CHUNK, entropies_too, speed is not None and speed.compile)
         start = 0
         with torch.no_grad():
             while start < len(pairs):
@@ -232,7 +232,7 @@ class Learner:
                 keep_detached=keep_detached,
                 # Replays reuse the reference scored in the first update.
                 keep_reference=score_reference and batch.mode == "rl" and settings.num_iterations > 1,
-                projection=Projection(self.speed.logit_chunk_floats, True),
+                projection=Projection(self.speed.logit_chunk_floats, True, self.speed.compile),
             ),
             plan=self.collective.micro_batch_plan,
         )

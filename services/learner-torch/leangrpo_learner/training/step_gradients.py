@@ -100,7 +100,11 @@ def step_gradients(inputs: StepGradientInputs, plan: Callable[[int], list[tuple[
         if inputs.score_reference and batch.mode == "rl":
             with torch.no_grad():
                 scored = completion_logprobs(
-                    inputs.model, pairs, inputs.sampling, ForwardOptions(adapter=None), Projection(inputs.projection.chunk_floats, False)
+                    inputs.model,
+                    pairs,
+                    inputs.sampling,
+                    ForwardOptions(adapter=None),
+                    Projection(inputs.projection.chunk_floats, False, inputs.projection.compiled),
                 )
             ref = scored.logprobs
             if out.reference is not None:
@@ -126,13 +130,19 @@ def _uncounted_pass(inputs: StepGradientInputs, rows: list[PreparedRow], k: int)
     pairs = [(r.example.prompt_ids, r.example.completion_ids) for r in rows]
     if inputs.score_reference and inputs.batch.mode == "rl":
         with torch.no_grad():
-            completion_logprobs(inputs.model, pairs, inputs.sampling, ForwardOptions(adapter=None), Projection(inputs.projection.chunk_floats, False))
+            completion_logprobs(
+                inputs.model,
+                pairs,
+                inputs.sampling,
+                ForwardOptions(adapter=None),
+                Projection(inputs.projection.chunk_floats, False, inputs.projection.compiled),
+            )
     options = ForwardOptions(
         adapter=inputs.adapter,
         dropout_seed=inputs.dropout_seed(k) if inputs.dropout_seed else None,
         gradient_checkpointing=inputs.gradient_checkpointing,
     )
-    scores = completion_logprobs(inputs.model, pairs, inputs.sampling, options, Projection(inputs.projection.chunk_floats, False))
+    scores = completion_logprobs(inputs.model, pairs, inputs.sampling, options, Projection(inputs.projection.chunk_floats, False, inputs.projection.compiled))
     (scores.logprobs.sum() * 0.0).backward()
 
 

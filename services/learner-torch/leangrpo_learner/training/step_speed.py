@@ -1,5 +1,5 @@
 """How a training step uses its device (torch.micro_batch_tokens, torch.logits_chunk_mib,
-torch.former_step): the token budget of a micro-batch, the logits held per projection chunk, and
+torch.former_step, torch.compile): the token budget of a micro-batch, the logits held per projection chunk, and
 fused AdamW. None of these changes what a step computes, only how it is cut and launched.
 
 On CPU the former values hold: the top-level micro_batch_tokens (8192) and 16 MiB logit chunks
@@ -30,6 +30,7 @@ class StepSpeedSettings:
     micro_batch_tokens: int | str | None = "auto"  # None: the top-level micro_batch_tokens
     logits_chunk_mib: int = 0  # 0: 16 on CPU, 512 on CUDA
     former_step: bool = False
+    compile: bool = False
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class StepSpeed:
     logit_chunk_floats: int
     fused_adamw: bool
     former_step: bool
+    compile: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ def resolve_step_speed(settings: StepSpeedSettings | None, model, configured_tok
         logit_chunk_floats=chunk_mib * MIB // 4,
         fused_adamw=cuda and not settings.former_step and _has_fused_adamw(),
         former_step=settings.former_step,
+        compile=settings.compile and not settings.former_step,
     )
 
 
