@@ -29,8 +29,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-# Everything is local (random weights in temporary directories): never wait on a hub that the
-# device machines cannot reach. The parts' processes inherit this.
+# Everything is local (random weights in temporary directories): never wait on a hub that a GPU
+# host without network cannot reach. The parts' processes inherit this.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
