@@ -5,46 +5,18 @@ import type { Command } from "commander";
 import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { createServiceClient, rpcClientTracing } from "@lean-grpo/kit";
 import { ALGORITHM_NAMES } from "@lean-grpo/learner";
-import { z } from "zod";
-import { RunConfigMessageSchema, newRunId } from "@lean-grpo/orchestrator";
+import { newRunId } from "@lean-grpo/orchestrator";
 import { RunOutputs } from "@lean-grpo/orchestrator";
 import { runProgress } from "./run-progress.js";
 import { runSummaryTable } from "./run-summary.js";
 import { runAdvice } from "./run-advice.js";
 import { checkModelDir, configDir, loadTrainConfig, trainRunConfig } from "./train-config.js";
+import { TrainFileSchema } from "./train-file.js";
 import { startRunLogs } from "./run-logs.js";
 import { onStopRequest } from "../process/stop-signals.js";
 import { tracedAction } from "../process/process-tracing.js";
 import { startMesh } from "../mesh/start-mesh.js";
-import { MeshModelSchema } from "../mesh/mesh-model.js";
 import { dashboardCommand } from "./dashboard-command.js";
-
-/**
- * The run sections of a train file (training, algorithm, reward, ...): the orchestrator owns
- * them, so here they are only composed from the sources and carried to StartRun as the typed
- * RunConfig (train-config.ts trainRunConfig); the orchestrator checks and completes them.
- */
-const RUN_SECTIONS = Object.fromEntries(
-  RunConfigMessageSchema.fields.filter((f) => f.name !== "dataset").map((f) => [f.name, z.unknown().optional()]),
-);
-
-/** A `--config` file of `lean-grpo train` (configs/train/*.yaml, configs/algorithm/*.yaml): the CLI's own keys, typed, and the run sections. */
-export const TrainFileSchema = z
-  .object({
-    ...RUN_SECTIONS,
-    /** The training file (else the DATA argument), plus the run's dataset keys (max_train_samples). */
-    dataset: z
-      .object({ path: z.string().default("") })
-      .catchall(z.unknown())
-      .prefault({}),
-    /** The model every local service uses (mesh/mesh-model.ts: one shape for `train` and `serve all`). */
-    model: MeshModelSchema,
-    runs_dir: z.string().min(1).default("runs"),
-    /** Per-service config sections for the embedded mesh (inference, verifier, reward, learner). */
-    services: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
-  })
-  .strict();
-export type TrainFile = z.infer<typeof TrainFileSchema>;
 
 interface TrainOptions {
   config?: string;

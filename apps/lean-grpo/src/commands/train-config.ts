@@ -7,7 +7,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, listGroups, loadConfig, splitGroupChoices } from "@lean-grpo/kit";
 import { RunConfigShapeError, runConfigToMessage, type RunConfigMessage } from "@lean-grpo/orchestrator";
-import type { TrainFile, TrainFileSchema } from "./train-command.js";
+import type { TrainFile, TrainFileSchema } from "./train-file.js";
 
 const REPO_CONFIGS = fileURLToPath(new URL("../../../../configs/", import.meta.url));
 
