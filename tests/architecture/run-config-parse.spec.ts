@@ -21,6 +21,7 @@ const OWNERS: Record<string, Record<string, string>> = {
     "services/orchestrator/src/run/config/run-config.ts": "the definition",
     "services/orchestrator/src/run/run-manager.ts": "the one parse: a StartRun config, a resumed run's config.json, Evaluate's run config",
     "services/orchestrator/src/run/config/new-run-id.ts": "exp_name's rule, for a client that names a run's log folder before StartRun",
+    "apps/lean-grpo/src/config-reference/config-reference.ts": "describes every key for `lean-grpo config` and the docs (no values read)",
   },
   RunConfigMessageSchema: {
     "services/orchestrator/src/run/config/run-config-message.ts": "the one mapping between the YAML shape and the message",

@@ -19,11 +19,15 @@ export const TrainFileSchema = z
     ...RUN_SECTIONS,
     /** The training file (else the DATA argument), plus the run's dataset keys (max_train_samples). */
     dataset: z
-      .object({ path: z.string().default("") })
+      .object({
+        /** The training data (JSONL); the DATA argument of `lean-grpo train` sets it. */
+        path: z.string().default(""),
+      })
       .catchall(z.unknown())
       .prefault({}),
     /** The model every local service uses (mesh/mesh-model.ts: one shape for `train` and `serve all`). */
     model: MeshModelSchema,
+    /** Where run folders (runs/<id>/) are written and read. */
     runs_dir: z.string().min(1).default("runs"),
     /** Per-service config sections for the embedded mesh (inference, verifier, reward, learner). */
     services: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
