@@ -32,14 +32,14 @@ export function keyAnchor(key: string): string {
  * One key: a heading of its own (so the site's search finds it by name and a link can point at
  * it), then what it takes, its default and owner, then its meaning.
  */
-function keyBlock(k: ConfigKeyDoc): string[] {
+function keyBlock(k: ConfigKeyDoc, anchor: string): string[] {
   const facts = [
     `type: ${prose(k.type)}`,
     ...(k.default === undefined ? [] : [`default: ${code(k.default)}`]),
     `owner: ${prose(k.owner)}`,
     ...(k.aliases.length > 0 ? [`also accepted as ${k.aliases.map(code).join(", ")}`] : []),
   ];
-  return [`#### ${k.key} {#${keyAnchor(k.key)}}`, "", facts.join(" · "), "", ...(k.meaning ? [prose(k.meaning), ""] : [])];
+  return [`#### ${k.key} {#${anchor}}`, "", facts.join(" · "), "", ...(k.meaning ? [prose(k.meaning), ""] : [])];
 }
 
 export function configMarkdown(groups: readonly ConfigGroupDoc[]): string {
@@ -61,10 +61,18 @@ export function configMarkdown(groups: readonly ConfigGroupDoc[]): string {
     ...groups.map((g) => `- [${g.title}](#${g.id})`),
     "",
   ];
+  // Anchors are unique on a page: a key named like a group (or another key) gets a suffix.
+  const used = new Set(groups.map((g) => g.id));
+  const unique = (anchor: string) => {
+    let candidate = anchor;
+    for (let n = 2; used.has(candidate); n++) candidate = `${anchor}-${n}`;
+    used.add(candidate);
+    return candidate;
+  };
   for (const group of groups) {
     // v-pre: the values hold `{problem}`-style templates, which Vue must not read as its own.
     out.push(`## ${group.title} {#${group.id}}`, "", group.intro, "", "::: v-pre");
-    for (const k of group.keys) if (!k.section || k.meaning) out.push(...keyBlock(k));
+    for (const k of group.keys) if (!k.section || k.meaning) out.push(...keyBlock(k, unique(keyAnchor(k.key))));
     out.push(":::", "");
   }
   return `${out.join("\n").trimEnd()}\n`;

@@ -126,7 +126,7 @@ export function configReference(): ConfigGroupDoc[] {
       keys: fromSchema(schemaKeys(RunConfigSchema), comments, { owner: "orchestrator" }),
     },
     {
-      id: "algorithm-config",
+      id: "algorithm-knobs",
       title: "algorithm.config: the learner's knobs",
       intro:
         "Sent to the learner as `TrainStepHeader.algorithm_config` and checked by it (`lean-grpo algorithms` lists the same). A knob an algorithm does not take is refused, naming the algorithm.",
