@@ -26,6 +26,7 @@ const OWNERS: Record<string, Record<string, string>> = {
   RunConfigMessageSchema: {
     "services/orchestrator/src/run/config/run-config-message.ts": "the one mapping between the YAML shape and the message",
     "apps/lean-grpo/src/commands/train-file.ts": "the names of the run sections a train file may hold (no values read)",
+    "apps/lean-grpo/src/commands/train-command.ts": "StartRunResponse.config as JSON for the trackers (no values read)",
   },
 };
 

@@ -36,6 +36,10 @@ describe("config reference", () => {
   it("finds a key by its alias and a service key in its train-file spelling", () => {
     expect(findConfigKeys(groups, "algorithm.config.truncated_is").map((k) => k.key)).toEqual(["algorithm.config.importance_sampling_cap"]);
     expect(findConfigKeys(groups, "services.inference.vllm.url").map((k) => k.key)).toEqual(["inference.vllm.url"]);
+    // The seeds' names (config/seed-names.ts) are aliases of the key they set.
+    // (`serve learner` has a model.name of its own, listed too.)
+    expect(findConfigKeys(groups, "model.name").map((k) => k.key)).toEqual(["model.dir", "learner.model.name"]);
+    expect(all.find((k) => k.key === "model.dir")?.aliases).toContain("model.path (seed 004)");
   });
 
   it("prints one key, a group, and refuses an unknown name naming it", async () => {

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { RunConfigMessageSchema } from "@lean-grpo/orchestrator";
 import { MeshModelSchema } from "../mesh/mesh-model.js";
+import { TrackingSchema } from "../tracking/tracking-config.js";
 
 /**
  * The run sections of a train file (training, algorithm, reward, ...): the orchestrator owns
@@ -31,6 +32,8 @@ export const TrainFileSchema = z
     runs_dir: z.string().min(1).default("runs"),
     /** Per-service config sections for the embedded mesh (inference, verifier, reward, learner). */
     services: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
+    /** Experiment tracking: Weights & Biases and TensorBoard, with seed 003's logging.* names (docs/guide/tracking.md). */
+    logging: TrackingSchema,
   })
   .strict();
 export type TrainFile = z.infer<typeof TrainFileSchema>;

@@ -9,6 +9,7 @@ import { ALGORITHMS } from "@lean-grpo/learner";
 import { RunConfigSchema } from "@lean-grpo/orchestrator";
 import { SERVICE_CATALOG } from "../mesh/service-catalog.js";
 import { TrainFileSchema } from "../commands/train-file.js";
+import { SEED_NAMES } from "../config/seed-names.js";
 import { commentFor, readKeyComments, type KeyComment } from "./key-comments.js";
 
 const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
@@ -104,7 +105,23 @@ function serviceKeys(name: string, schema: z.core.$ZodType, comments: readonly K
   });
 }
 
+/** The seeds' names of each key (config/seed-names.ts), as aliases: "model.name (seed 003)". */
+function withSeedNames(groups: ConfigGroupDoc[]): ConfigGroupDoc[] {
+  const byKey = new Map(groups.flatMap((g) => g.keys.map((k) => [k.key, k] as const)));
+  for (const seedName of SEED_NAMES) {
+    if (!("key" in seedName.to)) continue;
+    // A train file's services.<name>.* is the <name> service's key here.
+    const key = seedName.to.key.replace(/^services\./u, "").replace(/\.\*$/u, "");
+    byKey.get(key)?.aliases.push(`${seedName.name} (seed ${seedName.seeds.join(", ")})`);
+  }
+  return groups;
+}
+
 export function configReference(): ConfigGroupDoc[] {
+  return withSeedNames(configGroups());
+}
+
+function configGroups(): ConfigGroupDoc[] {
   const comments = readKeyComments(REPO_ROOT, SCHEMA_DIRS);
   const runSections = new Set(schemaKeys(RunConfigSchema).map((k) => k.path.split(".")[0]!));
   const trainOwn = schemaKeys(TrainFileSchema).filter((k) => k.path.startsWith("dataset.path") || !runSections.has(k.path.split(".")[0]!));
@@ -156,7 +173,7 @@ export function findConfigKeys(groups: readonly ConfigGroupDoc[], query: string)
     group.keys.filter(
       (k) =>
         matches(k.key) ||
-        k.aliases.some(matches) ||
+        k.aliases.some((alias) => matches(alias.replace(/ \(.*\)$/u, ""))) ||
         k.spellings.some((s) => matches(s.replace(/ \(.*\)$/u, "").replace(/^services\./u, ""))) ||
         (group.id === "server" && matches(`${k.key}`)),
     ),
