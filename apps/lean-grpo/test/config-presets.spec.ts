@@ -29,7 +29,7 @@ function loadPreset(file: string) {
   const train = loadConfig(TrainFileSchema, { file });
   // What the CLI sends: throws on a key the typed run config has no place for.
   trainRunConfig(train);
-  const { model, runs_dir: _runsDir, services, dataset: _dataset, ...sections } = train;
+  const { model, runs_dir: _runsDir, services, dataset: _dataset, logging: _logging, ...sections } = train;
   return { model, services, ...RunConfigSchema.parse(sections) };
 }
 type TrainFile = ReturnType<typeof loadPreset>;

@@ -13,6 +13,7 @@ export const InferenceConfigSchema = z
       .object({
         /** Root URL of vLLM's OpenAI-compatible server, e.g. http://vllm:8000 (no /v1). */
         url: z.url().optional(),
+        /** Bearer key the vLLM server was started with (--api-key); "EMPTY" when it has none. */
         api_key: z.string().default("EMPTY"),
         /**
          * The served model's tokenizer.json + tokenizer_config.json: text and chat prompts

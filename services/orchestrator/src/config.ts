@@ -17,9 +17,13 @@ export const OrchestratorConfigSchema = z
      */
     services: z
       .object({
+        /** InferenceService: Generate, Tokenize, LoadAdapter. */
         inference: ServiceTargetsSchema.optional(),
+        /** RewardService: ScoreGroup. */
         reward: ServiceTargetsSchema.optional(),
+        /** LearnerService: TrainStep, ExportAdapter, checkpoints. */
         learner: ServiceTargetsSchema.optional(),
+        /** LeanVerifierService: tactic mode's StartProof / ApplyTactic. */
         verifier: ServiceTargetsSchema.optional(),
       })
       .strict()

@@ -7,9 +7,12 @@ export const ServerConfigSchema = z
     host: z.string().min(1).default("127.0.0.1"),
     /** Port; 0 picks a free one. */
     port: z.number().int().min(0).max(65535).default(0),
+    /** Serve TLS (HTTP/2 over TLS) instead of h2c; both files are PEM. */
     tls: z
       .object({
+        /** The certificate chain (PEM). */
         cert_file: z.string().min(1),
+        /** The certificate's private key (PEM). */
         key_file: z.string().min(1),
       })
       .strict()
