@@ -18,4 +18,5 @@ export { domainErrorInterceptor, type DomainErrorInterceptorOptions } from "./er
 export { bearerAuth, bearerToken } from "./auth/bearer-auth.js";
 export * from "./config/index.js";
 export * from "./client/index.js";
+export * from "./paths/index.js";
 export { createLogger, configureLogDestination, logDestination, logFile, type LogDestination } from "./log.js";
