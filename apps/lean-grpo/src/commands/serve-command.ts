@@ -14,6 +14,7 @@ import { DEFAULT_THREADS } from "../mesh/start-mesh.js";
 import { startServiceThread } from "../mesh/service-thread.js";
 import { applyMeshModel, MeshModelSchema, type MeshModel } from "../mesh/mesh-model.js";
 import { checkModelDir, configDir } from "./train-config.js";
+import { shareRunsDir } from "../mesh/shared-runs-dir.js";
 
 export interface ServeCommandOptions {
   config?: string;
@@ -52,6 +53,7 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
   // Flushed by the stop request, after the servers drained (stop-signals.ts).
   startTracing(target === "all" ? "lean-grpo" : `lean-grpo-${target}`);
 
+  if (target === "all") shareRunsDir(configs.learner as LearnerConfig, configs.orchestrator as { runs_dir: string });
   const servers: { url: string; shutdown(): Promise<void> }[] = [];
   const urls: Record<string, string> = {};
   for (const service of entries) {

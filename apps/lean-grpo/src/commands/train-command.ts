@@ -16,6 +16,7 @@ import { startRunLogs } from "./run-logs.js";
 import { onStopRequest } from "../process/stop-signals.js";
 import { tracedAction } from "../process/process-tracing.js";
 import { startMesh } from "../mesh/start-mesh.js";
+import { rootRelative } from "../mesh/local-paths.js";
 import { MeshModelSchema } from "../mesh/mesh-model.js";
 import { dashboardCommand } from "./dashboard-command.js";
 
@@ -97,6 +98,9 @@ export function registerTrainCommand(program: Command): void {
         const runConfig = trainRunConfig(file);
         if (!dataset.path && !options.resume)
           throw new Error("no dataset: give DATA (a JSONL file), dataset=NAME (configs/dataset) or dataset.path=FILE");
+        // The orchestrator started here reads files under the working directory (local-paths.ts).
+        const datasetPath = dataset.path ? rootRelative(dataset.path, "the dataset") : "";
+        if (runConfig.eval?.data) runConfig.eval.data = rootRelative(runConfig.eval.data, "eval.data");
         const local = (name: string) => services[name]?.url === undefined;
         if (local("inference") || local("learner")) checkModelDir(model.dir, configDir(options.configDir));
         const runId = options.resume ?? newRunId(runConfig.expName);
@@ -132,9 +136,7 @@ export function registerTrainCommand(program: Command): void {
         });
         try {
           const response = await logs.whileStarting(() =>
-            client.startRun(
-              options.resume ? { resumeRunId: options.resume, datasetPath: dataset.path } : { runId, datasetPath: dataset.path, runConfig },
-            ),
+            client.startRun(options.resume ? { resumeRunId: options.resume, datasetPath } : { runId, datasetPath, runConfig }),
           );
           started = response.run!.id;
           let final = response.run!;

@@ -5,6 +5,10 @@ import { PathError } from "./path-root.js";
 
 const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
 
+export function isSafeName(name: string): boolean {
+  return SAFE_NAME.test(name);
+}
+
 /** Throws a PathError naming `field` unless `name` is a safe single path segment. */
 export function checkSafeName(name: string, field: string): string {
   if (name === "") throw new PathError(`${field} is empty`, field, "invalid");
