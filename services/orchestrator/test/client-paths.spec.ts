@@ -79,9 +79,9 @@ describe("StartRun's dataset_path and eval.data", () => {
 
   it("refuses .. and symlinks that lead out of data_root", async () => {
     expect((await start("../secret.txt")).rawMessage).toContain('contains ".."');
-    const escape = await start("escape.jsonl");
-    expect(escape.code).toBe(Code.InvalidArgument);
-    expect(escape.rawMessage).toBe('dataset_path "escape.jsonl" leads out of data_root (through a symlink)');
+    const outOfRoot = await start("escape.jsonl");
+    expect(outOfRoot.code).toBe(Code.InvalidArgument);
+    expect(outOfRoot.rawMessage).toBe('dataset_path "escape.jsonl" leads out of data_root (through a symlink)');
     expect((await start("sub/up/secret.txt")).rawMessage).toContain("leads out of data_root");
   });
 
