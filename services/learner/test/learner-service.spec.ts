@@ -277,7 +277,11 @@ describe("LearnerService over gRPC", () => {
       await mkdir(path.join(dir, "planted-state"));
       await writeFile(path.join(outside, "state.json"), "SECRET-5e1d not json");
       await symlink(path.join(outside, "state.json"), path.join(dir, "planted-state", "trainer_state.json"));
-      await expectCode(client.loadCheckpoint({ path: "planted-state" }), Code.InvalidArgument, /planted-state\/trainer_state.json" leads out/);
+      await expectCode(
+        client.loadCheckpoint({ path: "planted-state" }),
+        Code.InvalidArgument,
+        /planted-state\/trainer_state.json" leads out/,
+      );
       await mkdir(path.join(dir, "bad-state"));
       await writeFile(path.join(dir, "bad-state", "trainer_state.json"), "SECRET-5e1d not json");
       const bad = await client.loadCheckpoint({ path: "bad-state" }).catch((e: unknown) => ConnectError.from(e));
