@@ -3,7 +3,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { ServiceRegistration } from "@lean-grpo/kit";
+import { PathRoot, type ServiceRegistration } from "@lean-grpo/kit";
 import { InferenceService, type LoadAdapterRequest } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import type { FileInfo } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { InferenceConfig } from "./config.js";
@@ -96,6 +96,10 @@ export function createInferenceImpl(
       const name = checkAdapterName(source.name);
       if (adapters.has(name)) throw new ConnectError(`adapter "${name}" is already loaded; use a new name per version`, Code.AlreadyExists);
       let path = source.path;
+      if (path !== "" && source.files.length === 0) {
+        // A directory already on disk: only under adapters.dir (which vLLM reads too), never a path of the client's choosing.
+        path = await adapterDirectory(config.adapters.dir, path);
+      }
       if (path === "") {
         path = join(config.adapters.dir, name);
         await mkdir(config.adapters.dir, { recursive: true });
@@ -154,4 +158,12 @@ async function receiveFiles(dir: string, files: FileInfo[], rest: AsyncIterable<
 
 function versionOf(adapters: AdapterRegistry, name: string): bigint {
   return adapters.list().find((a) => a.name === name)?.version ?? 0n;
+}
+
+/** `given` as a PEFT adapter directory under adapters.dir: relative, no `..`, no symlink out, its files regular files. */
+async function adapterDirectory(adaptersDir: string, given: string): Promise<string> {
+  const root = new PathRoot({ dir: adaptersDir, key: "adapters.dir" });
+  const dir = await root.existing(given, "source.path", "directory");
+  await root.checkFiles(dir, ["adapter_config.json", "adapter_model.safetensors"], "source.path");
+  return dir;
 }
