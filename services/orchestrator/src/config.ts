@@ -32,6 +32,8 @@ export const OrchestratorConfigSchema = z
         reward: ServiceTargetsSchema.optional(),
         learner: ServiceTargetsSchema.optional(),
         verifier: ServiceTargetsSchema.optional(),
+        /** Bearer token sent on every call to these services (their server.auth.token); default: LEANGRPO_AUTH_TOKEN. */
+        token: z.string().min(1).optional(),
       })
       .strict()
       .prefault({}),

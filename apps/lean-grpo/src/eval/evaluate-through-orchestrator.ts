@@ -3,7 +3,7 @@
 // call, as `train` starts it. The orchestrator resolves the run, adapter or checkpoint and
 // evaluates; this side only gathers the stream into a report.
 import { OrchestratorService, type EvaluationSummary } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { createServiceClient, rpcClientTracing } from "@lean-grpo/kit";
+import { callerAuth, createServiceClient, envAuthToken, rpcClientTracing } from "@lean-grpo/kit";
 import type { EvalReport, RunConfigMessage } from "@lean-grpo/orchestrator";
 import { startMesh } from "../mesh/start-mesh.js";
 import { rootRelative } from "../mesh/local-paths.js";
@@ -61,7 +61,8 @@ export async function evaluateThroughOrchestrator(options: EvaluateOptions): Pro
       });
   const { client, transport } = createServiceClient(OrchestratorService, {
     endpoints: [options.url ?? mesh!.urls.orchestrator!],
-    interceptors: [rpcClientTracing()],
+    // LEANGRPO_AUTH_TOKEN: what an orchestrator with auth on requires.
+    interceptors: [rpcClientTracing(), ...callerAuth(envAuthToken())],
   });
   try {
     const results: EvalResult["results"] = [];
