@@ -130,3 +130,17 @@ def test_auth_token_is_required_except_for_health_and_reflection():
         assert "leangrpo.v1.LearnerService" in [s.name for s in listed.list_services_response.service]
     finally:
         assert learner.stop() == 0
+
+
+def test_a_learner_beyond_loopback_needs_a_token():
+    from leangrpo_learner.__main__ import require_auth_beyond_loopback
+    from leangrpo_learner.config import ConfigError, load_config
+
+    config = load_config({"server": {"host": "0.0.0.0"}})
+    with pytest.raises(ConfigError, match=r'server.host "0.0.0.0" is beyond loopback and no token is set: set LEANGRPO_AUTH_TOKEN'):
+        require_auth_beyond_loopback(config, {})
+    require_auth_beyond_loopback(config, {"LEANGRPO_AUTH_TOKEN": "env-token"})
+    assert config["server"]["auth"]["token"] == "env-token"
+    on_loopback = load_config({})
+    require_auth_beyond_loopback(on_loopback, {})
+    assert on_loopback["server"]["auth"]["token"] is None
