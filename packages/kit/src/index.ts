@@ -16,7 +16,7 @@ export {
 } from "./errors/domain-error-mapping.js";
 export { domainErrorInterceptor, type DomainErrorInterceptorOptions } from "./errors/domain-error-interceptor.js";
 export { bearerAuth, bearerToken, tokensEqual } from "./auth/bearer-auth.js";
-export { AUTH_TOKEN_ENV, callerAuth, envAuthToken, isLoopbackHost } from "./auth/mesh-token.js";
+export { AUTH_TOKEN_ENV, callerAuth, envAuthToken, isLoopbackHost, requireAuthBeyondLoopback } from "./auth/mesh-token.js";
 export * from "./config/index.js";
 export * from "./client/index.js";
 export * from "./paths/index.js";

@@ -23,3 +23,16 @@ export function isLoopbackHost(host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
   return bare === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare) || bare === "::ffff:127.0.0.1";
 }
+
+/**
+ * A service process's own rule (run-service.ts): LEANGRPO_AUTH_TOKEN is its server.auth.token
+ * unless the config sets one, and a service that binds beyond loopback without any token
+ * does not start: anyone who can reach the port could otherwise call it.
+ */
+export function requireAuthBeyondLoopback(server: { host: string; auth: { token?: string } }, env: NodeJS.ProcessEnv = process.env): void {
+  server.auth.token ??= envAuthToken(env);
+  if (server.auth.token === undefined && !isLoopbackHost(server.host))
+    throw new Error(
+      `server.host "${server.host}" is beyond loopback and no token is set: set ${AUTH_TOKEN_ENV} (or server.auth.token), which every caller then presents as "authorization: Bearer <token>"`,
+    );
+}
