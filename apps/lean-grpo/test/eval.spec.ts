@@ -70,7 +70,15 @@ describe("lean-grpo eval through Evaluate", () => {
   }, 60_000);
 
   it("pass@k with a run's latest adapter, through a running orchestrator (--url)", async () => {
-    const report = await evaluateThroughOrchestrator({ ...base, url: running.urls.orchestrator!, k: 2, samples: 3, run: "trained" });
+    // A running orchestrator is given the data as it names it: relative to its data_root.
+    const report = await evaluateThroughOrchestrator({
+      ...base,
+      url: running.urls.orchestrator!,
+      data: fixture.dataset,
+      k: 2,
+      samples: 3,
+      run: "trained",
+    });
     expect(report.evaluated).toBe(path.join(fixture.runsDir, "trained", "adapters", "policy-v2"));
     expect(report.greedy).toBe(false);
     expect(report.results.map((r) => r.samples)).toEqual([3, 3, 3, 3, 3, 3]);
@@ -79,13 +87,14 @@ describe("lean-grpo eval through Evaluate", () => {
 
   it("evaluates a checkpoint's adapter/ folder, scoring as the run's adapter of that step, and unloads what it loaded", async () => {
     const url = running.urls.orchestrator!;
-    const checkpoint = path.join(fixture.runsDir, "trained", "checkpoints", "step-2");
-    const fromCheckpoint = await evaluateThroughOrchestrator({ ...base, url, k: 1, checkpoint });
+    // Relative to the orchestrator's data_root (the fixture's directory, which holds runs/).
+    const checkpoint = path.join("runs", "trained", "checkpoints", "step-2");
+    const remote = { ...base, url, data: fixture.dataset };
+    const fromCheckpoint = await evaluateThroughOrchestrator({ ...remote, k: 1, checkpoint });
     const fromAdapter = await evaluateThroughOrchestrator({
-      ...base,
-      url,
+      ...remote,
       k: 1,
-      adapter: path.join(fixture.runsDir, "trained", "adapters", "policy-v2"),
+      adapter: path.join("runs", "trained", "adapters", "policy-v2"),
     });
     expect(fromCheckpoint.evaluated).toBe(path.join(checkpoint, "adapter"));
     expect(fromCheckpoint.results).toEqual(fromAdapter.results);

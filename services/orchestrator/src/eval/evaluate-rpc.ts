@@ -44,7 +44,7 @@ export async function* evaluateRpc(
   const files = datasetFiles(config);
   let theorems = await heldoutProblems(request, files);
   if (request.maxProblems > 0) theorems = theorems.slice(0, request.maxProblems);
-  const { adapterDir, runConfig } = await evaluationTarget(request, config.runs_dir, files.root);
+  const { adapterDir, shown, runConfig } = await evaluationTarget(request, config.runs_dir, files.root);
 
   // Every problem in flight listens for the call's end.
   setMaxListeners(HELDOUT_CONCURRENCY * 4, signal);
@@ -77,7 +77,7 @@ export async function* evaluateRpc(
       event: {
         case: "summary",
         value: {
-          evaluated: adapterDir ?? "base model",
+          evaluated: shown ?? adapterDir ?? "base model",
           problems: report.problems,
           k: report.k,
           samples: report.samples,

@@ -15,6 +15,8 @@ import { RunOutputs } from "../run/outputs/run-outputs.js";
 export interface EvaluationTarget {
   /** PEFT adapter directory to load into the inference service; undefined for the base model. */
   adapterDir: string | undefined;
+  /** What the summary says was evaluated: the directory as the client named it (or the run's adapter). */
+  shown?: string;
   /** Prompt and length settings: the run's own with run_id, else the request's config over the defaults. */
   runConfig: RunConfig;
 }
@@ -42,11 +44,12 @@ export async function evaluationTarget(request: EvaluateRequest, runsDir: string
     return { adapterDir, runConfig };
   }
   const runConfig = parseRunConfig(runConfigInput({ runConfig: request.runConfig, config: undefined }), []);
-  if (request.adapterPath) return { adapterDir: await peftDir(dataRoot, request.adapterPath, "adapter_path"), runConfig };
+  if (request.adapterPath)
+    return { adapterDir: await peftDir(dataRoot, request.adapterPath, "adapter_path"), shown: request.adapterPath, runConfig };
   if (request.checkpointPath) {
     await dataRoot.existing(request.checkpointPath, "checkpoint_path", "directory");
     const adapter = path.join(request.checkpointPath, CHECKPOINT_ADAPTER_DIR);
-    return { adapterDir: await peftDir(dataRoot, adapter, "checkpoint_path"), runConfig };
+    return { adapterDir: await peftDir(dataRoot, adapter, "checkpoint_path"), shown: adapter, runConfig };
   }
   return { adapterDir: undefined, runConfig };
 }
