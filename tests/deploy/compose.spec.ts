@@ -24,7 +24,10 @@ describe.skipIf(!compose)("deploy/compose.yaml", () => {
 
   it("requires LEANGRPO_AUTH_TOKEN, gives it to every service, and publishes ports on 127.0.0.1 only", () => {
     const { LEANGRPO_AUTH_TOKEN: _unset, ...without } = process.env;
-    const refused = spawnSync("docker-compose", ["-f", `${repoRoot}deploy/compose.yaml`, "config", "-q"], { encoding: "utf8", env: without });
+    const refused = spawnSync("docker-compose", ["-f", `${repoRoot}deploy/compose.yaml`, "config", "-q"], {
+      encoding: "utf8",
+      env: without,
+    });
     expect(refused.status).not.toBe(0);
     expect(refused.stderr).toContain("set LEANGRPO_AUTH_TOKEN");
     const gpu = parse(config("--profile", "gpu"));
