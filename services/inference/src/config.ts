@@ -63,6 +63,15 @@ export const InferenceConfigSchema = z
         dir: z.string().min(1).default(join(tmpdir(), "lean-grpo-adapters")),
         /** Versions of the training policy (policy-vN) kept loaded; older ones are unloaded once idle. Other names stay until unloaded. */
         keep: z.number().int().min(1).max(64).default(2),
+        /**
+         * Most bytes one streamed adapter may announce, all files together (LoRA on every
+         * projection of a 70B model at rank 256 stays under a few GiB).
+         */
+        max_bytes: z
+          .number()
+          .int()
+          .positive()
+          .default(4 * 1024 ** 3),
       })
       .strict()
       .prefault({}),

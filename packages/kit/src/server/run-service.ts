@@ -7,6 +7,7 @@ import { setupTracing } from "../telemetry/setup-tracing.js";
 import { createLogger } from "../log.js";
 import { requireAuthBeyondLoopback } from "../auth/mesh-token.js";
 import { serve, type RunningServer, type ServiceRegistration } from "./serve.js";
+import { surviveUnhandledRejections } from "./unhandled-rejections.js";
 import type { ServerConfig } from "./server-config.js";
 
 export interface RunServiceOptions<S extends z.ZodType<{ server: ServerConfig }>> {
@@ -21,6 +22,7 @@ const USAGE = "usage: [--config FILE.yaml] [--host HOST] [--port PORT] [key.path
 
 export async function runService<S extends z.ZodType<{ server: ServerConfig }>>(options: RunServiceOptions<S>): Promise<RunningServer> {
   const logger = createLogger(options.name);
+  surviveUnhandledRejections(logger);
   let config: z.infer<S>;
   try {
     const { values, positionals } = parseArgs({
