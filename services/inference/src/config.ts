@@ -57,7 +57,10 @@ export const InferenceConfigSchema = z
       .prefault({}),
     adapters: z
       .object({
-        /** Where streamed adapters are written; vLLM must read the same path. */
+        /**
+         * Where streamed adapters are written, and the root of LoadAdapter's source.path (relative
+         * to it; absolute paths, `..` and symlinks out of it are refused); vLLM must read the same path.
+         */
         dir: z.string().min(1).default(join(tmpdir(), "lean-grpo-adapters")),
         /** Versions of the training policy (policy-vN) kept loaded; older ones are unloaded once idle. Other names stay until unloaded. */
         keep: z.number().int().min(1).max(64).default(2),

@@ -3,7 +3,7 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { ServiceRegistration } from "@lean-grpo/kit";
+import { PathRoot, type ServiceRegistration } from "@lean-grpo/kit";
 import { InferenceService, type LoadAdapterRequest } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import type { FileInfo } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { InferenceConfig } from "./config.js";
@@ -99,8 +99,10 @@ export function createInferenceImpl(
       if (adapters.has(name)) throw new ConnectError(`adapter "${name}" is already loaded; use a new name per version`, Code.AlreadyExists);
       if (source.path !== "") {
         if (source.files.length > 0) throw new ConnectError("set either source.path or source.files, not both", Code.InvalidArgument);
-        await backend.loadAdapter(name, source.path, ctx.signal);
-        const loaded = { name, version: source.version, path: source.path, loadedAt: new Date() };
+        // A directory already on disk: only under adapters.dir (which vLLM reads too), never a path of the client's choosing.
+        const dir = await adapterDirectory(config.adapters.dir, source.path);
+        await backend.loadAdapter(name, dir, ctx.signal);
+        const loaded = { name, version: source.version, path: dir, loadedAt: new Date() };
         return { adapter: adapterInfo(loaded), unloaded: adapters.add(loaded) };
       }
       if (uploading.has(name)) throw new ConnectError(`adapter "${name}" is being uploaded by another LoadAdapter`, Code.AlreadyExists);
@@ -178,4 +180,12 @@ function checkAdapterBytes(files: readonly FileInfo[], maxBytes: number): void {
 
 function versionOf(adapters: AdapterRegistry, name: string): bigint {
   return adapters.list().find((a) => a.name === name)?.version ?? 0n;
+}
+
+/** `given` as a PEFT adapter directory under adapters.dir: relative, no `..`, no symlink out, its files regular files. */
+async function adapterDirectory(adaptersDir: string, given: string): Promise<string> {
+  const root = new PathRoot({ dir: adaptersDir, key: "adapters.dir" });
+  const dir = await root.existing(given, "source.path", "directory");
+  await root.checkFiles(dir, ["adapter_config.json", "adapter_model.safetensors"], "source.path");
+  return dir;
 }

@@ -72,7 +72,10 @@ export const LearnerConfigSchema = z
     micro_batch_tokens: z.number().int().positive().default(8192),
     /** Most samples one TrainStep may stream (RESOURCE_EXHAUSTED beyond). */
     max_samples_per_step: z.number().int().positive().default(4096),
-    /** Where SaveCheckpoint writes `step-<N>` when no path is given. */
+    /**
+     * The root of every SaveCheckpoint / LoadCheckpoint path (relative to it; absolute paths,
+     * `..` and symlinks out of it are refused); SaveCheckpoint without a path writes `step-<N>` here.
+     */
     checkpoint_dir: z.string().min(1).default("checkpoints"),
     /** Adapter versions held in memory for ExportAdapter. */
     adapter_versions_kept: z.number().int().positive().default(4),

@@ -11,6 +11,18 @@ export const OrchestratorConfigSchema = z
     /** Where each run writes `<id>/` (config, metrics, checkpoints, adapters, report). */
     runs_dir: z.string().min(1).default("runs"),
     /**
+     * The directory every path a client names resolves under: StartRun's dataset_path and
+     * eval.data, Evaluate's dataset_path, adapter_path and checkpoint_path. Relative paths only;
+     * absolute paths, `..` and symlinks out of it are refused. Default: the working directory.
+     */
+    data_root: z.string().min(1).default("."),
+    /** Largest dataset or eval data file read, bytes (checked before reading). */
+    max_dataset_bytes: z
+      .number()
+      .int()
+      .positive()
+      .default(256 * 1024 * 1024),
+    /**
      * The services a run drives, each an http(s):// URL, a list of replica URLs, or
      * dns:///host:port (every address a replica), balanced per call; `lean-grpo train` and
      * `serve all` fill them with the mesh they start.
@@ -25,6 +37,8 @@ export const OrchestratorConfigSchema = z
         learner: ServiceTargetsSchema.optional(),
         /** LeanVerifierService: tactic mode's StartProof / ApplyTactic. */
         verifier: ServiceTargetsSchema.optional(),
+        /** Bearer token sent on every call to these services (their server.auth.token); default: LEANGRPO_AUTH_TOKEN. */
+        token: z.string().min(1).optional(),
       })
       .strict()
       .prefault({}),

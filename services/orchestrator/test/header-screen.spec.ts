@@ -3,7 +3,7 @@
 // the record and the field; honest dataset headers load.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
@@ -18,7 +18,7 @@ const dir = mkdtempSync(join(tmpdir(), "orchestrator-headers-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // No service URL is set: a call that got past the dataset would fail connecting, with another code.
-const service = createOrchestratorService(OrchestratorConfigSchema.parse({ runs_dir: join(dir, "runs") }));
+const service = createOrchestratorService(OrchestratorConfigSchema.parse({ runs_dir: join(dir, "runs"), data_root: dir }));
 const context = { signal: new AbortController().signal } as HandlerContext;
 
 const record = (header: string) => ({ name: "t", formal_statement: "theorem t : True := by sorry", header });
@@ -44,14 +44,14 @@ describe("the header check in the orchestrator", () => {
     const file = join(dir, `${name.replace(/[^A-Za-z0-9]+/g, "-")}.jsonl`);
     writeFileSync(file, `${JSON.stringify(record("import Mathlib"))}\n${JSON.stringify(record(header))}\n`);
     const calls: Record<string, () => unknown> = {
-      "StartRun (file)": () => service.impl.startRun!(create(StartRunRequestSchema, { datasetPath: file }), context),
+      "StartRun (file)": () => service.impl.startRun!(create(StartRunRequestSchema, { datasetPath: basename(file) }), context),
       "StartRun (inline)": () =>
         service.impl.startRun!(
           create(StartRunRequestSchema, { theorems: [theorem("import Mathlib"), { ...theorem(header), id: "u" }] }),
           context,
         ),
       "Evaluate (file)": () =>
-        drain(service.impl.evaluate!(create(EvaluateRequestSchema, { datasetPath: file }), context) as AsyncIterable<unknown>),
+        drain(service.impl.evaluate!(create(EvaluateRequestSchema, { datasetPath: basename(file) }), context) as AsyncIterable<unknown>),
       "Evaluate (inline)": () =>
         drain(service.impl.evaluate!(create(EvaluateRequestSchema, { theorems: [theorem(header)] }), context) as AsyncIterable<unknown>),
     };

@@ -1,7 +1,7 @@
 // RewardService: the handler, mountable in-process (embedded mode, tests) or served by src/server.ts.
 import { create, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
-import type { ServiceRegistration } from "@lean-grpo/kit";
+import { envAuthToken, type ServiceRegistration } from "@lean-grpo/kit";
 import { screenTheoremHeader } from "@lean-grpo/lean";
 import { ParameterInfoSchema } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import {
@@ -33,7 +33,7 @@ export interface RewardServiceRegistration extends ServiceRegistration<typeof Re
 export function createRewardService(config: RewardConfig): RewardServiceRegistration {
   const configured = configuredReward(config.reward);
   const urls = verifierUrls(config);
-  const verifier: Verifier | undefined = urls.length > 0 ? connectVerifier(urls) : undefined;
+  const verifier: Verifier | undefined = urls.length > 0 ? connectVerifier(urls, config.verifier.token ?? envAuthToken()) : undefined;
   const listing = scorerListing(configured);
 
   function evidenceContext(reward: ResolvedReward, ctx: HandlerContext, requestId: string): EvidenceContext {

@@ -16,6 +16,7 @@ import { startRunLogs } from "./run-logs.js";
 import { onStopRequest } from "../process/stop-signals.js";
 import { tracedAction } from "../process/process-tracing.js";
 import { startMesh } from "../mesh/start-mesh.js";
+import { rootRelative } from "../mesh/local-paths.js";
 import { dashboardCommand } from "./dashboard-command.js";
 import { DERIVED_SETS, SEED_NAMES, SeedTranslation } from "../config/seed-names.js";
 import { applySeedDerived } from "../config/seed-derived.js";
@@ -126,6 +127,9 @@ export function planTrain(dataArg: string | undefined, words: string[], options:
   if (!file.dataset.path && !options.resume)
     throw new Error("no dataset: give DATA (a JSONL file), dataset=NAME (configs/dataset) or dataset.path=FILE");
   if (file.dataset.path) checkDatasetFile(file.dataset.path);
+  // The orchestrator started here reads files under the working directory, relative to it (local-paths.ts).
+  if (file.dataset.path) file.dataset.path = rootRelative(file.dataset.path, "the dataset");
+  if (runConfig.eval?.data) runConfig.eval.data = rootRelative(runConfig.eval.data, "eval.data");
   const local = (name: string) => file.services[name]?.url === undefined;
   if (local("learner") && !options.resume) checkRunAlgorithm(file);
   if (local("inference") || local("learner")) checkModelDir(file.model.dir, configDir(options.configDir));
