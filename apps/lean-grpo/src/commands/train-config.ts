@@ -67,7 +67,8 @@ export function trainRunConfig(file: TrainFile): RunConfigMessage {
 export function checkModelDir(dir: string, root: string): void {
   if (existsSync(path.join(dir, "config.json"))) return;
   // The seeds name models by Hub id (model.name=Qwen/Qwen2.5-1.5B, base_model); nothing is downloaded here.
-  if (!existsSync(dir) && /^[\w.-]+\/[\w.-]+$/.test(dir)) {
+  // ORG/NAME whose ORG is a local folder (models/nope) is a local path that is missing, not a Hub id.
+  if (!existsSync(dir) && /^[\w.-]+\/[\w.-]+$/.test(dir) && !existsSync(dir.split("/")[0]!)) {
     const local = `models/${dir.split("/")[1]}`;
     throw new ConfigError([
       {
