@@ -30,6 +30,8 @@ export interface CompletionLogprobOptions extends ForwardOptions {
   chunkRows?: number;
   /** The reasoning mask the completions were sampled under (a function of each completion's ids). */
   reasoning?: { vocab: ReasoningVocabulary; mode: ReasoningMaskMode };
+  /** The same, naming only the mode: the vocabulary is the model's (model.reasoning). */
+  reasoningMask?: ReasoningMaskMode;
 }
 
 export interface CompletionLogprobs {
@@ -65,15 +67,22 @@ export function completionLogprobs(
     model.config,
   );
   const lengths = sequences.map((s) => s.completionIds.length);
+  if (options.reasoningMask !== undefined && options.reasoningMask !== "free" && !model.reasoning && !options.reasoning) {
+    throw new ModelInputError(
+      `reasoning mask "${options.reasoningMask}" needs a model with a reasoning vocabulary (model.reasoning_vocab_size > 0)`,
+    );
+  }
+  const reasoning =
+    options.reasoning ?? (model.reasoning && options.reasoningMask ? { vocab: model.reasoning, mode: options.reasoningMask } : undefined);
   const window = Math.max(...lengths);
   const { length } = batch;
   // Column j's hidden state predicts the token in column j + 1.
   const targets = new Int32Array(batch.batch * window);
   const mask = new Float32Array(batch.batch * window);
   // Block state each completion token was sampled in; padding columns are "before" (unmasked by gated).
-  const states: BlockState[] | undefined = options.reasoning ? new Array<BlockState>(batch.batch * window).fill("before") : undefined;
+  const states: BlockState[] | undefined = reasoning ? new Array<BlockState>(batch.batch * window).fill("before") : undefined;
   for (let row = 0; row < batch.batch; row++) {
-    const rowStates = options.reasoning ? blockStates(sequences[row]!.completionIds, options.reasoning.vocab) : undefined;
+    const rowStates = reasoning ? blockStates(sequences[row]!.completionIds, reasoning.vocab) : undefined;
     for (let i = window - lengths[row]!; i < window; i++) {
       targets[row * window + i] = batch.ids[row * length + length - window + i]!;
       mask[row * window + i] = 1;
@@ -94,7 +103,7 @@ export function completionLogprobs(
       chunkRows: options.chunkRows ?? defaultChunkRows(model.config.vocabSize),
       ops: model.ops,
       headTrainable: adapter?.tokenRows?.embedding.trainable ?? false,
-      reasoning: options.reasoning && states ? { ...options.reasoning, states } : undefined,
+      reasoning: reasoning && states ? { ...reasoning, states } : undefined,
     });
     const maskTensor = tf.tensor2d(mask, [batch.batch, window]);
     const [logprobs, entropies] = tf.split(both, 2, 1).map((t) => tf.mul(tf.reshape(t, [batch.batch, window]), maskTensor) as tf.Tensor2D);

@@ -105,7 +105,7 @@ export function tokenLogprobsAndEntropy(
   // 0 on the kept tokens of each row, CUT elsewhere, from the (detached) scaled logits.
   const reasoning = options.reasoning;
   if (reasoning && reasoning.states.length !== rows) throw new Error(`${reasoning.states.length} block states for ${rows} rows`);
-  const masked = reasoning !== undefined && reasoning.states.some((state) => restricts(state, reasoning.mode));
+  const masked = reasoning?.states.some((state) => restricts(state, reasoning.mode)) ?? false;
   const truncated = truncates(distribution, vocab);
   const cut = truncated || masked;
   const supportBias = (scaled: tf.Tensor2D, start: number, end: number): tf.Tensor2D => {

@@ -17,6 +17,7 @@ import { createModelWeights, disposeModelWeights, isTrainable, type ModelWeightO
 import { rmsNorm } from "./rms-norm.js";
 import { inverseFrequencies, rotaryTables, rotateHalfMatrix } from "./rotary-embedding.js";
 import type { TokenBatch } from "./token-batch.js";
+import type { ReasoningVocabulary } from "../reasoning-vocab/reasoning-vocabulary.js";
 
 export interface ForwardOptions {
   /** The policy's LoRA adapter; null or absent runs the reference (base) model. */
@@ -50,6 +51,11 @@ export interface ForwardOutput {
 export class CausalLM {
   /** The backend the model was built on; its products are chosen for it. */
   readonly backendName: string;
+  /**
+   * The reasoning vocabulary the model was expanded with (model/reasoning-model.ts); null for
+   * a model without one. Logprob and sampling options that name a mask mode read it here.
+   */
+  reasoning: ReasoningVocabulary | null = null;
   readonly ops: MatMulOps;
   private readonly inverseFrequency: Float32Array;
   private readonly rotation: tf.Tensor2D;
