@@ -797,7 +797,7 @@ export const TaskKindSchema: GenEnum<TaskKind> = /*@__PURE__*/
  */
 export enum ReasoningMask {
   /**
-   * Same as FREE.
+   * The service's configured model.reasoning_mask (FREE unless configured).
    *
    * @generated from enum value: REASONING_MASK_UNSPECIFIED = 0;
    */
