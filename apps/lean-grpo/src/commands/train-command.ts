@@ -16,7 +16,7 @@ import { startRunLogs } from "./run-logs.js";
 import { onStopRequest } from "../process/stop-signals.js";
 import { tracedAction } from "../process/process-tracing.js";
 import { startMesh } from "../mesh/start-mesh.js";
-import { MeshModelSchema } from "../mesh/mesh-model.js";
+import { MeshModelSchema, reasoningKeys } from "../mesh/mesh-model.js";
 import { dashboardCommand } from "./dashboard-command.js";
 
 /**
@@ -101,7 +101,7 @@ export function registerTrainCommand(program: Command): void {
         if (local("inference") || local("learner")) checkModelDir(model.dir, configDir(options.configDir));
         const runId = options.resume ?? newRunId(runConfig.expName);
         const logs = startRunLogs(runs_dir, runId, { verbose: options.verbose === true });
-        const mesh = await startMesh({ modelDir: model.dir, services, orchestrator: { runs_dir } });
+        const mesh = await startMesh({ modelDir: model.dir, reasoning: reasoningKeys(model), services, orchestrator: { runs_dir } });
         const { client, transport } = createServiceClient(OrchestratorService, {
           endpoints: [mesh.urls.orchestrator!],
           // StartRun and WatchRun as children of the command's span; each step is a trace of its own.

@@ -8,7 +8,7 @@ import { adapterName } from "@lean-grpo/adapter-files";
 import type { LossSettings } from "../algorithms/loss-settings.js";
 import { algorithmNamed } from "../algorithms/registry.js";
 import { scoreCompletions, type PromptCompletion } from "@lean-grpo/lm";
-import { LoraAdapter, TOKEN_ROWS_KEYS } from "@lean-grpo/lm";
+import { type LoraAdapter, TOKEN_ROWS_KEYS } from "@lean-grpo/lm";
 import type { LoraConfig } from "@lean-grpo/lm";
 import { exportPeftAdapter, loadPeftAdapter, savePeftAdapter, type PeftFiles } from "@lean-grpo/lm";
 import {

@@ -4,6 +4,7 @@
 // problems the record also says how the policy answers (eval/answer-form.ts): the
 // right-number rate (boxed or not), the share worked out, accuracy per form, and length.
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { reasoningMaskOf } from "./training-stream.js";
 import { type EvalOptions, evaluate } from "../../eval/evaluate.js";
 import type { MeshClients } from "../mesh-clients.js";
 import type { RunConfig } from "../config/run-config.js";
@@ -53,6 +54,7 @@ export function heldoutOptions(ctx: HeldoutContext, adapter: string): EvalOption
     samples: 1,
     temperature: 0,
     maxTokens: ctx.config.training.max_tokens,
+    reasoningMask: reasoningMaskOf(ctx.config),
     adapter,
     prompt: ctx.config.prompt,
     chatPrompts: ctx.chatPrompts,
