@@ -56,7 +56,8 @@ export function applyMeshModel(model: MeshModel, inference: InferenceConfig | un
   // The reasoning vocabulary is the model's: where a section leaves it at its default, the mesh's applies.
   if (model.reasoning_vocab_size > 0 || model.reasoning_map !== undefined) {
     for (const section of [inference?.model, learner?.model]) {
-      if (section && section.reasoning_vocab_size === 0 && section.reasoning_map === undefined) Object.assign(section, reasoningKeys(model));
+      if (section && section.reasoning_vocab_size === 0 && section.reasoning_map === undefined)
+        Object.assign(section, reasoningKeys(model));
     }
   } else if (model.reasoning_mask !== "free") {
     for (const section of [inference?.model, learner?.model]) if (section) section.reasoning_mask = model.reasoning_mask;

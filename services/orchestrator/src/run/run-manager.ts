@@ -127,7 +127,13 @@ export class RunManager {
     let dynamicSampling: boolean;
     let reasoning: ReasoningVocabulary | undefined;
     try {
-      ({ dynamicSampling, reasoning } = await runPreflight(clients, { config, dataset, theorems, heldout, services: this.config.services }));
+      ({ dynamicSampling, reasoning } = await runPreflight(clients, {
+        config,
+        dataset,
+        theorems,
+        heldout,
+        services: this.config.services,
+      }));
     } catch (error) {
       clients.close();
       throw error;

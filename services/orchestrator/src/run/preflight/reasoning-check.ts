@@ -11,7 +11,11 @@ import type { RunConfig } from "../config/run-config.js";
 const describe = (v: ReasoningVocabulary | undefined) =>
   v ? `n_s ${v.standardSize}, n_r ${v.reasoningSize}, map sha256 ${v.mapSha256.slice(0, 12)}…` : "none";
 
-export async function checkReasoningVocabulary(clients: MeshClients, config: RunConfig, signal?: AbortSignal): Promise<ReasoningVocabulary | undefined> {
+export async function checkReasoningVocabulary(
+  clients: MeshClients,
+  config: RunConfig,
+  signal?: AbortSignal,
+): Promise<ReasoningVocabulary | undefined> {
   const [models, status] = await Promise.all([
     clients.withRetry("inference", () => clients.inference.listModels({}, { signal }), signal),
     clients.withRetry("learner", () => clients.learner.getStatus({}, { signal }), signal),
