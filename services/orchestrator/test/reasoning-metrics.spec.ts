@@ -2,13 +2,13 @@
 // from hand-built completion traces whose numbers are counted here by hand.
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { CompletionSchema, FinishReason } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { CompletionSchema, FinishReason, type ReasoningTrace } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { reasoningStepMetrics } from "../src/run/outputs/reasoning-metrics.js";
 import { pickSamples, sampleToProto } from "../src/run/training/step-samples.js";
 
 const completion = (
   length: number,
-  reasoning?: Parameters<typeof create<typeof CompletionSchema>>[1]["reasoning"],
+  reasoning?: Omit<ReasoningTrace, "$typeName" | "spans"> & { spans: Array<{ start: number; end: number }> },
   text = "x".repeat(length),
 ) =>
   create(CompletionSchema, {
