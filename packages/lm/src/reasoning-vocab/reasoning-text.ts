@@ -65,21 +65,34 @@ export function reasoningTrace(ids: readonly number[], vocab: ReasoningVocabular
 
 const codePoints = (text: string) => Array.from(text).length;
 
+/** Tokens of context each incremental decode starts from: leading-space rules and merges reach no further. */
+const WINDOW = 8;
+
 /**
- * Text offsets (code points) where each token's text ends, by incremental decoding over a
- * short window (as streaming detokenizers do): a token whose bytes do not yet form a whole
- * character ends where the character it completes ends.
+ * Text offsets (code points) where each token's text ends. Incrementally, as streaming
+ * detokenizers do: token t adds len(decode(ids[w..t])) − len(decode(ids[w..t−1])) for a window
+ * start w a few tokens back (the same w on both sides, so a decoder's rule for the first token
+ * cancels out), linear in the length. Bytes that do not yet form a whole character count when
+ * the character completes. If the increments do not add up to the whole text (a decoder whose
+ * output is not local), every prefix is decoded instead (exact, quadratic).
  */
 function tokenEnds(decoder: TextDecoder, mapped: readonly number[], options: { skipSpecialTokens?: boolean }, fullText: string): number[] {
+  const length = (ids: readonly number[]) => {
+    if (ids.length === 0) return 0;
+    const text = decoder.decode(ids, options);
+    let n = codePoints(text);
+    // A trailing replacement character stands for bytes of a character still to come.
+    for (let i = text.length - 1; i >= 0 && text[i] === "\uFFFD"; i--) n--;
+    return n;
+  };
   const ends: number[] = [];
   for (let t = 0; t < mapped.length; t++) {
-    // Decoding the prefix is exact; a prefix ending inside a character ends in U+FFFD, which
-    // then belongs to the token that completes it.
-    const prefix = decoder.decode(mapped.slice(0, t + 1), options);
-    const length = prefix.endsWith("\uFFFD") && !fullText.startsWith(prefix) ? codePoints(prefix) - 1 : codePoints(prefix);
-    ends.push(Math.max(length, ends[t - 1] ?? 0));
+    const w = Math.max(0, t - WINDOW);
+    const added = length(mapped.slice(w, t + 1)) - length(mapped.slice(w, t));
+    ends.push(Math.max(0, (ends[t - 1] ?? 0) + added));
   }
-  return ends;
+  if (ends.at(-1) === codePoints(fullText)) return ends;
+  return mapped.map((_, t) => length(mapped.slice(0, t + 1)));
 }
 
 /** Decodes a completion: mapped text, per-token reasoning flags, the spans they produced, the block. */
