@@ -36,6 +36,8 @@ const ARMS: Record<string, string[]> = {
 interface RunSummary {
   arm: string;
   seed: number;
+  /** Held-out greedy accuracy by evaluated step. */
+  curve: Record<number, number>;
   heldoutStart: number;
   heldoutEnd: number;
   rewardMean: number;
@@ -99,6 +101,7 @@ function summarise(out: string, name: string): RunSummary | null {
   return {
     arm: arm!,
     seed: Number(seedPart),
+    curve: Object.fromEntries(evals.map((e) => [e.step, e.heldout_accuracy])),
     heldoutStart: evals[0]!.heldout_accuracy,
     heldoutEnd: evals.at(-1)!.heldout_accuracy,
     rewardMean: metric("reward_mean") ?? 0,
@@ -165,8 +168,19 @@ function table(out: string): string {
         )} |`,
     );
   }
-  const perRun = runs.map((r) => ({ ...r }));
-  return `${lines.join("\n")}\n\n${JSON.stringify(perRun)}\n`;
+  // The held-out curve: accuracy at each evaluated step, mean ± sample std over seeds.
+  const evalSteps = [...new Set(runs.flatMap((r) => Object.keys(r.curve).map(Number)))].sort((a, b) => a - b);
+  const curve = [
+    `| arm | ${evalSteps.map((s) => `step ${s}`).join(" | ")} |`,
+    `| --- | ${evalSteps.map(() => "---").join(" | ")} |`,
+    ...["baseline", "gated", "frozen"]
+      .filter((arm) => runs.some((r) => r.arm === arm))
+      .map((arm) => {
+        const rs = runs.filter((r) => r.arm === arm);
+        return `| ${arm} | ${evalSteps.map((s) => pct(rs.map((r) => r.curve[s]).filter((x): x is number => x !== undefined))).join(" | ")} |`;
+      }),
+  ];
+  return `${lines.join("\n")}\n\nHeld-out greedy accuracy by step:\n\n${curve.join("\n")}\n\n${JSON.stringify(runs)}\n`;
 }
 
 if (values.table) {

@@ -14,7 +14,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { ReasoningMask } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
-import { loadConfig, serve, type RunningServer } from "@lean-grpo/kit";
+import { loadConfig, serve } from "@lean-grpo/kit";
 import {
   blockStates,
   decodeReasoningCompletion,
