@@ -20,7 +20,7 @@ const { values } = parseArgs({
     seeds: { type: "string", default: "0,1,2" },
     arms: { type: "string", default: "baseline,gated,frozen" },
     out: { type: "string", default: "runs/reasoning-vocab" },
-    "batch-size": { type: "string", default: "8" },
+    "batch-size": { type: "string", default: "4" },
     "heldout-problems": { type: "string", default: "100" },
     table: { type: "string" },
   },
