@@ -114,6 +114,21 @@ function summarise(out: string, name: string): RunSummary | null {
   };
 }
 
+/**
+ * Step time over the baseline's of the same seed, mean ± std over seeds: the arms of a seed run
+ * one after another, so they share the machine's load, which differs from seed to seed.
+ */
+function pairedRatio(rs: readonly RunSummary[], runs: readonly RunSummary[]): string {
+  const ratios = rs.flatMap((r) => {
+    const base = runs.find((b) => b.arm === "baseline" && b.seed === r.seed);
+    return base && base.stepSeconds > 0 ? [r.stepSeconds / base.stepSeconds] : [];
+  });
+  if (ratios.length === 0) return "–";
+  const m = ratios.reduce((a, b) => a + b, 0) / ratios.length;
+  const sd = ratios.length > 1 ? Math.sqrt(ratios.reduce((a, x) => a + (x - m) ** 2, 0) / (ratios.length - 1)) : 0;
+  return `${m.toFixed(2)} ± ${sd.toFixed(2)}`;
+}
+
 function table(out: string): string {
   const runs = readdirSync(out)
     .filter((n) => /^(baseline|gated|frozen)-s\d+$/.test(n))
@@ -133,8 +148,8 @@ function table(out: string): string {
     return present.length ? `${(scale * stats(present).m).toFixed(digits)}` : "–";
   };
   const lines = [
-    "| arm | seeds | held-out start | held-out end | reward (mean over steps) | completion tokens | reasoning share (inside block) | block closed | step time (s) | peak RSS (MiB) |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| arm | seeds | held-out start | held-out end | reward (mean over steps) | completion tokens | reasoning share (inside block) | block closed | step time (s) | step time / baseline's (same seed) | peak RSS (MiB) |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const arm of ["baseline", "gated", "frozen"]) {
     const rs = runs.filter((r) => r.arm === arm).sort((a, b) => a.seed - b.seed);
@@ -162,7 +177,7 @@ function table(out: string): string {
         )} % | ${num(
           rs.map((r) => r.stepSeconds),
           2,
-        )} | ${num(
+        )} | ${pairedRatio(rs, runs)} | ${num(
           rs.map((r) => r.peakRssMiB),
           0,
         )} |`,
