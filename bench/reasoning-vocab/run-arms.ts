@@ -49,9 +49,15 @@ interface RunSummary {
   peakRssMiB: number | null;
 }
 
+/** The run directory of an arm and seed: `<arm>-s<seed>-<time>-<random>` (exp_name names it), the newest. */
+function runDir(out: string, name: string): string | undefined {
+  const made = readdirSync(out).filter((n) => n.startsWith(`${name}-`) && existsSync(path.join(out, n, "run.json")));
+  return made.sort().at(-1);
+}
+
 function runArm(arm: string, seed: number, out: string): void {
   const name = `${arm}-s${seed}`;
-  if (existsSync(path.join(out, name, "run.json"))) return; // finished earlier: keep it
+  if (runDir(out, name) && existsSync(path.join(out, runDir(out, name)!, "eval.jsonl"))) return; // finished earlier: keep it
   const steps = Number(values.steps);
   const args = [
     "lean-grpo",
@@ -71,12 +77,10 @@ function runArm(arm: string, seed: number, out: string): void {
   ];
   process.stderr.write(`[${new Date().toISOString()}] ${name}: npx ${args.join(" ")}\n`);
   // GNU time reports the peak resident memory of the whole mesh (every service is in this process).
-  const timeFile = path.join(out, `${name}.time`);
-  const result = spawnSync("/usr/bin/time", ["-v", "-o", timeFile, "npx", ...args], { stdio: ["ignore", "ignore", "inherit"] });
+  const result = spawnSync("/usr/bin/time", ["-v", "-o", path.join(out, `${name}.time`), "npx", ...args], {
+    stdio: ["ignore", "ignore", "inherit"],
+  });
   if (result.status !== 0) process.stderr.write(`${name} exited with ${result.status}\n`);
-  // The run directory is `<exp_name>-<time>-<random>`: give it the arm's plain name.
-  const made = readdirSync(out).filter((n) => n.startsWith(`${name}-`) && !n.endsWith(".time"));
-  if (made.length > 0) spawnSync("mv", [path.join(out, made.sort().at(-1)!), path.join(out, name)]);
 }
 
 const readLines = (file: string) =>
@@ -86,7 +90,9 @@ const readLines = (file: string) =>
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 function summarise(out: string, name: string): RunSummary | null {
-  const dir = path.join(out, name);
+  const found = runDir(out, name);
+  if (!found) return null;
+  const dir = path.join(out, found);
   if (!existsSync(path.join(dir, "eval.jsonl"))) return null;
   const [arm, seedPart] = name.split("-s");
   const evals = readLines(path.join(dir, "eval.jsonl")) as Array<{ step: number; heldout_accuracy: number }>;
@@ -130,10 +136,8 @@ function pairedRatio(rs: readonly RunSummary[], runs: readonly RunSummary[]): st
 }
 
 function table(out: string): string {
-  const runs = readdirSync(out)
-    .filter((n) => /^(baseline|gated|frozen)-s\d+$/.test(n))
-    .map((n) => summarise(out, n))
-    .filter((r): r is RunSummary => r !== null);
+  const names = new Set(readdirSync(out).flatMap((n) => /^((?:baseline|gated|frozen)-s\d+)(?:-|$)/.exec(n)?.[1] ?? []));
+  const runs = [...names].map((n) => summarise(out, n)).filter((r): r is RunSummary => r !== null);
   const stats = (xs: number[]) => {
     const m = xs.reduce((a, b) => a + b, 0) / xs.length;
     const sd = xs.length > 1 ? Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1)) : 0;
