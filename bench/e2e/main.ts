@@ -88,8 +88,9 @@ async function runLayout(layout: Layout, round: number): Promise<LayoutRun> {
   const mesh = await startMesh({
     modelDir,
     threads: layout.threads,
-    services: { inference: { adapters: { dir: path.join(dir, "adapters") } }, learner: { checkpoint_dir: path.join(dir, "ckpt") } },
-    orchestrator: { runs_dir: path.join(dir, "runs") },
+    // The learner writes checkpoints into runs_dir (shared-runs-dir.ts); the dataset's directory is the data root.
+    services: { inference: { adapters: { dir: path.join(dir, "adapters") } } },
+    orchestrator: { runs_dir: path.join(dir, "runs"), data_root: path.dirname(path.resolve(data)) },
   });
   const orchestrator = createServiceClient(OrchestratorService, { endpoints: [mesh.urls.orchestrator!] });
   const learner = createServiceClient(LearnerService, { endpoints: [mesh.urls.learner!] });
@@ -106,7 +107,7 @@ async function runLayout(layout: Layout, round: number): Promise<LayoutRun> {
 
     const runId = `bench-${layout.name.replace("+", "-")}-${round}`;
     await orchestrator.client.startRun({
-      datasetPath: data,
+      datasetPath: path.basename(data),
       runId,
       config: {
         training: {

@@ -110,7 +110,7 @@ console.log(
       method: "leangrpo.v1.InferenceService/Tokenize (unary, gRPC over h2c, loopback)",
       secondsPerTurn: seconds,
       rounds,
-      goal: "kit >= 0.8x grpc-js throughput; p99 <= 2 ms at 64 callers",
+      goal: "the kit (connect-node behind its request gate) beside a plain grpc-js server: the ratio is the cost of serving gRPC, gRPC-Web and Connect on one port",
       rows,
       turns,
     },

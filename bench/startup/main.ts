@@ -4,7 +4,7 @@
 // baseline it replaced, one Tokenize per prompt, 16 in flight. Calls are counted by the
 // server. Prints JSON. Usage: npx tsx bench/startup/main.ts [DATASET] [ROUNDS]
 import type { Interceptor } from "@connectrpc/connect";
-import { loadConfig, serve } from "@lean-grpo/kit";
+import { loadConfig, PathRoot, serve } from "@lean-grpo/kit";
 import { InferenceConfigSchema, createInferenceService } from "@lean-grpo/inference";
 import {
   OrchestratorConfigSchema,
@@ -60,7 +60,12 @@ async function measure(check: () => Promise<void>) {
   return { seconds: (performance.now() - t0) / 1000, calls: { ...calls } };
 }
 
-const base = await loadDataset(datasetPath);
+// The bench reads its own file: the working directory is its root, as in `lean-grpo train`.
+const base = await loadDataset(
+  { root: new PathRoot({ dir: ".", key: "the working directory" }), maxBytes: 1 << 30 },
+  datasetPath,
+  "dataset",
+);
 const results = [];
 for (const scale of [1, 10]) {
   const theorems = Array.from({ length: scale }, () => base).flat();

@@ -31,7 +31,8 @@ describe("each service compiled as its image runs it", () => {
       const started = await startServiceProcess(
         service,
         ["--config", `deploy/k8s/base/config/${service}.yaml`, "server.shutdown.drain_delay_ms=0"],
-        {},
+        // The image's config binds 0.0.0.0, which a service does without a token only by refusing to start.
+        { LEANGRPO_AUTH_TOKEN: "compiled-service-token" },
         { entry: "compiled" },
       );
       try {

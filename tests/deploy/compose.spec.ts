@@ -17,8 +17,30 @@ function mounts(stack: any, svc: string): string[][] {
 }
 
 describe.skipIf(!compose)("deploy/compose.yaml", () => {
+  // Compose refuses to start without the mesh's token; any value renders the stack.
+  const withToken = { ...process.env, LEANGRPO_AUTH_TOKEN: "compose-test-token" };
   const config = (...args: string[]) =>
-    execFileSync("docker-compose", ["-f", `${repoRoot}deploy/compose.yaml`, ...args, "config"], { encoding: "utf8" });
+    execFileSync("docker-compose", ["-f", `${repoRoot}deploy/compose.yaml`, ...args, "config"], { encoding: "utf8", env: withToken });
+
+  it("requires LEANGRPO_AUTH_TOKEN, gives it to every service, and publishes ports on 127.0.0.1 only", () => {
+    const { LEANGRPO_AUTH_TOKEN: _unset, ...without } = process.env;
+    const refused = spawnSync("docker-compose", ["-f", `${repoRoot}deploy/compose.yaml`, "config", "-q"], {
+      encoding: "utf8",
+      env: without,
+    });
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain("set LEANGRPO_AUTH_TOKEN");
+    const gpu = parse(config("--profile", "gpu"));
+    for (const svc of ["inference", "verifier", "reward", "learner", "orchestrator", "learner-torch"]) {
+      expect(gpu.services[svc].environment.LEANGRPO_AUTH_TOKEN, svc).toBe("compose-test-token");
+    }
+    for (const [svc, spec] of Object.entries(gpu.services) as [string, { ports?: (string | { host_ip?: string })[] }][]) {
+      for (const port of spec.ports ?? []) {
+        const hostIp = typeof port === "string" ? port.split(":")[0] : port.host_ip;
+        expect(hostIp, `${svc} publishes ${JSON.stringify(port)}`).toBe("127.0.0.1");
+      }
+    }
+  });
 
   it("validates, with vLLM only in the gpu profile", () => {
     const stack = parse(config());

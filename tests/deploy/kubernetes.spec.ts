@@ -95,6 +95,21 @@ describe.skipIf(!kubectl).each(["dev", "gpu", "gpu-torchrun"])("Kubernetes overl
     }
   });
 
+  it("requires the mesh token from the Secret lean-grpo-auth in every service, and mounts no API credentials in any pod", () => {
+    for (const name of ["inference", "verifier", "reward", "learner", "orchestrator"]) {
+      const container = named(objects, "Deployment", name)!.spec.template.spec.containers[0];
+      expect(container.env, name).toContainEqual({
+        name: "LEANGRPO_AUTH_TOKEN",
+        valueFrom: { secretKeyRef: { name: "lean-grpo-auth", key: "token" } },
+      });
+    }
+    for (const deployment of byKind(objects, "Deployment")) {
+      expect(deployment.spec.template.spec.automountServiceAccountToken, deployment.metadata.name).toBe(false);
+    }
+    // The operator makes the Secret (deploy/README.md); a token in the manifests would be one every cluster shares.
+    expect(byKind(objects, "Secret")).toEqual([]);
+  });
+
   it("runs each service from its own image and its own compiled server (the image's entry point is node)", () => {
     for (const name of ["inference", "verifier", "reward", "learner", "orchestrator"]) {
       if (name === "learner" && TORCH_LEARNER.has(overlay)) continue; // its own test below

@@ -3,13 +3,13 @@
 // A train preset's step also runs as the preset says (training.mode, async, the prompt) on the
 // dataset of its `Use:` line; a tactic-mode preset on a REPL stand-in as its verifier's REPL.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { copyFile, readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OrchestratorService, RunState, type Run } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { createServiceClient, loadConfig } from "@lean-grpo/kit";
-import { TrainFileSchema } from "../src/commands/train-command.js";
+import { TrainFileSchema } from "../src/commands/train-file.js";
 import { trainRunConfig } from "../src/commands/train-config.js";
 import { ALGORITHM_NAMES } from "@lean-grpo/learner";
 import { RunConfigSchema, type StepRecord } from "@lean-grpo/orchestrator";
@@ -29,7 +29,7 @@ function loadPreset(file: string) {
   const train = loadConfig(TrainFileSchema, { file });
   // What the CLI sends: throws on a key the typed run config has no place for.
   trainRunConfig(train);
-  const { model, runs_dir: _runsDir, services, dataset: _dataset, ...sections } = train;
+  const { model, runs_dir: _runsDir, services, dataset: _dataset, logging: _logging, ...sections } = train;
   return { ...RunConfigSchema.parse(sections), model, services };
 }
 type TrainFile = ReturnType<typeof loadPreset>;
@@ -143,13 +143,15 @@ async function oneTacticStep(runId: string, file: TrainFile, dataset: string): P
   ];
   const ascii = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join("");
   const lean = await meshFixture({ extraChars: `${ascii}∧→⊢` });
+  // The orchestrator reads datasets under its data_root (the fixture's directory).
+  await copyFile(dataset, path.join(lean.dir, "preset.jsonl"));
   const repl = replStandIn({ rules });
   try {
     const leanMesh = await lean.start({ verifier: repl.verifierSection });
     try {
       const run = await oneStep(runId, file, {
         on: leanMesh,
-        dataset,
+        dataset: "preset.jsonl",
         training: { mode: file.training.mode, max_proof_steps: file.training.max_proof_steps, async: file.training.async },
         // The tiny model's context is 256 tokens: a short prompt rather than the preset's.
         prompt: { format: file.prompt.format, tactic_template: "{statement}\n{proof}{goals}\n" },

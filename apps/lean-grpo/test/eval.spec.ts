@@ -24,8 +24,10 @@ describe("lean-grpo eval through Evaluate", () => {
   beforeAll(async () => {
     fixture = await meshFixture();
     base = {
-      data: fixture.dataset,
+      // As a user types it (resolved against the working directory), inside the mesh's data_root.
+      data: path.join(fixture.dir, fixture.dataset),
       runsDir: fixture.runsDir,
+      dataRoot: fixture.dir,
       modelDir: fixture.modelDir,
       maxTokens: 6,
       services: {
@@ -68,7 +70,15 @@ describe("lean-grpo eval through Evaluate", () => {
   }, 60_000);
 
   it("pass@k with a run's latest adapter, through a running orchestrator (--url)", async () => {
-    const report = await evaluateThroughOrchestrator({ ...base, url: running.urls.orchestrator!, k: 2, samples: 3, run: "trained" });
+    // A running orchestrator is given the data as it names it: relative to its data_root.
+    const report = await evaluateThroughOrchestrator({
+      ...base,
+      url: running.urls.orchestrator!,
+      data: fixture.dataset,
+      k: 2,
+      samples: 3,
+      run: "trained",
+    });
     expect(report.evaluated).toBe(path.join(fixture.runsDir, "trained", "adapters", "policy-v2"));
     expect(report.greedy).toBe(false);
     expect(report.results.map((r) => r.samples)).toEqual([3, 3, 3, 3, 3, 3]);
@@ -77,13 +87,14 @@ describe("lean-grpo eval through Evaluate", () => {
 
   it("evaluates a checkpoint's adapter/ folder, scoring as the run's adapter of that step, and unloads what it loaded", async () => {
     const url = running.urls.orchestrator!;
-    const checkpoint = path.join(fixture.runsDir, "trained", "checkpoints", "step-2");
-    const fromCheckpoint = await evaluateThroughOrchestrator({ ...base, url, k: 1, checkpoint });
+    // Relative to the orchestrator's data_root (the fixture's directory, which holds runs/).
+    const checkpoint = path.join("runs", "trained", "checkpoints", "step-2");
+    const remote = { ...base, url, data: fixture.dataset };
+    const fromCheckpoint = await evaluateThroughOrchestrator({ ...remote, k: 1, checkpoint });
     const fromAdapter = await evaluateThroughOrchestrator({
-      ...base,
-      url,
+      ...remote,
       k: 1,
-      adapter: path.join(fixture.runsDir, "trained", "adapters", "policy-v2"),
+      adapter: path.join("runs", "trained", "adapters", "policy-v2"),
     });
     expect(fromCheckpoint.evaluated).toBe(path.join(checkpoint, "adapter"));
     expect(fromCheckpoint.results).toEqual(fromAdapter.results);
@@ -140,7 +151,7 @@ describe("lean-grpo eval through Evaluate", () => {
       expect(await code({ datasetPath: fixture.dataset, runId: "trained", adapterPath: "x" })).toBe("InvalidArgument");
       expect(await code({})).toBe("InvalidArgument");
       expect(await code({ datasetPath: fixture.dataset, k: 2, samples: 1 })).toBe("InvalidArgument");
-      expect(await code({ datasetPath: fixture.dataset, checkpointPath: path.join(fixture.dir, "no-such") })).toBe("NotFound");
+      expect(await code({ datasetPath: fixture.dataset, checkpointPath: "no-such" })).toBe("NotFound");
       expect(await code({ datasetPath: fixture.dataset, maxProblems: 1, maxTokens: 2 })).toBe("OK");
     } finally {
       transport.close();
@@ -149,24 +160,31 @@ describe("lean-grpo eval through Evaluate", () => {
 
   it("says what is wrong with the target, the dataset and samples", async () => {
     const url = running.urls.orchestrator!;
-    await expect(evaluateThroughOrchestrator({ ...base, url, k: 1, run: "nope" })).rejects.toThrow(/run nope not found in/);
-    await expect(evaluateThroughOrchestrator({ ...base, url, k: 1, run: "trained", adapter: "x" })).rejects.toThrow(
+    // A running orchestrator is given paths as they are on its side: relative to its data_root.
+    const remote = { ...base, url, data: fixture.dataset };
+    await expect(evaluateThroughOrchestrator({ ...remote, k: 1, run: "nope" })).rejects.toThrow(/run nope not found in/);
+    await expect(evaluateThroughOrchestrator({ ...remote, k: 1, run: "trained", adapter: "x" })).rejects.toThrow(
       /give one of --run, --adapter and --checkpoint, not --run and --adapter/,
     );
-    const empty = path.join(fixture.dir, "empty-adapter");
-    await mkdir(empty, { recursive: true });
-    await expect(evaluateThroughOrchestrator({ ...base, url, k: 1, adapter: empty })).rejects.toThrow(
-      /adapter_path: .* is not a PEFT adapter directory \(no adapter_config.json\)/,
+    await mkdir(path.join(fixture.dir, "empty-adapter"), { recursive: true });
+    await expect(evaluateThroughOrchestrator({ ...remote, k: 1, adapter: "empty-adapter" })).rejects.toThrow(
+      /adapter_path: empty-adapter is not a PEFT adapter directory \(no adapter_config.json\)/,
     );
-    await expect(evaluateThroughOrchestrator({ ...base, url, k: 1, checkpoint: path.join(fixture.dir, "no-such") })).rejects.toThrow(
-      /checkpoint_path .*no-such does not exist/,
+    await expect(evaluateThroughOrchestrator({ ...remote, k: 1, checkpoint: "no-such" })).rejects.toThrow(
+      /checkpoint_path "no-such" does not exist under data_root/,
     );
-    await expect(evaluateThroughOrchestrator({ ...base, url, k: 3, samples: 2 })).rejects.toThrow(/samples must be ≥ k \(3\), got 2/);
-    await expect(evaluateThroughOrchestrator({ ...base, url, k: 1, data: path.join(fixture.dir, "missing.jsonl") })).rejects.toThrow(
-      /missing.jsonl.*cannot read it/,
+    await expect(evaluateThroughOrchestrator({ ...remote, k: 3, samples: 2 })).rejects.toThrow(/samples must be ≥ k \(3\), got 2/);
+    await expect(evaluateThroughOrchestrator({ ...remote, k: 1, data: "missing.jsonl" })).rejects.toThrow(
+      /dataset_path "missing.jsonl" does not exist under data_root/,
     );
     await expect(
-      evaluateThroughOrchestrator({ ...base, url, k: 1, runConfig: runConfigToMessage({ prompt: { format: "html" } }) }),
+      evaluateThroughOrchestrator({ ...remote, k: 1, runConfig: runConfigToMessage({ prompt: { format: "html" } }) }),
     ).rejects.toThrow(/prompt\.format/);
+  }, 60_000);
+
+  it("evaluates through the embedded mesh with paths as the user types them, and refuses one outside the data root", async () => {
+    await expect(evaluateThroughOrchestrator({ ...base, k: 1, data: "/etc/passwd" })).rejects.toThrow(
+      /data \/etc\/passwd is outside .*: run lean-grpo from a directory that holds it/,
+    );
   }, 60_000);
 });

@@ -40,7 +40,7 @@ describe("a Lean step's trace", () => {
     const dataset = path.join(fixture.dir, "lean.jsonl");
     await writeFile(dataset, ["t-1", "t-2"].map((id) => JSON.stringify({ id, name: "t", statement: STATEMENT })).join("\n"));
     const final = await withMesh(await fixture.start({ verifier: repl.verifierSection }), async (client) => {
-      await client.startRun({ runId: "lean-trace", datasetPath: dataset, config: { training: tinyTraining(1) } });
+      await client.startRun({ runId: "lean-trace", datasetPath: path.basename(dataset), config: { training: tinyTraining(1) } });
       return watchToEnd(client, "lean-trace");
     });
     expect(final.error).toBe("");

@@ -47,7 +47,7 @@ const mesh = (reasoning: { inference?: Record<string, unknown>; learner?: Record
         model: reasoning.learner ?? {},
       },
     },
-    orchestrator: { runs_dir: fixture.runsDir },
+    orchestrator: { runs_dir: fixture.runsDir, data_root: fixture.dir },
   });
 
 describe("a run with a reasoning vocabulary", () => {

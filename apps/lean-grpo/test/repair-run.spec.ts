@@ -75,7 +75,7 @@ describe("repair mode on the REPL stand-in", () => {
     const runId = "repair-lean";
     const { done, events } = await withMesh(await fixture.start({ verifier: repl.verifierSection }), async (client) => {
       await client.startRun({
-        datasetPath: dataset,
+        datasetPath: path.basename(dataset),
         runId,
         config: {
           training: tinyTraining(2, { mode: "repair", seed: 1 }),

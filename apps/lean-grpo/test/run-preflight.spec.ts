@@ -62,7 +62,7 @@ describe("StartRun's pre-flight checks", () => {
         inference: { vllm: { url: vllm.url, logprobs_mode: "raw_logprobs" } },
         learner: { backend: "cpu", "lora.rank": 2, "lora.alpha": 4 },
       },
-      orchestrator: { runs_dir: fixture.runsDir },
+      orchestrator: { runs_dir: fixture.runsDir, data_root: fixture.dir },
     });
     await withMesh(mesh, async (client) => {
       const { error, leftDirectory } = await refusal(client, "preflight-sampling", {
@@ -97,11 +97,11 @@ describe("StartRun's pre-flight checks", () => {
     const mesh = await startMesh({
       modelDir: `${repoRoot}models/arith-tiny`,
       services: { inference: { embedded: { tensor_backend: "cpu" } }, learner: { backend: "cpu" } },
-      orchestrator: { runs_dir: fixture.runsDir },
+      orchestrator: { runs_dir: fixture.runsDir, data_root: fixture.dir },
     });
     await withMesh(mesh, async (client) => {
       const { error, leftDirectory } = await refusal(client, "preflight-prompts", {
-        config: { training: tinyTraining(1), eval: { data: heldout } },
+        config: { training: tinyTraining(1), eval: { data: path.basename(heldout) } },
       });
       expect(error?.code).toBe(Code.InvalidArgument);
       expect(error?.rawMessage).toMatch(/cannot encode 1 of the 2 prompts of the held-out set .*heldout-unencodable\.jsonl \(.*2: /);

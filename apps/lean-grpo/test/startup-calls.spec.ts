@@ -31,7 +31,8 @@ async function dataset(size: number, extra: string[] = []): Promise<string> {
   const file = path.join(fixture.dir, `arith-${size}-${extra.length}.jsonl`);
   const lines = Array.from({ length: size }, (_, i) => JSON.stringify({ problem: `${i}+1`, answer: `${i + 1}` }));
   await writeFile(file, [...lines, ...extra].join("\n"));
-  return file;
+  // As StartRun names it: relative to the orchestrator's data_root (the fixture's directory).
+  return path.basename(file);
 }
 
 /** The RPCs the orchestrator made while serving StartRun, by method. */
@@ -70,7 +71,7 @@ describe("start-up checks", () => {
     const mesh = await startMesh({
       modelDir: `${repoRoot}models/arith-tiny`,
       services: { inference: { embedded: { tensor_backend: "cpu" } }, learner: { backend: "cpu" } },
-      orchestrator: { runs_dir: fixture.runsDir },
+      orchestrator: { runs_dir: fixture.runsDir, data_root: fixture.dir },
     });
     await withMesh(mesh, async (client) => {
       const error = await client.startRun({ runId: "startup-refused", datasetPath, config: { training: tinyTraining(1) } }).then(

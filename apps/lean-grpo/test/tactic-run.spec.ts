@@ -68,7 +68,7 @@ describe("tactic mode", () => {
       const logged = repl.requests().length;
       const done = await withOrchestrator(async (client) => {
         await client.startRun({
-          datasetPath: dataset,
+          datasetPath: path.basename(dataset),
           runId,
           config: {
             training: tinyTraining(3, { mode: "tactic", max_proof_steps: 3, seed: 3, async }),
@@ -129,10 +129,12 @@ describe("tactic mode", () => {
       const math = await err(client.startRun({ datasetPath: fixture.dataset, config: { training: { mode: "tactic" } } }));
       expect(math?.code).toBe(Code.InvalidArgument);
       expect(math?.rawMessage).toMatch(/training\.mode "tactic" needs Lean theorems.*problem 1 .*math-answer.*accepted: whole, tactic/);
-      const mode = await err(client.startRun({ datasetPath: dataset, config: { training: { mode: "tactics" } } }));
+      const mode = await err(client.startRun({ datasetPath: path.basename(dataset), config: { training: { mode: "tactics" } } }));
       expect(mode?.code).toBe(Code.InvalidArgument);
       expect(mode?.rawMessage).toMatch(/training\.mode.*"whole" \| "tactic".*"tactics"/);
-      const steps = await err(client.startRun({ datasetPath: dataset, overrides: ["training.mode=tactic", "training.max_proof_steps=0"] }));
+      const steps = await err(
+        client.startRun({ datasetPath: path.basename(dataset), overrides: ["training.mode=tactic", "training.max_proof_steps=0"] }),
+      );
       expect(steps?.code).toBe(Code.InvalidArgument);
       expect(steps?.rawMessage).toMatch(/training\.max_proof_steps.*>=1/);
       expect((await client.listRuns({})).runs).toHaveLength(before);

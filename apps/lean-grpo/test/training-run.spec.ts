@@ -124,10 +124,10 @@ describe("a run over the mesh", () => {
           () => undefined,
           (e: unknown) => ConnectError.from(e),
         );
-      const dataset = await err(client.startRun({ datasetPath: bad }));
+      const dataset = await err(client.startRun({ datasetPath: path.basename(bad) }));
       expect(dataset?.code).toBe(Code.InvalidArgument);
       expect(dataset?.rawMessage).toMatch(/line 2, field "answer": is missing/);
-      const heldout = await err(client.startRun({ datasetPath: fixture.dataset, config: { eval: { data: bad } } }));
+      const heldout = await err(client.startRun({ datasetPath: fixture.dataset, config: { eval: { data: path.basename(bad) } } }));
       expect(heldout?.code).toBe(Code.InvalidArgument);
       expect(heldout?.rawMessage).toMatch(/bad\.jsonl/);
       expect(heldout?.rawMessage).toMatch(/line 2, field "answer": is missing/);

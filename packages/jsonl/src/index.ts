@@ -1,1 +1,1 @@
-export { JsonLinesError, parseJsonLines, readJsonLines, readJsonObjects, type JsonLine } from "./json-lines.js";
+export { JsonLinesError, jsonErrorPlace, parseJsonLines, readJsonLines, readJsonObjects, type JsonLine } from "./json-lines.js";

@@ -25,10 +25,20 @@ export function parseJsonLines(text: string): JsonLine[] {
     try {
       out.push({ line: index + 1, value: JSON.parse(raw) as unknown });
     } catch (error) {
-      out.push({ line: index + 1, error: `not valid JSON (${(error as Error).message})` });
+      out.push({ line: index + 1, error: `not valid JSON${jsonErrorPlace(error)}` });
     }
   });
   return out;
+}
+
+/**
+ * Where JSON.parse failed, without the text it failed on: V8's message quotes the start of
+ * the input ("Unexpected token 'r', "root:x:0:0:"... is not valid JSON"), and a file a
+ * client named must not travel back to it, even in part.
+ */
+export function jsonErrorPlace(error: unknown): string {
+  const position = /at position (\d+)/.exec(error instanceof Error ? error.message : "");
+  return position ? ` (at character ${Number(position[1]) + 1})` : "";
 }
 
 /** The lines of a file; `missing: "empty"` reads a file that does not exist yet as no lines. */

@@ -17,8 +17,15 @@ describe("parseJsonLines", () => {
   it("reports a line that is not JSON with its number instead of skipping it", () => {
     const lines = parseJsonLines('{"a":1}\n{"a":\n{"b":2}');
     expect(lines[1]).toMatchObject({ line: 2 });
-    expect(lines[1]!.error).toMatch(/^not valid JSON \(/);
+    expect(lines[1]!.error).toMatch(/^not valid JSON/);
     expect(lines[2]).toEqual({ line: 3, value: { b: 2 } });
+  });
+
+  it("says where a line stopped being JSON without quoting it (a file's text never travels in an error)", () => {
+    const lines = parseJsonLines('root:x:0:0:root:/root:/bin/bash\n{"secret": "TOKEN-123" oops}');
+    expect(lines[0]!.error).toBe("not valid JSON");
+    expect(lines[1]!.error).toBe("not valid JSON (at character 24)");
+    for (const entry of lines) expect(entry.error).not.toMatch(/root|TOKEN|secret|oops/);
   });
 });
 

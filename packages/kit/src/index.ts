@@ -1,6 +1,7 @@
 // @lean-grpo/kit: what every service of the mesh shares.
 export { serve, serviceRegistration, type ServeOptions, type RunningServer, type ServiceRegistration } from "./server/serve.js";
 export { runService, type RunServiceOptions } from "./server/run-service.js";
+export { surviveUnhandledRejections, unhandledRejectionCount } from "./server/unhandled-rejections.js";
 export { ServerConfigSchema, type ServerConfig } from "./server/server-config.js";
 export { HealthRegistry } from "./health/health-service.js";
 export { rpcServerTracing, rpcClientTracing } from "./telemetry/rpc-tracing.js";
@@ -15,7 +16,9 @@ export {
   type ErrorCodeRule,
 } from "./errors/domain-error-mapping.js";
 export { domainErrorInterceptor, type DomainErrorInterceptorOptions } from "./errors/domain-error-interceptor.js";
-export { bearerAuth, bearerToken } from "./auth/bearer-auth.js";
+export { bearerAuth, bearerToken, tokensEqual } from "./auth/bearer-auth.js";
+export { AUTH_TOKEN_ENV, callerAuth, envAuthToken, isLoopbackHost, requireAuthBeyondLoopback } from "./auth/mesh-token.js";
 export * from "./config/index.js";
 export * from "./client/index.js";
+export * from "./paths/index.js";
 export { createLogger, configureLogDestination, logDestination, logFile, type LogDestination } from "./log.js";

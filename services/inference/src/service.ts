@@ -1,9 +1,9 @@
 // InferenceService: the handler, mountable in-process (embedded mode, tests) or served by src/server.ts.
-import { mkdir } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { ServiceRegistration } from "@lean-grpo/kit";
+import { PathRoot, type ServiceRegistration } from "@lean-grpo/kit";
 import { InferenceService, type LoadAdapterRequest } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import type { FileInfo } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { InferenceConfig } from "./config.js";
@@ -62,6 +62,8 @@ export function createInferenceImpl(
   config: InferenceConfig,
 ): ServiceRegistration<typeof InferenceService>["impl"] {
   const adapters = new AdapterRegistry(config.adapters.keep, (name) => backend.unloadAdapter(name, AbortSignal.timeout(30_000)));
+  /** Names whose files are arriving right now: two uploads of one name would write one directory. */
+  const uploading = new Set<string>();
   const adapterInfo = (a: LoadedAdapter) => ({ name: a.name, version: a.version, path: a.path, loadedAt: timestampFromDate(a.loadedAt) });
 
   return {
@@ -103,18 +105,31 @@ export function createInferenceImpl(
       const source = first.value.part.value;
       const name = checkAdapterName(source.name);
       if (adapters.has(name)) throw new ConnectError(`adapter "${name}" is already loaded; use a new name per version`, Code.AlreadyExists);
-      let path = source.path;
-      if (path === "") {
-        path = join(config.adapters.dir, name);
+      if (source.path !== "") {
+        if (source.files.length > 0) throw new ConnectError("set either source.path or source.files, not both", Code.InvalidArgument);
+        // A directory already on disk: only under adapters.dir (which vLLM reads too), never a path of the client's choosing.
+        const dir = await adapterDirectory(config.adapters.dir, source.path);
+        await backend.loadAdapter(name, dir, ctx.signal);
+        const loaded = { name, version: source.version, path: dir, loadedAt: new Date() };
+        return { adapter: adapterInfo(loaded), unloaded: adapters.add(loaded) };
+      }
+      if (uploading.has(name)) throw new ConnectError(`adapter "${name}" is being uploaded by another LoadAdapter`, Code.AlreadyExists);
+      checkAdapterBytes(source.files, config.adapters.max_bytes);
+      uploading.add(name);
+      const path = join(config.adapters.dir, name);
+      try {
         await mkdir(config.adapters.dir, { recursive: true });
         await receiveFiles(path, source.files, { [Symbol.asyncIterator]: () => iterator });
-      } else if (source.files.length > 0) {
-        throw new ConnectError("set either source.path or source.files, not both", Code.InvalidArgument);
+        await backend.loadAdapter(name, path, ctx.signal);
+        const loaded = { name, version: source.version, path, loadedAt: new Date() };
+        return { adapter: adapterInfo(loaded), unloaded: adapters.add(loaded) };
+      } catch (error) {
+        // Files the backend never took (refused, or the call ended) would stay on disk for good.
+        await rm(path, { recursive: true, force: true });
+        throw error;
+      } finally {
+        uploading.delete(name);
       }
-      await backend.loadAdapter(name, path, ctx.signal);
-      const loaded = { name, version: source.version, path, loadedAt: new Date() };
-      const unloaded = adapters.add(loaded);
-      return { adapter: adapterInfo(loaded), unloaded };
     },
 
     async unloadAdapter(req) {
@@ -160,6 +175,25 @@ async function receiveFiles(dir: string, files: FileInfo[], rest: AsyncIterable<
   }
 }
 
+/** Refuses an upload whose announced files add up to more than adapters.max_bytes, before anything is written. */
+function checkAdapterBytes(files: readonly FileInfo[], maxBytes: number): void {
+  const total = files.reduce((sum, file) => sum + file.size, 0n);
+  if (total > BigInt(maxBytes)) {
+    throw new ConnectError(
+      `source.files announce ${total} bytes; this inference service accepts adapters of at most ${maxBytes} bytes (adapters.max_bytes)`,
+      Code.ResourceExhausted,
+    );
+  }
+}
+
 function versionOf(adapters: AdapterRegistry, name: string): bigint {
   return adapters.list().find((a) => a.name === name)?.version ?? 0n;
+}
+
+/** `given` as a PEFT adapter directory under adapters.dir: relative, no `..`, no symlink out, its files regular files. */
+async function adapterDirectory(adaptersDir: string, given: string): Promise<string> {
+  const root = new PathRoot({ dir: adaptersDir, key: "adapters.dir" });
+  const dir = await root.existing(given, "source.path", "directory");
+  await root.checkFiles(dir, ["adapter_config.json", "adapter_model.safetensors"], "source.path");
+  return dir;
 }

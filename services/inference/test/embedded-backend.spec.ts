@@ -29,7 +29,14 @@ async function* messagesOf<T>(messages: T[]): AsyncIterable<T> {
 
 beforeAll(async () => {
   const config = loadConfig(InferenceConfigSchema, {
-    overrides: [`embedded.model_dir=${modelDir}`, "embedded.tensor_backend=cpu", "server.port=0", "server.shutdown.drain_delay_ms=0"],
+    overrides: [
+      `embedded.model_dir=${modelDir}`,
+      "embedded.tensor_backend=cpu",
+      "server.port=0",
+      "server.shutdown.drain_delay_ms=0",
+      // LoadAdapter by path reads under adapters.dir only.
+      `adapters.dir=${fixtures}`,
+    ],
   });
   server = await serve({ name: "inference", services: [createInferenceService(config)], config: config.server });
   client = createClient(InferenceService, createGrpcTransport({ baseUrl: server.url }));
@@ -93,7 +100,7 @@ describe("embedded backend", () => {
 
   it("samples with a loaded adapter as the adapter's weights say", async () => {
     const load = await client.loadAdapter(
-      messagesOf([{ part: { case: "source", value: { name: "policy-v1", version: 1n, path: adapterDir, files: [] } } }]),
+      messagesOf([{ part: { case: "source", value: { name: "policy-v1", version: 1n, path: "qwen2-tiny-lora", files: [] } } }]),
     );
     expect(load.adapter?.name).toBe("policy-v1");
     const adapter = await loadPeftAdapter(adapterDir, model.config);

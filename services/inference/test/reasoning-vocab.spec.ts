@@ -37,13 +37,14 @@ import { vllmReasoningArgs } from "../src/backend/vllm/vllm-backend.js";
 const ARITH = fileURLToPath(new URL("../../../models/arith-tiny", import.meta.url));
 const N_S = 147;
 
-async function start(overrides: string[]) {
+async function start(overrides: string[], adaptersDir: string) {
   const config = loadConfig(InferenceConfigSchema, {
     overrides: [
       `embedded.model_dir=${ARITH}`,
       "embedded.tensor_backend=cpu",
       "server.port=0",
       "server.shutdown.drain_delay_ms=0",
+      `adapters.dir=${adaptersDir}`,
       ...overrides,
     ],
   });
@@ -59,17 +60,16 @@ describe("inference with a reasoning vocabulary", { timeout: 300_000 }, () => {
   let model: CausalLM;
   let dir: string;
   beforeAll(async () => {
-    served = await start([
-      `model.reasoning_vocab_size=${N_S}`,
-      `model.reasoning_markers=[":", "\\\\boxed{"]`,
-      "model.reasoning_mask=gated",
-    ]);
-    plain = await start([]);
+    dir = await mkdtemp(path.join(tmpdir(), "inference-reasoning-"));
+    served = await start(
+      [`model.reasoning_vocab_size=${N_S}`, `model.reasoning_markers=[":", "\\\\boxed{"]`, "model.reasoning_mask=gated"],
+      dir,
+    );
+    plain = await start([], dir);
     tokenizer = await ModelTokenizer.load(ARITH);
     await useBackend("cpu");
     vocab = (await resolveModelReasoning(ARITH, { size: N_S, markers: [":", "\\boxed{"], mask: "gated" }))!;
     model = await loadReasoningModel(ARITH, vocab);
-    dir = await mkdtemp(path.join(tmpdir(), "inference-reasoning-"));
   }, 300_000);
   afterAll(async () => {
     await served?.server.shutdown();
@@ -173,13 +173,13 @@ describe("inference with a reasoning vocabulary", { timeout: 300_000 }, () => {
     adapter.dispose();
     await served.client.loadAdapter(
       (async function* () {
-        yield { part: { case: "source" as const, value: { name: "rows-good", version: 1n, path: good, files: [] } } };
+        yield { part: { case: "source" as const, value: { name: "rows-good", version: 1n, path: "good", files: [] } } };
       })(),
     );
     const error = await served.client
       .loadAdapter(
         (async function* () {
-          yield { part: { case: "source" as const, value: { name: "rows-bad", version: 2n, path: bad, files: [] } } };
+          yield { part: { case: "source" as const, value: { name: "rows-bad", version: 2n, path: "bad", files: [] } } };
         })(),
       )
       .catch((e: unknown) => ConnectError.from(e));

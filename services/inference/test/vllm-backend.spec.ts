@@ -2,7 +2,7 @@
 // called over gRPC, against an OpenAI-compatible stand-in that answers as vLLM does.
 import { afterEach, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, existsSync, realpathSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
@@ -33,7 +33,9 @@ afterEach(async () => {
 async function start(options: { overrides?: string[]; standIn?: Parameters<typeof startVllmStandIn>[0]; url?: string } = {}) {
   const vllm = await startVllmStandIn(options.standIn);
   cleanup.push(() => vllm.close());
-  const adapterDir = mkdtempSync(join(tmpdir(), "adapters-"));
+  const adapterDir = realpathSync(mkdtempSync(join(tmpdir(), "adapters-")));
+  // Adapter directories a LoadAdapter by path names, relative to adapters.dir.
+  for (const dir of ["v1", "v2", "v3", "a/1", "a/2"]) mkdirSync(join(adapterDir, dir), { recursive: true });
   const config = loadConfig(InferenceConfigSchema, {
     overrides: [
       `vllm.url=${options.url ?? vllm.url}`,
@@ -237,17 +239,17 @@ describe("resilience", () => {
 
 describe("adapters", () => {
   it("loads each policy version under its own name, samples with it, and unloads versions beyond `keep`", async () => {
-    const { client, vllm } = await start({ overrides: ["adapters.keep=2"] });
+    const { client, vllm, adapterDir } = await start({ overrides: ["adapters.keep=2"] });
     for (const v of [1, 2]) {
       const res = await client.loadAdapter(
-        messagesOf([{ part: { case: "source", value: { name: `policy-v${v}`, version: BigInt(v), path: `/adapters/v${v}`, files: [] } } }]),
+        messagesOf([{ part: { case: "source", value: { name: `policy-v${v}`, version: BigInt(v), path: `v${v}`, files: [] } } }]),
       );
       expect(res.adapter?.name).toBe(`policy-v${v}`);
       expect(res.unloaded).toEqual([]);
     }
     expect(vllm.requests.find((r) => r.path === "/v1/load_lora_adapter")!.body).toEqual({
       lora_name: "policy-v1",
-      lora_path: "/adapters/v1",
+      lora_path: join(adapterDir, "v1"),
     });
     const prompt = [1, 80];
     const withAdapter = await client.generate({
@@ -260,7 +262,7 @@ describe("adapters", () => {
     expect(withAdapter.completions[0]!.policyVersion).toBe(2n);
 
     const third = await client.loadAdapter(
-      messagesOf([{ part: { case: "source", value: { name: "policy-v3", version: 3n, path: "/adapters/v3", files: [] } } }]),
+      messagesOf([{ part: { case: "source", value: { name: "policy-v3", version: 3n, path: "v3", files: [] } } }]),
     );
     expect(third.unloaded).toEqual(["policy-v1"]);
     await expect.poll(() => [...vllm.adapters.keys()].sort()).toEqual(["policy-v2", "policy-v3"]);
@@ -274,9 +276,7 @@ describe("adapters", () => {
 
   it("lets a request in flight finish on its version before that version is unloaded", async () => {
     const { client, vllm } = await start({ overrides: ["adapters.keep=1"], standIn: { delayMs: 400 } });
-    await client.loadAdapter(
-      messagesOf([{ part: { case: "source", value: { name: "policy-v1", version: 1n, path: "/a/1", files: [] } } }]),
-    );
+    await client.loadAdapter(messagesOf([{ part: { case: "source", value: { name: "policy-v1", version: 1n, path: "a/1", files: [] } } }]));
     const running = client.generate({
       prompt: { kind: { case: "tokenIds", value: { ids: [1, 9] } } },
       adapter: "policy-v1",
@@ -284,7 +284,7 @@ describe("adapters", () => {
     });
     await expect.poll(() => completionRequests(vllm).length).toBe(1);
     const load = await client.loadAdapter(
-      messagesOf([{ part: { case: "source", value: { name: "policy-v2", version: 2n, path: "/a/2", files: [] } } }]),
+      messagesOf([{ part: { case: "source", value: { name: "policy-v2", version: 2n, path: "a/2", files: [] } } }]),
     );
     expect(load.unloaded).toEqual(["policy-v1"]);
     expect(vllm.adapters.has("policy-v1")).toBe(true); // still in use
@@ -361,6 +361,23 @@ describe("adapters", () => {
       );
     expect(error?.code).toBe(Code.InvalidArgument);
     expect(error?.rawMessage).toContain("must be relative and stay inside the adapter directory");
+  });
+
+  it("loads a directory by path only under adapters.dir: no absolute path, no .., no symlink out", async () => {
+    const { client, vllm, adapterDir } = await start();
+    symlinkSync(tmpdir(), join(adapterDir, "out"));
+    const load = (path: string) =>
+      client
+        .loadAdapter(messagesOf([{ part: { case: "source", value: { name: `p-${path.length}`, version: 1n, path, files: [] } } }]))
+        .then(
+          () => undefined,
+          (e) => ConnectError.from(e),
+        );
+    expect((await load("/etc"))?.rawMessage).toBe('source.path "/etc" is absolute; give a path relative to adapters.dir');
+    expect((await load("../x"))?.rawMessage).toContain('contains ".."');
+    expect((await load("out"))?.rawMessage).toBe('source.path "out" leads out of adapters.dir (through a symlink)');
+    expect((await load("none"))?.code).toBe(Code.NotFound);
+    expect(vllm.requests.filter((r) => r.path === "/v1/load_lora_adapter")).toEqual([]);
   });
 });
 

@@ -59,11 +59,15 @@ def main(argv=None) -> int:
                 if args.port is not None:
                     given["server"]["port"] = args.port
         config = load_config(given)
+        require_auth_beyond_loopback(config, os.environ)
         # Launched by torchrun (it sets RANK and MASTER_ADDR): join the process group even with one
         # rank, so `torchrun --nproc-per-node 1` runs the NCCL path a multi-GPU run takes.
         distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1 or ("RANK" in os.environ and "MASTER_ADDR" in os.environ)
         if distributed and not config["model"]["dir"]:
             raise ConfigError('config key "model.dir" is unset; under torchrun every rank loads the model at start')
+        from .distributed.fsdp import check_sharding
+
+        check_sharding(config, distributed)
         device = resolve_device(config["torch"]["device"]) if not distributed else None
     except ConfigError as error:
         print(f"leangrpo_learner: {error}", file=sys.stderr)
@@ -72,6 +76,21 @@ def main(argv=None) -> int:
     if distributed:
         return serve_distributed(config)
     return serve(config, device)
+
+
+def require_auth_beyond_loopback(config: dict, env) -> None:
+    """LEANGRPO_AUTH_TOKEN (the mesh's one token) is the default server.auth.token; a learner that
+    binds beyond loopback without any token does not start: anyone on the network could train it."""
+    auth = config["server"]["auth"]
+    if not auth["token"] and env.get("LEANGRPO_AUTH_TOKEN"):
+        auth["token"] = env["LEANGRPO_AUTH_TOKEN"]
+    host = config["server"]["host"].strip("[]").lower()
+    loopback = host in ("localhost", "::1") or host.startswith("127.")
+    if not auth["token"] and not loopback:
+        raise ConfigError(
+            f'server.host "{config["server"]["host"]}" is beyond loopback and no token is set: '
+            "set LEANGRPO_AUTH_TOKEN (or server.auth.token), which every caller then presents as `authorization: Bearer <token>`"
+        )
 
 
 def _wait_for_signal() -> None:
@@ -108,7 +127,7 @@ def serve_distributed(config: dict) -> int:
     from .rpc.learner_host import LearnerHost, load_learner
 
     device = init_process_group()
-    collective = ProcessGroupCollective(device)
+    collective = ProcessGroupCollective(device, lockstep=config["torch"]["sharding"] == "fsdp")
     learner = load_learner(config, device, collective)
     log.info("rank %d/%d ready on %s", collective.rank, collective.world_size, device)
     try:

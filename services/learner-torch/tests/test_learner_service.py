@@ -15,8 +15,13 @@ M = proto.message
 
 
 @pytest.fixture(scope="module")
-def learner():
-    process = LearnerProcess({**TINY_CONFIG, "model": {"dir": str(LM_FIXTURES / "qwen2-tiny")}})
+def checkpoint_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("checkpoints")
+
+
+@pytest.fixture(scope="module")
+def learner(checkpoint_dir):
+    process = LearnerProcess({**TINY_CONFIG, "model": {"dir": str(LM_FIXTURES / "qwen2-tiny")}, "checkpoint_dir": str(checkpoint_dir)})
     yield process
     assert process.stop() == 0
 
@@ -78,12 +83,14 @@ def test_a_bad_sample_is_invalid_argument_naming_it_and_changes_nothing(learner)
     assert after.step == status.step and after.adapter_version == status.adapter_version
 
 
-def test_checkpoint_resume_takes_the_same_next_step(learner, tmp_path):
-    saved = learner.unary("SaveCheckpoint", M("leangrpo.v1.SaveCheckpointRequest")(path=str(tmp_path / "ck")), "leangrpo.v1.SaveCheckpointResponse")
-    assert saved.size_bytes > 0 and sorted(p.name for p in (tmp_path / "ck").iterdir()) == ["adapter", "optimizer.safetensors", "trainer_state.json"]
+def test_checkpoint_resume_takes_the_same_next_step(learner, checkpoint_dir):
+    # Paths are relative to checkpoint_dir (path_root.py).
+    saved = learner.unary("SaveCheckpoint", M("leangrpo.v1.SaveCheckpointRequest")(path="ck"), "leangrpo.v1.SaveCheckpointResponse")
+    assert saved.path == "ck"
+    assert saved.size_bytes > 0 and sorted(p.name for p in (checkpoint_dir / "ck").iterdir()) == ["adapter", "optimizer.safetensors", "trainer_state.json"]
     learner.train_step(grpo(), rollout_batch(shift=1))
     _, continued = learner.export_adapter()
-    loaded = learner.unary("LoadCheckpoint", M("leangrpo.v1.LoadCheckpointRequest")(path=str(tmp_path / "ck")), "leangrpo.v1.LoadCheckpointResponse")
+    loaded = learner.unary("LoadCheckpoint", M("leangrpo.v1.LoadCheckpointRequest")(path=saved.path), "leangrpo.v1.LoadCheckpointResponse")
     assert (loaded.step, loaded.adapter_version, loaded.algorithm) == (saved.step, saved.adapter_version, "grpo")
     learner.train_step(grpo(), rollout_batch(shift=1))
     _, resumed = learner.export_adapter()

@@ -88,9 +88,15 @@ def test_serve_refuses_the_transformers_source_naming_the_key_and_the_missing_pa
 
 
 @pytest.fixture(scope="module")
-def servers():
-    native = LearnerProcess(config_for("native"))
-    transformers = LearnerProcess(config_for("transformers"))
+def checkpoint_dir(tmp_path_factory):
+    """One checkpoint_dir for every learner here, as a shared volume: each reads what another saved."""
+    return tmp_path_factory.mktemp("checkpoints")
+
+
+@pytest.fixture(scope="module")
+def servers(checkpoint_dir):
+    native = LearnerProcess({**config_for("native"), "checkpoint_dir": str(checkpoint_dir)})
+    transformers = LearnerProcess({**config_for("transformers"), "checkpoint_dir": str(checkpoint_dir)})
     yield native, transformers
     assert native.stop() == 0
     assert transformers.stop() == 0
@@ -139,32 +145,32 @@ def test_exported_adapter_is_what_peft_saves_and_loads(servers, tmp_path):
 
 
 @needs_transformers
-def test_a_checkpoint_moves_between_sources(servers, tmp_path):
+def test_a_checkpoint_moves_between_sources(servers):
     native, transformers = servers
-    saved = native.unary("SaveCheckpoint", M("leangrpo.v1.SaveCheckpointRequest")(path=str(tmp_path / "native")), "leangrpo.v1.SaveCheckpointResponse")
-    loaded = transformers.unary("LoadCheckpoint", M("leangrpo.v1.LoadCheckpointRequest")(path=str(tmp_path / "native")), "leangrpo.v1.LoadCheckpointResponse")
+    saved = native.unary("SaveCheckpoint", M("leangrpo.v1.SaveCheckpointRequest")(path="native"), "leangrpo.v1.SaveCheckpointResponse")
+    loaded = transformers.unary("LoadCheckpoint", M("leangrpo.v1.LoadCheckpointRequest")(path="native"), "leangrpo.v1.LoadCheckpointResponse")
     assert (loaded.step, loaded.adapter_version) == (saved.step, saved.adapter_version)
     step = saved.step + 1
     native.train_step(grpo(step), rollout_batch(shift=7))
     transformers.train_step(grpo(step), rollout_batch(shift=7))
     assert_close(adapter_tensors(transformers), adapter_tensors(native), 1e-5)
     # And back: the transformers source's checkpoint resumes on the native model.
-    transformers.unary("SaveCheckpoint", M("leangrpo.v1.SaveCheckpointRequest")(path=str(tmp_path / "transformers")), "leangrpo.v1.SaveCheckpointResponse")
-    native.unary("LoadCheckpoint", M("leangrpo.v1.LoadCheckpointRequest")(path=str(tmp_path / "transformers")), "leangrpo.v1.LoadCheckpointResponse")
+    transformers.unary("SaveCheckpoint", M("leangrpo.v1.SaveCheckpointRequest")(path="transformers"), "leangrpo.v1.SaveCheckpointResponse")
+    native.unary("LoadCheckpoint", M("leangrpo.v1.LoadCheckpointRequest")(path="transformers"), "leangrpo.v1.LoadCheckpointResponse")
     assert_close(adapter_tensors(native), adapter_tensors(transformers), 0.0)
 
 
 @needs_transformers
-def test_a_checkpoint_of_another_lora_shape_is_refused_naming_both(servers, tmp_path):
+def test_a_checkpoint_of_another_lora_shape_is_refused_naming_both(servers, checkpoint_dir):
     _, transformers = servers
-    other = LearnerProcess({**config_for("native"), "lora": {"rank": 2, "alpha": 4, "target_modules": ["q_proj"]}})
+    other = LearnerProcess({**config_for("native"), "lora": {"rank": 2, "alpha": 4, "target_modules": ["q_proj"]}, "checkpoint_dir": str(checkpoint_dir)})
     try:
-        other.unary("SaveCheckpoint", M("leangrpo.v1.SaveCheckpointRequest")(path=str(tmp_path / "r2")), "leangrpo.v1.SaveCheckpointResponse")
+        other.unary("SaveCheckpoint", M("leangrpo.v1.SaveCheckpointRequest")(path="r2"), "leangrpo.v1.SaveCheckpointResponse")
     finally:
         assert other.stop() == 0
     before = transformers.unary("GetStatus", M("leangrpo.v1.GetStatusRequest")(), "leangrpo.v1.GetStatusResponse")
     with pytest.raises(grpc.RpcError) as error:
-        transformers.unary("LoadCheckpoint", M("leangrpo.v1.LoadCheckpointRequest")(path=str(tmp_path / "r2")), "leangrpo.v1.LoadCheckpointResponse")
+        transformers.unary("LoadCheckpoint", M("leangrpo.v1.LoadCheckpointRequest")(path="r2"), "leangrpo.v1.LoadCheckpointResponse")
     assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "the adapter has r=2, alpha=4, target_modules=['q_proj']" in error.value.details()
     assert "the transformers source wrapped the model with r=4, alpha=8, target_modules=['q_proj', 'v_proj', 'down_proj']" in error.value.details()

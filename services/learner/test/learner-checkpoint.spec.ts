@@ -94,7 +94,7 @@ describe("learner checkpoints and rejected steps", () => {
       await learner.trainStep(request(1));
       const before = weights(learner);
       await expect(learner.loadCheckpoint(path.join(dir, "missing"))).rejects.toThrow(
-        /trainer_state.json: ENOENT; is .* a directory written by SaveCheckpoint/,
+        /trainer_state.json: ENOENT; is it a directory written by SaveCheckpoint/,
       );
       expect(learner.step).toBe(1);
       expect(weights(learner)).toEqual(before);

@@ -2,7 +2,8 @@
 // gRPC: TrainStep (header, then samples), validation with nothing applied, ComputeLogprobs,
 // ExportAdapter (manifest + chunks whose SHA-256 match), checkpoints, status, algorithms.
 import { createHash } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -245,7 +246,9 @@ describe("LearnerService over gRPC", () => {
     const saved = await client.saveCheckpoint({});
     const status = await client.getStatus({});
     expect(saved.step).toBe(status.step);
-    expect(saved.path).toBe(path.join(dir, `step-${status.step}`));
+    // Relative to checkpoint_dir, as LoadCheckpoint takes it back.
+    expect(saved.path).toBe(`step-${status.step}`);
+    expect(existsSync(path.join(dir, `step-${status.step}`, "trainer_state.json"))).toBe(true);
     expect(saved.sizeBytes).toBeGreaterThan(0n);
     const adapter = await exported(client);
     await client.trainStep(stream({ algorithm: "gspo", mode: TrainingMode.SFT }));
@@ -253,7 +256,40 @@ describe("LearnerService over gRPC", () => {
     const loaded = await client.loadCheckpoint({ path: saved.path });
     expect(loaded).toMatchObject({ step: status.step, adapterVersion: status.adapterVersion });
     expect((await exported(client)).manifest.files).toEqual(adapter.manifest.files);
-    await expectCode(client.loadCheckpoint({ path: path.join(dir, "nope") }), Code.InvalidArgument, /trainer_state.json: ENOENT/);
+    await expectCode(client.loadCheckpoint({ path: "nope" }), Code.NotFound, /^path "nope" does not exist under checkpoint_dir$/);
+    await mkdir(path.join(dir, "empty"));
+    await expectCode(client.loadCheckpoint({ path: "empty" }), Code.InvalidArgument, /cannot read trainer_state.json: ENOENT/);
+  });
+
+  it("writes and reads checkpoints under checkpoint_dir only, never echoing a file it read", async () => {
+    const outside = await mkdtemp(path.join(tmpdir(), "learner-outside-"));
+    try {
+      // SaveCheckpoint used to mkdir -p anywhere.
+      for (const target of [path.join(outside, "planted"), "../planted", "a/../../planted"]) {
+        await expectCode(client.saveCheckpoint({ path: target }), Code.InvalidArgument, /^path ".*" (is absolute|contains "\.\.")/);
+      }
+      await symlink(outside, path.join(dir, "link-out"));
+      await expectCode(client.saveCheckpoint({ path: "link-out/planted" }), Code.InvalidArgument, /leads out of checkpoint_dir/);
+      expect(await readdir(outside)).toEqual([]);
+      // LoadCheckpoint used to load any directory and quote its files in errors.
+      await expectCode(client.loadCheckpoint({ path: "/etc" }), Code.InvalidArgument, /is absolute/);
+      await expectCode(client.loadCheckpoint({ path: "link-out" }), Code.InvalidArgument, /leads out of checkpoint_dir/);
+      await mkdir(path.join(dir, "planted-state"));
+      await writeFile(path.join(outside, "state.json"), "SECRET-5e1d not json");
+      await symlink(path.join(outside, "state.json"), path.join(dir, "planted-state", "trainer_state.json"));
+      await expectCode(
+        client.loadCheckpoint({ path: "planted-state" }),
+        Code.InvalidArgument,
+        /planted-state\/trainer_state.json" leads out/,
+      );
+      await mkdir(path.join(dir, "bad-state"));
+      await writeFile(path.join(dir, "bad-state", "trainer_state.json"), "SECRET-5e1d not json");
+      const bad = await client.loadCheckpoint({ path: "bad-state" }).catch((e: unknown) => ConnectError.from(e));
+      expect(bad).toBeInstanceOf(ConnectError);
+      expect((bad as ConnectError).rawMessage).toBe("trainer_state.json is not valid JSON; is it a directory written by SaveCheckpoint?");
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 
   it("lists the algorithms with their keys", async () => {

@@ -1,6 +1,7 @@
 // Config of the orchestrator service: YAML file < LEANGRPO_ORCHESTRATOR_* env < flags < dotted overrides.
 import { z } from "zod";
 import { ServerConfigSchema, ServiceTargetSchema } from "@lean-grpo/kit";
+import { RunLimitsSchema } from "./run/config/run-limits.js";
 
 const ServiceTargetsSchema = z.union([ServiceTargetSchema, z.array(ServiceTargetSchema).min(1)]);
 
@@ -10,16 +11,34 @@ export const OrchestratorConfigSchema = z
     /** Where each run writes `<id>/` (config, metrics, checkpoints, adapters, report). */
     runs_dir: z.string().min(1).default("runs"),
     /**
+     * The directory every path a client names resolves under: StartRun's dataset_path and
+     * eval.data, Evaluate's dataset_path, adapter_path and checkpoint_path. Relative paths only;
+     * absolute paths, `..` and symlinks out of it are refused. Default: the working directory.
+     */
+    data_root: z.string().min(1).default("."),
+    /** Largest dataset or eval data file read, bytes (checked before reading). */
+    max_dataset_bytes: z
+      .number()
+      .int()
+      .positive()
+      .default(256 * 1024 * 1024),
+    /**
      * The services a run drives, each an http(s):// URL, a list of replica URLs, or
      * dns:///host:port (every address a replica), balanced per call; `lean-grpo train` and
      * `serve all` fill them with the mesh they start.
      */
     services: z
       .object({
+        /** InferenceService: Generate, Tokenize, LoadAdapter. */
         inference: ServiceTargetsSchema.optional(),
+        /** RewardService: ScoreGroup. */
         reward: ServiceTargetsSchema.optional(),
+        /** LearnerService: TrainStep, ExportAdapter, checkpoints. */
         learner: ServiceTargetsSchema.optional(),
+        /** LeanVerifierService: tactic mode's StartProof / ApplyTactic. */
         verifier: ServiceTargetsSchema.optional(),
+        /** Bearer token sent on every call to these services (their server.auth.token); default: LEANGRPO_AUTH_TOKEN. */
+        token: z.string().min(1).optional(),
       })
       .strict()
       .prefault({}),
@@ -29,6 +48,8 @@ export const OrchestratorConfigSchema = z
     retry_backoff_ms: z.number().int().positive().default(500),
     /** Deadline of one Generate / ScoreGroup / TrainStep call, ms. */
     rpc_deadline_ms: z.number().int().positive().default(600_000),
+    /** Upper bounds on what one StartRun may ask for (run-limits.ts); a run over one is refused naming the key. */
+    run_limits: RunLimitsSchema.prefault({}),
   })
   .strict();
 

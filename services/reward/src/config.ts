@@ -24,8 +24,11 @@ const ScorersSchema = z
         scorer.name,
         z
           .object({
+            /** The scorer's weight in the reward's sum; 0 reports it but adds nothing. */
             weight: WeightSchema.optional(),
-            ...Object.fromEntries(Object.entries(scorer.params).map(([key, param]) => [key, param.schema.optional()])),
+            ...Object.fromEntries(
+              Object.entries(scorer.params).map(([key, param]) => [key, param.schema.optional().describe(param.description)]),
+            ),
           })
           .strict()
           .optional(),
@@ -67,6 +70,8 @@ export const RewardConfigSchema = z
       .object({
         /** LeanVerifierService replicas; unset: Lean completions must come with their verifications. */
         url: z.union([ServiceTargetSchema, z.array(HttpUrlSchema).min(1)]).optional(),
+        /** Bearer token sent on every Verify call (the verifier's server.auth.token); default: LEANGRPO_AUTH_TOKEN. */
+        token: z.string().min(1).optional(),
         /** VerifyRequest.timeout_ms, Lean's time limit per proof; 0 leaves it to the verifier. */
         lean_timeout_ms: z.number().int().min(0).default(0),
         /** Deadline for verifier calls when the caller set none, ms. */

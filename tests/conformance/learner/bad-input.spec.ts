@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
-import { type BatchSample, readConformanceFixture, START_CHECKPOINT } from "./conformance-fixtures.js";
+import { type BatchSample, readConformanceFixture, START_CHECKPOINT_NAME } from "./conformance-fixtures.js";
 import { conformanceConfig } from "./learner-conformance.js";
 import { failure, type LearnerClient, learnerClient, type StepHeader, trainStepStream } from "./learner-calls.js";
 import type { LearnerUnderTest, RunningLearner } from "./learner-under-test.js";
@@ -245,7 +245,7 @@ function describeBadInput(learner: LearnerUnderTest): void {
       dir = await mkdtemp(path.join(tmpdir(), `bad-input-${learner.name}-`));
       running = await learner.start(conformanceConfig(dir));
       client = learnerClient(running.url);
-      const loaded = await client.loadCheckpoint({ path: START_CHECKPOINT });
+      const loaded = await client.loadCheckpoint({ path: START_CHECKPOINT_NAME });
       expect([loaded.step, loaded.adapterVersion]).toEqual([0n, 0n]);
     }, 240_000);
     afterAll(async () => {

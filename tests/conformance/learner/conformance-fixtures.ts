@@ -10,6 +10,8 @@ export const REPO_ROOT = here("../../../");
 export const FIXTURES = here("./fixtures/");
 /** A checkpoint at step 0 holding the model library's fixture adapter and zero AdamW moments. */
 export const START_CHECKPOINT = here("./fixtures/start-checkpoint");
+/** START_CHECKPOINT as a learner is given it: a copy in its checkpoint_dir (conformanceConfig makes it), named relative to that. */
+export const START_CHECKPOINT_NAME = "start-checkpoint";
 const MODELS = here("../../../packages/lm/test/fixtures/");
 
 export interface ConformanceCase {

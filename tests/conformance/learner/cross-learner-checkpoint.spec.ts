@@ -5,7 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readConformanceFixture, START_CHECKPOINT } from "./conformance-fixtures.js";
+import { readConformanceFixture, START_CHECKPOINT_NAME } from "./conformance-fixtures.js";
 import { conformanceConfig } from "./learner-conformance.js";
 import { adapterDifference, exportedAdapter, type LearnerClient, learnerClient, trainStepStream, updateError } from "./learner-calls.js";
 import type { LearnerUnderTest, RunningLearner } from "./learner-under-test.js";
@@ -28,7 +28,8 @@ describe.skipIf(unavailable !== null)("checkpoints move between the TS and the P
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "cross-learner-"));
     for (const learner of learners) {
-      const started = await learner.start(conformanceConfig(path.join(dir, learner.name)));
+      // One checkpoint_dir for both, as two learners sharing a volume: each reads what the other saved.
+      const started = await learner.start(conformanceConfig(dir));
       running.set(learner.name, { learner: started, client: learnerClient(started.url) });
     }
   }, 240_000);
@@ -42,9 +43,9 @@ describe.skipIf(unavailable !== null)("checkpoints move between the TS and the P
     ["torch", "ts"],
   ])("saved by the %s learner, loaded by both: the next step gives the same adapter", async (writer, reader) => {
     const saver = running.get(writer)!.client;
-    await saver.loadCheckpoint({ path: START_CHECKPOINT });
+    await saver.loadCheckpoint({ path: START_CHECKPOINT_NAME });
     await saver.trainStep(trainStepStream({ algorithm: "grpo", algorithmConfig: grpo.config, step: 1n, temperature: 0.7 }, samples));
-    const saved = await saver.saveCheckpoint({ path: path.join(dir, `saved-by-${writer}`) });
+    const saved = await saver.saveCheckpoint({ path: `saved-by-${writer}` });
     const atSave = await exportedAdapter(saver);
 
     const after = new Map<string, Awaited<ReturnType<typeof exportedAdapter>>>();

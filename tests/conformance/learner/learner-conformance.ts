@@ -2,6 +2,7 @@
 // (ts-learner.spec.ts, torch-learner.spec.ts). It drives a learner over gRPC only, and
 // checks its numbers against the independent PyTorch reference (conformance-fixtures.ts).
 import { execFile } from "node:child_process";
+import { cpSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -16,6 +17,7 @@ import {
   readConformanceFixture,
   REPO_ROOT,
   START_CHECKPOINT,
+  START_CHECKPOINT_NAME,
   startAdapter,
 } from "./conformance-fixtures.js";
 import { startInferenceWithAdapter } from "./inference-with-adapter.js";
@@ -42,6 +44,8 @@ const UPDATE_RELATIVE = 1e-3;
 
 /** The learner config every implementation gets: the fixture adapter's LoRA shape and the reference's AdamW. */
 export function conformanceConfig(checkpointDir: string, f: ConformanceFixture = fixture): LearnerConfigSection {
+  // A learner reads and writes checkpoints under its checkpoint_dir only: the start checkpoint is copied in.
+  cpSync(START_CHECKPOINT, path.join(checkpointDir, START_CHECKPOINT_NAME), { recursive: true });
   return {
     model: { dir: modelDir, name: f.model },
     lora: { rank: 4, alpha: 8, target_modules: ALL_MODULES },
@@ -78,7 +82,7 @@ export function describeLearnerConformance(learner: LearnerUnderTest): void {
 
     /** Every numeric case starts from the same adapter and a fresh optimizer. */
     async function fromStart(): Promise<void> {
-      const loaded = await client.loadCheckpoint({ path: START_CHECKPOINT });
+      const loaded = await client.loadCheckpoint({ path: START_CHECKPOINT_NAME });
       expect([loaded.step, loaded.adapterVersion]).toEqual([0n, 0n]);
     }
 
@@ -276,7 +280,8 @@ export function describeLearnerConformance(learner: LearnerUnderTest): void {
       await step(grpo, 1n);
       const saved = await client.saveCheckpoint({});
       expect(saved).toMatchObject({ step: 1n, adapterVersion: 1n });
-      expect(path.resolve(saved.path)).toBe(path.join(dir, "step-1"));
+      // Named relative to checkpoint_dir, as LoadCheckpoint takes it back.
+      expect(saved.path).toBe("step-1");
       expect(saved.sizeBytes).toBeGreaterThan(0n);
       const atSave = await exportedAdapter(client);
       const first = await step(dapo, 2n);
@@ -291,8 +296,18 @@ export function describeLearnerConformance(learner: LearnerUnderTest): void {
       close(again.metrics.loss, first.metrics.loss!, "loss of the replayed step");
       close(again.metrics.grad_norm, first.metrics.grad_norm!, "grad_norm of the replayed step");
 
-      const missing = path.join(dir, "no-such-checkpoint");
-      expect(await failure(client.loadCheckpoint({ path: missing }), Code.InvalidArgument)).toContain("no-such-checkpoint");
+      expect(await failure(client.loadCheckpoint({ path: "no-such-checkpoint" }), Code.NotFound)).toBe(
+        'path "no-such-checkpoint" does not exist under checkpoint_dir',
+      );
+      // Only under checkpoint_dir: an absolute path, `..` or the fixture's own directory are refused by both learners alike.
+      for (const outside of [START_CHECKPOINT, "../start-checkpoint", `${START_CHECKPOINT_NAME}/../../x`]) {
+        expect(await failure(client.loadCheckpoint({ path: outside }), Code.InvalidArgument)).toMatch(
+          /^path ".*" (is absolute|contains "\.\.")/,
+        );
+        expect(await failure(client.saveCheckpoint({ path: outside }), Code.InvalidArgument)).toMatch(
+          /^path ".*" (is absolute|contains "\.\.")/,
+        );
+      }
       expect(await failure(client.loadCheckpoint({ path: "" }), Code.InvalidArgument)).toMatch(/path/);
     });
 

@@ -16,7 +16,7 @@ import {
   expectedAdapter,
   FIXTURES,
   readConformanceFixture,
-  START_CHECKPOINT,
+  START_CHECKPOINT_NAME,
   startAdapter,
 } from "./conformance-fixtures.js";
 import { conformanceConfig } from "./learner-conformance.js";
@@ -103,7 +103,7 @@ export function describeMaskedBatchConformance(learner: LearnerUnderTest): void 
 
     /** One TrainStep from the start checkpoint; its metrics and adapter must be the reference's. */
     async function expectReferenceStep(c: ConformanceCase, samples: readonly BatchSample[], lengths?: MaskedFixture["batch"]) {
-      const loaded = await client.loadCheckpoint({ path: START_CHECKPOINT });
+      const loaded = await client.loadCheckpoint({ path: START_CHECKPOINT_NAME });
       expect([loaded.step, loaded.adapterVersion]).toEqual([0n, 0n]);
       const response = await client.trainStep(caseStepStream(c, samples));
       const metrics = {
@@ -190,7 +190,7 @@ export function describeMaskedBatchConformance(learner: LearnerUnderTest): void 
     ] as const)(
       "refuses %s as INVALID_ARGUMENT naming the sample, field and lengths; nothing is applied",
       async (_what, spoil, index, patterns) => {
-        await client.loadCheckpoint({ path: START_CHECKPOINT });
+        await client.loadCheckpoint({ path: START_CHECKPOINT_NAME });
         const message = await failure(
           client.trainStep(trainStepStream({ algorithm: "grpo" }, variant(maskedSamples, spoil))),
           Code.InvalidArgument,

@@ -223,17 +223,18 @@ export function describeReasoningVocabConformance(implementation: LearnerUnderTe
         reference: false,
         sampling: { temperature: 1, topK: 0, topP: 1, reasoningMask: ReasoningMask.GATED },
       });
-      const saved = await client.saveCheckpoint({ path: path.join(dir, "ckpt") });
+      const saved = await client.saveCheckpoint({ path: "ckpt" });
       const savedMap = JSON.parse(
-        await readFile(path.join(saved.path, "reasoning_token_map.json"), "utf8").catch(() =>
-          readFile(path.join(saved.path, "adapter", "reasoning_token_map.json"), "utf8"),
+        await readFile(path.resolve(dir, "expanded", saved.path, "reasoning_token_map.json"), "utf8").catch(() =>
+          readFile(path.resolve(dir, "expanded", saved.path, "adapter", "reasoning_token_map.json"), "utf8"),
         ),
       );
       expect(savedMap.sha256).toBe(MAP_SHA256);
-      const fresh = await implementation.start(config(path.join(dir, "fresh"), REASONING));
+      // A fresh learner with the same checkpoint_dir (checkpoint paths are relative to it).
+      const fresh = await implementation.start(config(path.join(dir, "expanded"), REASONING));
       try {
         const restored = learnerClient(fresh.url);
-        await restored.loadCheckpoint({ path: saved.path });
+        await restored.loadCheckpoint({ path: "ckpt" });
         const again = await restored.computeLogprobs({
           sequences: [{ promptTokenIds: PROMPT, completionTokenIds: MIXED }],
           reference: false,

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectedAdapter, readConformanceFixture, START_CHECKPOINT, startAdapter } from "./conformance-fixtures.js";
+import { expectedAdapter, readConformanceFixture, START_CHECKPOINT_NAME, startAdapter } from "./conformance-fixtures.js";
 import { conformanceConfig } from "./learner-conformance.js";
 import { exportedAdapter, type LearnerClient, learnerClient, trainStepStream, updateError } from "./learner-calls.js";
 import type { RunningLearner } from "./learner-under-test.js";
@@ -40,7 +40,7 @@ describe.skipIf(unavailable !== null)("PyTorch learner under torchrun, 2 ranks",
 
   it.each(["grpo", "dapo"])("%s: one TrainStep gives the reference's loss and adapter", async (name) => {
     const c = fixture.cases.find((x) => x.name === name)!;
-    await client.loadCheckpoint({ path: START_CHECKPOINT });
+    await client.loadCheckpoint({ path: START_CHECKPOINT_NAME });
     const response = await client.trainStep(
       trainStepStream(
         { algorithm: c.algorithm, algorithmConfig: c.config, step: 1n, temperature: c.config.temperature as number },

@@ -5,7 +5,7 @@
 import type { Command } from "commander";
 import { toJson } from "@bufbuild/protobuf";
 import { LearnerService, ListAlgorithmsResponseSchema, type ListAlgorithmsResponse } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
-import { createServiceClient, loadConfig } from "@lean-grpo/kit";
+import { createServiceClient, loadConfig, callerAuth, envAuthToken } from "@lean-grpo/kit";
 import { ALGORITHM_NAMES, LearnerConfigSchema, createLearnerService } from "@lean-grpo/learner";
 
 export interface AlgorithmsCommandOptions {
@@ -57,7 +57,7 @@ async function listAlgorithms(url: string | undefined): Promise<ListAlgorithmsRe
     const learner = createLearnerService(loadConfig(LearnerConfigSchema, {}));
     return (await learner.impl.listAlgorithms!({} as never, {} as never)) as ListAlgorithmsResponse;
   }
-  const { client, transport } = createServiceClient(LearnerService, { endpoints: [url] });
+  const { client, transport } = createServiceClient(LearnerService, { endpoints: [url], interceptors: callerAuth(envAuthToken()) });
   try {
     return await client.listAlgorithms({});
   } finally {

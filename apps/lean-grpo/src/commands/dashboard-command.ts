@@ -7,7 +7,7 @@ import type { Command } from "commander";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { renderOfflineReport, startDashboardServer, type DashboardServer } from "@lean-grpo/dashboard";
 import { OrchestratorService } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { createServiceClient, loadConfig } from "@lean-grpo/kit";
+import { createServiceClient, loadConfig, callerAuth, envAuthToken } from "@lean-grpo/kit";
 import { createOrchestratorService, OrchestratorConfigSchema } from "@lean-grpo/orchestrator";
 import { nonNegativeInteger } from "./flag-values.js";
 
@@ -57,7 +57,7 @@ export async function dashboardCommand(options: DashboardCommandOptions): Promis
 
 /** The page's (read-only) calls, passed on to an orchestrator over gRPC (its port speaks h2c, which browsers do not). */
 export function orchestratorRelay(url: string): { impl: Partial<ServiceImpl<typeof OrchestratorService>>; close(): void } {
-  const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [url] });
+  const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [url], interceptors: callerAuth(envAuthToken()) });
   return {
     impl: {
       listRuns: (request, ctx) => client.listRuns(request, { signal: ctx.signal }),

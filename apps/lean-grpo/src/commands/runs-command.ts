@@ -12,7 +12,7 @@ import {
   type Run,
   type WatchRunResponse,
 } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { createServiceClient, loadConfig } from "@lean-grpo/kit";
+import { createServiceClient, loadConfig, callerAuth, envAuthToken } from "@lean-grpo/kit";
 import { OrchestratorConfigSchema } from "@lean-grpo/orchestrator";
 import { createOrchestratorService } from "@lean-grpo/orchestrator";
 
@@ -96,7 +96,7 @@ interface RunsSource {
 }
 
 function remoteRuns(url: string): RunsSource {
-  const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [url] });
+  const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [url], interceptors: callerAuth(envAuthToken()) });
   return {
     async list() {
       const runs: Run[] = [];

@@ -2,7 +2,7 @@
 // on loopback ports, each on its own real gRPC port (the same code path as a
 // deployment), and drains them on SIGTERM/SIGINT.
 import { z } from "zod";
-import { loadConfig, serve, createLogger, type ServerConfig } from "@lean-grpo/kit";
+import { AUTH_TOKEN_ENV, loadConfig, serve, createLogger, surviveUnhandledRejections, type ServerConfig } from "@lean-grpo/kit";
 import type { InferenceConfig } from "@lean-grpo/inference";
 import type { LearnerConfig } from "@lean-grpo/learner";
 import { SERVICE_CATALOG, SERVICE_NAMES, type CatalogEntry } from "../mesh/service-catalog.js";
@@ -14,6 +14,8 @@ import { DEFAULT_THREADS } from "../mesh/start-mesh.js";
 import { startServiceThread } from "../mesh/service-thread.js";
 import { applyMeshModel, MeshModelSchema, type MeshModel } from "../mesh/mesh-model.js";
 import { checkModelDir, configDir } from "./train-config.js";
+import { shareRunsDir } from "../mesh/shared-runs-dir.js";
+import { applyMeshAuth, describeMeshAuth } from "../mesh/mesh-auth.js";
 
 export interface ServeCommandOptions {
   config?: string;
@@ -35,6 +37,8 @@ const MeshConfigSchema = z
   .strict();
 
 export async function serveCommand(target: string, options: ServeCommandOptions): Promise<void> {
+  // One request must never end the services: a rejection nobody handled is logged and counted.
+  surviveUnhandledRejections(createLogger("lean-grpo"));
   if (options.topology !== undefined) {
     if (target !== "all") throw new Error("--topology applies to `serve all`");
     return serveTopology(options.topology, options.overrides);
@@ -52,6 +56,9 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
   // Flushed by the stop request, after the servers drained (stop-signals.ts).
   startTracing(target === "all" ? "lean-grpo" : `lean-grpo-${target}`);
 
+  // Beyond loopback, auth is on: one token, required by every service and presented by every client inside (mesh-auth.ts).
+  const auth = applyMeshAuth(configs);
+  if (target === "all") shareRunsDir(configs.learner as LearnerConfig, configs.orchestrator as { runs_dir: string });
   const servers: { url: string; shutdown(): Promise<void> }[] = [];
   const urls: Record<string, string> = {};
   for (const service of entries) {
@@ -77,10 +84,12 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
     await Promise.all(servers.map((server) => server.shutdown()));
   });
   printTable(entries.map((e, i) => ({ service: e.name, url: servers[i]!.url })));
+  process.stdout.write(`${describeMeshAuth(auth)}\n`);
   if (target === "all") {
     const orchestrator = urls.orchestrator!;
+    const header = auth.token ? ` -H "authorization: Bearer $${AUTH_TOKEN_ENV}"` : "";
     process.stdout.write(
-      `start a run: npx buf curl --protocol grpc --http2-prior-knowledge -d '{"datasetPath": "examples/arith.jsonl"}' ${orchestrator}/leangrpo.v1.OrchestratorService/StartRun\n`,
+      `start a run: npx buf curl --protocol grpc --http2-prior-knowledge${header} -d '{"datasetPath": "examples/arith.jsonl"}' ${orchestrator}/leangrpo.v1.OrchestratorService/StartRun\n`,
     );
   }
   // Last: whoever waits for the mesh reads up to this line.

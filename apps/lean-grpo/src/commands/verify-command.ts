@@ -16,7 +16,7 @@ import {
   type VerifyRequestSchema,
   type VerifyResponse,
 } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
-import { createServiceClient, loadConfig, serve, type RunningServer } from "@lean-grpo/kit";
+import { createServiceClient, loadConfig, serve, type RunningServer, callerAuth, envAuthToken } from "@lean-grpo/kit";
 import { VerifierConfigSchema, createVerifierService } from "@lean-grpo/verifier";
 
 export interface VerifyCommandOptions {
@@ -184,7 +184,10 @@ interface Verifier {
 
 async function connect(options: VerifyCommandOptions): Promise<Verifier> {
   if (options.url !== undefined) {
-    const { client, transport } = createServiceClient(LeanVerifierService, { endpoints: [options.url] });
+    const { client, transport } = createServiceClient(LeanVerifierService, {
+      endpoints: [options.url],
+      interceptors: callerAuth(envAuthToken()),
+    });
     return { client, close: async () => transport.close() };
   }
   const command = options.replCmd ?? process.env.LEAN_REPL_CMD ?? "";

@@ -2,11 +2,11 @@
 // orchestrator (`serve all`, a deployment) or to the embedded mesh started here for the
 // call, as `train` starts it. The orchestrator resolves the run, adapter or checkpoint and
 // evaluates; this side only gathers the stream into a report.
-import path from "node:path";
 import { OrchestratorService, type EvaluationSummary } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { createServiceClient, rpcClientTracing } from "@lean-grpo/kit";
+import { callerAuth, createServiceClient, envAuthToken, rpcClientTracing } from "@lean-grpo/kit";
 import type { EvalReport, RunConfigMessage } from "@lean-grpo/orchestrator";
 import { startMesh } from "../mesh/start-mesh.js";
+import { rootRelative } from "../mesh/local-paths.js";
 
 export interface EvaluateOptions {
   /** Held-out JSONL: a path on the orchestrator's filesystem (resolved here for the embedded mesh). */
@@ -29,6 +29,8 @@ export interface EvaluateOptions {
   url?: string;
   /** Embedded mesh: where runs live, the base model, per-service config sections as in a train config. */
   runsDir: string;
+  /** Embedded mesh: the orchestrator's data_root, and what data, adapter and checkpoint are relative to; default: the working directory. */
+  dataRoot?: string;
   modelDir: string;
   services?: Record<string, Record<string, unknown>>;
 }
@@ -47,23 +49,29 @@ export interface EvalResult extends Omit<EvalReport, "forms" | "results"> {
 export async function evaluateThroughOrchestrator(options: EvaluateOptions): Promise<EvalResult> {
   const targets = [options.run && "--run", options.adapter && "--adapter", options.checkpoint && "--checkpoint"].filter(Boolean);
   if (targets.length > 1) throw new Error(`give one of --run, --adapter and --checkpoint, not ${targets.join(" and ")}`);
-  // Paths name the orchestrator's filesystem: this one's when the mesh runs here.
-  const local = (file: string | undefined) => (file === undefined || options.url ? (file ?? "") : path.resolve(file));
+  // Paths name the orchestrator's files, relative to its data_root: the working directory when the mesh runs here.
+  const local = (file: string | undefined, what: string) =>
+    file === undefined || options.url ? (file ?? "") : rootRelative(file, what, options.dataRoot);
   const mesh = options.url
     ? undefined
-    : await startMesh({ modelDir: options.modelDir, services: options.services ?? {}, orchestrator: { runs_dir: options.runsDir } });
+    : await startMesh({
+        modelDir: options.modelDir,
+        services: options.services ?? {},
+        orchestrator: { runs_dir: options.runsDir, ...(options.dataRoot ? { data_root: options.dataRoot } : {}) },
+      });
   const { client, transport } = createServiceClient(OrchestratorService, {
     endpoints: [options.url ?? mesh!.urls.orchestrator!],
-    interceptors: [rpcClientTracing()],
+    // LEANGRPO_AUTH_TOKEN: what an orchestrator with auth on requires.
+    interceptors: [rpcClientTracing(), ...callerAuth(envAuthToken())],
   });
   try {
     const results: EvalResult["results"] = [];
     let summary: EvaluationSummary | undefined;
     for await (const response of client.evaluate({
-      datasetPath: local(options.data),
+      datasetPath: local(options.data, "data"),
       runId: options.run ?? "",
-      adapterPath: local(options.adapter),
-      checkpointPath: local(options.checkpoint),
+      adapterPath: local(options.adapter, "--adapter"),
+      checkpointPath: local(options.checkpoint, "--checkpoint"),
       k: options.k,
       samples: options.samples ?? 0,
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),

@@ -9,6 +9,7 @@ import type { RunManager } from "@lean-grpo/orchestrator";
 import { SERVICE_CATALOG } from "./service-catalog.js";
 import { startServiceThread, type ThreadedServer } from "./service-thread.js";
 import { splitLearnerSection, startTorchLearner } from "./torch-learner-process.js";
+import { shareRunsDir } from "./shared-runs-dir.js";
 
 export interface MeshOptions {
   /** Hugging Face model directory for the embedded sampler and the learner. */
@@ -50,6 +51,10 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
   const urls: Record<string, string> = {};
   const servers: RunningMesh["servers"] = {};
   const started: { shutdown(): Promise<void> }[] = [];
+  // Parsed first: the learner started here writes the runs' checkpoints into runs_dir.
+  const orchestratorConfig: OrchestratorConfig = loadConfig(OrchestratorConfigSchema, {
+    flags: deepMerge(EPHEMERAL, options.orchestrator ?? {}),
+  });
   try {
     for (const entry of SERVICE_CATALOG.filter((s) => s.name !== "orchestrator")) {
       const remote = remoteUrl(entry.name, options.services?.[entry.name]);
@@ -63,6 +68,7 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
         flags: deepMerge(deepMerge(EPHEMERAL, modelFlags(entry.name, options.modelDir, options.reasoning ?? {})), section),
       });
       entry.wire?.(config, urls);
+      if (entry.name === "learner") shareRunsDir(config as unknown as { checkpoint_dir: string }, orchestratorConfig);
       if (torch) {
         const server = await startTorchLearner(config, torch);
         started.push(server);
@@ -83,14 +89,15 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
       servers[entry.name] = server;
       urls[entry.name] = server.url;
     }
-    const config: OrchestratorConfig = loadConfig(OrchestratorConfigSchema, {
-      flags: deepMerge(
-        deepMerge(EPHEMERAL, {
-          services: { inference: urls.inference, reward: urls.reward, learner: urls.learner, verifier: urls.verifier },
-        }),
-        options.orchestrator ?? {},
-      ),
-    });
+    const config = orchestratorConfig;
+    // Where options.orchestrator names a service itself, that one wins.
+    config.services = {
+      inference: urls.inference,
+      reward: urls.reward,
+      learner: urls.learner,
+      verifier: urls.verifier,
+      ...config.services,
+    };
     const orchestrator = createOrchestratorService(config, { renderReport: renderOfflineReport });
     const server = await serve({ name: "orchestrator", services: [orchestrator], config: config.server as ServerConfig });
     started.push(server);

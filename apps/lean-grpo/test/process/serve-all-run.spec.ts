@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -29,7 +29,11 @@ beforeAll(async () => {
   const overrides = [
     ...SERVICES.flatMap((name) => [`${name}.server.port=0`, `${name}.server.shutdown.drain_delay_ms=0`]),
     `orchestrator.runs_dir=${path.join(dir, "runs")}`,
+    // Clients name datasets relative to the orchestrator's data_root: here a directory of the test's own.
+    `orchestrator.data_root=${dir}`,
   ];
+  mkdirSync(path.join(dir, "examples"));
+  copyFileSync(path.join(repoRoot, "examples/arith.jsonl"), path.join(dir, "examples/arith.jsonl"));
   mesh = spawn(process.execPath, [`${repoRoot}apps/lean-grpo/bin/lean-grpo.mjs`, "serve", "all", ...overrides], {
     cwd: repoRoot,
     env: { ...process.env, LOG_LEVEL: "warn" },
@@ -126,7 +130,8 @@ describe("lean-grpo serve all, driven over gRPC", () => {
       [
         `${repoRoot}apps/lean-grpo/bin/lean-grpo.mjs`,
         "eval",
-        heldout,
+        // As the running orchestrator names it: relative to its data_root.
+        path.basename(heldout),
         "--url",
         orchestrator,
         "--run",

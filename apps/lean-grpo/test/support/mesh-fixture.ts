@@ -8,6 +8,7 @@ import { writeTinyModel } from "../../../../tests/support/tiny-model.js";
 export interface MeshFixture {
   dir: string;
   modelDir: string;
+  /** The dataset, relative to `dir` (the orchestrator's data_root). */
   dataset: string;
   runsDir: string;
   /** The learner's settings, also as `lean-grpo serve learner` dotted overrides (a learner in its own process). */
@@ -24,7 +25,7 @@ export interface MeshFixture {
 export async function meshFixture(options: { extraChars?: string } = {}): Promise<MeshFixture> {
   const dir = await mkdtemp(path.join(tmpdir(), "orchestrator-"));
   const modelDir = await writeTinyModel(path.join(dir, "model"), 1, options.extraChars);
-  const dataset = path.join(dir, "arith.jsonl");
+  const dataset = "arith.jsonl";
   const problems = [
     ["1+1", "2"],
     ["2+2", "4"],
@@ -33,14 +34,15 @@ export async function meshFixture(options: { extraChars?: string } = {}): Promis
     ["5-2", "3"],
     ["4+4", "8"],
   ];
-  await writeFile(dataset, problems.map(([problem, answer]) => JSON.stringify({ problem, answer })).join("\n"));
+  await writeFile(path.join(dir, dataset), problems.map(([problem, answer]) => JSON.stringify({ problem, answer })).join("\n"));
   const runsDir = path.join(dir, "runs");
   const learner = {
     backend: "cpu",
     "lora.rank": 2,
     "lora.alpha": 4,
     "optimizer.learning_rate": 1e-2,
-    checkpoint_dir: path.join(dir, "ckpt"),
+    // A learner sharing the orchestrator's filesystem writes checkpoints into runs_dir (shared-runs-dir.ts).
+    checkpoint_dir: runsDir,
     "model.dir": modelDir,
   };
   return {
@@ -58,10 +60,10 @@ export async function meshFixture(options: { extraChars?: string } = {}): Promis
             : { embedded: { tensor_backend: "cpu" }, adapters: { dir: path.join(dir, "adapters") } },
           learner: options.learnerUrl
             ? { url: options.learnerUrl }
-            : { backend: "cpu", lora: { rank: 2, alpha: 4 }, optimizer: { learning_rate: 1e-2 }, checkpoint_dir: path.join(dir, "ckpt") },
+            : { backend: "cpu", lora: { rank: 2, alpha: 4 }, optimizer: { learning_rate: 1e-2 } },
           ...(options.verifier ? { verifier: options.verifier } : {}),
         },
-        orchestrator: { runs_dir: runsDir, retry_backoff_ms: 50, service_retries: 1 },
+        orchestrator: { runs_dir: runsDir, data_root: dir, retry_backoff_ms: 50, service_retries: 1 },
       }),
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };

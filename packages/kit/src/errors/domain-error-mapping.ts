@@ -2,6 +2,8 @@
 // on its registration; serve() applies it around every handler (see
 // domain-error-interceptor.ts), so handlers throw their domain errors as they are.
 import { Code, ConnectError } from "@connectrpc/connect";
+import { PathError } from "../paths/path-root.js";
+import { pathErrorToConnect } from "../paths/path-error-status.js";
 
 // `any[]` so that classes with any constructor signature fit.
 // biome-ignore lint/suspicious/noExplicitAny: any constructor signature; only instanceof is used
@@ -41,6 +43,8 @@ export function toConnectError(
   if (error instanceof ConnectError) return error;
   const mapped = mapDomainError(error, mapping);
   if (mapped !== undefined) return mapped;
+  // A refused client path answers the same way in every service.
+  if (error instanceof PathError) return pathErrorToConnect(error);
   onUnmapped?.(error);
   return ConnectError.from(error, Code.Internal);
 }

@@ -5,7 +5,9 @@ import type { z } from "zod";
 import { loadConfig, ConfigError } from "../config/index.js";
 import { setupTracing } from "../telemetry/setup-tracing.js";
 import { createLogger } from "../log.js";
+import { requireAuthBeyondLoopback } from "../auth/mesh-token.js";
 import { serve, type RunningServer, type ServiceRegistration } from "./serve.js";
+import { surviveUnhandledRejections } from "./unhandled-rejections.js";
 import type { ServerConfig } from "./server-config.js";
 
 export interface RunServiceOptions<S extends z.ZodType<{ server: ServerConfig }>> {
@@ -20,6 +22,7 @@ const USAGE = "usage: [--config FILE.yaml] [--host HOST] [--port PORT] [key.path
 
 export async function runService<S extends z.ZodType<{ server: ServerConfig }>>(options: RunServiceOptions<S>): Promise<RunningServer> {
   const logger = createLogger(options.name);
+  surviveUnhandledRejections(logger);
   let config: z.infer<S>;
   try {
     const { values, positionals } = parseArgs({
@@ -41,8 +44,9 @@ export async function runService<S extends z.ZodType<{ server: ServerConfig }>>(
       flags: Object.keys(server).length > 0 ? { server } : {},
       overrides: positionals,
     });
+    requireAuthBeyondLoopback(config.server);
   } catch (error: unknown) {
-    const message = error instanceof ConfigError || error instanceof TypeError ? error.message : String(error);
+    const message = error instanceof ConfigError || error instanceof TypeError || error instanceof Error ? error.message : String(error);
     process.stderr.write(`lean-grpo ${options.name}: ${message}\n${USAGE}\n`);
     process.exit(2);
   }

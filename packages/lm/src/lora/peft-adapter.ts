@@ -185,7 +185,8 @@ export async function importPeftAdapter(files: PeftFiles, modelConfig: ModelConf
   try {
     raw = JSON.parse(new TextDecoder().decode(files[ADAPTER_CONFIG_FILE]));
   } catch (error) {
-    throw new AdapterError(`${ADAPTER_CONFIG_FILE} is not valid JSON (${(error as Error).message})`);
+    // Not the parser's message: it quotes the file's text.
+    throw new AdapterError(`${ADAPTER_CONFIG_FILE} is not valid JSON${jsonPosition(error)}`);
   }
   const config = parsePeftAdapterConfig(raw);
   const weights = await SafetensorsFile.fromBytes(files[ADAPTER_WEIGHTS_FILE], ADAPTER_WEIGHTS_FILE);
@@ -225,4 +226,10 @@ export async function loadPeftAdapter(directory: string, modelConfig: ModelConfi
     { [ADAPTER_CONFIG_FILE]: await read(ADAPTER_CONFIG_FILE), [ADAPTER_WEIGHTS_FILE]: await read(ADAPTER_WEIGHTS_FILE) },
     modelConfig,
   );
+}
+
+/** Where JSON.parse stopped, without the text around it. */
+function jsonPosition(error: unknown): string {
+  const position = /at position (\d+)/.exec(error instanceof Error ? error.message : "");
+  return position ? ` (at character ${Number(position[1]) + 1})` : "";
 }

@@ -1,6 +1,9 @@
 """torch.optim.AdamW over the adapter's parameters, with its state exposed by PEFT key in the TS
 learner's checkpoint layout (moments of A as [in, r], of B as [r, out]: PEFT's transposes), so a
-checkpoint written by either learner resumes on the other."""
+checkpoint written by either learner resumes on the other.
+
+`fused` (CUDA, torch >= 2.0): torch's one-kernel AdamW instead of a loop of small kernels per
+tensor; the same update up to float32 rounding."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,16 +23,18 @@ class AdamWSettings:
 
 
 class AdamW:
-    def __init__(self, adapter: LoraAdapter, settings: AdamWSettings):
+    def __init__(self, adapter: LoraAdapter, settings: AdamWSettings, fused: bool = False):
         self.adapter = adapter
         self.settings = settings
         self.updates = 0
+        self.fused = fused
         self.optimizer = torch.optim.AdamW(
             list(adapter.parameters()),
             lr=settings.learning_rate,
             betas=(settings.beta1, settings.beta2),
             eps=settings.epsilon,
             weight_decay=settings.weight_decay,
+            **({"fused": True} if fused else {}),
         )
 
     def apply(self, learning_rate: float) -> None:
@@ -63,7 +68,8 @@ class AdamW:
             if list(m.t().shape) != list(p.shape) or list(v.t().shape) != list(p.shape):
                 raise ValueError(f'optimizer moment "{key}" has shape {list(m.shape)}; the adapter needs {list(p.t().shape)}')
             self.optimizer.state[p] = {
-                "step": torch.tensor(float(updates)),
+                # The fused kernel reads the step count on the parameter's device.
+                "step": torch.tensor(float(updates), dtype=torch.float32, device=p.device if self.fused else "cpu"),
                 "exp_avg": m.t().contiguous().to(p.device, p.dtype),
                 "exp_avg_sq": v.t().contiguous().to(p.device, p.dtype),
             }

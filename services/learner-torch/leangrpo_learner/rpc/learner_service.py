@@ -21,6 +21,11 @@ from ..training.learner import StepRequest
 from ..training.training_example import TrainingExample
 from .learner_host import LearnerHost
 from .status_codes import RpcAbort, abort_with
+from ..path_root import PathRoot
+from ..training.checkpoint_files import ADAPTER_DIR, OPTIMIZER_FILE, STATE_FILE
+
+# What LoadCheckpoint reads inside the directory: each must be a regular file under checkpoint_dir.
+CHECKPOINT_FILES = [STATE_FILE, OPTIMIZER_FILE, f"{ADAPTER_DIR}/{ADAPTER_CONFIG_FILE}", f"{ADAPTER_DIR}/{ADAPTER_WEIGHTS_FILE}"]
 
 M = proto.message
 SERVICE = "leangrpo.v1.LearnerService"
@@ -127,7 +132,10 @@ class LearnerServicer:
             pairs = [(list(s.prompt_token_ids), list(s.completion_token_ids)) for s in request.sequences]
             with self.host.lock:
                 learner = self.host.learner()
-                logprobs, entropies, version = learner.compute_logprobs(pairs, request.reference, sampling)
+                if self.host.sharded:
+                    learner.check_pairs(pairs)  # the other ranks only ever see valid sequences
+                    self.host.broadcast("compute_logprobs", (pairs, request.reference, sampling, request.include_entropy))
+                logprobs, entropies, version = learner.compute_logprobs(pairs, request.reference, sampling, request.include_entropy)
             response = M("leangrpo.v1.ComputeLogprobsResponse")(adapter_version=version)
             for i, row in enumerate(logprobs):
                 response.sequences.add(logprobs=row, entropies=entropies[i] if request.include_entropy else [])
@@ -177,23 +185,31 @@ class LearnerServicer:
         try:
             with self.host.lock:
                 learner = self.host.learner()
-                path = request.path or os.path.join(self.host.config["checkpoint_dir"], checkpoint_name(learner.step))
-                saved, step, version, size = learner.save_checkpoint(path)
-            return M("leangrpo.v1.SaveCheckpointResponse")(path=saved, step=step, adapter_version=version, size_bytes=size)
+                # Relative to checkpoint_dir, never outside it (path_root.py); answered as given.
+                given = request.path or checkpoint_name(learner.step)
+                target = self._checkpoint_root().directory_for_write(given, "path")
+                _, step, version, size = learner.save_checkpoint(str(target))
+            return M("leangrpo.v1.SaveCheckpointResponse")(path=os.path.normpath(given), step=step, adapter_version=version, size_bytes=size)
         except Exception as error:  # noqa: BLE001
             abort_with(context, error)
 
     def load_checkpoint(self, request, context):
         try:
             if not request.path:
-                raise _invalid("path is empty; give the directory SaveCheckpoint wrote")
+                raise _invalid("path is empty; give the directory SaveCheckpoint wrote, relative to checkpoint_dir")
+            root = self._checkpoint_root()
+            directory = root.existing_directory(request.path, "path")
+            root.check_files(directory, CHECKPOINT_FILES, "path")
             with self.host.lock:
                 learner = self.host.learner()
-                step, version, algorithm = learner.load_checkpoint(request.path)
-                self.host.broadcast("load_checkpoint", request.path)
+                step, version, algorithm = learner.load_checkpoint(str(directory))
+                self.host.broadcast("load_checkpoint", str(directory))
             return M("leangrpo.v1.LoadCheckpointResponse")(step=step, adapter_version=version, algorithm=algorithm)
         except Exception as error:  # noqa: BLE001
             abort_with(context, error)
+
+    def _checkpoint_root(self) -> PathRoot:
+        return PathRoot(self.host.config["checkpoint_dir"], "checkpoint_dir")
 
     # ---- GetStatus, ListAlgorithms -------------------------------------------------------
     def get_status(self, request, context):

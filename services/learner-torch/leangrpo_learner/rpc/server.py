@@ -2,6 +2,8 @@
 config's message-size, concurrency, auth and TLS settings."""
 from __future__ import annotations
 
+import hashlib
+import hmac
 from concurrent import futures
 from pathlib import Path
 
@@ -17,10 +19,13 @@ SERVICES = [SERVICE, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflecti
 
 
 class BearerTokenInterceptor(grpc.ServerInterceptor):
-    """server.auth.token: every call but health must carry `authorization: Bearer <token>`."""
+    """server.auth.token: every call but health and reflection must carry `authorization: Bearer <token>`.
+    Health stays open for probes; reflection describes only the public contract (as the
+    TypeScript services do). The token is compared in constant time, over digests so that
+    its length does not show either."""
 
     def __init__(self, token: str):
-        self.expected = f"Bearer {token}"
+        self.expected = _digest(f"Bearer {token}")
 
         def deny(request, context):
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token (server.auth.token is set)")
@@ -28,11 +33,19 @@ class BearerTokenInterceptor(grpc.ServerInterceptor):
         self.deny = grpc.unary_unary_rpc_method_handler(deny)
 
     def intercept_service(self, continuation, details):
-        if details.method.startswith("/grpc.health.v1.Health/"):
+        if details.method.startswith(OPEN_PREFIXES):
             return continuation(details)
-        if dict(details.invocation_metadata).get("authorization") == self.expected:
+        given = dict(details.invocation_metadata).get("authorization", "")
+        if isinstance(given, str) and hmac.compare_digest(_digest(given), self.expected):
             return continuation(details)
         return self.deny
+
+
+OPEN_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.v1.ServerReflection/", "/grpc.reflection.v1alpha.ServerReflection/")
+
+
+def _digest(value: str) -> bytes:
+    return hashlib.sha256(value.encode("utf-8")).digest()
 
 
 def start_server(config: dict, host: LearnerHost, tracing: RpcTracing | None = None) -> tuple[grpc.Server, int, Health]:

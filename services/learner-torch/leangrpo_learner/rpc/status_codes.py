@@ -4,6 +4,7 @@ import logging
 
 import grpc
 
+from ..path_root import PathError
 from ..errors import (
     AdapterError,
     AlgorithmConfigError,
@@ -38,6 +39,8 @@ class RpcAbort(Exception):
 def abort_with(context, error: BaseException):
     if isinstance(error, RpcAbort):
         context.abort(error.code, str(error))
+    if isinstance(error, PathError):
+        context.abort(grpc.StatusCode.NOT_FOUND if error.code == "missing" else grpc.StatusCode.INVALID_ARGUMENT, str(error))
     for kind, code in CODES:
         if isinstance(error, kind):
             context.abort(code, str(error))

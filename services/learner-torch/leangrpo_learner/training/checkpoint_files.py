@@ -66,9 +66,10 @@ def read_checkpoint_state(directory: Path) -> tuple[TrainerState, dict[str, tupl
         doc = json.loads(file.read_text("utf-8"))
     except OSError as error:
         code = {2: "ENOENT", 20: "ENOTDIR", 13: "EACCES", 21: "EISDIR"}.get(error.errno, error.strerror)
-        raise CheckpointError(f"cannot read {file}: {code}; is {directory} a directory written by SaveCheckpoint?") from None
-    except json.JSONDecodeError as error:
-        raise CheckpointError(f"cannot read {file}: {error}; is {directory} a directory written by SaveCheckpoint?") from None
+        raise CheckpointError(f"cannot read {STATE_FILE}: {code}; is it a directory written by SaveCheckpoint?") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        # Not the parser's message: what a file holds is not the client's to read.
+        raise CheckpointError(f"{STATE_FILE} is not valid JSON; is it a directory written by SaveCheckpoint?") from None
     if not isinstance(doc, dict) or doc.get("format_version") != FORMAT_VERSION:
         version = doc.get("format_version") if isinstance(doc, dict) else None
         raise CheckpointError(f"{file}: format_version {json.dumps(version)} is not supported; accepted: {FORMAT_VERSION}")

@@ -64,13 +64,20 @@ function field(json: Record<string, unknown>, key: string, file: string): number
 
 export async function readCheckpointState(directory: string): Promise<{ state: TrainerState; optimizer: AdamWState }> {
   const file = path.join(directory, STATE_FILE);
-  let json: Record<string, unknown>;
+  let text: string;
   try {
-    json = JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
+    text = await readFile(file, "utf8");
   } catch (error) {
     throw new CheckpointError(
-      `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; is ${directory} a directory written by SaveCheckpoint?`,
+      `cannot read ${STATE_FILE}: ${(error as NodeJS.ErrnoException).code ?? "error"}; is it a directory written by SaveCheckpoint?`,
     );
+  }
+  let json: Record<string, unknown>;
+  try {
+    json = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    // Never the parser's message: it quotes the file, and the file is not the client's to read.
+    throw new CheckpointError(`${STATE_FILE} is not valid JSON; is it a directory written by SaveCheckpoint?`);
   }
   if (json.format_version !== FORMAT_VERSION) {
     throw new CheckpointError(

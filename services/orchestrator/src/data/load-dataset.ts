@@ -1,21 +1,24 @@
 // Reads a Lean or math JSONL file whole and validates every record before anything is
 // used: a run starts with all of it or not at all.
-import { readFile } from "node:fs/promises";
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { screenTheoremHeader } from "@lean-grpo/lean";
 import { parseJsonLines } from "@lean-grpo/jsonl";
+import type { PathRoot } from "@lean-grpo/kit";
 import { DatasetError, type DatasetIssue } from "./dataset-error.js";
 import { theoremFromRecord } from "./theorem-record.js";
 
-export async function loadDataset(file: string): Promise<Theorem[]> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    throw new DatasetError(file, [
-      { line: 0, field: "", message: `cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` },
-    ]);
-  }
-  return parseDataset(text, file);
+/** Where a dataset file may be read from and how much of it: the orchestrator's data_root. */
+export interface DatasetFiles {
+  root: PathRoot;
+  maxBytes: number;
+}
+
+/**
+ * Reads `given` (relative to the data root) and validates it; `field` is the request field
+ * or config key it came from. Refused paths throw PathError (kit/paths), named by field.
+ */
+export async function loadDataset(files: DatasetFiles, given: string, field: string): Promise<Theorem[]> {
+  return parseDataset(await files.root.readText(given, field, files.maxBytes), given);
 }
 
 export function parseDataset(text: string, source: string): Theorem[] {
@@ -32,7 +35,7 @@ export function parseDataset(text: string, source: string): Theorem[] {
     if (!result.theorem) continue;
     const seen = firstLineOfId.get(result.theorem.id);
     if (seen !== undefined) {
-      issues.push({ line, field: "id", message: `"${result.theorem.id}" is already used on line ${seen}; ids must be unique` });
+      issues.push({ line, field: "id", message: `is the id of line ${seen} too; ids must be unique` });
       continue;
     }
     firstLineOfId.set(result.theorem.id, line);
@@ -57,6 +60,8 @@ export function validateInlineTheorems(theorems: readonly Theorem[]): void {
         message: "a theorem needs a Lean statement, or informal_statement + answer for a math task",
       });
     }
+    const header = screenTheoremHeader(theorem);
+    if (!header.ok) issues.push({ line, field: header.field, message: header.reason });
     const first = seen.get(theorem.id);
     if (first !== undefined) issues.push({ line, field: "id", message: `"${theorem.id}" is already used by theorem ${first}` });
     seen.set(theorem.id, line);

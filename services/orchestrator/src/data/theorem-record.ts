@@ -4,7 +4,7 @@
 //   math:            problem + answer, or question + ground_truth
 // plus optional id, informal_statement, domain, difficulty; other string/number fields are kept as metadata.
 import { create } from "@bufbuild/protobuf";
-import { statementWithoutProof } from "@lean-grpo/lean";
+import { screenTheoremHeader, statementWithoutProof } from "@lean-grpo/lean";
 import { TaskKind, TheoremSchema, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { DatasetIssue } from "./dataset-error.js";
 
@@ -47,7 +47,7 @@ class RecordReader {
     }
     if (typeof value === "number" && options.numberOk && Number.isFinite(value)) return String(value);
     if (typeof value !== "string") {
-      this.issues.push({ field, message: `expected a string${options.numberOk ? " or a number" : ""}, got ${JSON.stringify(value)}` });
+      this.issues.push({ field, message: `expected a string${options.numberOk ? " or a number" : ""}, got ${kindOf(value)}` });
       return "";
     }
     if (options.required && value.trim() === "") this.issues.push({ field, message: "is empty" });
@@ -58,7 +58,7 @@ class RecordReader {
     const value = this.record[field];
     if (value === undefined || value === null) return [];
     if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) {
-      this.issues.push({ field, message: `expected a list of strings, got ${JSON.stringify(value)}` });
+      this.issues.push({ field, message: `expected a list of strings, got ${kindOf(value)}` });
       return [];
     }
     return value as string[];
@@ -68,11 +68,21 @@ class RecordReader {
     const value = this.record.difficulty;
     if (value === undefined || value === null) return undefined;
     if (typeof value !== "number" || !(value >= 0 && value <= 1)) {
-      this.issues.push({ field: "difficulty", message: `expected a number in [0, 1], got ${JSON.stringify(value)}` });
+      this.issues.push({ field: "difficulty", message: `expected a number in [0, 1], got ${kindOf(value)}` });
       return undefined;
     }
     return value;
   }
+}
+
+/**
+ * What a wrong value is, never the value itself: a dataset may be a file on the server, and
+ * an error must not carry what it holds back to the client.
+ */
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
 /** Loaders strip a trailing `:= by sorry` / `:= sorry` (packages/lean reads it): the statement is the theorem without its proof. */
@@ -80,7 +90,7 @@ const withoutSorryProof = statementWithoutProof;
 
 export function theoremFromRecord(record: unknown, fallbackId: string): { theorem?: Theorem; issues: Issue[] } {
   if (typeof record !== "object" || record === null || Array.isArray(record)) {
-    return { issues: [{ field: "", message: `expected a JSON object, got ${JSON.stringify(record)?.slice(0, 60)}` }] };
+    return { issues: [{ field: "", message: `expected a JSON object, got ${kindOf(record)}` }] };
   }
   const r = new RecordReader(record as Record<string, unknown>);
   const id = r.string("id", { numberOk: true });
@@ -112,6 +122,9 @@ export function theoremFromRecord(record: unknown, fallbackId: string): { theore
       informalStatement: informal,
       kind: TaskKind.LEAN_PROOF,
     });
+    // The verifier's header check, here so that a dataset with a bad header fails StartRun and Evaluate before any work.
+    const header = screenTheoremHeader(theorem);
+    if (!header.ok) r.issues.push({ field: header.field, message: header.reason });
   } else if (r.has("problem") || r.has("question")) {
     const [textField, answerField] = r.has("problem") ? ["problem", "answer"] : ["question", "ground_truth"];
     theorem = create(TheoremSchema, {

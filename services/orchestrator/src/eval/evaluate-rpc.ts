@@ -8,6 +8,7 @@ import { setMaxListeners } from "node:events";
 import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { adapterMessages, loadAdapterEnvelope, readAdapterDir } from "@lean-grpo/adapter-files";
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import {
   type EvaluateRequest,
@@ -18,8 +19,10 @@ import {
 } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import type { OrchestratorConfig } from "../config.js";
 import { DatasetError } from "../data/dataset-error.js";
-import { loadDataset, validateInlineTheorems } from "../data/load-dataset.js";
-import { HELDOUT_CONCURRENCY, heldoutOptions } from "../run/training/heldout-eval.js";
+import { loadDataset, validateInlineTheorems, type DatasetFiles } from "../data/load-dataset.js";
+import { datasetFiles } from "../data/dataset-files.js";
+import { HELDOUT_CONCURRENCY } from "../run/training/heldout-context.js";
+import { heldoutOptions } from "../run/training/heldout-eval.js";
 import { connectMesh, type MeshClients } from "../run/mesh-clients.js";
 import { usesChatPrompts } from "../run/rollout/prompts.js";
 import type { AnswerFormStats } from "./answer-form.js";
@@ -39,9 +42,10 @@ export async function* evaluateRpc(
   const temperature = request.temperature ?? 1;
   if (!Number.isFinite(temperature) || temperature < 0)
     throw new ConnectError(`temperature must be a finite number ≥ 0, got ${temperature}`, Code.InvalidArgument);
-  let theorems = await heldoutProblems(request);
+  const files = datasetFiles(config);
+  let theorems = await heldoutProblems(request, files);
   if (request.maxProblems > 0) theorems = theorems.slice(0, request.maxProblems);
-  const { adapterDir, runConfig } = await evaluationTarget(request, config.runs_dir);
+  const { adapterDir, shown, runConfig } = await evaluationTarget(request, config.runs_dir, files.root);
 
   // Every problem in flight listens for the call's end.
   setMaxListeners(HELDOUT_CONCURRENCY * 4, signal);
@@ -74,7 +78,7 @@ export async function* evaluateRpc(
       event: {
         case: "summary",
         value: {
-          evaluated: adapterDir ?? "base model",
+          evaluated: shown ?? adapterDir ?? "base model",
           problems: report.problems,
           k: report.k,
           samples: report.samples,
@@ -92,11 +96,11 @@ export async function* evaluateRpc(
   }
 }
 
-async function heldoutProblems(request: EvaluateRequest): Promise<Theorem[]> {
+async function heldoutProblems(request: EvaluateRequest, files: DatasetFiles): Promise<Theorem[]> {
   if ((request.datasetPath === "") === (request.theorems.length === 0))
     throw new ConnectError("set exactly one of dataset_path and theorems", Code.InvalidArgument);
   try {
-    if (request.datasetPath) return await loadDataset(request.datasetPath);
+    if (request.datasetPath) return await loadDataset(files, request.datasetPath, "dataset_path");
     validateInlineTheorems(request.theorems);
     return [...request.theorems];
   } catch (error) {
@@ -105,15 +109,23 @@ async function heldoutProblems(request: EvaluateRequest): Promise<Theorem[]> {
   }
 }
 
-/** Loads the adapter directory from its path under a name of this call's own; returns the name. */
+/**
+ * Sends the adapter directory's files to the inference service under a name of this call's
+ * own; returns the name. Sent as bytes, not as a path: the inference service reads paths
+ * only under its own adapters.dir, and need not share this filesystem.
+ */
 async function loadAdapter(clients: MeshClients, dir: string, signal: AbortSignal): Promise<string> {
   const name = `eval-${randomUUID().slice(0, 8)}-${path.basename(dir)}`;
+  const files = await readAdapterDir(dir);
   const loaded = await clients.withRetry(
     "inference",
     () =>
       clients.inference.loadAdapter(
         (async function* () {
-          yield { part: { case: "source" as const, value: { name, version: 1n, path: dir, files: [] } } };
+          const [header, ...chunks] = [...adapterMessages(loadAdapterEnvelope, { version: 1 }, files)];
+          if (header?.part.case === "source") header.part.value.name = name;
+          yield header!;
+          yield* chunks;
         })(),
         { signal },
       ),

@@ -6,6 +6,7 @@ import path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { CHECKPOINT_ADAPTER_DIR } from "@lean-grpo/adapter-files";
 import type { EvaluateRequest } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import type { PathRoot } from "@lean-grpo/kit";
 import type { RunConfig } from "../run/config/run-config.js";
 import { parseRunConfig } from "../run/run-manager.js";
 import { runConfigInput } from "../run/config/run-config-message.js";
@@ -14,11 +15,14 @@ import { RunOutputs } from "../run/outputs/run-outputs.js";
 export interface EvaluationTarget {
   /** PEFT adapter directory to load into the inference service; undefined for the base model. */
   adapterDir: string | undefined;
+  /** What the summary says was evaluated: the directory as the client named it (or the run's adapter). */
+  shown?: string;
   /** Prompt and length settings: the run's own with run_id, else the request's config over the defaults. */
   runConfig: RunConfig;
 }
 
-export async function evaluationTarget(request: EvaluateRequest, runsDir: string): Promise<EvaluationTarget> {
+/** `dataRoot`: where adapter_path and checkpoint_path resolve (the orchestrator's data_root). */
+export async function evaluationTarget(request: EvaluateRequest, runsDir: string, dataRoot: PathRoot): Promise<EvaluationTarget> {
   const targets = { run_id: request.runId, adapter_path: request.adapterPath, checkpoint_path: request.checkpointPath };
   const given = Object.keys(targets).filter((field) => targets[field as keyof typeof targets] !== "");
   if (given.length > 1)
@@ -40,17 +44,21 @@ export async function evaluationTarget(request: EvaluateRequest, runsDir: string
     return { adapterDir, runConfig };
   }
   const runConfig = parseRunConfig(runConfigInput({ runConfig: request.runConfig, config: undefined }), []);
-  if (request.adapterPath) return { adapterDir: peftDir(path.resolve(request.adapterPath), "adapter_path"), runConfig };
+  if (request.adapterPath)
+    return { adapterDir: await peftDir(dataRoot, request.adapterPath, "adapter_path"), shown: request.adapterPath, runConfig };
   if (request.checkpointPath) {
-    const checkpoint = path.resolve(request.checkpointPath);
-    if (!existsSync(checkpoint)) throw new ConnectError(`checkpoint_path ${checkpoint} does not exist`, Code.NotFound);
-    return { adapterDir: peftDir(path.join(checkpoint, CHECKPOINT_ADAPTER_DIR), "checkpoint_path"), runConfig };
+    await dataRoot.existing(request.checkpointPath, "checkpoint_path", "directory");
+    const adapter = path.join(request.checkpointPath, CHECKPOINT_ADAPTER_DIR);
+    return { adapterDir: await peftDir(dataRoot, adapter, "checkpoint_path"), shown: adapter, runConfig };
   }
   return { adapterDir: undefined, runConfig };
 }
 
-function peftDir(dir: string, field: string): string {
+/** A PEFT adapter directory under the data root, its files regular files inside it. */
+async function peftDir(root: PathRoot, given: string, field: string): Promise<string> {
+  const dir = await root.existing(given, field, "directory");
   if (!existsSync(path.join(dir, "adapter_config.json")))
-    throw new ConnectError(`${field}: ${dir} is not a PEFT adapter directory (no adapter_config.json)`, Code.InvalidArgument);
+    throw new ConnectError(`${field}: ${given} is not a PEFT adapter directory (no adapter_config.json)`, Code.InvalidArgument);
+  await root.checkFiles(dir, ["adapter_config.json", "adapter_model.safetensors"], field);
   return dir;
 }

@@ -6,7 +6,7 @@ import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { LearnerService } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { RewardService } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { LeanVerifierService } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
-import { clientTarget, createServiceClient, rpcClientTracing, type ServiceClient } from "@lean-grpo/kit";
+import { callerAuth, clientTarget, createServiceClient, envAuthToken, rpcClientTracing, type ServiceClient } from "@lean-grpo/kit";
 import type { OrchestratorConfig } from "../config.js";
 import { ServiceLostError } from "./service-lost-error.js";
 
@@ -33,7 +33,7 @@ export function connectMesh(config: OrchestratorConfig): MeshClients {
   };
   const options = (url: string | string[]) => ({
     ...clientTarget(url),
-    interceptors: [rpcClientTracing()],
+    interceptors: [rpcClientTracing(), ...callerAuth(config.services.token ?? envAuthToken())],
     defaultTimeoutMs: config.rpc_deadline_ms,
     readMaxBytes: 64 << 20,
     writeMaxBytes: 64 << 20,

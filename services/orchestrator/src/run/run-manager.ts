@@ -20,10 +20,11 @@ import {
   type StartRunRequest,
   type WatchRunResponse,
 } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { ConfigError, createLogger, loadConfig } from "@lean-grpo/kit";
+import { checkSafeName, ConfigError, createLogger, loadConfig } from "@lean-grpo/kit";
 import type { OrchestratorConfig } from "../config.js";
 import { DatasetError } from "../data/dataset-error.js";
-import { loadDataset, validateInlineTheorems } from "../data/load-dataset.js";
+import { loadDataset, validateInlineTheorems, type DatasetFiles } from "../data/load-dataset.js";
+import { datasetFiles } from "../data/dataset-files.js";
 import { repairEvalSummary } from "./outputs/repair-metrics.js";
 import { replayRefusalAlarm } from "./outputs/replay-refusals.js";
 import { syncAdapter } from "./training/adapter-sync.js";
@@ -31,6 +32,7 @@ import { readJsonObjects } from "@lean-grpo/jsonl";
 import { connectMesh, type MeshClients } from "./mesh-clients.js";
 import { runPreflight } from "./preflight/run-preflight.js";
 import { RunConfigSchema, type RunConfig } from "./config/run-config.js";
+import { checkRunLimits } from "./config/run-limits.js";
 import { resolvedConfigMessage, runConfigInput, type RunConfigMessage } from "./config/run-config-message.js";
 import { listRunDirs, RunOutputs, type RunFile, type StepRecord } from "./outputs/run-outputs.js";
 import { ServiceLostError } from "./service-lost-error.js";
@@ -59,6 +61,13 @@ interface ActiveRun {
 export class RunManager {
   private readonly runs = new Map<string, ActiveRun>();
   private readonly abort = new AbortController();
+  /** Where dataset_path and eval.data are read from (data_root). */
+  private readonly files: DatasetFiles;
+  /**
+   * The one-run slot, taken by a StartRun before its first await and held until its run
+   * is registered (or it fails): two StartRuns in flight can never both pass the check.
+   */
+  private starting = false;
 
   /** `renderReport`: how report.html is drawn (the dashboard's offline page); without one no report is written. */
   constructor(
@@ -68,20 +77,40 @@ export class RunManager {
     // Every call of a run (rollouts, held-out evaluation at concurrency 256) listens to this
     // one signal; Node warns past 10 listeners, which here is expected, not a leak.
     setMaxListeners(1024, this.abort.signal);
+    this.files = datasetFiles(config);
   }
 
   async start(request: StartRunRequest): Promise<Run> {
+    // Checked and taken synchronously: nothing may run between the check and the reservation.
+    if (this.starting)
+      throw new ConnectError(
+        "another StartRun is being prepared; the learner trains one run at a time (retry once it has started or failed)",
+        Code.FailedPrecondition,
+      );
     const busy = [...this.runs.values()].find((r) => !FINAL.has(r.run.state));
     if (busy)
       throw new ConnectError(
         `run ${busy.run.id} is ${RunState[busy.run.state]}; the learner trains one run at a time (StopRun it first)`,
         Code.FailedPrecondition,
       );
+    this.starting = true;
+    try {
+      return await this.startReserved(request);
+    } finally {
+      // A registered run now holds the learner (the busy check above); a failed start frees it.
+      this.starting = false;
+    }
+  }
+
+  private async startReserved(request: StartRunRequest): Promise<Run> {
     const resumeId = request.resumeRunId;
+    // Before anything else: a run id names a directory under runs_dir.
+    if (request.runId) checkSafeName(request.runId, "run_id");
+    if (resumeId) checkSafeName(resumeId, "resume_run_id");
     const fresh = resumeId ? undefined : parseRunConfig(runConfigInput(request), request.overrides);
+    // Before any dataset is read or service called.
+    if (fresh) checkRunLimits(fresh, this.config.run_limits);
     const id = request.runId || resumeId || newRunId(fresh?.exp_name ?? "");
-    if (!/^[A-Za-z0-9._-]+$/.test(id))
-      throw new ConnectError(`run_id "${id}" may hold only letters, digits, ".", "_" and "-"`, Code.InvalidArgument);
     const outputs = RunOutputs.for(this.config.runs_dir, id);
     // run.json, not the directory: the CLI may have started the run's logs/ in it already.
     if (!resumeId && existsSync(path.join(outputs.dir, "run.json")))
@@ -108,19 +137,20 @@ export class RunManager {
         );
       const saved = await from.readConfig();
       config = parseRunConfig(saved.run as Record<string, unknown>, request.overrides);
+      checkRunLimits(config, this.config.run_limits);
       dataset = String(saved.dataset);
-      theorems = await loadTheorems(dataset, [], from);
+      theorems = await loadTheorems(this.files, dataset, [], from);
     } else {
       config = fresh!;
       dataset = request.datasetPath || "inline";
-      theorems = await loadTheorems(request.datasetPath, request.theorems, outputs, true);
+      theorems = await loadTheorems(this.files, request.datasetPath, request.theorems, outputs, true);
     }
     // Every record was validated above; the run trains on the first N.
     if (config.dataset.max_train_samples !== null) theorems = theorems.slice(0, config.dataset.max_train_samples);
 
     if (config.eval.data) {
       // Validated whole before the run starts, like the training set.
-      heldout = await loadTheorems(config.eval.data, [], outputs, true);
+      heldout = await loadTheorems(this.files, config.eval.data, [], outputs, true, "eval.data");
       if (config.eval.max_problems > 0) heldout = heldout.slice(0, config.eval.max_problems);
     }
     const clients = connectMesh(this.config);
@@ -193,7 +223,11 @@ export class RunManager {
     const signal = this.abort.signal;
     let final = RunState.FAILED;
     const checkpoint = async (step: number) => {
-      await clients.withRetry("learner", () => clients.learner.saveCheckpoint({ path: outputs.checkpoint(step) }, { signal }), signal);
+      await clients.withRetry(
+        "learner",
+        () => clients.learner.saveCheckpoint({ path: outputs.learnerCheckpoint(step) }, { signal }),
+        signal,
+      );
       run.lastCheckpointStep = BigInt(step);
       active.checkpointed = true;
       await this.persist(active, outputs);
@@ -203,7 +237,11 @@ export class RunManager {
       let adapterVersion = 0;
       const start = Number(run.lastCheckpointStep);
       if (job.resume) {
-        await clients.withRetry("learner", () => clients.learner.loadCheckpoint({ path: outputs.checkpoint(start) }, { signal }), signal);
+        await clients.withRetry(
+          "learner",
+          () => clients.learner.loadCheckpoint({ path: outputs.learnerCheckpoint(start) }, { signal }),
+          signal,
+        );
         await outputs.truncateStepsAfter(start);
         const restored = await clients.withRetry("learner", () => clients.learner.getStatus({}, { signal }), signal);
         if (restored.adapterVersion > 0n) {
@@ -311,6 +349,7 @@ export class RunManager {
   }
 
   stop(id: string): Run {
+    checkSafeName(id, "run_id");
     const active = this.runs.get(id);
     if (!active) throw new ConnectError(`run ${id} is not running here`, Code.NotFound);
     if (!FINAL.has(active.run.state)) {
@@ -445,14 +484,21 @@ export function parseRunConfig(json: Record<string, unknown>, overrides: readonl
   }
 }
 
-async function loadTheorems(datasetPath: string, inline: readonly Theorem[], outputs: RunOutputs, fresh = false): Promise<Theorem[]> {
+async function loadTheorems(
+  files: DatasetFiles,
+  datasetPath: string,
+  inline: readonly Theorem[],
+  outputs: RunOutputs,
+  fresh = false,
+  field = "dataset_path",
+): Promise<Theorem[]> {
   try {
     if (datasetPath === "inline" || (!datasetPath && !fresh)) {
       const file = path.join(outputs.dir, "dataset.jsonl");
       return readJsonObjects(await readFile(file, "utf8"), file).map(({ record }) => fromJson(TheoremSchema, record as JsonValue));
     }
     if (datasetPath && inline.length > 0) throw new ConnectError("set exactly one of dataset_path and theorems", Code.InvalidArgument);
-    if (datasetPath) return await loadDataset(datasetPath);
+    if (datasetPath) return await loadDataset(files, datasetPath, field);
     validateInlineTheorems(inline);
     return [...inline];
   } catch (error) {

@@ -3,7 +3,7 @@
 // context passed on.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { LeanVerifierService, type VerifyRequestSchema, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
-import { clientTarget, createServiceClient, rpcClientTracing } from "@lean-grpo/kit";
+import { callerAuth, clientTarget, createServiceClient, rpcClientTracing } from "@lean-grpo/kit";
 
 export interface Verifier {
   /** Where it sends requests, for messages. */
@@ -15,8 +15,12 @@ export interface Verifier {
   close(): void;
 }
 
-export function connectVerifier(urls: readonly string[]): Verifier {
-  const { client, transport } = createServiceClient(LeanVerifierService, { ...clientTarget(urls), interceptors: [rpcClientTracing()] });
+/** `token`: presented on every call when the verifier requires auth. */
+export function connectVerifier(urls: readonly string[], token?: string): Verifier {
+  const { client, transport } = createServiceClient(LeanVerifierService, {
+    ...clientTarget(urls),
+    interceptors: [rpcClientTracing(), ...callerAuth(token)],
+  });
   return {
     target: urls.join(", "),
     verify: (request, { signal, timeoutMs }) => client.verify(request, { signal, timeoutMs }),

@@ -243,8 +243,9 @@ export type AdapterSource = Message<"leangrpo.v1.AdapterSource"> & {
   version: bigint;
 
   /**
-   * A directory holding adapter_config.json and adapter_model.safetensors that
-   * the backend can read. Leave empty when the files follow as chunks.
+   * A directory holding adapter_config.json and adapter_model.safetensors, relative to
+   * the inference service's adapters.dir (which the backend reads too). Leave empty when
+   * the files follow as chunks.
    *
    * @generated from field: string path = 3;
    */

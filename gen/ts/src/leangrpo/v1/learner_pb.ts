@@ -508,7 +508,8 @@ export const ExportAdapterResponseSchema: GenMessage<ExportAdapterResponse> = /*
  */
 export type SaveCheckpointRequest = Message<"leangrpo.v1.SaveCheckpointRequest"> & {
   /**
-   * Directory on the learner's filesystem; empty for `<checkpoint_dir>/step-<N>`.
+   * Directory relative to the learner's checkpoint_dir (absolute paths, `..` and symlinks
+   * out of it are INVALID_ARGUMENT); empty for `step-<N>`.
    *
    * @generated from field: string path = 1;
    */
@@ -529,7 +530,7 @@ export const SaveCheckpointRequestSchema: GenMessage<SaveCheckpointRequest> = /*
  */
 export type SaveCheckpointResponse = Message<"leangrpo.v1.SaveCheckpointResponse"> & {
   /**
-   * Where it was written.
+   * Where it was written, relative to checkpoint_dir (as LoadCheckpoint takes it).
    *
    * @generated from field: string path = 1;
    */
@@ -571,7 +572,7 @@ export const SaveCheckpointResponseSchema: GenMessage<SaveCheckpointResponse> = 
  */
 export type LoadCheckpointRequest = Message<"leangrpo.v1.LoadCheckpointRequest"> & {
   /**
-   * Directory written by SaveCheckpoint.
+   * Directory written by SaveCheckpoint, relative to the learner's checkpoint_dir.
    *
    * @generated from field: string path = 1;
    */

@@ -135,7 +135,8 @@ export const RunSchema: GenMessage<Run> = /*@__PURE__*/
  */
 export type StartRunRequest = Message<"leangrpo.v1.StartRunRequest"> & {
   /**
-   * Dataset JSONL path on the orchestrator's filesystem. Exactly one of
+   * Dataset JSONL path relative to the orchestrator's data_root (absolute paths, `..`,
+   * symlinks out of it and non-regular files are INVALID_ARGUMENT). Exactly one of
    * `dataset_path` and `theorems` is set.
    *
    * @generated from field: string dataset_path = 1;
@@ -1287,7 +1288,7 @@ export const RunConfig_RolloutSchema: GenMessage<RunConfig_Rollout> = /*@__PURE_
  */
 export type EvaluateRequest = Message<"leangrpo.v1.EvaluateRequest"> & {
   /**
-   * Held-out dataset JSONL on the orchestrator's filesystem. Exactly one of
+   * Held-out dataset JSONL relative to the orchestrator's data_root. Exactly one of
    * `dataset_path` and `theorems` is set.
    *
    * @generated from field: string dataset_path = 1;
@@ -1311,15 +1312,15 @@ export type EvaluateRequest = Message<"leangrpo.v1.EvaluateRequest"> & {
   runId: string;
 
   /**
-   * A PEFT adapter directory (adapter_config.json + adapter_model.safetensors) on the
-   * orchestrator's filesystem, e.g. "runs/<id>/adapters/policy-v3".
+   * A PEFT adapter directory (adapter_config.json + adapter_model.safetensors) relative
+   * to the orchestrator's data_root, e.g. "runs/<id>/adapters/policy-v3".
    *
    * @generated from field: string adapter_path = 4;
    */
   adapterPath: string;
 
   /**
-   * A learner checkpoint directory (its `adapter/` is evaluated), e.g. "runs/<id>/checkpoints/step-10".
+   * A learner checkpoint directory relative to data_root (its `adapter/` is evaluated), e.g. "runs/<id>/checkpoints/step-10".
    *
    * @generated from field: string checkpoint_path = 5;
    */

@@ -6,9 +6,9 @@ import { appendFile, mkdir, readFile, readdir, writeFile } from "node:fs/promise
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { readJsonLines } from "@lean-grpo/jsonl";
+import { checkSafeName, isSafeName } from "@lean-grpo/kit";
 import { ADAPTERS_DIR, CHECKPOINTS_DIR, checkpointName, parseAdapterName, parseCheckpointName } from "@lean-grpo/adapter-files";
-import type { AnswerFormStats } from "../../eval/answer-form.js";
-import type { RepairEvalStats } from "./repair-metrics.js";
+import type { EvalRecord } from "./eval-record.js";
 import type { SampleRecord } from "../training/step-samples.js";
 
 export interface StepRecord {
@@ -25,19 +25,6 @@ export interface StepRecord {
 export interface StepSamples {
   step: number;
   samples: SampleRecord[];
-}
-
-/** One held-out evaluation: greedy accuracy after `step` (0: before training). */
-export interface EvalRecord {
-  step: number;
-  heldout_accuracy: number;
-  solved: number;
-  problems: number;
-  seconds: number;
-  /** How the greedy answers were written (math problems only): eval/answer-form.ts. */
-  forms?: AnswerFormStats;
-  /** With repair turns (eval.max_turns > 1): accuracy after the first and the last attempt (repair-heldout.ts). */
-  repair?: RepairEvalStats;
 }
 
 export interface RunFile {
@@ -70,8 +57,9 @@ export interface RunReasoning {
 export class RunOutputs {
   constructor(readonly dir: string) {}
 
-  static for(runsDir: string, id: string): RunOutputs {
-    return new RunOutputs(path.resolve(runsDir, id));
+  /** The directory of run `id` under runs_dir; an id that is not one safe name (".." say) is refused. */
+  static for(runsDir: string, id: string, field = "run_id"): RunOutputs {
+    return new RunOutputs(path.resolve(runsDir, checkSafeName(id, field)));
   }
 
   get checkpointsDir(): string {
@@ -82,6 +70,14 @@ export class RunOutputs {
   }
   checkpoint(step: number): string {
     return path.join(this.checkpointsDir, checkpointName(step));
+  }
+  /**
+   * The path SaveCheckpoint / LoadCheckpoint are given: relative to the learner's
+   * checkpoint_dir, which a mesh sharing this filesystem sets to runs_dir, so that it names
+   * checkpoint(step) there (`<run id>/checkpoints/step-<N>`).
+   */
+  learnerCheckpoint(step: number): string {
+    return path.join(path.basename(this.dir), CHECKPOINTS_DIR, checkpointName(step));
   }
 
   async create(config: unknown): Promise<void> {
@@ -177,6 +173,6 @@ export async function listRunDirs(runsDir: string): Promise<RunOutputs[]> {
   if (!existsSync(runsDir)) return [];
   const entries = await readdir(runsDir, { withFileTypes: true });
   return entries
-    .filter((e) => e.isDirectory() && existsSync(path.join(runsDir, e.name, "run.json")))
+    .filter((e) => e.isDirectory() && isSafeName(e.name) && existsSync(path.join(runsDir, e.name, "run.json")))
     .map((e) => RunOutputs.for(runsDir, e.name));
 }

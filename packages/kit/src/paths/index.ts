@@ -1,0 +1,3 @@
+export { PathRoot, PathError, type PathRootOptions } from "./path-root.js";
+export { checkSafeName, isSafeName } from "./safe-name.js";
+export { pathErrorToConnect } from "./path-error-status.js";
