@@ -30,7 +30,7 @@ function loadPreset(file: string) {
   // What the CLI sends: throws on a key the typed run config has no place for.
   trainRunConfig(train);
   const { model, runs_dir: _runsDir, services, dataset: _dataset, logging: _logging, ...sections } = train;
-  return { model, services, ...RunConfigSchema.parse(sections) };
+  return { ...RunConfigSchema.parse(sections), model, services };
 }
 type TrainFile = ReturnType<typeof loadPreset>;
 

@@ -70,3 +70,9 @@ export { generate, type GeneratedSequence, type GenerationOptions } from "./deco
 export { ContinuousDecoder, keyAlignment, type ContinuousDecoderOptions, type DecodeRequest } from "./decode/continuous-decoder.js";
 export { sampleToken, validateSamplingParams, type SampledToken, type SamplingParams } from "./decode/sampler.js";
 export { rowSeed, SeededRandom } from "@lean-grpo/random";
+export * from "./reasoning-vocab/index.js";
+export { expandCheckpoint } from "./reasoning-vocab/expand-checkpoint.js";
+export { loadReasoningModel, resolveModelReasoning } from "./model/reasoning-model.js";
+export { TOKEN_ROWS_KEYS, type TokenRows, type TokenRowsInit } from "./lora/lora-adapter.js";
+export { trainableTokenIndices } from "./lora/peft-adapter.js";
+export { isStop } from "./decode/sampler.js";

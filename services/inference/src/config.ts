@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { ServerConfigSchema } from "@lean-grpo/kit";
+import { REASONING_MODEL_KEYS, refineReasoningKeys } from "./reasoning-config.js";
 
 export const InferenceConfigSchema = z
   .object({
@@ -37,6 +38,13 @@ export const InferenceConfigSchema = z
         logprobs_mode: z.enum(["raw_logprobs", "processed_logprobs"]).default("raw_logprobs"),
         /** How often health probes vLLM's /health, ms. */
         health_interval_ms: z.number().int().positive().default(5_000),
+        /**
+         * vLLM was started with the project's reasoning-mask logits processor
+         * (`--logits-processors leangrpo_learner.reasoning.vllm_logits_processor:ReasoningMaskLogitsProcessor`,
+         * docs/concepts/reasoning-vocabulary.md): gated and strict requests are then passed to it
+         * (vllm_xargs.reasoning_mask); without it they are refused naming this key.
+         */
+        reasoning_logits_processor: z.boolean().default(false),
       })
       .strict()
       .prefault({}),
@@ -55,6 +63,8 @@ export const InferenceConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /** The served model's reasoning vocabulary (the mesh's `model.reasoning_*`). */
+    model: z.object(REASONING_MODEL_KEYS).strict().superRefine(refineReasoningKeys).prefault({}),
     adapters: z
       .object({
         /**

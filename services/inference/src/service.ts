@@ -15,6 +15,7 @@ import { AdapterRegistry, type LoadedAdapter } from "./adapters/adapter-registry
 import { AdapterFileWriter, checkAdapterName } from "./adapters/adapter-files.js";
 import { toGenerateInput } from "./rpc/generate-request.js";
 import { tokenizeBatch } from "./rpc/tokenize-batch.js";
+import { reasoningSettings } from "./reasoning-config.js";
 
 /**
  * Returns the InferenceService registration on the configured backend: vLLM when
@@ -26,7 +27,12 @@ export function createInferenceService(config: InferenceConfig): ServiceRegistra
   if (!useVllm) {
     const modelDir = config.embedded.model_dir;
     const backend = modelDir
-      ? createEmbeddedBackend({ modelDir, tensorBackend: config.embedded.tensor_backend, maxBatchRows: config.embedded.max_batch_rows })
+      ? createEmbeddedBackend({
+          modelDir,
+          tensorBackend: config.embedded.tensor_backend,
+          maxBatchRows: config.embedded.max_batch_rows,
+          reasoning: reasoningSettings(config.model),
+        })
       : unconfiguredBackend();
     return { service: InferenceService, impl: createInferenceImpl(backend, config) };
   }
@@ -41,6 +47,8 @@ export function createInferenceService(config: InferenceConfig): ServiceRegistra
     maxConcurrency: config.vllm.max_concurrency,
     maxRetries: config.vllm.max_retries,
     logprobsMode: config.vllm.logprobs_mode,
+    reasoningLogitsProcessor: config.vllm.reasoning_logits_processor,
+    reasoningMask: config.model.reasoning_mask,
   });
   return {
     service: InferenceService,
@@ -131,7 +139,7 @@ export function createInferenceImpl(
     async listModels(_req, ctx) {
       const base = await backend.baseModel(ctx.signal);
       return {
-        baseModel: { id: base.id, maxModelLen: base.maxModelLen, vocabSize: base.vocabSize },
+        baseModel: { id: base.id, maxModelLen: base.maxModelLen, vocabSize: base.vocabSize, reasoningVocabulary: base.reasoningVocabulary },
         adapters: adapters.list().map(adapterInfo),
         backend: backend.name,
       };

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { ServerConfigSchema } from "@lean-grpo/kit";
 import { LR_SCHEDULES } from "./optimizer/learning-rate-schedule.js";
 import { LINEAR_MODULES } from "@lean-grpo/lm";
+import { REASONING_MODEL_KEYS, refineReasoningKeys } from "./reasoning-config.js";
 
 export const LearnerConfigSchema = z
   .object({
@@ -14,9 +15,17 @@ export const LearnerConfigSchema = z
         dir: z.string().min(1).optional(),
         /** Base model id written into adapter manifests and adapter_config.json; default: model.dir. */
         name: z.string().min(1).optional(),
+        ...REASONING_MODEL_KEYS,
       })
       .strict()
+      .superRefine(refineReasoningKeys)
       .prefault({}),
+    /**
+     * With a reasoning vocabulary: "train" trains its rows as PEFT trainable tokens beside
+     * LoRA (docs/concepts/reasoning-vocabulary.md); "frozen" keeps them at their copies (the
+     * control that shows what the rows' training adds).
+     */
+    reasoning_rows: z.enum(["train", "frozen"]).default("train"),
     /** Tensor backend: tensorflow (tfjs-node) when installed, else wasm, for auto. */
     backend: z.enum(["auto", "cpu", "wasm", "tensorflow"]).default("auto"),
     lora: z

@@ -9,6 +9,7 @@ import { describeAlgorithm } from "../src/run/config/learner-algorithm.js";
 import type { MeshClients } from "../src/run/mesh-clients.js";
 import { RunConfigSchema } from "../src/run/config/run-config.js";
 import { stepSampling, trainingStream } from "../src/run/training/training-stream.js";
+import { ReasoningMask } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 
 // As both learners describe a knob with aliases (ListAlgorithms).
 const grpo = create(AlgorithmInfoSchema, {
@@ -53,14 +54,20 @@ describe("the generation budget", () => {
 });
 
 describe("TrainStepHeader.sampling", () => {
-  it("carries training.temperature, top_k and top_p", async () => {
+  it("carries training.temperature, top_k and top_p, and model.reasoning_mask", async () => {
     const config = run({}, { temperature: 0.7, top_k: 20, top_p: 0.9 });
-    expect(stepSampling(config)).toEqual({ temperature: 0.7, topK: 20, topP: 0.9 });
+    expect(stepSampling(config)).toEqual({ temperature: 0.7, topK: 20, topP: 0.9, reasoningMask: ReasoningMask.FREE });
+    expect(stepSampling({ ...config, model: { reasoning_mask: "strict" } }).reasoningMask).toBe(ReasoningMask.STRICT);
     const first = await trainingStream("r", config, []).next();
     expect(first.value).toMatchObject({ part: { case: "header", value: { sampling: { temperature: 0.7, topK: 20, topP: 0.9 } } } });
   });
 
   it("sends greedy as temperature 0, the one meaning of 0 for the sampler and the learner", () => {
-    expect(stepSampling(run({}, { temperature: 0, top_k: 5, top_p: 0.5 }))).toEqual({ temperature: 0, topK: 5, topP: 0.5 });
+    expect(stepSampling(run({}, { temperature: 0, top_k: 5, top_p: 0.5 }))).toEqual({
+      temperature: 0,
+      topK: 5,
+      topP: 0.5,
+      reasoningMask: ReasoningMask.FREE,
+    });
   });
 });

@@ -7,6 +7,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { AdapterManifest, ExportAdapterResponse, TrainStepRequest } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { LearnerService, TrainingMode, TrainStepRequestSchema } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import type { BatchSample, ConformanceCase } from "./conformance-fixtures.js";
+import type { ReasoningMask } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { readF32Safetensors } from "./peft-tensors.js";
 
 export type LearnerClient = Client<typeof LearnerService>;
@@ -24,18 +25,24 @@ export interface StepHeader {
   expectedSamples?: number;
   /** The sampling temperature, sent both in the header and (as the fixtures do) in algorithm_config. */
   temperature?: number;
+  /** The reasoning mask of the header's sampling distribution (with `temperature`). */
+  reasoningMask?: ReasoningMask;
 }
 
 /** A TrainStep request stream: the header, then the samples (after `spoil` has changed them). */
 export function trainStepStream(header: StepHeader, samples: readonly BatchSample[], spoil?: (s: BatchSample[]) => void) {
   const copies = samples.map((s) => ({ ...s, promptTokenIds: [...s.promptTokenIds], completionTokenIds: [...s.completionTokenIds] }));
   spoil?.(copies);
-  const { temperature, ...rest } = header;
+  const { temperature, reasoningMask, ...rest } = header;
   const messages: TrainStepRequest[] = [
     create(TrainStepRequestSchema, {
       part: {
         case: "header",
-        value: { mode: TrainingMode.RL, ...rest, ...(temperature !== undefined ? { sampling: { temperature } } : {}) },
+        value: {
+          mode: TrainingMode.RL,
+          ...rest,
+          ...(temperature !== undefined ? { sampling: { temperature, ...(reasoningMask !== undefined ? { reasoningMask } : {}) } } : {}),
+        },
       },
     }),
     ...copies.map((value) => create(TrainStepRequestSchema, { part: { case: "sample", value } })),

@@ -76,6 +76,25 @@ export const CHARTS: readonly ChartSpec[] = [
     labels: ["effective sample size", "masked", "above cap", "below min"],
     percent: true,
   },
+  // A reasoning vocabulary (docs/concepts/reasoning-vocabulary.md): where the model uses its
+  // reasoning ids, and how it uses the thinking block. Empty (hidden) for runs without one.
+  {
+    id: "reasoning",
+    title: "Reasoning tokens",
+    unit: "% reasoning ids",
+    keys: ["reasoning_share_inside", "reasoning_share_outside", "reasoning_share"],
+    labels: ["inside the block", "outside it", "all"],
+    percent: true,
+  },
+  {
+    id: "reasoning-block",
+    title: "Thinking block",
+    unit: "% of completions",
+    keys: ["reasoning_block_closed", "reasoning_block_opened"],
+    labels: ["closed", "opened"],
+    percent: true,
+  },
+  { id: "reasoning-length", title: "Thinking block length", unit: "tokens", keys: ["reasoning_block_tokens"], labels: ["block"] },
   { id: "grad", title: "Gradient norm", unit: "L2 norm", keys: ["grad_norm"], labels: ["grad norm"], log: true },
   { id: "lr", title: "Learning rate", unit: "per optimizer step", keys: ["learning_rate"], labels: ["lr"], log: true },
   {

@@ -1,6 +1,7 @@
 // The completions kept per step, in a table people can filter (text in the prompt or
 // completion, solved or not, one step) and open: the prompt, the completion, the reward
-// of each scorer, the verdict and Lean's messages.
+// of each scorer, the verdict and Lean's messages. With a reasoning vocabulary the text
+// that reasoning tokens wrote is highlighted (CompletionSample.reasoning_spans).
 import type { CompletionSample, StepEvent } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 
 interface Row {
@@ -93,6 +94,10 @@ export class SamplesTable {
           td.textContent = text;
           tr.append(td);
         }
+        if (row.sample.reasoningSpans.length > 0 && row.sample.turns.length <= 1) {
+          const last = tr.lastElementChild!;
+          last.replaceChildren(highlighted(row.sample.completion, row.sample.reasoningSpans, 90));
+        }
         if (row === this.open) tr.classList.add("open");
         const show = () => this.show(row);
         tr.addEventListener("click", show);
@@ -150,8 +155,8 @@ export class SamplesTable {
         }
       });
     } else {
-      add("h4", "Completion");
-      add("pre", s.completion, "completion");
+      add("h4", s.reasoningSpans.length > 0 ? "Completion (reasoning tokens highlighted)" : "Completion");
+      add("pre", "", "completion").append(highlighted(s.completion, s.reasoningSpans));
     }
     if (s.messages.length > 0) {
       add("h4", "Verifier and scorer messages");
@@ -171,6 +176,38 @@ function cell(text: string): HTMLTableCellElement {
   const td = document.createElement("td");
   td.textContent = text;
   return td;
+}
+
+/**
+ * The text with the code-point spans that reasoning tokens wrote in <mark class="reasoning">.
+ * With `maxChars`, whitespace runs become one space and the text is cut there (as oneLine).
+ */
+function highlighted(text: string, spans: readonly { start: number; end: number }[], maxChars?: number): DocumentFragment {
+  const chars = Array.from(text);
+  const reasoning = new Uint8Array(chars.length);
+  for (const { start, end } of spans) reasoning.fill(1, start, Math.min(end, chars.length));
+  const fragment = document.createDocumentFragment();
+  let shown = 0;
+  let i = 0;
+  while (i < chars.length && (maxChars === undefined || shown < maxChars)) {
+    let j = i;
+    while (j < chars.length && reasoning[j] === reasoning[i]) j++;
+    let piece = chars.slice(i, j).join("");
+    if (maxChars !== undefined) {
+      piece = piece.replace(/\s+/g, " ");
+      if (shown + piece.length > maxChars) piece = `${piece.slice(0, maxChars - shown)}…`;
+    }
+    shown += piece.length;
+    if (reasoning[i]) {
+      const mark = document.createElement("mark");
+      mark.className = "reasoning";
+      mark.title = "written with reasoning tokens";
+      mark.textContent = piece;
+      fragment.append(mark);
+    } else fragment.append(piece);
+    i = j;
+  }
+  return fragment;
 }
 
 function oneLine(text: string): string {

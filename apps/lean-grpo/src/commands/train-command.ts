@@ -16,6 +16,7 @@ import { startRunLogs } from "./run-logs.js";
 import { onStopRequest } from "../process/stop-signals.js";
 import { tracedAction } from "../process/process-tracing.js";
 import { startMesh } from "../mesh/start-mesh.js";
+import { reasoningKeys } from "../mesh/mesh-model.js";
 import { rootRelative } from "../mesh/local-paths.js";
 import { dashboardCommand } from "./dashboard-command.js";
 import { DERIVED_SETS, SEED_NAMES, SeedTranslation } from "../config/seed-names.js";
@@ -158,7 +159,7 @@ async function runTrain(plan: TrainPlan): Promise<void> {
   const { file, runConfig, runId, options } = plan;
   const { model, runs_dir, services, dataset } = file;
   const logs = startRunLogs(runs_dir, runId, { verbose: options.verbose === true });
-  const mesh = await startMesh({ modelDir: model.dir, services, orchestrator: { runs_dir } });
+  const mesh = await startMesh({ modelDir: model.dir, reasoning: reasoningKeys(model), services, orchestrator: { runs_dir } });
   const { client, transport } = createServiceClient(OrchestratorService, {
     endpoints: [mesh.urls.orchestrator!],
     // StartRun and WatchRun as children of the command's span; each step is a trace of its own.

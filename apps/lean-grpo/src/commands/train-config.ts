@@ -50,10 +50,11 @@ export function loadTrainConfig(schema: typeof TrainFileSchema, sources: TrainCo
  * are a ConfigError naming them; values are the orchestrator's to check (StartRun).
  */
 export function trainRunConfig(file: TrainFile): RunConfigMessage {
-  const { model: _model, runs_dir: _runsDir, services: _services, logging: _logging, dataset, ...run } = file;
+  const { model, runs_dir: _runsDir, services: _services, logging: _logging, dataset, ...run } = file;
   const { path: _path, ...datasetRun } = dataset;
   try {
-    return runConfigToMessage({ ...run, dataset: datasetRun });
+    // Of `model:`, the run carries the mask (sent with every Generate and TrainStep); the rest configures the services.
+    return runConfigToMessage({ ...run, dataset: datasetRun, model: { reasoning_mask: model.reasoning_mask } });
   } catch (error) {
     if (error instanceof RunConfigShapeError) throw new ConfigError([{ path: error.path, source: "train config", message: error.message }]);
     throw error;

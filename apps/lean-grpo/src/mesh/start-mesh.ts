@@ -14,6 +14,8 @@ import { shareRunsDir } from "./shared-runs-dir.js";
 export interface MeshOptions {
   /** Hugging Face model directory for the embedded sampler and the learner. */
   modelDir: string;
+  /** The mesh model's `reasoning_*` keys, for the services that hold the model (mesh-model.ts reasoningKeys). */
+  reasoning?: Record<string, unknown>;
   /**
    * Per-service config sections (catalog schemas), e.g. { learner: { optimizer: { learning_rate: 1e-3 } } }.
    * A section holding only `url` (e.g. `services.learner.url: 127.0.0.1:50054`) names a remote
@@ -63,7 +65,7 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
       // services.learner.impl: torch starts the PyTorch learner; its keys are not the TS schema's.
       const { config: section, torch } = splitLearnerSection(entry.name, options.services?.[entry.name]);
       const config = loadConfig(entry.schema, {
-        flags: deepMerge(deepMerge(EPHEMERAL, modelFlags(entry.name, options.modelDir)), section),
+        flags: deepMerge(deepMerge(EPHEMERAL, modelFlags(entry.name, options.modelDir, options.reasoning ?? {})), section),
       });
       entry.wire?.(config, urls);
       if (entry.name === "learner") shareRunsDir(config as unknown as { checkpoint_dir: string }, orchestratorConfig);
@@ -128,8 +130,8 @@ function remoteUrl(service: string, section: Record<string, unknown> | undefined
   return /^https?:\/\//.test(url) ? url : `http://${url}`;
 }
 
-function modelFlags(service: string, modelDir: string): Record<string, unknown> {
-  if (service === "inference") return { embedded: { model_dir: modelDir } };
-  if (service === "learner") return { model: { dir: modelDir } };
+function modelFlags(service: string, modelDir: string, reasoning: Record<string, unknown>): Record<string, unknown> {
+  if (service === "inference") return { embedded: { model_dir: modelDir }, model: reasoning };
+  if (service === "learner") return { model: { dir: modelDir, ...reasoning } };
   return {};
 }

@@ -20,7 +20,8 @@ import type { CausalLM } from "../model/causal-lm.js";
 import { validateTokenIds } from "../model/token-batch.js";
 import { DecodeBatch, lastLogits, selectRows, type DecodeRow } from "./decode-batch.js";
 import type { GeneratedSequence } from "./generate.js";
-import { sampleToken, validateSamplingParams, type SamplingParams } from "./sampler.js";
+import { ReasoningBlockTracker } from "../reasoning-vocab/reasoning-mask.js";
+import { isStop, sampleToken, validateSamplingParams, type SamplingParams } from "./sampler.js";
 
 export interface DecodeRequest {
   prompt: readonly number[];
@@ -66,6 +67,8 @@ interface Row extends DecodeRow {
   job: Job;
   result: GeneratedSequence;
   random: SeededRandom;
+  /** The row's block state, with a reasoning vocabulary. */
+  block: ReasoningBlockTracker | null;
   done: boolean;
 }
 
@@ -177,6 +180,7 @@ export class ContinuousDecoder {
             job,
             result,
             random: new SeededRandom(rowSeed(job.request.seed, index)),
+            block: job.request.sampling.reasoning ? new ReasoningBlockTracker(job.request.sampling.reasoning.vocab) : null,
             done: false,
             token: 0,
             position: job.request.prompt.length,
@@ -208,7 +212,7 @@ export class ContinuousDecoder {
     );
     let logits: Float32Array;
     try {
-      logits = await lastLogits(this.model, hidden);
+      logits = await lastLogits(this.model, hidden, adapter);
     } catch (error) {
       for (const { keys, values } of present) tf.dispose([keys, values]);
       throw error;
@@ -245,12 +249,18 @@ export class ContinuousDecoder {
     rows.forEach((row, r) => {
       const { request, stop } = row.job;
       const at = logitRow?.[r] ?? r;
-      const { token, logprob } = sampleToken(logits.subarray(at * vocab, (at + 1) * vocab), request.sampling, () => row.random.next());
+      const { token, logprob } = sampleToken(
+        logits.subarray(at * vocab, (at + 1) * vocab),
+        request.sampling,
+        () => row.random.next(),
+        row.block?.state,
+      );
+      row.block?.push(token);
       row.result.tokenIds.push(token);
       row.result.logprobs.push(logprob);
       row.token = token;
       row.position += row.result.tokenIds.length === 1 ? 0 : 1;
-      if (stop.has(token)) {
+      if (isStop(stop, token, request.sampling)) {
         row.result.finishReason = "stop";
         row.done = true;
       } else if (row.result.tokenIds.length >= request.maxNewTokens) {

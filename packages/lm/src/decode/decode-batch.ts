@@ -104,7 +104,7 @@ export class DecodeBatch<R extends DecodeRow> {
     this.layers = present;
     this.mask = keyMask;
     this.length = length;
-    return lastLogits(this.model, hidden);
+    return lastLogits(this.model, hidden, this.adapter);
   }
 
   /** Keeps the rows `keep` accepts (in order) and drops the cache columns no kept row uses. */
@@ -148,9 +148,9 @@ export class DecodeBatch<R extends DecodeRow> {
 }
 
 /** Logits [batch, vocab] of the last column of hidden states [batch, length, hidden]; disposes `hidden`. */
-export async function lastLogits(model: CausalLM, hidden: tf.Tensor3D): Promise<Float32Array> {
+export async function lastLogits(model: CausalLM, hidden: tf.Tensor3D, adapter: LoraAdapter | null = null): Promise<Float32Array> {
   const [batch, length, size] = hidden.shape;
-  const logits = tf.tidy(() => model.logits(tf.reshape(tf.slice(hidden, [0, length - 1, 0], [batch, 1, size]), [batch, size])));
+  const logits = tf.tidy(() => model.logits(tf.reshape(tf.slice(hidden, [0, length - 1, 0], [batch, 1, size]), [batch, size]), adapter));
   hidden.dispose();
   try {
     return (await logits.data()) as Float32Array;

@@ -7,7 +7,8 @@ import type { LoraAdapter } from "../lora/lora-adapter.js";
 import type { CausalLM } from "../model/causal-lm.js";
 import { leftPaddedBatch } from "../model/token-batch.js";
 import { KvCache } from "./kv-cache.js";
-import { sampleToken, validateSamplingParams, type SamplingParams } from "./sampler.js";
+import { ReasoningBlockTracker } from "../reasoning-vocab/reasoning-mask.js";
+import { isStop, sampleToken, validateSamplingParams, type SamplingParams } from "./sampler.js";
 import { rowSeed, SeededRandom } from "@lean-grpo/random";
 
 export interface GenerationOptions extends Partial<SamplingParams> {
@@ -33,9 +34,9 @@ export interface GeneratedSequence {
 }
 
 /** Last-column logits [batch, vocab] of a pass's hidden states. */
-async function lastLogits(model: CausalLM, hidden: tf.Tensor3D): Promise<Float32Array> {
+async function lastLogits(model: CausalLM, hidden: tf.Tensor3D, adapter: LoraAdapter | null): Promise<Float32Array> {
   const [batch, length, size] = hidden.shape;
-  const logits = tf.tidy(() => model.logits(tf.reshape(tf.slice(hidden, [0, length - 1, 0], [batch, 1, size]), [batch, size])));
+  const logits = tf.tidy(() => model.logits(tf.reshape(tf.slice(hidden, [0, length - 1, 0], [batch, 1, size]), [batch, size]), adapter));
   try {
     return (await logits.data()) as Float32Array;
   } finally {
@@ -48,7 +49,12 @@ export async function generate(
   prompts: readonly (readonly number[])[],
   options: GenerationOptions,
 ): Promise<GeneratedSequence[]> {
-  const sampling: SamplingParams = { temperature: options.temperature ?? 1, topK: options.topK ?? 0, topP: options.topP ?? 1 };
+  const sampling: SamplingParams = {
+    temperature: options.temperature ?? 1,
+    topK: options.topK ?? 0,
+    topP: options.topP ?? 1,
+    ...(options.reasoning ? { reasoning: options.reasoning } : {}),
+  };
   validateSamplingParams(sampling);
   const { maxNewTokens } = options;
   if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1) throw new ModelInputError(`max_tokens ${maxNewTokens} must be an integer >= 1`);
@@ -66,6 +72,7 @@ export async function generate(
   const vocab = model.config.vocabSize;
   const results: GeneratedSequence[] = prompts.map(() => ({ tokenIds: [], logprobs: [], finishReason: "length" }));
   const finished = prompts.map(() => false);
+  const blocks = prompts.map(() => (sampling.reasoning ? new ReasoningBlockTracker(sampling.reasoning.vocab) : null));
 
   const cache = options.useKvCache === false ? null : new KvCache(batch);
   try {
@@ -76,7 +83,7 @@ export async function generate(
         forwardOptions,
       );
       cache.update(present);
-      logits = await lastLogits(model, hidden).finally(() => hidden.dispose());
+      logits = await lastLogits(model, hidden, forwardOptions.adapter).finally(() => hidden.dispose());
     } else {
       logits = await recomputedLogits(model, prompts, results, forwardOptions);
     }
@@ -84,11 +91,17 @@ export async function generate(
       const next = new Int32Array(batch.batch);
       results.forEach((result, row) => {
         if (finished[row]) return;
-        const { token, logprob } = sampleToken(logits.subarray(row * vocab, (row + 1) * vocab), sampling, () => randoms[row]!.next());
+        const { token, logprob } = sampleToken(
+          logits.subarray(row * vocab, (row + 1) * vocab),
+          sampling,
+          () => randoms[row]!.next(),
+          blocks[row]?.state,
+        );
+        blocks[row]?.push(token);
         result.tokenIds.push(token);
         result.logprobs.push(logprob);
         next[row] = token;
-        if (stopTokens.has(token)) {
+        if (isStop(stopTokens, token, sampling)) {
           finished[row] = true;
           result.finishReason = "stop";
         }
@@ -108,7 +121,7 @@ export async function generate(
           cache.past,
         );
         cache.update(present);
-        logits = await lastLogits(model, hidden).finally(() => hidden.dispose());
+        logits = await lastLogits(model, hidden, forwardOptions.adapter).finally(() => hidden.dispose());
       } else {
         logits = await recomputedLogits(model, prompts, results, forwardOptions);
       }
@@ -131,5 +144,5 @@ async function recomputedLogits(
     model.config,
   );
   const hidden = model.hiddenStates(batch, forwardOptions);
-  return lastLogits(model, hidden).finally(() => hidden.dispose());
+  return lastLogits(model, hidden, forwardOptions.adapter).finally(() => hidden.dispose());
 }

@@ -5,9 +5,13 @@
 // under that processed distribution (kept set, renormalised), the one it was drawn from
 // and the one the learner computes for the same token (vLLM: processed_logprobs), so
 // importance ratios compare like with like. Greedy (T = 0) reports the full distribution
-// at T = 1.
+// at T = 1. With a reasoning vocabulary the reasoning mask comes first (the row's block
+// state decides which ids may be drawn at all), and a copy of a stop token stops.
 import { ModelInputError } from "../errors.js";
 import { keptTokens, truncates } from "../logprobs/sampling-distribution.js";
+import { maskLogitsRow, restricts, type BlockState } from "../reasoning-vocab/reasoning-mask.js";
+import type { ReasoningMaskMode } from "../reasoning-vocab/reasoning-settings.js";
+import type { ReasoningVocabulary } from "../reasoning-vocab/reasoning-vocabulary.js";
 
 export interface SamplingParams {
   /** 0 picks the most likely token. */
@@ -16,6 +20,13 @@ export interface SamplingParams {
   topK: number;
   /** Keep the smallest set of most likely tokens whose probability reaches p; 1 keeps all. */
   topP: number;
+  /** The model's reasoning vocabulary and the mask mode to sample under. */
+  reasoning?: { vocab: ReasoningVocabulary; mode: ReasoningMaskMode };
+}
+
+/** Whether a sampled token ends its sequence: a stop id, or (reasoning vocabulary) a copy of one. */
+export function isStop(stop: ReadonlySet<number>, token: number, params: SamplingParams): boolean {
+  return stop.has(token) || (params.reasoning !== undefined && stop.has(params.reasoning.vocab.source(token)));
 }
 
 export interface SampledToken {
@@ -42,7 +53,12 @@ function argmax(values: Float32Array): number {
   return best;
 }
 
-export function sampleToken(logits: Float32Array, params: SamplingParams, random: () => number): SampledToken {
+/** `block`: the row's block state (reasoning vocabulary only); the mask applies to a copy of the row. */
+export function sampleToken(logits: Float32Array, params: SamplingParams, random: () => number, block?: BlockState): SampledToken {
+  if (params.reasoning && block !== undefined && restricts(block, params.reasoning.mode)) {
+    logits = Float32Array.from(logits);
+    maskLogitsRow(logits, block, params.reasoning.mode, params.reasoning.vocab);
+  }
   const temperature = params.temperature === 0 ? 1 : params.temperature;
   const z = new Float64Array(logits.length);
   let max = -Infinity;

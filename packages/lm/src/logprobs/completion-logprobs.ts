@@ -9,6 +9,9 @@ import * as tf from "@tensorflow/tfjs-core";
 import { ModelInputError } from "../errors.js";
 import type { CausalLM, ForwardOptions } from "../model/causal-lm.js";
 import { leftPaddedBatch } from "../model/token-batch.js";
+import { blockStates, type BlockState } from "../reasoning-vocab/reasoning-mask.js";
+import type { ReasoningMaskMode } from "../reasoning-vocab/reasoning-settings.js";
+import type { ReasoningVocabulary } from "../reasoning-vocab/reasoning-vocabulary.js";
 import { defaultChunkRows, tokenLogprobsAndEntropy } from "./token-logprobs.js";
 
 export interface PromptCompletion {
@@ -25,6 +28,10 @@ export interface CompletionLogprobOptions extends ForwardOptions {
   topP?: number;
   /** Rows per vocabulary-projection chunk; default keeps a chunk's logits near 16 MiB. */
   chunkRows?: number;
+  /** The reasoning mask the completions were sampled under (a function of each completion's ids). */
+  reasoning?: { vocab: ReasoningVocabulary; mode: ReasoningMaskMode };
+  /** The same, naming only the mode: the vocabulary is the model's (model.reasoning). */
+  reasoningMask?: ReasoningMaskMode;
 }
 
 export interface CompletionLogprobs {
@@ -60,15 +67,26 @@ export function completionLogprobs(
     model.config,
   );
   const lengths = sequences.map((s) => s.completionIds.length);
+  if (options.reasoningMask !== undefined && options.reasoningMask !== "free" && !model.reasoning && !options.reasoning) {
+    throw new ModelInputError(
+      `reasoning mask "${options.reasoningMask}" needs a model with a reasoning vocabulary (model.reasoning_vocab_size > 0)`,
+    );
+  }
+  const reasoning =
+    options.reasoning ?? (model.reasoning && options.reasoningMask ? { vocab: model.reasoning, mode: options.reasoningMask } : undefined);
   const window = Math.max(...lengths);
   const { length } = batch;
   // Column j's hidden state predicts the token in column j + 1.
   const targets = new Int32Array(batch.batch * window);
   const mask = new Float32Array(batch.batch * window);
+  // Block state each completion token was sampled in; padding columns are "before" (unmasked by gated).
+  const states: BlockState[] | undefined = reasoning ? new Array<BlockState>(batch.batch * window).fill("before") : undefined;
   for (let row = 0; row < batch.batch; row++) {
+    const rowStates = reasoning ? blockStates(sequences[row]!.completionIds, reasoning.vocab) : undefined;
     for (let i = window - lengths[row]!; i < window; i++) {
       targets[row * window + i] = batch.ids[row * length + length - window + i]!;
       mask[row * window + i] = 1;
+      if (states) states[row * window + i] = rowStates![i - (window - lengths[row]!)]!;
     }
   }
   return tf.tidy(() => {
@@ -77,12 +95,15 @@ export function completionLogprobs(
       batch.batch * window,
       model.config.hiddenSize,
     ]) as tf.Tensor2D;
-    const both = tokenLogprobsAndEntropy(scored, model.weights.head, targets, {
+    const adapter = options.adapter ?? null;
+    const both = tokenLogprobsAndEntropy(scored, model.headFor(adapter), targets, {
       temperature,
       topK: options.topK,
       topP: options.topP,
       chunkRows: options.chunkRows ?? defaultChunkRows(model.config.vocabSize),
       ops: model.ops,
+      headTrainable: adapter?.tokenRows?.embedding.trainable ?? false,
+      reasoning: reasoning && states ? { ...reasoning, states } : undefined,
     });
     const maskTensor = tf.tensor2d(mask, [batch.batch, window]);
     const [logprobs, entropies] = tf.split(both, 2, 1).map((t) => tf.mul(tf.reshape(t, [batch.batch, window]), maskTensor) as tf.Tensor2D);

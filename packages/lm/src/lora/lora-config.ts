@@ -14,6 +14,11 @@ export interface LoraConfig {
   dropout: number;
   /** use_rslora: scale by alpha/√r instead of alpha/r. */
   useRslora: boolean;
+  /**
+   * PEFT trainable_token_indices, read from a file: the rows [start, start + count) that the
+   * adapter carries (the reasoning vocabulary's, which run to the end of the vocabulary).
+   */
+  tokenRows?: { start: number; count: number };
 }
 
 export function loraScaling(config: LoraConfig): number {

@@ -2,7 +2,9 @@
 // and PEFT (PeftModel.from_pretrained) load: adapter_config.json plus
 // adapter_model.safetensors with keys
 //   base_model.model.model.layers.{i}.{self_attn|mlp}.{module}.lora_{A|B}.weight
-// shaped A [r, in] and B [out, r]. Import accepts only what the forward pass implements;
+// shaped A [r, in] and B [out, r], plus, for a reasoning vocabulary, PEFT's trainable tokens
+// (`trainable_token_indices` and the `token_adapter.trainable_tokens_delta` rows; vLLM does not
+// load those). Import accepts only what the forward pass implements;
 // settings it would silently ignore (DoRA, biases, per-layer ranks, modules_to_save) are
 // refused, naming the key.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -31,9 +33,21 @@ export interface PeftFiles {
   [ADAPTER_WEIGHTS_FILE]: Uint8Array;
 }
 
-/** The adapter_config.json PEFT writes for a LoRA of a causal LM. */
-export function peftAdapterConfig(config: LoraConfig, baseModel: string): Record<string, unknown> {
+/** PEFT trainable_token_indices for rows [start, start + count): the embedding's, and an untied head's. */
+export function trainableTokenIndices(rows: { start: number; count: number }, untiedHead: boolean): Record<string, number[]> {
+  const ids = Array.from({ length: rows.count }, (_, i) => rows.start + i);
+  return untiedHead ? { embed_tokens: ids, lm_head: ids } : { embed_tokens: ids };
+}
+
+/** The adapter_config.json PEFT writes for a LoRA of a causal LM (with trainable token rows when `tokenRows`). */
+export function peftAdapterConfig(
+  config: LoraConfig,
+  baseModel: string,
+  tokenRows?: { start: number; count: number; untiedHead: boolean },
+): Record<string, unknown> {
+  const tokens = tokenRows ? { trainable_token_indices: trainableTokenIndices(tokenRows, tokenRows.untiedHead) } : {};
   return {
+    ...tokens,
     peft_type: "LORA",
     task_type: "CAUSAL_LM",
     base_model_name_or_path: baseModel,
@@ -53,10 +67,17 @@ export function peftAdapterConfig(config: LoraConfig, baseModel: string): Record
   };
 }
 
+function adapterTokenRows(adapter: LoraAdapter): { start: number; count: number; untiedHead: boolean } | undefined {
+  const rows = adapter.tokenRows;
+  return rows ? { start: rows.start, count: rows.embedding.shape[0], untiedHead: rows.head !== null } : undefined;
+}
+
 export function exportPeftAdapter(adapter: LoraAdapter, options: PeftExportOptions): PeftFiles {
   const tensors = adapter.peftTensors().map((t) => ({ name: t.key, shape: t.shape, data: t.data, dtype: options.dtype ?? "F32" }));
   return {
-    [ADAPTER_CONFIG_FILE]: new TextEncoder().encode(JSON.stringify(peftAdapterConfig(adapter.config, options.baseModel), null, 2)),
+    [ADAPTER_CONFIG_FILE]: new TextEncoder().encode(
+      JSON.stringify(peftAdapterConfig(adapter.config, options.baseModel, adapterTokenRows(adapter)), null, 2),
+    ),
     [ADAPTER_WEIGHTS_FILE]: serializeSafetensors(tensors, { format: "pt" }),
   };
 }
@@ -100,7 +121,45 @@ export function parsePeftAdapterConfig(raw: unknown): LoraConfig {
     refuse("lora_dropout", `is ${JSON.stringify(dropout)}; it must be in [0, 1)`);
   const useRslora = c.use_rslora ?? false;
   if (typeof useRslora !== "boolean") refuse("use_rslora", `is ${JSON.stringify(useRslora)}; it must be true or false`);
-  return { rank: rank as number, alpha, dropout, useRslora, targetModules: parseTargets(c.target_modules) };
+  const tokenRows = parseTokenIndices(c.trainable_token_indices);
+  return {
+    rank: rank as number,
+    alpha,
+    dropout,
+    useRslora,
+    targetModules: parseTargets(c.target_modules),
+    ...(tokenRows ? { tokenRows } : {}),
+  };
+}
+
+/**
+ * trainable_token_indices: a list (the input embedding's) or {embed_tokens: [...], lm_head: [...]}.
+ * Accepted: one contiguous range, the same for both (the reasoning ids); PEFT's other uses
+ * (a few scattered ids) are refused, naming the key.
+ */
+function parseTokenIndices(value: unknown): { start: number; count: number } | undefined {
+  if (isEmpty(value)) return undefined;
+  const lists: unknown[] = Array.isArray(value)
+    ? [value]
+    : typeof value === "object"
+      ? Object.entries(value as object).map(([k, v]) => {
+          if (k !== "embed_tokens" && k !== "lm_head")
+            refuse("trainable_token_indices", `names ${JSON.stringify(k)}; accepted: "embed_tokens", "lm_head"`);
+          return v;
+        })
+      : [value];
+  let range: { start: number; count: number } | undefined;
+  for (const list of lists) {
+    if (!Array.isArray(list) || list.length === 0 || !list.every((id, i) => Number.isSafeInteger(id) && id === list[0] + i)) {
+      refuse("trainable_token_indices", "must list one contiguous range of ids (the reasoning vocabulary's rows)");
+    }
+    const here = { start: list[0] as number, count: list.length };
+    if (range && (range.start !== here.start || range.count !== here.count)) {
+      refuse("trainable_token_indices", "must list the same ids for embed_tokens and lm_head");
+    }
+    range = here;
+  }
+  return range;
 }
 
 function parseTargets(value: unknown): LinearModule[] {

@@ -13,10 +13,11 @@ import { decoderLayer } from "./decoder-layer.js";
 import type { ForwardContext } from "./forward-context.js";
 import type { ModelConfig } from "./model-config.js";
 import { embeddingLookup } from "./embedding-lookup.js";
-import { createModelWeights, disposeModelWeights, type ModelWeightOptions, type ModelWeights } from "./model-weights.js";
+import { createModelWeights, disposeModelWeights, isTrainable, type ModelWeightOptions, type ModelWeights } from "./model-weights.js";
 import { rmsNorm } from "./rms-norm.js";
 import { inverseFrequencies, rotaryTables, rotateHalfMatrix } from "./rotary-embedding.js";
 import type { TokenBatch } from "./token-batch.js";
+import type { ReasoningVocabulary } from "../reasoning-vocab/reasoning-vocabulary.js";
 
 export interface ForwardOptions {
   /** The policy's LoRA adapter; null or absent runs the reference (base) model. */
@@ -50,6 +51,11 @@ export interface ForwardOutput {
 export class CausalLM {
   /** The backend the model was built on; its products are chosen for it. */
   readonly backendName: string;
+  /**
+   * The reasoning vocabulary the model was expanded with (model/reasoning-model.ts); null for
+   * a model without one. Logprob and sampling options that name a mask mode read it here.
+   */
+  reasoning: ReasoningVocabulary | null = null;
   readonly ops: MatMulOps;
   private readonly inverseFrequency: Float32Array;
   private readonly rotation: tf.Tensor2D;
@@ -94,7 +100,9 @@ export class CausalLM {
         rotation: this.rotation,
         bias: attentionBias(input.keyMask, batch, queryLength, keyLength),
       };
-      let x = embeddingLookup(this.weights.embedding, input.ids);
+      const adapter = options.adapter ?? null;
+      const table = adapter?.tokenRows ? adapter.tables(this.weights.embedding, this.weights.head).embedding : this.weights.embedding;
+      let x = embeddingLookup(table, input.ids, isTrainable(this.weights.embedding) || (adapter?.tokenRows?.embedding.trainable ?? false));
       const present: tf.Tensor4D[] = [];
       this.weights.layers.forEach((layerWeights, layer) => {
         options.signal?.throwIfAborted();
@@ -123,8 +131,17 @@ export class CausalLM {
   }
 
   /** Full-vocabulary logits [rows, vocab] of hidden states [rows, hidden] (decoding; scoring uses token-logprobs). */
-  logits(hidden: tf.Tensor2D): tf.Tensor2D {
-    return this.ops.product(hidden, this.weights.head, false, true);
+  logits(hidden: tf.Tensor2D, adapter: LoraAdapter | null = null): tf.Tensor2D {
+    return this.ops.product(hidden, this.headFor(adapter), false, true);
+  }
+
+  /**
+   * The output head under an adapter: the base head, with the adapter's token rows in place
+   * when it has them.
+   */
+  headFor(adapter: LoraAdapter | null): tf.Tensor2D {
+    if (!adapter?.tokenRows) return this.weights.head;
+    return adapter.tables(this.weights.embedding, this.weights.head).head;
   }
 
   dispose(): void {
@@ -165,6 +182,9 @@ export class CausalLM {
       a.headDim !== m.headDim
     ) {
       throw new AdapterError("adapter was built for a model of another shape (layers, hidden, heads or head_dim differ)");
+    }
+    if (adapter.tokenRows && a.vocabSize !== m.vocabSize) {
+      throw new AdapterError(`adapter's token rows are for a vocabulary of ${a.vocabSize} ids; the model has ${m.vocabSize}`);
     }
   }
 }

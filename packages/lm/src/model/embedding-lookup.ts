@@ -9,9 +9,10 @@ import * as tf from "@tensorflow/tfjs-core";
 import { customGradient } from "../backend/custom-gradient.js";
 import { isTrainable } from "./model-weights.js";
 
-export function embeddingLookup(table: tf.Tensor2D, ids: Int32Array): tf.Tensor2D {
+/** `differentiable`: the table is trainable or built from trainable rows (an adapter's token rows). */
+export function embeddingLookup(table: tf.Tensor2D, ids: Int32Array, differentiable = isTrainable(table)): tf.Tensor2D {
   const [vocab, hidden] = table.shape;
-  if (!isTrainable(table)) return tf.tidy(() => tf.gather(table, tf.tensor1d(ids, "int32")));
+  if (!differentiable) return tf.tidy(() => tf.gather(table, tf.tensor1d(ids, "int32")));
   const op = customGradient((t: tf.Tensor2D, _save: tf.GradSaveFunc) => ({
     value: tf.tidy(() => tf.gather(t, tf.tensor1d(ids, "int32"))) as tf.Tensor2D,
     gradFunc: (dy: tf.Tensor2D) => {

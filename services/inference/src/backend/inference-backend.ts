@@ -18,11 +18,36 @@ export interface GenerateInput {
 
 export interface GeneratedCompletion {
   index: number;
+  /** With a reasoning vocabulary: the text of the mapped ids. */
   text: string;
   tokenIds: number[];
   logprobs: number[];
   finishReason: FinishReason;
   stopReason: string;
+  /** With a reasoning vocabulary: where the reasoning tokens and the block were. */
+  reasoning?: ReasoningTraceMessage;
+}
+
+/** The contract's ReasoningTrace, as plain fields. */
+export interface ReasoningTraceMessage {
+  opened: boolean;
+  closed: boolean;
+  blockStart: number;
+  blockEnd: number;
+  reasoningInside: number;
+  reasoningOutside: number;
+  spans: Array<{ start: number; end: number }>;
+}
+
+/** The contract's ReasoningVocabulary, as plain fields. */
+export interface ReasoningVocabularyMessage {
+  standardSize: number;
+  reasoningSize: number;
+  mapSha256: string;
+  startMarker: string;
+  endMarker: string;
+  startMarkerIds: number[];
+  endMarkerIds: number[];
 }
 
 export interface GenerateOutput {
@@ -45,6 +70,8 @@ export interface BaseModel {
   id: string;
   maxModelLen: number;
   vocabSize: number;
+  /** The model's reasoning vocabulary; absent when it has none. */
+  reasoningVocabulary?: ReasoningVocabularyMessage;
 }
 
 export interface TokenizedPrompt {

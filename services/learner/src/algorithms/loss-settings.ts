@@ -1,5 +1,6 @@
 // The knobs of a GRPO-family loss, resolved from an algorithm's defaults and the caller's
 // algorithm_config. Every algorithm is a point in this space (grpo-math §13).
+import type { ReasoningMaskMode } from "@lean-grpo/lm/reasoning-vocab";
 
 export const SCALE_REWARDS = ["group", "batch", "none"] as const;
 export type ScaleRewards = (typeof SCALE_REWARDS)[number];
@@ -12,7 +13,8 @@ export type LossAggregation = (typeof LOSS_AGGREGATIONS)[number];
 
 export type RatioLevel = "token" | "sequence";
 
-/** Rollout correction (TRL vllm_importance_sampling_mode, verl rollout_is / rollout_rs): the level of the weight and what happens out of bounds. */
+/** Rollout correction (TRL vllm_import type { ReasoningMaskMode } from "@lean-grpo/lm/reasoning-vocab";
+importance_sampling_mode, verl rollout_is / rollout_rs): the level of the weight and what happens out of bounds. */
 export const IMPORTANCE_SAMPLING_LEVELS = ["token", "sequence"] as const;
 export const IMPORTANCE_SAMPLING_ACTIONS = ["truncate", "mask"] as const;
 export type ImportanceSamplingAction = (typeof IMPORTANCE_SAMPLING_ACTIONS)[number];
@@ -46,6 +48,11 @@ export interface LossSettings {
   topK: number;
   /** 1 keeps every token. */
   topP: number;
+  /**
+   * The reasoning mask the samples were drawn under (docs/concepts/reasoning-vocabulary.md),
+   * applied before the temperature; set per step from TrainStepHeader.sampling. Absent: free.
+   */
+  reasoningMask?: ReasoningMaskMode;
   /** Divide r − group mean by the group's or the batch's Bessel std (+ advantageEpsilon), or not. */
   scaleRewards: ScaleRewards;
   advantageEstimator: AdvantageEstimator;

@@ -9,7 +9,7 @@ import {
   exportAdapterEnvelope,
   versionFromProto,
 } from "@lean-grpo/adapter-files";
-import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE } from "@lean-grpo/lm";
+import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, REASONING_MAP_FILE } from "@lean-grpo/lm";
 import { toConnectError } from "./connect-errors.js";
 import type { LearnerHost } from "./learner-host.js";
 
@@ -28,15 +28,22 @@ export async function* exportAdapter(
     );
   }
   let exported;
+  let mapFile: Uint8Array | null = null;
   try {
     const learner = await host.learner();
     exported = learner.exportAdapter(versionFromProto(request.version));
+    mapFile = learner.reasoningMapFile;
   } catch (error) {
     if (error instanceof AdapterVersionError) throw new ConnectError(`version: ${error.message}`, Code.InvalidArgument);
     throw toConnectError(error, ctx.signal);
   }
   const { version, files } = exported;
-  const peftFiles = ([ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE] as const).map((path) => ({ path, data: files[path] }));
+  const peftFiles: Array<{ path: string; data: Uint8Array }> = ([ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE] as const).map((path) => ({
+    path,
+    data: files[path],
+  }));
+  // With a reasoning vocabulary the map travels with the rows (a loader checks it against its own).
+  if (mapFile) peftFiles.push({ path: REASONING_MAP_FILE, data: mapFile });
   for (const message of adapterMessages(exportAdapterEnvelope, { version, baseModel: host.baseModel }, peftFiles, chunkSize)) {
     ctx.signal.throwIfAborted();
     yield message;

@@ -3,7 +3,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { useBackend } from "@lean-grpo/lm";
 import type { LearnerConfig } from "../config.js";
-import { CausalLM } from "@lean-grpo/lm";
+import { loadReasoningModel, resolveModelReasoning } from "@lean-grpo/lm";
+import { reasoningSettings } from "../reasoning-config.js";
 import { Learner } from "../training/learner.js";
 
 export class LearnerHost {
@@ -39,7 +40,8 @@ export class LearnerHost {
   private async load(dir: string): Promise<Learner> {
     const { config } = this;
     await useBackend(config.backend);
-    const model = await CausalLM.load(dir);
+    const vocab = await resolveModelReasoning(dir, reasoningSettings(config.model));
+    const model = await loadReasoningModel(dir, vocab);
     this.loaded = new Learner(model, {
       baseModel: this.baseModel,
       lora: {
@@ -67,6 +69,7 @@ export class LearnerHost {
       modelDir: dir,
       seed: config.seed,
       keepVersions: config.adapter_versions_kept,
+      reasoning: { rows: config.reasoning_rows, mask: config.model.reasoning_mask },
     });
     return this.loaded;
   }

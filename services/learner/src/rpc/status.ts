@@ -3,7 +3,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { create } from "@bufbuild/protobuf";
 import { GetStatusResponseSchema, type GetStatusResponse } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
-import type { ModelWeights } from "@lean-grpo/lm";
+import type { ModelWeights, ReasoningVocabulary } from "@lean-grpo/lm";
 import type { LearnerHost } from "./learner-host.js";
 
 function baseParameters(weights: ModelWeights): number {
@@ -34,6 +34,20 @@ export function getStatus(host: LearnerHost): GetStatusResponse {
     lora: { rank: lora.rank, alpha: lora.alpha, targetModules: lora.targetModules, useRslora: lora.useRslora, dropout: lora.dropout },
     trainableParameters: BigInt(trainable),
     totalParameters: BigInt(baseParameters(learner.model.weights) + trainable),
+    ...(learner.model.reasoning ? { reasoningVocabulary: reasoningVocabularyMessage(learner.model.reasoning) } : {}),
     ...common,
   });
+}
+
+/** The contract's ReasoningVocabulary of a model's vocabulary. */
+export function reasoningVocabularyMessage(vocab: ReasoningVocabulary) {
+  return {
+    standardSize: vocab.standardSize,
+    reasoningSize: vocab.reasoningSize,
+    mapSha256: vocab.sha256,
+    startMarker: vocab.markers.start,
+    endMarker: vocab.markers.end,
+    startMarkerIds: [...vocab.markers.startIds],
+    endMarkerIds: [...vocab.markers.endIds],
+  };
 }

@@ -1,7 +1,7 @@
 // The messages between the learner's thread and its gradient threads (gradient-threads.ts,
 // gradient-worker.ts), and a micro-batch's share as plain arrays for the crossing.
 import * as tf from "@tensorflow/tfjs-core";
-import type { BackendName, LoraConfig } from "@lean-grpo/lm";
+import type { BackendName, LoraConfig, ReasoningMarkers } from "@lean-grpo/lm";
 import type { MicroBatchShare, MicroBatchTask, PassInputs } from "../training/micro-batch-gradients.js";
 
 /** workerData of a gradient thread: what it loads once. */
@@ -9,6 +9,8 @@ export interface GradientThreadSetup {
   modelDir: string;
   backend: BackendName;
   lora: LoraConfig;
+  /** The learner's reasoning vocabulary (the thread expands its model the same way), and whether the adapter has token rows. */
+  reasoning?: { standardSize: number; sourceIds: number[]; markers: ReasoningMarkers; rows: boolean };
 }
 
 /** One LoRA tensor in the learner's layout ([in, r] / [r, out]), by PEFT key. */

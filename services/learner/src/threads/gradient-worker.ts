@@ -3,7 +3,8 @@
 // learner's thread sends at the start of the pass, and posting each share back.
 import * as tf from "@tensorflow/tfjs-core";
 import { parentPort, workerData } from "node:worker_threads";
-import { CausalLM, LoraAdapter, useBackend } from "@lean-grpo/lm";
+import { loadReasoningModel, ReasoningTokenMap, ReasoningVocabulary, useBackend } from "@lean-grpo/lm";
+import { createPolicyAdapter } from "../training/policy-adapter.js";
 import { microBatchGradients } from "../training/micro-batch-gradients.js";
 import {
   claimTask,
@@ -25,9 +26,17 @@ const failure = (id: number | null, error: unknown): FromGradientThread => ({
 
 async function start(setup: GradientThreadSetup) {
   await useBackend(setup.backend);
-  const model = await CausalLM.load(setup.modelDir);
+  const reasoning = setup.reasoning;
+  const vocab = reasoning
+    ? new ReasoningVocabulary(
+        new ReasoningTokenMap(reasoning.standardSize, Int32Array.from(reasoning.sourceIds)),
+        reasoning.markers,
+        "free",
+      )
+    : undefined;
+  const model = await loadReasoningModel(setup.modelDir, vocab);
   // Initialised at random; every pass overwrites the weights with the learner's.
-  const adapter = LoraAdapter.create(model.config, setup.lora, 0);
+  const adapter = createPolicyAdapter(model, setup.lora, 0, reasoning?.rows ? "train" : "frozen");
   const variables = new Map(adapter.variables().map((v) => [adapter.peftKeyOfVariable(v.name)!, v]));
   const assign = (weights: WeightArray[]) => {
     for (const { key, shape, data } of weights) {

@@ -8,9 +8,19 @@ import { adapterName } from "@lean-grpo/adapter-files";
 import type { LossSettings } from "../algorithms/loss-settings.js";
 import { algorithmNamed } from "../algorithms/registry.js";
 import { scoreCompletions, type PromptCompletion } from "@lean-grpo/lm";
-import { LoraAdapter } from "@lean-grpo/lm";
+import { type LoraAdapter, TOKEN_ROWS_KEYS } from "@lean-grpo/lm";
 import type { LoraConfig } from "@lean-grpo/lm";
 import { exportPeftAdapter, loadPeftAdapter, savePeftAdapter, type PeftFiles } from "@lean-grpo/lm";
+import {
+  checkSameReasoningMap,
+  REASONING_MAP_FILE,
+  serializeReasoningMap,
+  writeReasoningMapFile,
+  type ReasoningMaskMode,
+} from "@lean-grpo/lm";
+import { AlgorithmConfigError } from "../algorithms/algorithm-config-error.js";
+import { createPolicyAdapter } from "./policy-adapter.js";
+import { readFile } from "node:fs/promises";
 import type { BackendName, CausalLM } from "@lean-grpo/lm";
 import type { SamplingDistribution } from "@lean-grpo/lm";
 import { AdamW, type AdamWSettings } from "../optimizer/adamw.js";
@@ -59,6 +69,12 @@ export interface LearnerOptions {
   threads?: number;
   /** The model's directory, for the gradient threads (needed when threads > 1). */
   modelDir?: string;
+  /**
+   * With a reasoning vocabulary (model.reasoning): whether its rows train as PEFT trainable
+   * tokens ("train", the default) or stay the base's copies ("frozen"), and the mask mode a
+   * request that names none is scored under (the service's model.reasoning_mask).
+   */
+  reasoning?: { rows: "train" | "frozen"; mask: ReasoningMaskMode };
 }
 
 export interface StepRequest {
@@ -110,7 +126,7 @@ export class Learner {
     readonly options: LearnerOptions,
   ) {
     this.seed = options.seed;
-    this.adapter = LoraAdapter.create(model.config, options.lora, options.seed);
+    this.adapter = createPolicyAdapter(model, options.lora, options.seed, options.reasoning?.rows);
     this.optimizer = new AdamW(options.optimizer);
     this.snapshotVersion();
   }
@@ -147,7 +163,11 @@ export class Learner {
     const legacy =
       "temperature" in request.algorithmConfig ? { temperature: resolved.temperature, field: "algorithm_config.temperature" } : undefined;
     const sampling = resolveSampling(request.sampling, legacy, "header.sampling");
-    const settings: LossSettings = { ...resolved, ...sampling };
+    const settings: LossSettings = {
+      ...resolved,
+      ...sampling,
+      reasoningMask: this.reasoningMask(sampling.reasoningMask, "header.sampling"),
+    };
     if (request.step !== 0 && request.step !== this.stepCount + 1) {
       throw new StepOrderError(
         `header.step is ${request.step} but the learner is at step ${this.stepCount}; send ${this.stepCount + 1} (or 0 to skip the check)`,
@@ -167,7 +187,12 @@ export class Learner {
       );
     }
     const sequences = batch.rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds }));
-    const distribution = { temperature: settings.temperature, topK: settings.topK, topP: settings.topP };
+    const distribution = {
+      temperature: settings.temperature,
+      topK: settings.topK,
+      topP: settings.topP,
+      reasoningMask: settings.reasoningMask,
+    };
     const score = async (adapter: LoraAdapter | null) =>
       (await this.scoreInChunks(sequences, { ...distribution, adapter, signal: request.signal })).logprobs;
     // With one update, "old" is the current policy: the loss takes the detached logprobs of
@@ -273,6 +298,14 @@ export class Learner {
           modelDir: this.options.modelDir,
           backend: this.model.backendName as BackendName,
           lora: this.adapter.config,
+          reasoning: this.model.reasoning
+            ? {
+                standardSize: this.model.reasoning.standardSize,
+                sourceIds: Array.from(this.model.reasoning.map.sourceIds),
+                markers: this.model.reasoning.markers,
+                rows: this.adapter.tokenRows !== null,
+              }
+            : undefined,
         });
       } catch (error) {
         process.emitWarning(
@@ -287,7 +320,14 @@ export class Learner {
   /** Logprobs (and entropies) without gradient, in micro-batches within the token budget. */
   async scoreInChunks(
     sequences: readonly PromptCompletion[],
-    options: { temperature: number; topK?: number; topP?: number; adapter: LoraAdapter | null; signal?: AbortSignal },
+    options: {
+      temperature: number;
+      topK?: number;
+      topP?: number;
+      reasoningMask?: ReasoningMaskMode;
+      adapter: LoraAdapter | null;
+      signal?: AbortSignal;
+    },
   ): Promise<{ logprobs: number[][]; entropies: number[][] }> {
     const out = { logprobs: [] as number[][], entropies: [] as number[][] };
     const indices = sequences.map((_, i) => i);
@@ -312,10 +352,41 @@ export class Learner {
   }
 
   /** ComputeLogprobs: under the current policy, or the reference with `reference`. */
-  async computeLogprobs(sequences: PromptCompletion[], reference: boolean, distribution: SamplingDistribution, signal?: AbortSignal) {
+  async computeLogprobs(
+    sequences: PromptCompletion[],
+    reference: boolean,
+    distribution: SamplingDistribution & { reasoningMask?: ReasoningMaskMode },
+    signal?: AbortSignal,
+  ) {
     validateSequences(sequences, this.model.config);
-    const scores = await this.scoreInChunks(sequences, { ...distribution, adapter: reference ? null : this.adapter, signal });
+    const reasoningMask = this.reasoningMask(distribution.reasoningMask, "sampling");
+    const scores = await this.scoreInChunks(sequences, {
+      ...distribution,
+      reasoningMask,
+      adapter: reference ? null : this.adapter,
+      signal,
+    });
     return { ...scores, adapterVersion: reference ? 0 : this.version };
+  }
+
+  /**
+   * The mask a request is scored under: the one it names, else the configured one; gated
+   * and strict need the model's reasoning vocabulary.
+   */
+  private reasoningMask(requested: ReasoningMaskMode | undefined, field: string): ReasoningMaskMode {
+    const mode = requested ?? this.options.reasoning?.mask ?? "free";
+    if (mode !== "free" && !this.model.reasoning) {
+      throw new AlgorithmConfigError(
+        `${field}.reasoning_mask is ${mode.toUpperCase()} but the learner's model has no reasoning vocabulary (model.reasoning_vocab_size is 0); send REASONING_MASK_FREE or configure one`,
+      );
+    }
+    return mode;
+  }
+
+  /** reasoning_token_map.json of the model's vocabulary, sent and saved with every adapter; null without one. */
+  get reasoningMapFile(): Uint8Array | null {
+    const vocab = this.model.reasoning;
+    return vocab ? new TextEncoder().encode(serializeReasoningMap(vocab.map, vocab.markers)) : null;
   }
 
   /** PEFT files of a held version (0: the latest). */
@@ -333,6 +404,12 @@ export class Learner {
   async saveCheckpoint(directory: string): Promise<{ path: string; step: number; adapterVersion: number; sizeBytes: number }> {
     const target = path.resolve(directory);
     await savePeftAdapter(this.adapter, path.join(target, ADAPTER_DIR), { baseModel: this.options.baseModel });
+    const vocab = this.model.reasoning;
+    if (vocab) {
+      // The map travels with the rows: beside the adapter (what PEFT loads) and the checkpoint.
+      await writeReasoningMapFile(path.join(target, ADAPTER_DIR), vocab.map, vocab.markers);
+      await writeReasoningMapFile(target, vocab.map, vocab.markers);
+    }
     await writeCheckpointState(
       target,
       {
@@ -352,7 +429,18 @@ export class Learner {
   async loadCheckpoint(directory: string): Promise<{ step: number; adapterVersion: number; algorithm: string }> {
     const source = path.resolve(directory);
     const { state, optimizer: optimizerState } = await readCheckpointState(source);
+    // Rows trained for another map would read as other tokens: refused before anything loads.
+    const savedMap = await readFile(path.join(source, ADAPTER_DIR, REASONING_MAP_FILE), "utf8").catch(() => null);
+    checkSameReasoningMap(savedMap, this.model.reasoning?.map, `checkpoint ${source}`);
     const adapter = await loadPeftAdapter(path.join(source, ADAPTER_DIR), this.model.config);
+    const rowsWanted = this.model.reasoning !== null && this.options.reasoning?.rows !== "frozen";
+    const rowsSaved = adapter.tokenRows !== null;
+    if (this.model.reasoning && rowsWanted !== rowsSaved) {
+      adapter.dispose();
+      throw new AlgorithmConfigError(
+        `checkpoint ${source} ${rowsSaved ? "has trained reasoning rows" : "has no reasoning rows"} but learner.reasoning_rows is ${this.options.reasoning?.rows ?? "train"}; resume with the setting it was trained with`,
+      );
+    }
     const optimizer = new AdamW(this.options.optimizer);
     try {
       optimizer.restore(optimizerState, shapesOf(adapter));
@@ -390,9 +478,14 @@ export class Learner {
 
   private assignWeights(tensors: ReturnType<LoraAdapter["peftTensors"]>): void {
     const byKey = new Map(tensors.map((t) => [t.key, t]));
+    const tokenRows = new Set(Object.values(TOKEN_ROWS_KEYS) as string[]);
     for (const variable of this.adapter.variables()) {
-      const saved = byKey.get(this.adapter.peftKeyOfVariable(variable.name)!)!;
-      tf.tidy(() => variable.assign(tf.transpose(tf.tensor2d(saved.data, saved.shape))));
+      const key = this.adapter.peftKeyOfVariable(variable.name)!;
+      const saved = byKey.get(key)!;
+      // LoRA matrices are held transposed from PEFT's layout; token rows are held as saved.
+      tf.tidy(() =>
+        variable.assign(tokenRows.has(key) ? tf.tensor2d(saved.data, saved.shape) : tf.transpose(tf.tensor2d(saved.data, saved.shape))),
+      );
     }
   }
 

@@ -8,7 +8,7 @@ import { dpoPairLoss, livePreferencePairs } from "../algorithms/dpo-term.js";
 import type { LossSettings } from "../algorithms/loss-settings.js";
 import { policyLoss } from "../algorithms/policy-loss.js";
 import { sftLoss } from "../algorithms/sft-loss.js";
-import { completionLogprobs, lossGradients, type CausalLM, type LoraAdapter } from "@lean-grpo/lm";
+import { completionLogprobs, lossGradients, type CausalLM, type LoraAdapter, type ReasoningMaskMode } from "@lean-grpo/lm";
 import { column, rightAligned, rowsOfRightAligned } from "./aligned-tensors.js";
 import { lossMask, modelTokenCount } from "./model-tokens.js";
 import type { PreparedBatch, PreparedRow } from "./prepared-batch.js";
@@ -66,7 +66,12 @@ export function microBatchGradients(
   const { settings, batch } = inputs;
   const rows = task.rows.map((i) => batch.rows[i]!);
   const sequences = rows.map((r) => ({ promptIds: r.example.promptIds, completionIds: r.example.completionIds }));
-  const distribution = { temperature: settings.temperature, topK: settings.topK, topP: settings.topP };
+  const distribution = {
+    temperature: settings.temperature,
+    topK: settings.topK,
+    topP: settings.topP,
+    reasoningMask: settings.reasoningMask,
+  };
   const reference = inputs.scoreReference ? referenceLogprobs(model, sequences, task.rows, distribution, signal) : null;
   const refRows = inputs.ref ? task.rows.map((i) => inputs.ref![i]!) : reference ? task.rows.map((i) => reference.get(i)!) : null;
   const share: MicroBatchShare = {
@@ -115,7 +120,7 @@ function referenceLogprobs(
   model: CausalLM,
   sequences: { promptIds: number[]; completionIds: number[] }[],
   batchRows: readonly number[],
-  distribution: { temperature: number; topK: number; topP: number },
+  distribution: { temperature: number; topK: number; topP: number; reasoningMask?: ReasoningMaskMode },
   signal: AbortSignal | undefined,
 ): Map<number, number[]> {
   const scores = completionLogprobs(model, sequences, { ...distribution, adapter: null, signal });

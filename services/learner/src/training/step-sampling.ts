@@ -6,7 +6,7 @@
 // temperature-1 distribution, so the learner scores under that one. When a message and an
 // older temperature are both given they must agree, otherwise the request is refused naming
 // both, never trained on one of them quietly.
-import type { SamplingDistribution } from "@lean-grpo/lm";
+import type { ReasoningMaskMode, SamplingDistribution } from "@lean-grpo/lm";
 import { AlgorithmConfigError } from "../algorithms/algorithm-config-error.js";
 
 /** The contract's message (temperature 0: greedy; top_p 0: unset, i.e. 1). */
@@ -14,7 +14,14 @@ export interface SamplingMessage {
   temperature: number;
   topK: number;
   topP: number;
+  /** ReasoningMask: 0 unspecified (the learner's model.reasoning_mask), 1 free, 2 gated, 3 strict. */
+  reasoningMask?: number;
 }
+
+/** A distribution with the reasoning mask the request named (undefined: the learner's configured one). */
+export type ResolvedSampling = SamplingDistribution & { reasoningMask?: ReasoningMaskMode };
+
+const MASK_MODES: Record<number, ReasoningMaskMode | undefined> = { 0: undefined, 1: "free", 2: "gated", 3: "strict" };
 
 /** Two temperatures sent as float32 and double agree to this relative error. */
 const FLOAT32_AGREEMENT = 1e-6;
@@ -35,9 +42,14 @@ export function resolveSampling(
   sampling: SamplingMessage | undefined,
   legacy: { temperature: number; field: string } | undefined,
   field: string,
-): SamplingDistribution {
+): ResolvedSampling {
   if (sampling === undefined) return legacy === undefined ? GREEDY : { ...GREEDY, temperature: legacy.temperature };
   const { temperature, topK, topP } = sampling;
+  const mask = sampling.reasoningMask ?? 0;
+  if (!(mask in MASK_MODES)) {
+    throw new AlgorithmConfigError(`${field}.reasoning_mask is ${mask}; accepted: REASONING_MASK_FREE, _GATED, _STRICT (or unset)`);
+  }
+  const reasoningMask = MASK_MODES[mask];
   if (!Number.isFinite(temperature) || temperature < 0) {
     throw new AlgorithmConfigError(`${field}.temperature is ${temperature}; accepted: a number >= 0 (0 is greedy decoding)`);
   }
@@ -46,7 +58,10 @@ export function resolveSampling(
   }
   if (!Number.isInteger(topK) || topK < 0)
     throw new AlgorithmConfigError(`${field}.top_k is ${topK}; accepted: an integer >= 0 (0 keeps all)`);
-  const resolved = temperature === 0 ? GREEDY : { temperature, topK, topP: topP === 0 ? 1 : topP };
+  const resolved: ResolvedSampling = {
+    ...(temperature === 0 ? GREEDY : { temperature, topK, topP: topP === 0 ? 1 : topP }),
+    ...(reasoningMask ? { reasoningMask } : {}),
+  };
   if (legacy !== undefined && !agree(legacy.temperature, resolved.temperature)) {
     const said = temperature === 0 ? "0 (greedy decoding, scored under temperature 1)" : String(temperature);
     throw new AlgorithmConfigError(

@@ -4,6 +4,7 @@
 // how the completions answered too (answer-form.ts: right number, worked out or direct,
 // accuracy per form, length).
 import { FinishReason, TaskKind, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import type { ReasoningMask } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { MeshClients } from "../run/mesh-clients.js";
 import { buildPrompt } from "../run/rollout/prompts.js";
 import type { RunConfig } from "../run/config/run-config.js";
@@ -19,6 +20,8 @@ export interface EvalOptions {
   samples: number;
   temperature: number;
   maxTokens: number;
+  /** The reasoning mask to sample under (the run's model.reasoning_mask); unset: the service's own. */
+  reasoningMask?: ReasoningMask;
   /** Loaded adapter name; "" for the base model. */
   adapter: string;
   prompt: RunConfig["prompt"];
@@ -93,6 +96,7 @@ async function evaluateProblem(options: EvalOptions, theorem: Theorem, index: nu
           sampling: {
             maxTokens: options.maxTokens,
             temperature: greedy ? 0 : options.temperature,
+            ...(options.reasoningMask !== undefined ? { reasoningMask: options.reasoningMask } : {}),
             seed: BigInt((options.seed * 1_000_003 + index) >>> 0),
           },
         },

@@ -2,6 +2,8 @@
 // run trains at a time) and the finished ones on disk under runs_dir. Starts, resumes,
 // stops and streams runs for OrchestratorService.
 import { clone, create, toJson, fromJson, type JsonValue } from "@bufbuild/protobuf";
+import type { ReasoningVocabulary } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { reasoningMaskOf } from "./training/training-stream.js";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { setMaxListeners } from "node:events";
@@ -153,8 +155,15 @@ export class RunManager {
     }
     const clients = connectMesh(this.config);
     let dynamicSampling: boolean;
+    let reasoning: ReasoningVocabulary | undefined;
     try {
-      ({ dynamicSampling } = await runPreflight(clients, { config, dataset, theorems, heldout, services: this.config.services }));
+      ({ dynamicSampling, reasoning } = await runPreflight(clients, {
+        config,
+        dataset,
+        theorems,
+        heldout,
+        services: this.config.services,
+      }));
     } catch (error) {
       clients.close();
       throw error;
@@ -180,6 +189,8 @@ export class RunManager {
       lastCheckpointStep: BigInt(previous?.last_checkpoint_step ?? 0),
       // A resumed run keeps the error it stopped with until it ends otherwise.
       error: previous?.error ?? "",
+      ...(reasoning ? { reasoningVocabulary: reasoning } : {}),
+      reasoningMask: reasoningMaskOf(config),
     });
     const active: ActiveRun = {
       run,
@@ -442,6 +453,17 @@ export class RunManager {
       last_checkpoint_step: Number(r.lastCheckpointStep),
       checkpointed: active.checkpointed,
       last_metrics: r.lastMetrics,
+      ...(r.reasoningVocabulary
+        ? {
+            reasoning: {
+              n_s: r.reasoningVocabulary.standardSize,
+              n_r: r.reasoningVocabulary.reasoningSize,
+              map_sha256: r.reasoningVocabulary.mapSha256,
+              mask: active.config.model.reasoning_mask,
+              markers: [r.reasoningVocabulary.startMarker, r.reasoningVocabulary.endMarker] as [string, string],
+            },
+          }
+        : {}),
     });
   }
 }
@@ -499,5 +521,17 @@ function runFromFile(file: RunFile, dir: string): Run {
     error: file.error,
     lastMetrics: file.last_metrics,
     lastCheckpointStep: BigInt(file.last_checkpoint_step),
+    ...(file.reasoning
+      ? {
+          reasoningVocabulary: {
+            standardSize: file.reasoning.n_s,
+            reasoningSize: file.reasoning.n_r,
+            mapSha256: file.reasoning.map_sha256,
+            startMarker: file.reasoning.markers[0],
+            endMarker: file.reasoning.markers[1],
+          },
+          reasoningMask: ({ free: 1, gated: 2, strict: 3 } as Record<string, number>)[file.reasoning.mask] ?? 0,
+        }
+      : {}),
   });
 }

@@ -4,11 +4,20 @@
 // decode passes (the core's ContinuousDecoder), as on vLLM; max_batch_rows 0 makes them
 // take turns instead.
 import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { FinishReason, type Prompt } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import {
-  CausalLM,
+  checkSameReasoningMap,
+  decodeReasoningCompletion,
+  loadReasoningModel,
+  REASONING_MAP_FILE,
+  resolveModelReasoning,
+  type ReasoningMaskMode,
+  type ReasoningSettings,
+  type ReasoningVocabulary,
+  type CausalLM,
   ContinuousDecoder,
   ModelLibraryError,
   ModelTokenizer,
@@ -29,10 +38,37 @@ export interface EmbeddedBackendOptions {
   tensorBackend: "auto" | "cpu" | "wasm" | "tensorflow";
   /** Rows decoded at once across concurrent calls; 0: calls take turns (each batched over its n). */
   maxBatchRows: number;
+  /** The model's reasoning vocabulary settings (model.reasoning_*); absent or size 0: none. */
+  reasoning?: ReasoningSettings;
+}
+
+const MASK_MODES: Record<number, ReasoningMaskMode | undefined> = { 0: undefined, 1: "free", 2: "gated", 3: "strict" };
+
+/** The mode a request samples under: its own, else the configured one; gated/strict need a vocabulary. */
+export function requestedMask(
+  mask: number,
+  vocab: ReasoningVocabulary | undefined,
+  configured: ReasoningMaskMode | undefined,
+): ReasoningMaskMode {
+  if (!(mask in MASK_MODES)) {
+    throw new ConnectError(
+      `sampling.reasoning_mask is ${mask}; accepted: REASONING_MASK_FREE, _GATED, _STRICT (or unset)`,
+      Code.InvalidArgument,
+    );
+  }
+  const mode = MASK_MODES[mask] ?? configured ?? "free";
+  if (mode !== "free" && !vocab) {
+    throw new ConnectError(
+      `sampling.reasoning_mask is ${mode.toUpperCase()} but the served model has no reasoning vocabulary (model.reasoning_vocab_size is 0); send REASONING_MASK_FREE or configure one`,
+      Code.InvalidArgument,
+    );
+  }
+  return mode;
 }
 
 interface Loaded {
   model: CausalLM;
+  vocab: ReasoningVocabulary | undefined;
   tokenizer: ModelTokenizer | undefined;
   /** Absent when batching across calls is off. */
   decoder: ContinuousDecoder | undefined;
@@ -47,10 +83,11 @@ export function createEmbeddedBackend(options: EmbeddedBackendOptions): Inferenc
   function loaded(): Promise<Loaded> {
     loading ??= (async () => {
       await useBackend(options.tensorBackend);
-      const model = await CausalLM.load(options.modelDir);
+      const vocab = options.reasoning ? await resolveModelReasoning(options.modelDir, options.reasoning) : undefined;
+      const model = await loadReasoningModel(options.modelDir, vocab);
       const tokenizer = existsSync(join(options.modelDir, "tokenizer.json")) ? await ModelTokenizer.load(options.modelDir) : undefined;
       const decoder = options.maxBatchRows > 0 ? new ContinuousDecoder(model, { maxRows: options.maxBatchRows }) : undefined;
-      return { model, tokenizer, decoder };
+      return { model, vocab, tokenizer, decoder };
     })().catch((error) => {
       loading = undefined;
       throw asConnectError(error, `cannot load the embedded model from ${options.modelDir} (embedded.model_dir)`);
@@ -67,12 +104,18 @@ export function createEmbeddedBackend(options: EmbeddedBackendOptions): Inferenc
   }
 
   async function run(input: GenerateInput): Promise<GenerateOutput> {
-    const { model, tokenizer, decoder } = await loaded();
+    const { model, vocab, tokenizer, decoder } = await loaded();
     const adapter = input.adapter === "" ? null : adapters.get(input.adapter);
     if (adapter === undefined) throw new ConnectError(`adapter "${input.adapter}" is not loaded`, Code.NotFound);
     const s = input.sampling;
     const stopTokenIds = [...new Set([...model.config.eosTokenIds, ...s.stopTokenIds])];
-    const sampling = { temperature: s.temperature ?? 1, topK: s.topK ?? 0, topP: s.topP ?? 1 };
+    const mode = requestedMask(s.reasoningMask, vocab, options.reasoning?.mask);
+    const sampling = {
+      temperature: s.temperature ?? 1,
+      topK: s.topK ?? 0,
+      topP: s.topP ?? 1,
+      ...(vocab ? { reasoning: { vocab, mode } } : {}),
+    };
     // Each row draws from its own stream of the seed, so the request is reproducible.
     const seed = s.seed !== undefined ? Number(s.seed) : Math.floor(Math.random() * 2 ** 32);
     const decoded: Promise<GeneratedSequence[]> = decoder
@@ -96,16 +139,19 @@ export function createEmbeddedBackend(options: EmbeddedBackendOptions): Inferenc
     const sequences = await decoded.catch((error) => {
       throw asConnectError(error, "embedded generation failed");
     });
-    const decode = (ids: number[]) => tokenizer?.decode(ids, { skipSpecialTokens: true }) ?? "";
+    // Reasoning ids read as their sources (stop strings too); a stock decoder would drop them.
+    const decode = (ids: number[]) => tokenizer?.decode(vocab ? ids.map((id) => vocab.source(id)) : ids, { skipSpecialTokens: true }) ?? "";
     return {
       promptTokenIds: input.promptIds,
       completions: sequences.map((sequence, index) => {
         const cut = truncateAtStop(sequence.tokenIds, s.stop, decode);
         const stoppedByToken = cut === undefined && sequence.finishReason === "stop";
         const tokenIds = cut ? sequence.tokenIds.slice(0, cut.keep) : sequence.tokenIds;
+        const traced = vocab && tokenizer ? decodeReasoningCompletion(tokenizer, tokenIds, vocab, { skipSpecialTokens: true }) : undefined;
         return {
           index,
-          text: decode(tokenIds),
+          text: traced ? traced.text : decode(tokenIds),
+          ...(traced ? { reasoning: { ...traced.trace, spans: traced.spans } } : {}),
           tokenIds,
           logprobs: sequence.logprobs.slice(0, tokenIds.length),
           finishReason: cut || sequence.finishReason === "stop" ? FinishReason.STOP : FinishReason.LENGTH,
@@ -119,8 +165,25 @@ export function createEmbeddedBackend(options: EmbeddedBackendOptions): Inferenc
     name: "embedded",
 
     async baseModel(): Promise<BaseModel> {
-      const { model } = await loaded();
-      return { id: basename(options.modelDir), maxModelLen: model.config.maxPositionEmbeddings, vocabSize: model.config.vocabSize };
+      const { model, vocab } = await loaded();
+      return {
+        id: basename(options.modelDir),
+        maxModelLen: model.config.maxPositionEmbeddings,
+        vocabSize: model.config.vocabSize,
+        ...(vocab
+          ? {
+              reasoningVocabulary: {
+                standardSize: vocab.standardSize,
+                reasoningSize: vocab.reasoningSize,
+                mapSha256: vocab.sha256,
+                startMarker: vocab.markers.start,
+                endMarker: vocab.markers.end,
+                startMarkerIds: [...vocab.markers.startIds],
+                endMarkerIds: [...vocab.markers.endIds],
+              },
+            }
+          : {}),
+      };
     },
 
     async tokenize(prompt: Prompt): Promise<TokenizedPrompt> {
@@ -129,7 +192,8 @@ export function createEmbeddedBackend(options: EmbeddedBackendOptions): Inferenc
     },
 
     async detokenize(ids: number[]): Promise<string> {
-      return (await needTokenizer()).decode(ids);
+      const { vocab } = await loaded();
+      return (await needTokenizer()).decode(vocab ? ids.map((id) => vocab.source(id)) : ids);
     },
 
     generate: run,
@@ -150,7 +214,14 @@ export function createEmbeddedBackend(options: EmbeddedBackendOptions): Inferenc
     },
 
     async loadAdapter(name: string, dir: string) {
-      const { model } = await loaded();
+      const { model, vocab } = await loaded();
+      // Rows trained for another map would read as other tokens.
+      const savedMap = await readFile(join(dir, REASONING_MAP_FILE), "utf8").catch(() => null);
+      try {
+        checkSameReasoningMap(savedMap, vocab?.map, `adapter "${name}"`);
+      } catch (error) {
+        throw new ConnectError((error as Error).message, Code.FailedPrecondition);
+      }
       const adapter = await loadPeftAdapter(dir, model.config).catch((error) => {
         throw asConnectError(error, `cannot load the adapter in ${dir}`);
       });

@@ -27,6 +27,40 @@ export interface VllmBackendOptions {
   maxRetries: number;
   /** How vLLM was started (`--logprobs-mode`); default raw_logprobs, vLLM's. */
   logprobsMode?: VllmLogprobsMode;
+  /** vLLM runs the project's reasoning-mask logits processor (inference.vllm.reasoning_logits_processor). */
+  reasoningLogitsProcessor?: boolean;
+  /** The mask a request that names none samples under (model.reasoning_mask). */
+  reasoningMask?: "free" | "gated" | "strict";
+}
+
+const MASK_NAMES: Record<number, "free" | "gated" | "strict" | undefined> = { 0: undefined, 1: "free", 2: "gated", 3: "strict" };
+
+/**
+ * The request's reasoning mask as vLLM's logits processor reads it (vllm_xargs), or nothing for
+ * free. Gated and strict need the processor; without it they are refused naming the key
+ * (a request sampled without the mask would be trained as if masked).
+ */
+export function vllmReasoningArgs(
+  mask: number,
+  options: Pick<VllmBackendOptions, "reasoningLogitsProcessor" | "reasoningMask">,
+): Record<string, unknown> {
+  if (!(mask in MASK_NAMES)) {
+    throw new ConnectError(
+      `sampling.reasoning_mask is ${mask}; accepted: REASONING_MASK_FREE, _GATED, _STRICT (or unset)`,
+      Code.InvalidArgument,
+    );
+  }
+  const mode = MASK_NAMES[mask] ?? options.reasoningMask ?? "free";
+  if (mode === "free") return {};
+  if (!options.reasoningLogitsProcessor) {
+    throw new ConnectError(
+      `sampling.reasoning_mask ${mode.toUpperCase()} (model.reasoning_mask: ${mode}) cannot be applied by vLLM without the project's logits processor: ` +
+        "start vLLM with --logits-processors leangrpo_learner.reasoning.vllm_logits_processor:ReasoningMaskLogitsProcessor on an expanded base " +
+        "and set inference.vllm.reasoning_logits_processor: true, or use model.reasoning_mask: free",
+      Code.FailedPrecondition,
+    );
+  }
+  return { vllm_xargs: { reasoning_mask: mode } };
 }
 
 interface VllmModel {
@@ -122,6 +156,7 @@ export function createVllmBackend(options: VllmBackendOptions): InferenceBackend
       stop_token_ids: s.stopTokenIds.length > 0 ? s.stopTokenIds : undefined,
       return_token_ids: true,
       return_tokens_as_token_ids: true,
+      ...vllmReasoningArgs(s.reasoningMask, options),
     };
   }
 

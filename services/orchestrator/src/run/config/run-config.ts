@@ -19,6 +19,18 @@ export const RunConfigSchema = z
       .regex(/^[A-Za-z0-9._-]*$/, "may hold only letters, digits, '.', '_' and '-' (it names a directory)")
       .max(80)
       .default(""),
+    /** The `model.*` keys a run carries (the rest of `model:` configures the services). */
+    model: z
+      .object({
+        /**
+         * The reasoning mask (docs/concepts/reasoning-vocabulary.md): sent with every Generate
+         * and TrainStep so that the sampler and the learner apply the same one. Gated and strict
+         * need the served model's reasoning vocabulary (checked at StartRun).
+         */
+        reasoning_mask: z.enum(["free", "gated", "strict"]).default("free"),
+      })
+      .strict()
+      .prefault({}),
     dataset: z
       .object({
         /** Train on the dataset's first N records only (after validating all of it); null: all. */

@@ -41,6 +41,17 @@ export interface RunFile {
   /** False while no checkpoint was saved (nothing to resume from); absent in files written before it was recorded. */
   checkpointed?: boolean;
   last_metrics: Record<string, number>;
+  /** The model's reasoning vocabulary and the run's mask (docs/concepts/reasoning-vocabulary.md); absent without one. */
+  reasoning?: RunReasoning;
+}
+
+/** run.json "reasoning": what the run's reasoning ids meant. */
+export interface RunReasoning {
+  n_s: number;
+  n_r: number;
+  map_sha256: string;
+  mask: string;
+  markers: [string, string];
 }
 
 export class RunOutputs {

@@ -10,6 +10,7 @@
 import type { EvalRecord } from "./eval-record.js";
 import { repairHeldoutMetrics, repairStepMetrics } from "./repair-metrics.js";
 import { REPLAY_REFUSALS_METRIC } from "./replay-refusals.js";
+import { reasoningStepMetrics } from "./reasoning-metrics.js";
 import type { StepRollouts } from "../rollout/step-rollouts.js";
 
 export interface StepClock {
@@ -90,6 +91,7 @@ export function stepMetrics({ rollouts, trained, trainedFromVersion, samplesSent
     metrics[REPLAY_REFUSALS_METRIC] = rolled.reduce((n, g) => n + (g.replayRefusals ?? 0), 0);
   }
   Object.assign(metrics, repairStepMetrics(rolled));
+  Object.assign(metrics, reasoningStepMetrics(rolled.flatMap((g) => g.samples.map((s) => s.completion))));
   if (tactic) {
     const steps = rolled.flatMap((g) => g.proofSteps ?? []);
     metrics.proof_steps_mean = steps.reduce((a, b) => a + b, 0) / Math.max(1, steps.length);

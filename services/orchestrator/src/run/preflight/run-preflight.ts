@@ -15,6 +15,8 @@ import { checkRewardSpec } from "./reward-check.js";
 import type { RunConfig } from "../config/run-config.js";
 import { checkRunMode } from "./run-mode-check.js";
 import { checkSamplingHonoured } from "./sampling-preflight.js";
+import { checkReasoningVocabulary } from "./reasoning-check.js";
+import type { ReasoningVocabulary } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 
 export interface PreflightInputs {
   config: RunConfig;
@@ -29,6 +31,8 @@ export interface PreflightInputs {
 export interface PreflightFindings {
   /** Whether the algorithm refills groups with no reward spread (DAPO's dynamic sampling). */
   dynamicSampling: boolean;
+  /** The mesh's reasoning vocabulary; absent when its model has none. */
+  reasoning?: ReasoningVocabulary;
 }
 
 /** Every check, in order; throws the first refusal (a ConnectError naming the key). */
@@ -37,6 +41,7 @@ export async function runPreflight(clients: MeshClients, inputs: PreflightInputs
   checkRunMode(config, inputs.theorems, inputs.services);
   const dynamicSampling = usesDynamicSampling(config, await describeAlgorithm(clients, config));
   await checkSamplingHonoured(clients, config);
+  const reasoning = await checkReasoningVocabulary(clients, config);
   await checkRewardSpec(clients, config);
   // Checked now, not at the step (or after the held-out evaluation) that would meet them.
   const chat = await usesChatPrompts(config.prompt.format, clients);
@@ -49,5 +54,5 @@ export async function runPreflight(clients: MeshClients, inputs: PreflightInputs
     config.prompt,
     chat,
   );
-  return { dynamicSampling };
+  return { dynamicSampling, ...(reasoning ? { reasoning } : {}) };
 }

@@ -6,6 +6,7 @@
 // cannot apply top-k/top-p refuses here, and the run is refused naming the keys, instead
 // of training on a distribution other than the one sampled.
 import { Code, ConnectError } from "@connectrpc/connect";
+import { reasoningMaskOf } from "../training/training-stream.js";
 import type { MeshClients } from "../mesh-clients.js";
 import type { RunConfig } from "../config/run-config.js";
 import { learnerLogprobsOf } from "../training/learner-scoring.js";
@@ -16,7 +17,7 @@ function refused(who: string, config: RunConfig, error: unknown): ConnectError {
   const { temperature, top_k: topK, top_p: topP } = config.training;
   const cause = ConnectError.from(error);
   return new ConnectError(
-    `training.temperature=${temperature}, training.top_k=${topK}, training.top_p=${topP}: the ${who} cannot honour this sampling distribution: ${cause.rawMessage}`,
+    `training.temperature=${temperature}, training.top_k=${topK}, training.top_p=${topP}, model.reasoning_mask=${config.model.reasoning_mask}: the ${who} cannot honour this sampling distribution: ${cause.rawMessage}`,
     cause.code === Code.Unavailable ? Code.Unavailable : Code.FailedPrecondition,
   );
 }
@@ -32,7 +33,7 @@ export async function checkSamplingHonoured(clients: MeshClients, config: RunCon
           {
             prompt: { kind: { case: "text", value: PROBE_PROMPT } },
             n: 1,
-            sampling: { maxTokens: 1, temperature, topK, topP, seed: 0n },
+            sampling: { maxTokens: 1, temperature, topK, topP, seed: 0n, reasoningMask: reasoningMaskOf(config) },
             requestId: "sampling-preflight",
           },
           { signal },

@@ -6,6 +6,7 @@
 // (0) there. Its reward is the last attempt's, times rollout.turn_discount per extra attempt
 // when solved, so the group's advantage compares whole trajectories.
 import { create } from "@bufbuild/protobuf";
+import { reasoningMaskOf } from "../training/training-stream.js";
 import { CompletionSchema, type Completion, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { RewardResult } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { countReplayRefusals } from "../outputs/replay-refusals.js";
@@ -67,7 +68,7 @@ export function readableTurns(trajectory: RepairTrajectory): ReadableTurn[] {
 
 export function repairSampling(config: RunConfig) {
   const t = config.training;
-  return { maxTokens: t.max_tokens, temperature: t.temperature, topP: t.top_p, topK: t.top_k };
+  return { maxTokens: t.max_tokens, temperature: t.temperature, topP: t.top_p, topK: t.top_k, reasoningMask: reasoningMaskOf(config) };
 }
 
 export function repairRolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: string, seed: number): Promise<RolloutGroup> {

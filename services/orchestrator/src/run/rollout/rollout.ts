@@ -2,6 +2,7 @@
 // with the current adapter, then ScoreGroup them. Times are kept apart for the step's
 // breakdown. (Tactic mode's groups are tactic-rollout.ts; both give a RolloutGroup.)
 import type { Completion, Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { reasoningMaskOf } from "../training/training-stream.js";
 import type { MeshClients } from "../mesh-clients.js";
 import { buildPrompt, promptText } from "./prompts.js";
 import type { RunConfig } from "../config/run-config.js";
@@ -78,6 +79,7 @@ export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: str
                 temperature: training.temperature,
                 topP: training.top_p,
                 topK: training.top_k,
+                reasoningMask: reasoningMaskOf(ctx.config),
                 seed: BigInt(seed),
               },
             },

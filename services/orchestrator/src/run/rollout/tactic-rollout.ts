@@ -13,6 +13,7 @@
 // longer trajectory weighs a little more in the group's mean); the header sends
 // num_generations = 0 since groups no longer have a fixed size.
 import { create } from "@bufbuild/protobuf";
+import { reasoningMaskOf } from "../training/training-stream.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { CompletionSchema, FinishReason, type Completion, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { TacticStatus } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
@@ -141,6 +142,7 @@ async function runTrajectory(
                       temperature: training.temperature,
                       topP: training.top_p,
                       topK: training.top_k,
+                      reasoningMask: reasoningMaskOf(ctx.config),
                       seed: BigInt(turnSeed(groupSeed, index, turn)),
                       stop: ["\n"],
                     },

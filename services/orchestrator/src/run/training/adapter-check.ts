@@ -9,6 +9,7 @@
 // engine noise when the adapter took, and at least a training step's worth when it did not.
 // Above the threshold the run stops, naming the adapter version and both numbers.
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { reasoningMaskOf } from "./training-stream.js";
 import type { MeshClients } from "../mesh-clients.js";
 import { buildPrompt } from "../rollout/prompts.js";
 import type { RunConfig } from "../config/run-config.js";
@@ -61,7 +62,7 @@ export async function checkAdapterTook(
         {
           prompt: buildPrompt(probe.theorem, config.prompt, probe.chatPrompts),
           n: 1,
-          sampling: { maxTokens: PROBE_TOKENS, temperature, topK, topP, seed: 0n },
+          sampling: { maxTokens: PROBE_TOKENS, temperature, topK, topP, seed: 0n, reasoningMask: reasoningMaskOf(config) },
           adapter: adapter.name,
           requestId: `adapter-check-v${adapter.version}`,
         },

@@ -62,6 +62,8 @@ export interface SampleRecord {
   truncated: boolean;
   /** Repair mode: the trajectory's attempts, each with the feedback that followed it. */
   turns?: SampleTurnRecord[];
+  /** Reasoning vocabulary: [start, end) code-point spans of `completion` written by reasoning tokens. */
+  reasoning_spans?: [number, number][];
 }
 
 /**
@@ -118,7 +120,14 @@ function sampleRecord(group: ReadableGroup, index: number): SampleRecord {
       allMessages.length > SAMPLE_MESSAGES_MAX ||
       (turns?.some((t) => t.cut) ?? false),
     ...(turns ? { turns: turns.map((t) => t.record) } : {}),
+    ...(completion.reasoning ? { reasoning_spans: keptSpans(completion.reasoning.spans, text.text) } : {}),
   };
+}
+
+/** The spans that lie in the kept (possibly cut) text. */
+function keptSpans(spans: readonly { start: number; end: number }[], kept: string): [number, number][] {
+  const length = Array.from(kept).length;
+  return spans.filter((s) => s.start < length).map((s) => [s.start, Math.min(s.end, length)]);
 }
 
 function turnRecord(turn: ReadableTurn): { record: SampleTurnRecord; cut: boolean } {
@@ -167,6 +176,7 @@ export function sampleToProto(record: SampleRecord): CompletionSample {
     completionTokens: record.completion_tokens,
     finishReason: record.finish_reason,
     truncated: record.truncated,
+    reasoningSpans: (record.reasoning_spans ?? []).map(([start, end]) => ({ start, end })),
     turns: (record.turns ?? []).map((t) => ({
       completion: t.completion,
       reward: t.reward,

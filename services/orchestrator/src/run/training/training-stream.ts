@@ -1,6 +1,7 @@
 // The TrainStep request stream of one step: a header (algorithm, its knobs, the batch
 // shape), then one TrainingSample per RolloutSample of the groups kept.
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { ReasoningMask } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { FinishReason } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { TrainingMode, type TrainStepRequestSchema } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { ASYNC_IMPORTANCE_SAMPLING_CAP, ASYNC_IMPORTANCE_SAMPLING_MODE, type RunConfig } from "../config/run-config.js";
@@ -35,9 +36,15 @@ function withGenerationBudget(config: RunConfig): Record<string, unknown> {
  * the inference service (training.temperature, top_k, top_p). Temperature 0 means greedy
  * decoding to both: the learner scores it as samplers report greedy logprobs (common.proto).
  */
-export function stepSampling(config: RunConfig): { temperature: number; topK: number; topP: number } {
+/** The run's reasoning mask as the contract's enum (model.reasoning_mask). */
+export function reasoningMaskOf(config: RunConfig): ReasoningMask {
+  const mode = config.model.reasoning_mask;
+  return mode === "gated" ? ReasoningMask.GATED : mode === "strict" ? ReasoningMask.STRICT : ReasoningMask.FREE;
+}
+
+export function stepSampling(config: RunConfig): { temperature: number; topK: number; topP: number; reasoningMask: ReasoningMask } {
   const { temperature, top_k: topK, top_p: topP } = config.training;
-  return { temperature, topK, topP };
+  return { temperature, topK, topP, reasoningMask: reasoningMaskOf(config) };
 }
 
 export function sampleCount(groups: readonly RolloutGroup[]): number {
