@@ -38,3 +38,11 @@ export class TokenizerError extends ModelLibraryError {
 export class BackendUnavailableError extends ModelLibraryError {
   override readonly name = "BackendUnavailableError";
 }
+
+/**
+ * A reasoning-vocabulary setting the model cannot use (size, markers, mask mode, map file) or
+ * a map that differs from the run's. The message names the `model.reasoning_*` key.
+ */
+export class ReasoningVocabError extends ModelLibraryError {
+  override readonly name = "ReasoningVocabError";
+}

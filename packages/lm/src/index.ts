@@ -70,3 +70,4 @@ export { generate, type GeneratedSequence, type GenerationOptions } from "./deco
 export { ContinuousDecoder, keyAlignment, type ContinuousDecoderOptions, type DecodeRequest } from "./decode/continuous-decoder.js";
 export { sampleToken, validateSamplingParams, type SampledToken, type SamplingParams } from "./decode/sampler.js";
 export { rowSeed, SeededRandom } from "@lean-grpo/random";
+export * from "./reasoning-vocab/index.js";

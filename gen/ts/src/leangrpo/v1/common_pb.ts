@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file leangrpo/v1/common.proto.
  */
 export const file_leangrpo_v1_common: GenFile = /*@__PURE__*/
-  fileDesc("ChhsZWFuZ3Jwby92MS9jb21tb24ucHJvdG8SC2xlYW5ncnBvLnYxItgCCgdUaGVvcmVtEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJc3RhdGVtZW50GAMgASgJEg8KB2NvbnRleHQYBCABKAkSDwoHaW1wb3J0cxgFIAMoCRIOCgZoZWFkZXIYBiABKAkSGgoSaW5mb3JtYWxfc3RhdGVtZW50GAcgASgJEg4KBmRvbWFpbhgIIAEoCRIXCgpkaWZmaWN1bHR5GAkgASgBSACIAQESDgoGYW5zd2VyGAogASgJEiMKBGtpbmQYCyABKA4yFS5sZWFuZ3Jwby52MS5UYXNrS2luZBI0CghtZXRhZGF0YRgMIAMoCzIiLmxlYW5ncnBvLnYxLlRoZW9yZW0uTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDQoLX2RpZmZpY3VsdHkiLAoLQ2hhdE1lc3NhZ2USDAoEcm9sZRgBIAEoCRIPCgdjb250ZW50GAIgASgJIjgKCkNoYXRQcm9tcHQSKgoIbWVzc2FnZXMYASADKAsyGC5sZWFuZ3Jwby52MS5DaGF0TWVzc2FnZSIXCghUb2tlbklkcxILCgNpZHMYASADKA0idQoGUHJvbXB0Eg4KBHRleHQYASABKAlIABInCgRjaGF0GAIgASgLMhcubGVhbmdycG8udjEuQ2hhdFByb21wdEgAEioKCXRva2VuX2lkcxgDIAEoCzIVLmxlYW5ncnBvLnYxLlRva2VuSWRzSABCBgoEa2luZCKYAgoOU2FtcGxpbmdQYXJhbXMSEgoKbWF4X3Rva2VucxgBIAEoDRIYCgt0ZW1wZXJhdHVyZRgCIAEoAkgAiAEBEhIKBXRvcF9wGAMgASgCSAGIAQESEgoFdG9wX2sYBCABKA1IAogBARIMCgRzdG9wGAUgAygJEhYKDnN0b3BfdG9rZW5faWRzGAYgAygNEhEKBHNlZWQYByABKARIA4gBARISCgptaW5fdG9rZW5zGAggASgNEh8KEnJlcGV0aXRpb25fcGVuYWx0eRgJIAEoAkgEiAEBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQgcKBV9zZWVkQhUKE19yZXBldGl0aW9uX3BlbmFsdHkiSQoUU2FtcGxpbmdEaXN0cmlidXRpb24SEwoLdGVtcGVyYXR1cmUYASABKAISDQoFdG9wX2sYAiABKA0SDQoFdG9wX3AYAyABKAIivgEKCkNvbXBsZXRpb24SDQoFaW5kZXgYASABKA0SDAoEdGV4dBgCIAEoCRIRCgl0b2tlbl9pZHMYAyADKA0SEAoIbG9ncHJvYnMYBCADKAISMAoNZmluaXNoX3JlYXNvbhgFIAEoDjIZLmxlYW5ncnBvLnYxLkZpbmlzaFJlYXNvbhITCgtzdG9wX3JlYXNvbhgGIAEoCRIPCgdhZGFwdGVyGAcgASgJEhYKDnBvbGljeV92ZXJzaW9uGAggASgEIjkKBVVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0iRAoJRmlsZUNodW5rEgwKBHBhdGgYASABKAkSDgoGb2Zmc2V0GAIgASgEEgwKBGRhdGEYAyABKAwSCwoDZW9mGAQgASgIIjYKCEZpbGVJbmZvEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoBBIOCgZzaGEyNTYYAyABKAkigAEKDVBhcmFtZXRlckluZm8SDAoEbmFtZRgBIAEoCRIMCgR0eXBlGAIgASgJEhUKDWRlZmF1bHRfdmFsdWUYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSFgoOYWxsb3dlZF92YWx1ZXMYBSADKAkSDwoHYWxpYXNlcxgGIAMoCSpaCghUYXNrS2luZBIZChVUQVNLX0tJTkRfVU5TUEVDSUZJRUQQABIYChRUQVNLX0tJTkRfTEVBTl9QUk9PRhABEhkKFVRBU0tfS0lORF9NQVRIX0FOU1dFUhACKngKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNPTl9TVE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAhIXChNGSU5JU0hfUkVBU09OX0FCT1JUEANiBnByb3RvMw");
+  fileDesc("ChhsZWFuZ3Jwby92MS9jb21tb24ucHJvdG8SC2xlYW5ncnBvLnYxItgCCgdUaGVvcmVtEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJc3RhdGVtZW50GAMgASgJEg8KB2NvbnRleHQYBCABKAkSDwoHaW1wb3J0cxgFIAMoCRIOCgZoZWFkZXIYBiABKAkSGgoSaW5mb3JtYWxfc3RhdGVtZW50GAcgASgJEg4KBmRvbWFpbhgIIAEoCRIXCgpkaWZmaWN1bHR5GAkgASgBSACIAQESDgoGYW5zd2VyGAogASgJEiMKBGtpbmQYCyABKA4yFS5sZWFuZ3Jwby52MS5UYXNrS2luZBI0CghtZXRhZGF0YRgMIAMoCzIiLmxlYW5ncnBvLnYxLlRoZW9yZW0uTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDQoLX2RpZmZpY3VsdHkiLAoLQ2hhdE1lc3NhZ2USDAoEcm9sZRgBIAEoCRIPCgdjb250ZW50GAIgASgJIjgKCkNoYXRQcm9tcHQSKgoIbWVzc2FnZXMYASADKAsyGC5sZWFuZ3Jwby52MS5DaGF0TWVzc2FnZSIXCghUb2tlbklkcxILCgNpZHMYASADKA0idQoGUHJvbXB0Eg4KBHRleHQYASABKAlIABInCgRjaGF0GAIgASgLMhcubGVhbmdycG8udjEuQ2hhdFByb21wdEgAEioKCXRva2VuX2lkcxgDIAEoCzIVLmxlYW5ncnBvLnYxLlRva2VuSWRzSABCBgoEa2luZCLMAgoOU2FtcGxpbmdQYXJhbXMSEgoKbWF4X3Rva2VucxgBIAEoDRIYCgt0ZW1wZXJhdHVyZRgCIAEoAkgAiAEBEhIKBXRvcF9wGAMgASgCSAGIAQESEgoFdG9wX2sYBCABKA1IAogBARIMCgRzdG9wGAUgAygJEhYKDnN0b3BfdG9rZW5faWRzGAYgAygNEhEKBHNlZWQYByABKARIA4gBARISCgptaW5fdG9rZW5zGAggASgNEh8KEnJlcGV0aXRpb25fcGVuYWx0eRgJIAEoAkgEiAEBEjIKDnJlYXNvbmluZ19tYXNrGAogASgOMhoubGVhbmdycG8udjEuUmVhc29uaW5nTWFza0IOCgxfdGVtcGVyYXR1cmVCCAoGX3RvcF9wQggKBl90b3Bfa0IHCgVfc2VlZEIVChNfcmVwZXRpdGlvbl9wZW5hbHR5IrQBChNSZWFzb25pbmdWb2NhYnVsYXJ5EhUKDXN0YW5kYXJkX3NpemUYASABKA0SFgoOcmVhc29uaW5nX3NpemUYAiABKA0SEgoKbWFwX3NoYTI1NhgDIAEoCRIUCgxzdGFydF9tYXJrZXIYBCABKAkSEgoKZW5kX21hcmtlchgFIAEoCRIYChBzdGFydF9tYXJrZXJfaWRzGAYgAygNEhYKDmVuZF9tYXJrZXJfaWRzGAcgAygNIrMBCg5SZWFzb25pbmdUcmFjZRIOCgZvcGVuZWQYASABKAgSDgoGY2xvc2VkGAIgASgIEhMKC2Jsb2NrX3N0YXJ0GAMgASgNEhEKCWJsb2NrX2VuZBgEIAEoDRIYChByZWFzb25pbmdfaW5zaWRlGAUgASgNEhkKEXJlYXNvbmluZ19vdXRzaWRlGAYgASgNEiQKBXNwYW5zGAcgAygLMhUubGVhbmdycG8udjEuVGV4dFNwYW4iJgoIVGV4dFNwYW4SDQoFc3RhcnQYASABKA0SCwoDZW5kGAIgASgNIn0KFFNhbXBsaW5nRGlzdHJpYnV0aW9uEhMKC3RlbXBlcmF0dXJlGAEgASgCEg0KBXRvcF9rGAIgASgNEg0KBXRvcF9wGAMgASgCEjIKDnJlYXNvbmluZ19tYXNrGAQgASgOMhoubGVhbmdycG8udjEuUmVhc29uaW5nTWFzayLuAQoKQ29tcGxldGlvbhINCgVpbmRleBgBIAEoDRIMCgR0ZXh0GAIgASgJEhEKCXRva2VuX2lkcxgDIAMoDRIQCghsb2dwcm9icxgEIAMoAhIwCg1maW5pc2hfcmVhc29uGAUgASgOMhkubGVhbmdycG8udjEuRmluaXNoUmVhc29uEhMKC3N0b3BfcmVhc29uGAYgASgJEg8KB2FkYXB0ZXIYByABKAkSFgoOcG9saWN5X3ZlcnNpb24YCCABKAQSLgoJcmVhc29uaW5nGAkgASgLMhsubGVhbmdycG8udjEuUmVhc29uaW5nVHJhY2UiOQoFVXNhZ2USFQoNcHJvbXB0X3Rva2VucxgBIAEoDRIZChFjb21wbGV0aW9uX3Rva2VucxgCIAEoDSJECglGaWxlQ2h1bmsSDAoEcGF0aBgBIAEoCRIOCgZvZmZzZXQYAiABKAQSDAoEZGF0YRgDIAEoDBILCgNlb2YYBCABKAgiNgoIRmlsZUluZm8SDAoEcGF0aBgBIAEoCRIMCgRzaXplGAIgASgEEg4KBnNoYTI1NhgDIAEoCSKAAQoNUGFyYW1ldGVySW5mbxIMCgRuYW1lGAEgASgJEgwKBHR5cGUYAiABKAkSFQoNZGVmYXVsdF92YWx1ZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIWCg5hbGxvd2VkX3ZhbHVlcxgFIAMoCRIPCgdhbGlhc2VzGAYgAygJKloKCFRhc2tLaW5kEhkKFVRBU0tfS0lORF9VTlNQRUNJRklFRBAAEhgKFFRBU0tfS0lORF9MRUFOX1BST09GEAESGQoVVEFTS19LSU5EX01BVEhfQU5TV0VSEAIqfQoNUmVhc29uaW5nTWFzaxIeChpSRUFTT05JTkdfTUFTS19VTlNQRUNJRklFRBAAEhcKE1JFQVNPTklOR19NQVNLX0ZSRUUQARIYChRSRUFTT05JTkdfTUFTS19HQVRFRBACEhkKFVJFQVNPTklOR19NQVNLX1NUUklDVBADKngKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNPTl9TVE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAhIXChNGSU5JU0hfUkVBU09OX0FCT1JUEANiBnByb3RvMw");
 
 /**
  * One task of a dataset: a Lean theorem to prove or a math problem to answer.
@@ -302,6 +302,14 @@ export type SamplingParams = Message<"leangrpo.v1.SamplingParams"> & {
    * @generated from field: optional float repetition_penalty = 9;
    */
   repetitionPenalty?: number | undefined;
+
+  /**
+   * Which ids may be sampled where, for a model with a reasoning vocabulary
+   * (docs/concepts/reasoning-vocabulary.md). Applied before temperature, top-k and top-p.
+   *
+   * @generated from field: leangrpo.v1.ReasoningMask reasoning_mask = 10;
+   */
+  reasoningMask: ReasoningMask;
 };
 
 /**
@@ -310,6 +318,147 @@ export type SamplingParams = Message<"leangrpo.v1.SamplingParams"> & {
  */
 export const SamplingParamsSchema: GenMessage<SamplingParams> = /*@__PURE__*/
   messageDesc(file_leangrpo_v1_common, 5);
+
+/**
+ * A model's reasoning vocabulary: reasoning id standard_size + i copies standard id map[i].
+ *
+ * @generated from message leangrpo.v1.ReasoningVocabulary
+ */
+export type ReasoningVocabulary = Message<"leangrpo.v1.ReasoningVocabulary"> & {
+  /**
+   * n_s: the base model's config vocab_size before expansion.
+   *
+   * @generated from field: uint32 standard_size = 1;
+   */
+  standardSize: number;
+
+  /**
+   * n_r: the number of reasoning ids (0: the model has none).
+   *
+   * @generated from field: uint32 reasoning_size = 2;
+   */
+  reasoningSize: number;
+
+  /**
+   * Lowercase hex SHA-256 of "<n_s>:<map joined by commas>" (the map file's hash).
+   *
+   * @generated from field: string map_sha256 = 3;
+   */
+  mapSha256: string;
+
+  /**
+   * The markers' texts and their token-id sequences in the standard half.
+   *
+   * @generated from field: string start_marker = 4;
+   */
+  startMarker: string;
+
+  /**
+   * @generated from field: string end_marker = 5;
+   */
+  endMarker: string;
+
+  /**
+   * @generated from field: repeated uint32 start_marker_ids = 6;
+   */
+  startMarkerIds: number[];
+
+  /**
+   * @generated from field: repeated uint32 end_marker_ids = 7;
+   */
+  endMarkerIds: number[];
+};
+
+/**
+ * Describes the message leangrpo.v1.ReasoningVocabulary.
+ * Use `create(ReasoningVocabularySchema)` to create a new message.
+ */
+export const ReasoningVocabularySchema: GenMessage<ReasoningVocabulary> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_common, 6);
+
+/**
+ * Where a completion's reasoning tokens and block lie, from its token ids.
+ *
+ * @generated from message leangrpo.v1.ReasoningTrace
+ */
+export type ReasoningTrace = Message<"leangrpo.v1.ReasoningTrace"> & {
+  /**
+   * The completion wrote the start marker.
+   *
+   * @generated from field: bool opened = 1;
+   */
+  opened: boolean;
+
+  /**
+   * It also wrote the end marker after it.
+   *
+   * @generated from field: bool closed = 2;
+   */
+  closed: boolean;
+
+  /**
+   * Token positions [block_start, block_end) strictly between the markers; block_end is the
+   * completion's length when the block never closes; both 0 when it never opens.
+   *
+   * @generated from field: uint32 block_start = 3;
+   */
+  blockStart: number;
+
+  /**
+   * @generated from field: uint32 block_end = 4;
+   */
+  blockEnd: number;
+
+  /**
+   * Reasoning ids inside [block_start, block_end), and outside it.
+   *
+   * @generated from field: uint32 reasoning_inside = 5;
+   */
+  reasoningInside: number;
+
+  /**
+   * @generated from field: uint32 reasoning_outside = 6;
+   */
+  reasoningOutside: number;
+
+  /**
+   * Spans of `Completion.text` written by reasoning tokens, in Unicode code points.
+   *
+   * @generated from field: repeated leangrpo.v1.TextSpan spans = 7;
+   */
+  spans: TextSpan[];
+};
+
+/**
+ * Describes the message leangrpo.v1.ReasoningTrace.
+ * Use `create(ReasoningTraceSchema)` to create a new message.
+ */
+export const ReasoningTraceSchema: GenMessage<ReasoningTrace> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_common, 7);
+
+/**
+ * Characters [start, end) of a text, counted in Unicode code points.
+ *
+ * @generated from message leangrpo.v1.TextSpan
+ */
+export type TextSpan = Message<"leangrpo.v1.TextSpan"> & {
+  /**
+   * @generated from field: uint32 start = 1;
+   */
+  start: number;
+
+  /**
+   * @generated from field: uint32 end = 2;
+   */
+  end: number;
+};
+
+/**
+ * Describes the message leangrpo.v1.TextSpan.
+ * Use `create(TextSpanSchema)` to create a new message.
+ */
+export const TextSpanSchema: GenMessage<TextSpan> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_common, 8);
 
 /**
  * The distribution a completion's tokens were drawn from, defined once for the sampler
@@ -345,6 +494,13 @@ export type SamplingDistribution = Message<"leangrpo.v1.SamplingDistribution"> &
    * @generated from field: float top_p = 3;
    */
   topP: number;
+
+  /**
+   * The reasoning mask, applied before the temperature (docs/concepts/reasoning-vocabulary.md).
+   *
+   * @generated from field: leangrpo.v1.ReasoningMask reasoning_mask = 4;
+   */
+  reasoningMask: ReasoningMask;
 };
 
 /**
@@ -352,7 +508,7 @@ export type SamplingDistribution = Message<"leangrpo.v1.SamplingDistribution"> &
  * Use `create(SamplingDistributionSchema)` to create a new message.
  */
 export const SamplingDistributionSchema: GenMessage<SamplingDistribution> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_common, 6);
+  messageDesc(file_leangrpo_v1_common, 9);
 
 /**
  * One sampled completion with the exact token ids and sampler logprobs, so the
@@ -417,6 +573,14 @@ export type Completion = Message<"leangrpo.v1.Completion"> & {
    * @generated from field: uint64 policy_version = 8;
    */
   policyVersion: bigint;
+
+  /**
+   * Set when the model has a reasoning vocabulary: `text` is then the text of the mapped ids
+   * (each reasoning id read as its source), and this says where the reasoning tokens were.
+   *
+   * @generated from field: leangrpo.v1.ReasoningTrace reasoning = 9;
+   */
+  reasoning?: ReasoningTrace | undefined;
 };
 
 /**
@@ -424,7 +588,7 @@ export type Completion = Message<"leangrpo.v1.Completion"> & {
  * Use `create(CompletionSchema)` to create a new message.
  */
 export const CompletionSchema: GenMessage<Completion> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_common, 7);
+  messageDesc(file_leangrpo_v1_common, 10);
 
 /**
  * Token counts of a request.
@@ -452,7 +616,7 @@ export type Usage = Message<"leangrpo.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_common, 8);
+  messageDesc(file_leangrpo_v1_common, 11);
 
 /**
  * A piece of a file sent over a stream (adapter files, checkpoints). Files are sent
@@ -496,7 +660,7 @@ export type FileChunk = Message<"leangrpo.v1.FileChunk"> & {
  * Use `create(FileChunkSchema)` to create a new message.
  */
 export const FileChunkSchema: GenMessage<FileChunk> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_common, 9);
+  messageDesc(file_leangrpo_v1_common, 12);
 
 /**
  * Size and digest of one file, sent ahead of its chunks so the receiver can check it.
@@ -531,7 +695,7 @@ export type FileInfo = Message<"leangrpo.v1.FileInfo"> & {
  * Use `create(FileInfoSchema)` to create a new message.
  */
 export const FileInfoSchema: GenMessage<FileInfo> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_common, 10);
+  messageDesc(file_leangrpo_v1_common, 13);
 
 /**
  * Describes one configurable parameter of a pluggable component (a scorer, an
@@ -588,7 +752,7 @@ export type ParameterInfo = Message<"leangrpo.v1.ParameterInfo"> & {
  * Use `create(ParameterInfoSchema)` to create a new message.
  */
 export const ParameterInfoSchema: GenMessage<ParameterInfo> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_common, 11);
+  messageDesc(file_leangrpo_v1_common, 14);
 
 /**
  * What kind of check decides whether a completion solved a task.
@@ -623,6 +787,49 @@ export enum TaskKind {
  */
 export const TaskKindSchema: GenEnum<TaskKind> = /*@__PURE__*/
   enumDesc(file_leangrpo_v1_common, 0);
+
+/**
+ * The reasoning mask: a function of the completion's token ids alone, applied identically by
+ * the sampler and the learner. A service whose model has no reasoning vocabulary refuses
+ * GATED and STRICT.
+ *
+ * @generated from enum leangrpo.v1.ReasoningMask
+ */
+export enum ReasoningMask {
+  /**
+   * Same as FREE.
+   *
+   * @generated from enum value: REASONING_MASK_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Every id anywhere (the seed's training setting).
+   *
+   * @generated from enum value: REASONING_MASK_FREE = 1;
+   */
+  FREE = 1,
+
+  /**
+   * Reasoning ids only inside the block between the markers; standard ids everywhere.
+   *
+   * @generated from enum value: REASONING_MASK_GATED = 2;
+   */
+  GATED = 2,
+
+  /**
+   * Inside the block only reasoning ids and the end marker's ids; outside, standard ids.
+   *
+   * @generated from enum value: REASONING_MASK_STRICT = 3;
+   */
+  STRICT = 3,
+}
+
+/**
+ * Describes the enum leangrpo.v1.ReasoningMask.
+ */
+export const ReasoningMaskSchema: GenEnum<ReasoningMask> = /*@__PURE__*/
+  enumDesc(file_leangrpo_v1_common, 1);
 
 /**
  * Why a completion ended.
@@ -663,5 +870,5 @@ export enum FinishReason {
  * Describes the enum leangrpo.v1.FinishReason.
  */
 export const FinishReasonSchema: GenEnum<FinishReason> = /*@__PURE__*/
-  enumDesc(file_leangrpo_v1_common, 1);
+  enumDesc(file_leangrpo_v1_common, 2);
 
