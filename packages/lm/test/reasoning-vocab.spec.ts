@@ -56,7 +56,7 @@ describe("the map", () => {
     );
   });
 
-  it("hashes \"n_s:id,id,...\" with SHA-256 (values from Python's hashlib)", () => {
+  it('hashes "n_s:id,id,..." with SHA-256 (values from Python\'s hashlib)', () => {
     // python3 -c "import hashlib; print(hashlib.sha256(b'147:0,1,2').hexdigest())"
     expect(defaultReasoningMap(N_S, 3).sha256).toBe("dfe443b4100539b294b2d76a9ad12894d10e553c01404dd845443cd29422ac96");
     // python3 -c "import hashlib; print(hashlib.sha256(('147:'+','.join(map(str,range(147)))).encode()).hexdigest())"
