@@ -16,6 +16,8 @@ import torch
 from torch.utils.checkpoint import checkpoint
 
 from .model.causal_lm import CausalLM, ForwardOptions
+from .model.reasoning_expansion import head_for
+from .reasoning.logits_mask import RowMask, row_codes
 from .sampling import SamplingDistribution, token_logprobs_and_entropy
 
 LOGIT_FLOATS_PER_CHUNK = 4_194_304  # 16 MiB of float32 logits
@@ -47,11 +49,18 @@ def _compute_precision(device: torch.device, base_dtype: torch.dtype):
     return contextlib.nullcontext()
 
 
-def _project(hidden: torch.Tensor, head: torch.Tensor, targets: torch.Tensor, sampling: SamplingDistribution, softcap: float | None = None):
+def _project(
+    hidden: torch.Tensor,
+    head: torch.Tensor,
+    targets: torch.Tensor,
+    sampling: SamplingDistribution,
+    softcap: float | None = None,
+    row_mask: RowMask | None = None,
+):
     logits = hidden @ head.t().to(hidden.dtype)
     if softcap:  # Gemma 2/3's final_logit_softcapping, as transformers applies it
         logits = torch.tanh(logits / softcap) * softcap
-    target, entropy = token_logprobs_and_entropy(logits, targets, sampling)
+    target, entropy = token_logprobs_and_entropy(logits, targets, sampling, row_mask)
     return torch.stack([target, entropy], dim=-1)
 
 
@@ -72,17 +81,43 @@ def completion_logprobs(
         scored = hidden[:, length - 1 - window : length - 1, :].reshape(batch * window, -1)
         targets = ids[:, length - window :].reshape(-1)
         chunk = max(1, LOGIT_FLOATS_PER_CHUNK // model.config.vocab_size)
+        head = head_for(model, options.adapter)  # an adapter's trained reasoning rows in place of the base's copies
+        codes = reasoning_row_codes(model, pairs, window, sampling)
         pieces = []
         for start in range(0, batch * window, chunk):
             h, t = scored[start : start + chunk], targets[start : start + chunk]
+            row_mask = codes.chunk(start, start + chunk) if codes is not None else None
             if torch.is_grad_enabled() and batch * window > chunk:
-                pieces.append(checkpoint(_project, h, model.head, t, sampling, model.logit_softcap, use_reentrant=False))
+                pieces.append(checkpoint(_project, h, head, t, sampling, model.logit_softcap, row_mask, use_reentrant=False))
             else:
-                pieces.append(_project(h, model.head, t, sampling, model.logit_softcap))
+                pieces.append(_project(h, head, t, sampling, model.logit_softcap, row_mask))
         both = torch.cat(pieces).view(batch, window, 2).to(torch.float32)
     columns = torch.arange(window, device=model.device)
     completion_mask = (columns[None, :] >= (window - torch.tensor(lengths, device=model.device))[:, None]).to(torch.float32)
     return CompletionScores(both[..., 0] * completion_mask, both[..., 1] * completion_mask, completion_mask, lengths)
+
+
+@dataclass
+class _RowCodes:
+    standard_size: int
+    end_ids: tuple[int, ...]
+    codes: torch.Tensor  # [batch * window]
+
+    def chunk(self, start: int, end: int) -> RowMask:
+        return RowMask(self.standard_size, self.end_ids, self.codes[start:end])
+
+
+def reasoning_row_codes(model, pairs, window: int, sampling: SamplingDistribution) -> _RowCodes | None:
+    """The reasoning mask code of every scored row (right-aligned completions; padding rows open), or
+    None when the sampling's mask excludes nothing (free, or no reasoning vocabulary)."""
+    vocabulary = getattr(model, "reasoning_vocabulary", None)
+    if sampling.reasoning_mask == "free" or vocabulary is None:
+        return None
+    codes = torch.zeros(len(pairs), window, dtype=torch.long)
+    for row, (_, completion) in enumerate(pairs):
+        if completion:
+            codes[row, window - len(completion) :] = torch.tensor(row_codes(completion, vocabulary, sampling.reasoning_mask), dtype=torch.long)
+    return _RowCodes(vocabulary.standard_size, vocabulary.markers.end_ids, codes.reshape(-1))
 
 
 def rows_of(values: torch.Tensor, lengths: list[int]) -> list[list[float]]:

@@ -20,6 +20,7 @@ from ..lora.lora_layout import LoraLayout, native_lora_layout
 from .checkpoint_loader import load_weights, read_model_config
 from .linear_modules import LINEAR_MODULES, has_bias, linear_name
 from .model_config import ModelConfig
+from .reasoning_expansion import embedding_for
 from .rotary import apply_rotary, inverse_frequencies, rotary_tables
 
 # torch >= 2.0 has a fused attention kernel; torch 1.13 (Debian) takes the plain path.
@@ -51,6 +52,7 @@ class CausalLM:
         self.head = self.weights["model.embed_tokens.weight"] if config.tie_word_embeddings else self.weights["lm_head.weight"]
         self.inv_freq = inverse_frequencies(config).to(device)
         self.logit_softcap = None  # none of qwen2 / qwen3 / llama caps logits (Gemma 2/3 do: transformers source)
+        self.reasoning_start: int | None = None  # n_s once expanded with a reasoning vocabulary (reasoning_expansion.py)
 
     @staticmethod
     def load(directory: str | Path, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32) -> "CausalLM":
@@ -123,7 +125,8 @@ class CausalLM:
         allowed = causal[None, None] & mask.bool()[:, None, None, :]
         # A large negative rather than −inf: a padded query row sees only pads, and must not turn NaN.
         bias = torch.zeros(allowed.shape, dtype=torch.float32, device=ids.device).masked_fill(~allowed, torch.finfo(torch.float32).min)
-        h = F.embedding(ids, self.weights["model.embed_tokens.weight"])
+        # An adapter's trained reasoning rows replace the base's copies (reasoning_expansion.py).
+        h = F.embedding(ids, embedding_for(self.weights["model.embed_tokens.weight"], options.adapter))
         for layer in range(self.config.num_layers):
             if options.gradient_checkpointing and torch.is_grad_enabled():
                 h = checkpoint(self._layer, layer, h, cos, sin, bias, options, use_reentrant=False)

@@ -21,7 +21,9 @@ from ..lora.lora_adapter import LoraAdapter
 from ..lora.lora_config import LoraConfig
 from ..lora.peft_files import export_peft_files, load_peft_adapter, save_peft_files
 from ..model.causal_lm import CausalLM, ForwardOptions
+from ..model.reasoning_expansion import initial_rows, token_rows_of
 from ..optimizer.adamw import AdamW, AdamWSettings
+from ..reasoning.map_file import REASONING_MAP_FILE, map_file_bytes
 from ..optimizer.grad_clipping import clip_by_global_norm
 from ..optimizer.lr_schedule import learning_rate_multiplier
 from ..sampling import SamplingDistribution, SamplingMessage, resolve_sampling
@@ -52,6 +54,9 @@ class LearnerOptions:
     seed: int
     keep_versions: int
     gradient_checkpointing: bool = False
+    # With a reasoning vocabulary: "trainable" trains the reasoning rows beside LoRA; "frozen" keeps
+    # them at their copies (the measurement's control arm).
+    reasoning_rows: str = "trainable"
 
 
 @dataclass
@@ -91,7 +96,11 @@ class Learner:
         self.step = 0
         self.adapter_version = 0
         self.algorithm = ""
-        self.adapter = LoraAdapter.create(model.lora_layout(options.lora), options.lora, options.seed).to(model.device)
+        self.vocabulary = getattr(model, "reasoning_vocabulary", None)
+        rows = token_rows_of(model) if options.reasoning_rows == "trainable" else None
+        self.adapter = LoraAdapter.create(
+            model.lora_layout(options.lora), options.lora, options.seed, (rows, initial_rows(model, rows)) if rows is not None else None
+        ).to(model.device)
         self.optimizer = AdamW(self.adapter, options.optimizer.adamw)
         self.versions: dict[int, dict[str, bytes]] = {}
         self._snapshot_version()
@@ -118,7 +127,15 @@ class Learner:
                 start = end
         return logprobs, entropies
 
+    def check_reasoning_mask(self, sampling: SamplingDistribution, field: str) -> None:
+        if sampling.reasoning_mask != "free" and self.vocabulary is None:
+            raise SampleError(
+                f"{field}.reasoning_mask is {sampling.reasoning_mask.upper()}, but this learner's model has no reasoning vocabulary "
+                "(model.reasoning_vocab_size is 0); accepted: REASONING_MASK_UNSPECIFIED or REASONING_MASK_FREE"
+            )
+
     def compute_logprobs(self, pairs, reference: bool, sampling: SamplingDistribution):
+        self.check_reasoning_mask(sampling, "sampling")
         for row, (prompt, completion) in enumerate(pairs):
             for name, ids in (("prompt_token_ids", prompt), ("completion_token_ids", completion)):
                 for i, token in enumerate(ids):
@@ -140,6 +157,7 @@ class Learner:
             raise StepOrderError(f"header.step is {request.step} but the learner is at step {self.step}; send {self.step + 1} (or 0 to skip the check)")
         validate_examples(request.examples, self.model.config, request.expected_samples, request.num_generations)
         sampling = sampling_of(settings.temperature, request)
+        self.check_reasoning_mask(sampling, "header.sampling")
         return settings, sampling
 
     def train_step(self, request: StepRequest) -> StepResult:
@@ -217,7 +235,9 @@ class Learner:
 
     def save_checkpoint(self, directory: str) -> tuple[str, int, int, int]:
         target = Path(directory).resolve()
-        save_peft_files(export_peft_files(self.adapter, self.options.base_model), target / ADAPTER_DIR)
+        save_peft_files(export_peft_files(self.adapter, self.options.base_model, self.vocabulary), target / ADAPTER_DIR)
+        if self.vocabulary is not None:  # the map beside the trainer state too, as the TS learner writes it
+            save_peft_files({REASONING_MAP_FILE: map_file_bytes(self.vocabulary.map, self.vocabulary.markers)}, target)
         state = TrainerState(self.step, self.adapter_version, self.algorithm, self.optimizer.updates, self.seed, self.options.base_model)
         write_checkpoint_state(target, state, self.optimizer.moments())
         return str(target), self.step, self.adapter_version, checkpoint_size(target)
@@ -230,6 +250,13 @@ class Learner:
             adapter = load_peft_adapter(source / ADAPTER_DIR, self.model).to(self.model.device)
         except AdapterError as error:
             raise CheckpointError(str(error)) from None
+        wants_rows = self.vocabulary is not None and self.options.reasoning_rows == "trainable"
+        if (adapter.token_rows is not None) != wants_rows:
+            raise CheckpointError(
+                f"{source / ADAPTER_DIR} {'carries' if adapter.token_rows is not None else 'has no'} trained reasoning rows, but this learner's "
+                f"reasoning_rows is {self.options.reasoning_rows!r}{'' if self.vocabulary is not None else ' with no reasoning vocabulary'}; "
+                "set reasoning_rows to the run's that saved it"
+            )
         optimizer = AdamW(adapter, self.options.optimizer.adamw)
         try:
             optimizer.restore(state.optimizer_updates, moments)
@@ -244,7 +271,7 @@ class Learner:
     def _snapshot_version(self) -> None:
         if not self.collective.is_main:
             return  # only the serving rank exports
-        self.versions[self.adapter_version] = export_peft_files(self.adapter, self.options.base_model)
+        self.versions[self.adapter_version] = export_peft_files(self.adapter, self.options.base_model, self.vocabulary)
         for held in sorted(self.versions):
             if len(self.versions) <= self.options.keep_versions:
                 break
