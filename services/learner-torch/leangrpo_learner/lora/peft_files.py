@@ -155,9 +155,9 @@ def load_peft_adapter(directory: Path, model) -> LoraAdapter:
         raise AdapterError(str(error)) from None
     native = isinstance(model, ModelConfig)
     layout = native_lora_layout(model, config) if native else model.lora_layout(config)
-    token_rows = None if native else _adapter_token_rows(raw, model)
-    if not native:
+    if not native:  # the map first: its message names the settings to change
         _check_reasoning_map(directory, getattr(model, "reasoning_vocabulary", None))
+    token_rows = None if native else _adapter_token_rows(raw, model)
     hidden = (model.head.shape[1]) if not native else 0
     return LoraAdapter.from_peft_tensors(layout, config, {k: v.float() for k, v in tensors.items()}, token_rows, hidden)
 

@@ -37,7 +37,7 @@ class MarkerTokenizer:
         model = self.raw.get("model") or {}
         if model.get("type") != "BPE" or self.raw.get("pre_tokenizer") or self.raw.get("normalizer") or model.get("byte_fallback"):
             raise ReasoningVocabError(
-                f"{key} {json.dumps(text)}: encoding it with {self.file} needs the `tokenizers` package (pip install tokenizers), "
+                f"{key} {json.dumps(text, ensure_ascii=False)}: encoding it with {self.file} needs the `tokenizers` package (pip install tokenizers), "
                 "which is not installed here (this encoder handles BPE tokenizers without a pre-tokenizer or normalizer only)"
             )
         ids: list[int] = []
@@ -92,5 +92,7 @@ class MarkerTokenizer:
             word = merged
         missing = [p for p in word if p not in vocab]
         if missing:
-            raise ReasoningVocabError(f"{key} {json.dumps(text)} does not tokenize: {json.dumps(missing[0])} is not in {self.file}'s vocabulary")
+            raise ReasoningVocabError(
+                f"{key} {json.dumps(text, ensure_ascii=False)} does not tokenize: {json.dumps(missing[0], ensure_ascii=False)} is not in {self.file}'s vocabulary"
+            )
         return [vocab[p] for p in word]

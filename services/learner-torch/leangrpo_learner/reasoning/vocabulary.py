@@ -80,16 +80,18 @@ def marker_ids(text: str, index: int, tokenizer, standard_size: int, stop_ids, p
     key = f"{prefix}reasoning_markers[{index}]"
     ids = tokenizer.encode(text, key)
     if not ids:
-        raise ReasoningVocabError(f"{key} {json.dumps(text)} tokenizes to no ids")
+        raise ReasoningVocabError(f"{key} {json.dumps(text, ensure_ascii=False)} tokenizes to no ids")
     back = tokenizer.decode(ids)
     if back != text:
-        raise ReasoningVocabError(f"{key} {json.dumps(text)} does not tokenize to itself: its ids {ids} decode to {json.dumps(back)}")
+        raise ReasoningVocabError(
+            f"{key} {json.dumps(text, ensure_ascii=False)} does not tokenize to itself: its ids {ids} decode to {json.dumps(back, ensure_ascii=False)}"
+        )
     outside = next((i for i in ids if i >= standard_size), None)
     if outside is not None:
-        raise ReasoningVocabError(f"{key} {json.dumps(text)} has id {outside}, outside the standard vocabulary (0..{standard_size - 1})")
+        raise ReasoningVocabError(f"{key} {json.dumps(text, ensure_ascii=False)} has id {outside}, outside the standard vocabulary (0..{standard_size - 1})")
     stop = next((i for i in ids if i in stop_ids), None)
     if stop is not None:
-        raise ReasoningVocabError(f"{key} {json.dumps(text)} contains the end-of-sequence id {stop}: nothing could follow it")
+        raise ReasoningVocabError(f"{key} {json.dumps(text, ensure_ascii=False)} contains the end-of-sequence id {stop}: nothing could follow it")
     return tuple(ids)
 
 
