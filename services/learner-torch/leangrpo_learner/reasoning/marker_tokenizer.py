@@ -92,7 +92,6 @@ class MarkerTokenizer:
             word = merged
         missing = [p for p in word if p not in vocab]
         if missing:
-            raise ReasoningVocabError(
-                f"{key} {json.dumps(text, ensure_ascii=False)} does not tokenize: {json.dumps(missing[0], ensure_ascii=False)} is not in {self.file}'s vocabulary"
-            )
+            piece = json.dumps(missing[0], ensure_ascii=False)
+            raise ReasoningVocabError(f"{key} {json.dumps(text, ensure_ascii=False)} does not tokenize: {piece} is not in {self.file}'s vocabulary")
         return [vocab[p] for p in word]
