@@ -10,6 +10,7 @@ import torch
 
 from ..errors import ModelError
 from ..lora.lora_config import LoraConfig
+from ..reasoning.map_file import REASONING_MAP_FILE, read_reasoning_map_file
 from ..reasoning.token_map import ReasoningVocabError
 from ..reasoning.vocabulary import DEFAULT_MARKERS, ReasoningSettings, resolve_reasoning_vocabulary
 from .causal_lm import CausalLM
@@ -32,6 +33,7 @@ def load_model(config: dict, lora: LoraConfig, device: torch.device):
     (`model.reasoning_vocabulary` is then set; None otherwise)."""
     directory, section = config["model"]["dir"], config["torch"]
     vocabulary = reasoning_vocabulary_of(config["model"], read_model_config(Path(directory)).vocab_size if section["model_source"] == "native" else None)
+    # model.dir may be an expanded base (expand_checkpoint.py); its map fixes n_s and must be the run's.
     token_map = vocabulary.map if vocabulary is not None else None
     if section["model_source"] == "transformers":
         from .transformers_lm import TransformersCausalLM  # imports transformers and peft
@@ -62,12 +64,21 @@ def reasoning_settings(model_section: dict) -> ReasoningSettings:
     )
 
 
-def reasoning_vocabulary_of(model_section: dict, standard_size: int | None):
-    """The resolved vocabulary (n_s = the base config's vocab_size), None when off; ModelError names the key."""
+def reasoning_vocabulary_of(model_section: dict, rows: int | None):
+    """The resolved vocabulary, None when off; ModelError names the key. `rows`: the checkpoint's
+    vocab_size; n_s is that, or for an expanded base (one holding reasoning_token_map.json) its map's."""
     settings = reasoning_settings(model_section)
-    if not settings.enabled or standard_size is None:
+    if not settings.enabled or rows is None:
         return None
+    directory = Path(model_section["dir"])
     try:
-        return resolve_reasoning_vocabulary(settings, standard_size, model_section["dir"])
+        saved = read_reasoning_map_file(directory) if (directory / REASONING_MAP_FILE).exists() else None
+        vocabulary = resolve_reasoning_vocabulary(settings, saved.map.standard_size if saved else rows, directory)
+        if saved is not None and vocabulary is not None and saved.map.sha256 != vocabulary.map.sha256:
+            raise ReasoningVocabError(
+                f"{directory} holds a base expanded with another reasoning map (n_r {saved.map.reasoning_size}, sha256 {saved.map.sha256[:12]}…); "
+                "model.reasoning_vocab_size / model.reasoning_map must match it"
+            )
+        return vocabulary
     except ReasoningVocabError as error:
         raise ModelError(str(error)) from None

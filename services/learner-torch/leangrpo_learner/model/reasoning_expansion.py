@@ -27,7 +27,10 @@ def with_copied_rows(matrix: torch.Tensor, token_map: ReasoningTokenMap) -> torc
 
 
 def expand_native(model, token_map: ReasoningTokenMap) -> None:
-    """Expands a native CausalLM in place."""
+    """Expands a native CausalLM in place (an expanded base, already n_s + n_r rows, stays as it is)."""
+    if model.config.vocab_size == token_map.total_size:
+        model.reasoning_start = token_map.standard_size
+        return
     embedding = with_copied_rows(model.weights["model.embed_tokens.weight"], token_map)
     model.weights["model.embed_tokens.weight"] = embedding
     if model.config.tie_word_embeddings:
@@ -41,6 +44,8 @@ def expand_native(model, token_map: ReasoningTokenMap) -> None:
 def expand_hf(hf_model, token_map: ReasoningTokenMap) -> None:
     """Expands a transformers causal LM in place (before peft wraps it): resize_token_embeddings, then copies."""
     embeddings = hf_model.get_input_embeddings()
+    if embeddings.weight.shape[0] == token_map.total_size:  # an expanded base
+        return
     head = hf_model.get_output_embeddings()
     tied = head is not None and head.weight is embeddings.weight
     base_embedding = embeddings.weight.detach().clone()

@@ -145,7 +145,7 @@ class TransformersCausalLM:
             raise ModelError(f"transformers could not load {directory}: {error}") from None
         vocabulary = None
         if expand is not None:
-            # n_s is the config's vocab_size (the embedding's rows), never the tokenizer's size.
+            # n_s is the config's vocab_size (the embedding's rows; an expanded base's map), never the tokenizer's size.
             vocabulary = expand(int(hf_model.get_input_embeddings().weight.shape[0]))
             if vocabulary is not None:
                 expand_hf(hf_model, vocabulary.map)
