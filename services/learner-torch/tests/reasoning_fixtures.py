@@ -46,6 +46,7 @@ def model_dir(tmp: Path, fixture: str = "qwen2-tiny") -> Path:
     if not target.exists():
         shutil.copytree(LM_FIXTURES / fixture, target)
         (target / "tokenizer.json").write_text(json.dumps(tokenizer_json()))
+        (target / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "PreTrainedTokenizerFast", "added_tokens_decoder": {}}))
     return target
 
 
