@@ -111,7 +111,7 @@ def reasoning_row_codes(model, pairs, window: int, sampling: SamplingDistributio
     """The reasoning mask code of every scored row (right-aligned completions; padding rows open), or
     None when the sampling's mask excludes nothing (free, or no reasoning vocabulary)."""
     vocabulary = getattr(model, "reasoning_vocabulary", None)
-    if sampling.reasoning_mask == "free" or vocabulary is None:
+    if sampling.reasoning_mask in (None, "free") or vocabulary is None:
         return None
     codes = torch.zeros(len(pairs), window, dtype=torch.long)
     for row, (_, completion) in enumerate(pairs):

@@ -107,7 +107,7 @@ SCHEMA = {
         "reasoning_map": (_string(optional=True), None),
     },
     # With a reasoning vocabulary: train its rows beside LoRA, or keep them frozen at their copies.
-    "reasoning_rows": (_enum("trainable", "frozen"), "trainable"),
+    "reasoning_rows": (_enum("train", "frozen"), "train"),
     # The TS learner's tensor backend; accepted for one config file for both learners, unused here (see torch.device).
     "backend": (_enum("auto", "cpu", "wasm", "tensorflow"), "auto"),
     # The TS learner's gradient threads, accepted likewise; this learner's are torch.threads and torchrun.

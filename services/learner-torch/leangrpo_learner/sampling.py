@@ -22,7 +22,8 @@ class SamplingDistribution:
     temperature: float = 1.0
     top_k: int = 0  # 0 keeps every token
     top_p: float = 1.0  # 1 keeps every token
-    reasoning_mask: str = "free"  # free | gated | strict (docs/concepts/reasoning-vocabulary.md)
+    # free | gated | strict (docs/concepts/reasoning-vocabulary.md); None: the service's model.reasoning_mask
+    reasoning_mask: str | None = None
 
     @property
     def truncates(self) -> bool:
@@ -62,9 +63,9 @@ def resolve_sampling(message: SamplingMessage | None, legacy: tuple[float, str] 
         raise ValueError(f"{field}.temperature is {message.temperature:g}; accepted: a number >= 0 (0 is greedy decoding)")
     if not math.isfinite(message.top_p) or not 0 <= message.top_p <= 1:
         raise ValueError(f"{field}.top_p is {message.top_p:g}; accepted: (0, 1] (0 or unset means 1, no truncation)")
-    mask = MASK_OF_PROTO.get(message.reasoning_mask)
-    if mask is None:
+    if message.reasoning_mask not in MASK_OF_PROTO:
         raise ValueError(f"{field}.reasoning_mask is {message.reasoning_mask}; accepted: REASONING_MASK_UNSPECIFIED (free), FREE, GATED, STRICT")
+    mask = MASK_OF_PROTO[message.reasoning_mask]
     if message.temperature == 0:
         resolved = SamplingDistribution(reasoning_mask=mask)  # greedy: scored at temperature 1, under the same mask
     else:

@@ -309,3 +309,31 @@ def test_bad_settings_at_load_are_refused_naming_the_key(tmp_path, fixture, mode
     directory = model_dir(tmp_path, fixture)
     with pytest.raises(ModelError, match=message):
         learner_of(directory, **model)
+
+
+# ---- over gRPC: the mode on the wire, the service's default, GetStatus ------------------------------------
+def test_the_wire_mode_and_the_configured_default(tmp_path):
+    from leangrpo_learner import proto
+    from server_process import LearnerProcess
+
+    M = proto.message
+    directory = model_dir(tmp_path)
+    process = LearnerProcess({"model": {"dir": str(directory), "reasoning_vocab_size": N_S, "reasoning_markers": [START, END], "reasoning_mask": "gated"}})
+    try:
+        completion = [4] + START_IDS + [N_S + 10, 12] + END_IDS + [7]
+
+        def logprobs(mask=None):
+            sampling = M("leangrpo.v1.SamplingDistribution")(temperature=1.0, **({"reasoning_mask": mask} if mask is not None else {}))
+            request = M("leangrpo.v1.ComputeLogprobsRequest")(
+                sequences=[M("leangrpo.v1.TokenSequence")(prompt_token_ids=[5, 17], completion_token_ids=completion)], sampling=sampling, reference=True
+            )
+            return list(process.unary("ComputeLogprobs", request, "leangrpo.v1.ComputeLogprobsResponse").sequences[0].logprobs)
+
+        unspecified, gated, free = logprobs(), logprobs(2), logprobs(1)
+        assert unspecified == gated and max(abs(a - b) for a, b in zip(gated, free)) > 1e-2
+        status = process.unary("GetStatus", M("leangrpo.v1.GetStatusRequest")(), "leangrpo.v1.GetStatusResponse")
+        vocabulary = status.reasoning_vocabulary
+        assert (vocabulary.standard_size, vocabulary.reasoning_size) == (N_S, N_S) and list(vocabulary.end_marker_ids) == END_IDS
+        assert vocabulary.map_sha256 == default_reasoning_map(N_S, N_S).sha256
+    finally:
+        assert process.stop() == 0

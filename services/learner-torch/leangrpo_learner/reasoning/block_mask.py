@@ -10,8 +10,9 @@ from .token_map import ReasoningTokenMap
 
 MASK_MODES = ("free", "gated", "strict")
 BEFORE, INSIDE, AFTER = "before", "inside", "after"
-# ReasoningMask in proto/leangrpo/v1/common.proto; UNSPECIFIED (0) means free.
-MASK_OF_PROTO = {0: "free", 1: "free", 2: "gated", 3: "strict"}
+# ReasoningMask in proto/leangrpo/v1/common.proto; UNSPECIFIED (0, None here) means the service's
+# own model.reasoning_mask.
+MASK_OF_PROTO = {0: None, 1: "free", 2: "gated", 3: "strict"}
 
 
 class BlockTracker:

@@ -35,7 +35,7 @@ def learner_options(config: dict) -> LearnerOptions:
         seed=config["seed"],
         keep_versions=config["adapter_versions_kept"],
         gradient_checkpointing=config["torch"]["gradient_checkpointing"],
-        reasoning_rows=config.get("reasoning_rows", "trainable"),
+        reasoning_rows=config.get("reasoning_rows", "train"),
     )
 
 

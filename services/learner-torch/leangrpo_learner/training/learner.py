@@ -7,6 +7,7 @@ validated batch (rank 0 broadcasts it); `collective` splits the micro-batches be
 sums their gradients, so every rank applies the same update."""
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,9 +55,9 @@ class LearnerOptions:
     seed: int
     keep_versions: int
     gradient_checkpointing: bool = False
-    # With a reasoning vocabulary: "trainable" trains the reasoning rows beside LoRA; "frozen" keeps
+    # With a reasoning vocabulary: "train" trains the reasoning rows beside LoRA; "frozen" keeps
     # them at their copies (the measurement's control arm).
-    reasoning_rows: str = "trainable"
+    reasoning_rows: str = "train"
 
 
 @dataclass
@@ -97,7 +98,7 @@ class Learner:
         self.adapter_version = 0
         self.algorithm = ""
         self.vocabulary = getattr(model, "reasoning_vocabulary", None)
-        rows = token_rows_of(model) if options.reasoning_rows == "trainable" else None
+        rows = token_rows_of(model) if options.reasoning_rows == "train" else None
         self.adapter = LoraAdapter.create(
             model.lora_layout(options.lora), options.lora, options.seed, (rows, initial_rows(model, rows)) if rows is not None else None
         ).to(model.device)
@@ -127,15 +128,19 @@ class Learner:
                 start = end
         return logprobs, entropies
 
-    def check_reasoning_mask(self, sampling: SamplingDistribution, field: str) -> None:
+    def check_reasoning_mask(self, sampling: SamplingDistribution, field: str) -> SamplingDistribution:
+        """The sampling with its mask mode resolved: unspecified is model.reasoning_mask (free without a vocabulary)."""
+        if sampling.reasoning_mask is None:
+            return dataclasses.replace(sampling, reasoning_mask=self.vocabulary.mask if self.vocabulary is not None else "free")
         if sampling.reasoning_mask != "free" and self.vocabulary is None:
             raise SampleError(
                 f"{field}.reasoning_mask is {sampling.reasoning_mask.upper()}, but this learner's model has no reasoning vocabulary "
                 "(model.reasoning_vocab_size is 0); accepted: REASONING_MASK_UNSPECIFIED or REASONING_MASK_FREE"
             )
+        return sampling
 
     def compute_logprobs(self, pairs, reference: bool, sampling: SamplingDistribution):
-        self.check_reasoning_mask(sampling, "sampling")
+        sampling = self.check_reasoning_mask(sampling, "sampling")
         for row, (prompt, completion) in enumerate(pairs):
             for name, ids in (("prompt_token_ids", prompt), ("completion_token_ids", completion)):
                 for i, token in enumerate(ids):
@@ -157,8 +162,7 @@ class Learner:
             raise StepOrderError(f"header.step is {request.step} but the learner is at step {self.step}; send {self.step + 1} (or 0 to skip the check)")
         validate_examples(request.examples, self.model.config, request.expected_samples, request.num_generations)
         sampling = sampling_of(settings.temperature, request)
-        self.check_reasoning_mask(sampling, "header.sampling")
-        return settings, sampling
+        return settings, self.check_reasoning_mask(sampling, "header.sampling")
 
     def train_step(self, request: StepRequest) -> StepResult:
         settings, sampling = self.check_request(request)
@@ -250,7 +254,7 @@ class Learner:
             adapter = load_peft_adapter(source / ADAPTER_DIR, self.model).to(self.model.device)
         except AdapterError as error:
             raise CheckpointError(str(error)) from None
-        wants_rows = self.vocabulary is not None and self.options.reasoning_rows == "trainable"
+        wants_rows = self.vocabulary is not None and self.options.reasoning_rows == "train"
         if (adapter.token_rows is not None) != wants_rows:
             raise CheckpointError(
                 f"{source / ADAPTER_DIR} {'carries' if adapter.token_rows is not None else 'has no'} trained reasoning rows, but this learner's "
