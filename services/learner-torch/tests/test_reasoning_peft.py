@@ -10,6 +10,7 @@ import torch
 
 from reasoning_fixtures import encode, model_dir
 from leangrpo_learner.config import load_config
+from leangrpo_learner.model.causal_lm import ForwardOptions
 from leangrpo_learner.lora.peft_files import export_peft_files, save_peft_files
 from leangrpo_learner.model.transformers_support import transformers_missing
 from leangrpo_learner.reasoning.expand_checkpoint import expand_checkpoint
@@ -50,6 +51,10 @@ def test_the_transformers_source_equals_the_native_source(tmp_path, fixture):
     directory = model_dir(tmp_path, fixture)
     native, hf = learner(directory, "native"), learner(directory, "transformers")
     assert hf.model.config.vocab_size == 2 * N_S and hf.adapter.token_rows == native.adapter.token_rows
+    ids = torch.tensor([[3, 40, N_S + 17, 60, 9]])
+    hidden = hf.model.hidden_states(ids, torch.ones_like(ids), ForwardOptions(adapter=hf.adapter))
+    logits = hidden @ hf.model.head.t()
+    assert torch.equal(logits[..., N_S:], logits[..., :N_S])  # copies' logits equal their sources' at initialisation, exactly
     for mode in ("free", "gated", "strict"):
         sampling = SamplingDistribution(0.9, reasoning_mask=mode)
         a, b = native.score(PAIRS, sampling, native.adapter)[0], hf.score(PAIRS, sampling, hf.adapter)[0]
