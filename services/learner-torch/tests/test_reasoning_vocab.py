@@ -337,3 +337,18 @@ def test_the_wire_mode_and_the_configured_default(tmp_path):
         assert vocabulary.map_sha256 == default_reasoning_map(N_S, N_S).sha256
     finally:
         assert process.stop() == 0
+
+
+# ---- the markers' encoder without `tokenizers` -------------------------------------------------------
+def test_the_built_in_marker_encoder_equals_hugging_face_tokenizers_on_arith_tiny():
+    tokenizers = pytest.importorskip("tokenizers", reason="Hugging Face tokenizers is not installed here (the built-in encoder is what runs)")
+    from leangrpo_learner.reasoning.marker_tokenizer import MarkerTokenizer
+
+    directory = REPO_ROOT / "models" / "arith-tiny"
+    library = tokenizers.Tokenizer.from_file(str(directory / "tokenizer.json"))
+    built_in = MarkerTokenizer(directory)
+    built_in.library = None
+    texts = ["<think>", "</think>", ":", "\\boxed{", "What is 23 + 4?", "<|im_end|>x<|im_start|>", " is"]
+    for text in texts:
+        assert built_in.encode(text, "k") == library.encode(text, add_special_tokens=False).ids, text
+        assert built_in.decode(built_in.encode(text, "k")) == text
