@@ -352,3 +352,21 @@ def test_the_built_in_marker_encoder_equals_hugging_face_tokenizers_on_arith_tin
     for text in texts:
         assert built_in.encode(text, "k") == library.encode(text, add_special_tokens=False).ids, text
         assert built_in.decode(built_in.encode(text, "k")) == text
+
+
+def test_settings_that_cannot_work_stop_the_server_before_it_starts(tmp_path):
+    import subprocess
+
+    from conftest import PACKAGE_ROOT
+
+    directory = model_dir(tmp_path)
+    given = {"model": {"dir": str(directory), "reasoning_vocab_size": 4, "reasoning_markers": ["<t>", "é"]}}
+    result = subprocess.run(
+        [sys.executable, "-m", "leangrpo_learner", "serve", "--port", "0", "--config-json", json.dumps(given)],
+        cwd=PACKAGE_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert 'model.reasoning_markers[1] "é" does not tokenize' in result.stderr

@@ -4,6 +4,7 @@ for any architecture transformers has. Both give the Learner the same interface,
 key names and so the same checkpoints and exports."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import torch
@@ -82,3 +83,19 @@ def reasoning_vocabulary_of(model_section: dict, rows: int | None):
         return vocabulary
     except ReasoningVocabError as error:
         raise ModelError(str(error)) from None
+
+
+def check_reasoning_vocabulary(config: dict) -> None:
+    """Resolves model.reasoning_* against model.dir's config.json and tokenizer before the server
+    starts, so bad settings stop it naming the key (ModelError). The model itself still loads on
+    first use; a model.dir that cannot be read is left to that load to report."""
+    model = config["model"]
+    if not model["dir"] or not reasoning_settings(model).enabled:
+        return
+    try:
+        raw = json.loads((Path(model["dir"]) / "config.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return
+    rows = raw.get("vocab_size") or (raw.get("text_config") or {}).get("vocab_size")
+    if isinstance(rows, int) and not isinstance(rows, bool):
+        reasoning_vocabulary_of(model, rows)
