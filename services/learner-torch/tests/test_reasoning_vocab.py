@@ -370,3 +370,16 @@ def test_settings_that_cannot_work_stop_the_server_before_it_starts(tmp_path):
     )
     assert result.returncode == 2 and result.stdout == ""
     assert 'model.reasoning_markers[1] "é" does not tokenize' in result.stderr
+
+
+def test_a_map_for_another_model_or_size_is_refused_naming_the_key(tmp_path):
+    directory = model_dir(tmp_path)
+    other = tmp_path / "other.json"
+    other.write_text(serialize_reasoning_map(ReasoningTokenMap(N_S + 1, (1, 2))))
+    with pytest.raises(ModelError, match=r"model.reasoning_map .* is for a model with 97 standard ids; this model's config.json vocab_size is 96"):
+        learner_of(directory, reasoning_map=str(other))
+    mine = tmp_path / "mine.json"
+    mine.write_text(serialize_reasoning_map(ReasoningTokenMap(N_S, (1, 1, 2))))
+    with pytest.raises(ModelError, match="model.reasoning_vocab_size 5 differs from the 3 reasoning ids of model.reasoning_map"):
+        learner_of(directory, reasoning_map=str(mine), reasoning_vocab_size=5)
+    assert learner_of(directory, reasoning_map=str(mine), reasoning_vocab_size=3).model.config.vocab_size == N_S + 3
