@@ -31,27 +31,27 @@ def base_dtype(device: torch.device, setting: str = "auto") -> torch.dtype:
 
 def load_model(config: dict, lora: LoraConfig, device: torch.device):
     """The model of model.dir, expanded to its reasoning vocabulary when model.reasoning_* ask for one
-    (`model.reasoning_vocabulary` is then set; None otherwise)."""
+    (`model.reasoning_vocabulary` is then set; None otherwise). model.dir may be an expanded base
+    (expand_checkpoint.py): its map fixes n_s and must be the run's."""
     directory, section = config["model"]["dir"], config["torch"]
-    vocabulary = reasoning_vocabulary_of(config["model"], read_model_config(Path(directory)).vocab_size if section["model_source"] == "native" else None)
-    # model.dir may be an expanded base (expand_checkpoint.py); its map fixes n_s and must be the run's.
-    token_map = vocabulary.map if vocabulary is not None else None
+    # The vocabulary is resolved from the checkpoint's rows (n_s, or an expanded base's n_s + n_r).
+    resolve = (lambda rows: reasoning_vocabulary_of(config["model"], rows)) if reasoning_settings(config["model"]).enabled else None
     if section["model_source"] == "transformers":
         from .transformers_lm import TransformersCausalLM  # imports transformers and peft
 
-        model = TransformersCausalLM.load(
+        return TransformersCausalLM.load(
             directory,
             lora,
             device,
             base_dtype(device, section["dtype"]),
             section["attn_implementation"],
             section["gradient_checkpointing"],
-            expand=(lambda n_s: reasoning_vocabulary_of(config["model"], n_s)) if reasoning_settings(config["model"]).enabled else None,
+            expand=resolve,
         )
-        return model
+    vocabulary = resolve(read_model_config(Path(directory)).vocab_size) if resolve is not None else None
     model = CausalLM.load(directory, device=device, dtype=base_dtype(device, section["dtype"]))
-    if token_map is not None:
-        expand_native(model, token_map)
+    if vocabulary is not None:
+        expand_native(model, vocabulary.map)
     model.reasoning_vocabulary = vocabulary
     return model
 
