@@ -16,7 +16,7 @@ import torch
 from torch.utils.checkpoint import checkpoint
 
 from .model.causal_lm import CausalLM, ForwardOptions
-from .model.reasoning_expansion import head_for
+from .model.reasoning_expansion import head_for, logits_of
 from .reasoning.logits_mask import RowMask, row_codes
 from .sampling import SamplingDistribution, token_logprobs_and_entropy
 
@@ -51,13 +51,13 @@ def _compute_precision(device: torch.device, base_dtype: torch.dtype):
 
 def _project(
     hidden: torch.Tensor,
-    head: torch.Tensor,
+    head,
     targets: torch.Tensor,
     sampling: SamplingDistribution,
     softcap: float | None = None,
     row_mask: RowMask | None = None,
 ):
-    logits = hidden @ head.t().to(hidden.dtype)
+    logits = logits_of(hidden, head)  # head: a matrix, or SplitHead with an adapter's trained rows
     if softcap:  # Gemma 2/3's final_logit_softcapping, as transformers applies it
         logits = torch.tanh(logits / softcap) * softcap
     target, entropy = token_logprobs_and_entropy(logits, targets, sampling, row_mask)

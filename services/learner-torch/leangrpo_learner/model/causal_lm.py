@@ -20,7 +20,7 @@ from ..lora.lora_layout import LoraLayout, native_lora_layout
 from .checkpoint_loader import load_weights, read_model_config
 from .linear_modules import LINEAR_MODULES, has_bias, linear_name
 from .model_config import ModelConfig
-from .reasoning_expansion import embedding_for
+from .reasoning_expansion import embed
 from .rotary import apply_rotary, inverse_frequencies, rotary_tables
 
 # torch >= 2.0 has a fused attention kernel; torch 1.13 (Debian) takes the plain path.
@@ -126,7 +126,7 @@ class CausalLM:
         # A large negative rather than −inf: a padded query row sees only pads, and must not turn NaN.
         bias = torch.zeros(allowed.shape, dtype=torch.float32, device=ids.device).masked_fill(~allowed, torch.finfo(torch.float32).min)
         # An adapter's trained reasoning rows replace the base's copies (reasoning_expansion.py).
-        h = F.embedding(ids, embedding_for(self.weights["model.embed_tokens.weight"], options.adapter))
+        h = embed(ids, self.weights["model.embed_tokens.weight"], options.adapter)
         for layer in range(self.config.num_layers):
             if options.gradient_checkpointing and torch.is_grad_enabled():
                 h = checkpoint(self._layer, layer, h, cos, sin, bias, options, use_reentrant=False)

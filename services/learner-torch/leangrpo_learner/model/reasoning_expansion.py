@@ -10,8 +10,10 @@ trained values, and `embedding_for` / `head_for` put them in place for a pass wi
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 
 from ..errors import ModelError
 from ..lora.token_rows import EMBEDDING_ROWS_KEY, HEAD_ROWS_KEY, TokenRows
@@ -86,16 +88,54 @@ def merged(base: torch.Tensor, start: int, rows: torch.Tensor) -> torch.Tensor:
     return torch.cat([base[:start], rows.to(base.dtype)], dim=0)
 
 
-def head_for(model, adapter) -> torch.Tensor:
-    """The output matrix a pass with `adapter` projects onto (None adapter: the base's)."""
+@dataclass(frozen=True)
+class SplitHead:
+    """The output matrix of a pass with trained rows, kept in two parts: the frozen standard rows
+    and the trained reasoning rows. Projecting onto each part apart means the backward pass
+    computes a gradient for the n_r trained rows only, never a [n_s + n_r, hidden] one."""
+
+    base: torch.Tensor  # [n_s + n_r, hidden]; rows n_s.. are the copies the trained rows replace
+    start: int
+    rows: torch.Tensor  # [n_r, hidden]
+
+    @property
+    def shape(self):
+        return self.base.shape
+
+
+def head_for(model, adapter):
+    """What a pass with `adapter` projects onto (None adapter: the base's head)."""
     rows = adapter.rows() if adapter is not None else None
     if rows is None:
         return model.head
-    return merged(model.head, adapter.token_rows.start, rows[1])
+    return SplitHead(model.head, adapter.token_rows.start, rows[1])
+
+
+def logits_of(hidden: torch.Tensor, head) -> torch.Tensor:
+    """hidden @ headᵀ for a head matrix or a SplitHead."""
+    if isinstance(head, SplitHead):
+        standard = hidden @ head.base[: head.start].t().to(hidden.dtype)
+        return torch.cat([standard, hidden @ head.rows.t().to(hidden.dtype)], dim=-1)
+    return hidden @ head.t().to(hidden.dtype)
 
 
 def embedding_for(base_embedding: torch.Tensor, adapter) -> torch.Tensor:
+    """The full embedding table with an adapter's trained rows in place (the transformers source
+    runs its embedding module on it, so that a scaled embedding keeps its scale)."""
     rows = adapter.rows() if adapter is not None else None
     if rows is None:
         return base_embedding
     return merged(base_embedding, adapter.token_rows.start, rows[0])
+
+
+def embed(ids: torch.Tensor, base_embedding: torch.Tensor, adapter) -> torch.Tensor:
+    """The native model's embedding lookup: standard ids from the frozen table, reasoning ids from
+    the adapter's trained rows when it has them (the backward pass touches only those rows)."""
+    rows = adapter.rows() if adapter is not None else None
+    if rows is None:
+        return F.embedding(ids, base_embedding)
+    start = adapter.token_rows.start
+    reasoning = ids >= start
+    standard = F.embedding(ids.masked_fill(reasoning, 0), base_embedding)
+    trained = F.embedding((ids - start).clamp(min=0), rows[0].to(base_embedding.dtype))
+    return torch.where(reasoning[..., None], trained, standard)
