@@ -73,7 +73,9 @@ class ReasoningMaskRows:
     def update(self, removed, added, moved) -> None:
         for index in removed:
             self.rows.pop(index, None)
-        for index, params, _prompt_ids, output_ids in added:
+        for entry in added:
+            # (index, params, prompt ids, output ids); vLLM before the prompt ids were added sent three.
+            index, params, output_ids = entry[0], entry[1], entry[-1]
             mode = requested_mode(getattr(params, "extra_args", None))
             if mode == "free":
                 self.rows.pop(index, None)  # an added request may replace the one at its index
