@@ -6,7 +6,7 @@
 # `black -l 160 DIRS` fixes the formatting.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dirs=(services/learner-torch scripts/reference bench/gpu)
+dirs=(services/learner-torch scripts/reference bench/gpu apps/lean-grpo/test/tracking)
 black --check --quiet -l 160 "${dirs[@]}"
 flake8 "${dirs[@]}"
 echo "python style: black and flake8 clean (${dirs[*]})"

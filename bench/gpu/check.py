@@ -29,8 +29,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-# Everything is local (random weights in temporary directories): never wait on a hub that the
-# device machines cannot reach. The parts' processes inherit this.
+# Everything is local (random weights in temporary directories): never wait on a hub that a GPU
+# host without network cannot reach. The parts' processes inherit this.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -73,10 +73,10 @@ def run_part(name: str, smoke: bool, work: Path) -> dict:
     raise ValueError(f"unknown part {name!r}; accepted: {', '.join(PART_TIMEOUTS)}")
 
 
-def child_main(args) -> int:
+def child_main(args, runner=None) -> int:
     started = time.perf_counter()
     try:
-        result = run_part(args.run_part, args.cpu_smoke, Path(args.work))
+        result = (runner or run_part)(args.run_part, args.cpu_smoke, Path(args.work))
     except BaseException as error:  # noqa: BLE001 - report whatever the part died of
         tail = "".join(traceback.format_exception(type(error), error, error.__traceback__))[-3000:]
         kind = "out of GPU memory" if "OutOfMemory" in type(error).__name__ or "out of memory" in str(error) else type(error).__name__
@@ -86,10 +86,11 @@ def child_main(args) -> int:
     return 0
 
 
-def launch(name: str, smoke: bool, work: Path, timeout_s: float) -> dict:
-    """Runs a part as a child process in its own process group (so a timeout kills its children too)."""
+def launch(name: str, smoke: bool, work: Path, timeout_s: float, script: Path | None = None) -> dict:
+    """Runs a part as a child process in its own process group (so a timeout kills its children too);
+    `script` is the command whose --run-part runs it (this one by default)."""
     out = work / f"{name}.json"
-    command = [sys.executable, str(Path(__file__).resolve()), "--run-part", name, "--part-out", str(out), "--work", str(work)]
+    command = [sys.executable, str(script or Path(__file__).resolve()), "--run-part", name, "--part-out", str(out), "--work", str(work)]
     if smoke:
         command.append("--cpu-smoke")
     started = time.perf_counter()

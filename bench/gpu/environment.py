@@ -34,12 +34,14 @@ def sources() -> tuple[list[str], str | None]:
     return (["native"] if missing else ["native", "transformers"]), missing
 
 
-def learner_config(model_dir: Path, source: str, device: torch.device, dtype="auto", rank=16, gradient_checkpointing=False, **extra) -> dict:
+def learner_config(
+    model_dir: Path, source: str, device: torch.device, dtype="auto", rank=16, gradient_checkpointing=False, torch_settings: dict | None = None, **extra
+) -> dict:
     given = {
         "model": {"dir": str(model_dir), "name": model_dir.name},
         "lora": {"rank": rank, "alpha": 2 * rank, "target_modules": ALL_LINEAR},
         "optimizer": {"learning_rate": 1e-5},
-        "torch": {"device": device.type, "dtype": dtype, "model_source": source, "gradient_checkpointing": gradient_checkpointing},
+        "torch": {"device": device.type, "dtype": dtype, "model_source": source, "gradient_checkpointing": gradient_checkpointing, **(torch_settings or {})},
         **extra,
     }
     return load_config(given)

@@ -22,12 +22,14 @@ def forward_flops(config: dict, sequences: list[int]) -> float:
     return 2 * matmul * tokens + attention
 
 
-def grpo_step_flops(config: dict, sequences: list[int], iterations: int = 1, reference: bool = True) -> float:
-    """Old-policy logprobs and, with a KL term (grpo's default beta 0.04), reference logprobs (one
-    forward each, without grad), then per iteration a forward and a backward to the activations
-    (≈ one more forward: the frozen base needs no weight gradients, LoRA's are tiny)."""
+def grpo_step_flops(config: dict, sequences: list[int], iterations: int = 1, reference: bool = True, old_pass: bool = False) -> float:
+    """The work a step must do, the same count for every arm: with a KL term (grpo's default beta
+    0.04) the reference logprobs (one forward without grad), then per iteration a forward and a
+    backward to the activations (≈ one more forward: the frozen base needs no weight gradients,
+    LoRA's are tiny). An old-policy pass is counted only where the step needs one (replayed
+    iterations): with one on-policy update neither TRL nor this learner makes it."""
     f = forward_flops(config, sequences)
-    return f * (1 + int(reference)) + iterations * 2 * f
+    return f * (int(reference) + int(old_pass)) + iterations * 2 * f
 
 
 def mfu(flops: float, seconds: float, device_name: str) -> float | None:

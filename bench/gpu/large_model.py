@@ -78,4 +78,6 @@ def run(smoke: bool, device: torch.device, work: Path, source: str) -> dict:
         "fits_80gb": None if peak is None else peak <= BUDGET_GIB,
         "mfu": mfu(flops, seconds, device_name(device)),
         "loss": result.metrics["loss"],
+        "grad_norm": result.metrics["grad_norm"],
+        "micro_batch_tokens": learner.speed.micro_batch_tokens,
     }

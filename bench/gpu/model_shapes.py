@@ -71,6 +71,10 @@ QWEN25_7B = {
     "tie_word_embeddings": False,
 }
 
+# For the memory model's sharded layouts (bench/gpu/memory_model.py): sizes from the public configs.
+QWEN25_32B = {**QWEN25_7B, "hidden_size": 5120, "intermediate_size": 27648, "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8}
+QWEN25_72B = {**QWEN25_7B, "hidden_size": 8192, "intermediate_size": 29568, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8}
+
 
 def tiny(config: dict) -> dict:
     """The same architecture (model type, GQA ratio, biases, norms, RoPE kind) at toy size."""

@@ -18,10 +18,8 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { CausalLM, generate, ModelTokenizer, useBackend, type BackendName } from "@lean-grpo/lm";
-import { Learner, type LearnerOptions, type StepRequest } from "@lean-grpo/learner";
-import { microBatches } from "../../services/learner/src/training/micro-batches.js";
-import type { TrainingExample } from "../../services/learner/src/training/training-example.js";
-import { ASYNC_IMPORTANCE_SAMPLING_CAP, ASYNC_IMPORTANCE_SAMPLING_MODE } from "../../services/orchestrator/src/run/config/run-config.js";
+import { Learner, microBatches, type LearnerOptions, type StepRequest, type TrainingExample } from "@lean-grpo/learner";
+import { ASYNC_IMPORTANCE_SAMPLING_CAP, ASYNC_IMPORTANCE_SAMPLING_MODE } from "@lean-grpo/orchestrator";
 import { percentile } from "../support/percentile.js";
 
 const { values: args } = parseArgs({

@@ -64,6 +64,7 @@ async function startServer(poolSize: number, rules: string): Promise<{ url: stri
       `repl.pool_size=${poolSize}`,
       "repl.queue_capacity=4096",
       "repl.memory_limit_mb=0",
+      "repl.sandbox.mode=none",
       "repl.max_requests_per_worker=0",
       // The REPL pool's throughput is measured here; the replay tier is measured on its own (README, "The verdict").
       "repl.replay=off",

@@ -6,8 +6,7 @@
 //   npx tsx bench/verifier/screen.ts
 import { readFileSync } from "node:fs";
 import { BUILTIN_TABLE, makeTokenTable } from "@lean-grpo/lean";
-import { prepareProof } from "../../services/verifier/src/verdict/proof-source.js";
-import { theoremTarget } from "../../services/verifier/src/verdict/theorem-target.js";
+import { prepareProof, theoremTarget } from "@lean-grpo/verifier";
 import { DEFAULT_TOKEN_TABLE } from "../../tests/fakes/lean-repl/token-table.js";
 
 const corpus = readFileSync(new URL("../../services/verifier/test/fixtures/honest-mathlib-proofs.jsonl", import.meta.url), "utf8")

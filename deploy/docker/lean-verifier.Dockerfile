@@ -115,10 +115,12 @@ COPY --from=build /app/services/verifier/dist/ services/verifier/dist/
 
 # --- runtime ----------------------------------------------------------------------
 FROM node:${NODE_VERSION}-bookworm-slim
-# util-linux: unshare (workers get no network where the runtime permits namespaces)
-# and prlimit (resource limits); git: Lake reads package revisions.
+# bubblewrap: the sandbox of every REPL worker and replay check (repl.sandbox.mode:
+# bwrap, the default; the runtime must permit user namespaces, docs/guide/security.md);
+# util-linux: prlimit (resource limits, set inside the sandbox); git: Lake reads
+# package revisions.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends util-linux git ca-certificates \
+ && apt-get install -y --no-install-recommends bubblewrap util-linux git ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 65532 nonroot \
  && useradd --uid 65532 --gid 65532 --create-home --home-dir /home/nonroot nonroot

@@ -28,6 +28,8 @@ export async function startVerifierProcess(rules: object, overrides: string[] = 
       `repl.replay_checker.command=${JSON.stringify(checkerStandInCommand(rulesFile))}`,
       `repl.cwd=${REPO_ROOT}`,
       "repl.memory_limit_mb=0",
+      // The stand-in reads its rules where the sandbox would not let it (tests/security runs it sandboxed).
+      "repl.sandbox.mode=none",
       "server.shutdown.grace_period_ms=1000",
       ...overrides,
     ]);

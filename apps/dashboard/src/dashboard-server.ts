@@ -31,14 +31,21 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
   const html = pageHtml(assets, { title: "lean-grpo dashboard" });
   const rpc = connectNodeAdapter({ routes: (router) => router.service(OrchestratorService, options.orchestrator) });
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    const url = new URL(request.url ?? "/", "http://dashboard");
+    // A request target the URL parser refuses is the client's error, never the process's end.
+    const url = URL.parse(request.url ?? "/", "http://dashboard");
+    if (url === null) return plain(response, 400, "malformed request target\n");
     if (url.pathname.startsWith(`/${OrchestratorService.typeName}/`)) return rpc(request, response);
     if (request.method !== "GET" && request.method !== "HEAD") return plain(response, 405, "only GET here\n");
     if (url.pathname === "/" || url.pathname === "/index.html") {
       response.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" });
       return response.end(html);
     }
-    if (url.pathname.startsWith("/files/") && options.runsDir) return void serveRunFile(options.runsDir, url.pathname.slice(7), response);
+    if (url.pathname.startsWith("/files/") && options.runsDir) {
+      return void serveRunFile(options.runsDir, url.pathname.slice(7), response).catch(() => {
+        if (!response.headersSent) plain(response, 500, "could not serve that file\n");
+        else response.destroy();
+      });
+    }
     return plain(response, 404, `no ${url.pathname} here: the dashboard is at /\n`);
   });
   await new Promise<void>((resolve, reject) => {

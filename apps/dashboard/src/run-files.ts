@@ -9,7 +9,13 @@ import { escapeHtml } from "./page-html.js";
 const SERVED = new Set(["checkpoints", "adapters"]);
 
 export async function serveRunFile(runsDir: string, relative: string, response: ServerResponse): Promise<void> {
-  const parts = decodeURIComponent(relative).split("/").filter(Boolean);
+  const decoded = decodePath(relative);
+  if (decoded === undefined) {
+    response.writeHead(400, { "content-type": "text/plain; charset=utf-8" });
+    response.end("malformed %-escape in the path\n");
+    return;
+  }
+  const parts = decoded.split("/").filter(Boolean);
   const [runId, area] = parts;
   if (!runId || !area || !SERVED.has(area) || parts.some((p) => p === ".." || p === "." || p.includes("\\"))) {
     response.writeHead(404, { "content-type": "text/plain; charset=utf-8" });
@@ -38,5 +44,14 @@ export async function serveRunFile(runsDir: string, relative: string, response: 
   } catch {
     response.writeHead(404, { "content-type": "text/plain; charset=utf-8" });
     response.end(`${parts.join("/")} not found\n`);
+  }
+}
+
+/** The path with its %-escapes decoded; undefined when one is malformed ("%zz", a lone "%", bad UTF-8). */
+function decodePath(relative: string): string | undefined {
+  try {
+    return decodeURIComponent(relative);
+  } catch {
+    return undefined;
   }
 }

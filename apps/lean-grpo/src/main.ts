@@ -11,6 +11,7 @@ import { registerEvalCommand } from "./commands/eval-command.js";
 import { registerRunsCommand } from "./commands/runs-command.js";
 import { registerSftCommand } from "./commands/sft-command.js";
 import { registerDashboardCommand } from "./commands/dashboard-command.js";
+import { registerConfigCommand } from "./commands/config-command.js";
 
 const program = new Command()
   .name("lean-grpo")
@@ -36,6 +37,7 @@ registerEvalCommand(program);
 registerRunsCommand(program);
 registerSftCommand(program);
 registerDashboardCommand(program);
+registerConfigCommand(program);
 
 try {
   await program.parseAsync();

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OrchestratorService, RunState, type Run } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { createServiceClient, loadConfig } from "@lean-grpo/kit";
-import { TrainFileSchema } from "../src/commands/train-command.js";
+import { TrainFileSchema } from "../src/commands/train-file.js";
 import { trainRunConfig } from "../src/commands/train-config.js";
 import { ALGORITHM_NAMES } from "@lean-grpo/learner";
 import { RunConfigSchema, type StepRecord } from "@lean-grpo/orchestrator";
@@ -29,7 +29,7 @@ function loadPreset(file: string) {
   const train = loadConfig(TrainFileSchema, { file });
   // What the CLI sends: throws on a key the typed run config has no place for.
   trainRunConfig(train);
-  const { model, runs_dir: _runsDir, services, dataset: _dataset, ...sections } = train;
+  const { model, runs_dir: _runsDir, services, dataset: _dataset, logging: _logging, ...sections } = train;
   return { model, services, ...RunConfigSchema.parse(sections) };
 }
 type TrainFile = ReturnType<typeof loadPreset>;

@@ -1,5 +1,5 @@
 // A service's declared error mapping, applied by serve() around every call shape, on
-// the gRPC fast path and on connect-node, called by real clients over loopback.
+// every protocol connect-node serves, called by real clients over loopback.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
 import { create } from "@bufbuild/protobuf";
@@ -8,7 +8,6 @@ import {
   ConnectError,
   createClient,
   createContextValues,
-  type HandlerContext,
   type StreamResponse,
   type Transport,
   type UnaryRequest,
@@ -17,7 +16,6 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import { LeanVerifierService, Verdict, VerifyRequestSchema } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { LearnerService, type TrainStepRequest } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { serve, serviceRegistration, type RunningServer } from "../src/server/serve.js";
-import { CallContext } from "../src/server/call-context.js";
 import { domainErrorInterceptor } from "../src/errors/domain-error-interceptor.js";
 
 class ProofRejected extends Error {}
@@ -38,8 +36,6 @@ function fail(failure: string, domainError: Error): never {
   crashInsideTheHandler();
 }
 
-/** Which context each verify call got: the fast path's own, or connect-node's. */
-const unaryContexts: HandlerContext[] = [];
 const logged: Record<string, unknown>[] = [];
 let server: RunningServer;
 
@@ -53,8 +49,7 @@ beforeAll(async () => {
       serviceRegistration(
         LeanVerifierService,
         {
-          verify(request, context) {
-            unaryContexts.push(context);
+          verify(request) {
             fail(request.proof, new ProofRejected("proof: `sorry` is not accepted"));
           },
           async *verifyBatch(request) {
@@ -172,15 +167,6 @@ describe.each(Object.keys(transports).flatMap((protocol) => Object.keys(callShap
     });
   },
 );
-
-describe("which path served the unary calls", () => {
-  it("gRPC took the kit's fast path and Connect took connect-node, so both paths were tested", async () => {
-    unaryContexts.length = 0;
-    await caught(() => callShapes.unary!.call(transports.grpc!(server.url), "domain"));
-    await caught(() => callShapes.unary!.call(transports.connect!(server.url), "domain"));
-    expect(unaryContexts.map((context) => context instanceof CallContext)).toEqual([true, false]);
-  });
-});
 
 describe("domainErrorInterceptor, called directly", () => {
   const interceptor = domainErrorInterceptor({

@@ -1,4 +1,4 @@
-// serve() started for real on loopback, called over gRPC (the fast path), Connect
+// serve() started for real on loopback, called over gRPC, Connect
 // and gRPC-Web with connect-node clients.
 import { afterEach, describe, expect, it } from "vitest";
 import { Code, ConnectError, createClient, type HandlerContext, type Transport } from "@connectrpc/connect";
@@ -131,12 +131,8 @@ describe.each(Object.keys(transports))("serve() over %s", (protocol) => {
     expect(performance.now() - t0).toBeLessThan(2_000);
     await waitFor(() => verifier.seen[0]?.signalReason !== undefined);
     // Clients close their stream at their deadline, a moment before the server's timer
-    // fires. The kit's gRPC path reports that as DEADLINE_EXCEEDED; connect-node (which
-    // serves Connect and gRPC-Web) may report the close instead, so there the test
-    // checks only that the handler's signal was aborted.
-    if (protocol === "grpc") {
-      expect(ConnectError.from(verifier.seen[0]!.signalReason).code).toBe(Code.DeadlineExceeded);
-    }
+    // fires, so connect-node may report the close rather than the deadline: the test
+    // checks that the handler's signal was aborted.
   });
 
   it("requires the bearer token when auth is configured, but not for health", async () => {

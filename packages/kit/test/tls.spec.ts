@@ -1,4 +1,4 @@
-// serve() with TLS: the same services, fast path included, over h2 with ALPN.
+// serve() with TLS: the same services and protocols, over h2 with ALPN.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -47,7 +47,7 @@ beforeAll(async () => {
 afterAll(() => server?.shutdown());
 
 describe("serve() with TLS", () => {
-  it("reports an https URL and answers gRPC (fast path) and Connect over TLS", async () => {
+  it("reports an https URL and answers gRPC and Connect over TLS", async () => {
     expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const grpc = createClient(LeanVerifierService, createGrpcTransport({ baseUrl: server.url, nodeOptions: { ca } }));
     expect((await grpc.verify({ proof: "over tls" })).reason).toBe("over tls");

@@ -15,3 +15,11 @@ export {
   topLevelAssign,
   type Declaration,
 } from "./declarations.js";
+export {
+  HEADER_OPTIONS,
+  MAX_HEADER_CHARS,
+  screenHeader,
+  screenTheoremHeader,
+  type HeaderScreen,
+  type TheoremHeaderFields,
+} from "./header-screen.js";

@@ -13,6 +13,7 @@ export const InferenceConfigSchema = z
       .object({
         /** Root URL of vLLM's OpenAI-compatible server, e.g. http://vllm:8000 (no /v1). */
         url: z.url().optional(),
+        /** Bearer key the vLLM server was started with (--api-key); "EMPTY" when it has none. */
         api_key: z.string().default("EMPTY"),
         /**
          * The served model's tokenizer.json + tokenizer_config.json: text and chat prompts
@@ -60,6 +61,15 @@ export const InferenceConfigSchema = z
         dir: z.string().min(1).default(join(tmpdir(), "lean-grpo-adapters")),
         /** Versions of the training policy (policy-vN) kept loaded; older ones are unloaded once idle. Other names stay until unloaded. */
         keep: z.number().int().min(1).max(64).default(2),
+        /**
+         * Most bytes one streamed adapter may announce, all files together (LoRA on every
+         * projection of a 70B model at rank 256 stays under a few GiB).
+         */
+        max_bytes: z
+          .number()
+          .int()
+          .positive()
+          .default(4 * 1024 ** 3),
       })
       .strict()
       .prefault({}),

@@ -1,5 +1,5 @@
 // InferenceService: the handler, mountable in-process (embedded mode, tests) or served by src/server.ts.
-import { mkdir } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -54,6 +54,8 @@ export function createInferenceImpl(
   config: InferenceConfig,
 ): ServiceRegistration<typeof InferenceService>["impl"] {
   const adapters = new AdapterRegistry(config.adapters.keep, (name) => backend.unloadAdapter(name, AbortSignal.timeout(30_000)));
+  /** Names whose files are arriving right now: two uploads of one name would write one directory. */
+  const uploading = new Set<string>();
   const adapterInfo = (a: LoadedAdapter) => ({ name: a.name, version: a.version, path: a.path, loadedAt: timestampFromDate(a.loadedAt) });
 
   return {
@@ -95,18 +97,29 @@ export function createInferenceImpl(
       const source = first.value.part.value;
       const name = checkAdapterName(source.name);
       if (adapters.has(name)) throw new ConnectError(`adapter "${name}" is already loaded; use a new name per version`, Code.AlreadyExists);
-      let path = source.path;
-      if (path === "") {
-        path = join(config.adapters.dir, name);
+      if (source.path !== "") {
+        if (source.files.length > 0) throw new ConnectError("set either source.path or source.files, not both", Code.InvalidArgument);
+        await backend.loadAdapter(name, source.path, ctx.signal);
+        const loaded = { name, version: source.version, path: source.path, loadedAt: new Date() };
+        return { adapter: adapterInfo(loaded), unloaded: adapters.add(loaded) };
+      }
+      if (uploading.has(name)) throw new ConnectError(`adapter "${name}" is being uploaded by another LoadAdapter`, Code.AlreadyExists);
+      checkAdapterBytes(source.files, config.adapters.max_bytes);
+      uploading.add(name);
+      const path = join(config.adapters.dir, name);
+      try {
         await mkdir(config.adapters.dir, { recursive: true });
         await receiveFiles(path, source.files, { [Symbol.asyncIterator]: () => iterator });
-      } else if (source.files.length > 0) {
-        throw new ConnectError("set either source.path or source.files, not both", Code.InvalidArgument);
+        await backend.loadAdapter(name, path, ctx.signal);
+        const loaded = { name, version: source.version, path, loadedAt: new Date() };
+        return { adapter: adapterInfo(loaded), unloaded: adapters.add(loaded) };
+      } catch (error) {
+        // Files the backend never took (refused, or the call ended) would stay on disk for good.
+        await rm(path, { recursive: true, force: true });
+        throw error;
+      } finally {
+        uploading.delete(name);
       }
-      await backend.loadAdapter(name, path, ctx.signal);
-      const loaded = { name, version: source.version, path, loadedAt: new Date() };
-      const unloaded = adapters.add(loaded);
-      return { adapter: adapterInfo(loaded), unloaded };
     },
 
     async unloadAdapter(req) {
@@ -149,6 +162,17 @@ async function receiveFiles(dir: string, files: FileInfo[], rest: AsyncIterable<
   } catch (error) {
     await writer.discard();
     throw error;
+  }
+}
+
+/** Refuses an upload whose announced files add up to more than adapters.max_bytes, before anything is written. */
+function checkAdapterBytes(files: readonly FileInfo[], maxBytes: number): void {
+  const total = files.reduce((sum, file) => sum + file.size, 0n);
+  if (total > BigInt(maxBytes)) {
+    throw new ConnectError(
+      `source.files announce ${total} bytes; this inference service accepts adapters of at most ${maxBytes} bytes (adapters.max_bytes)`,
+      Code.ResourceExhausted,
+    );
   }
 }
 

@@ -65,6 +65,9 @@ def main(argv=None) -> int:
         distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1 or ("RANK" in os.environ and "MASTER_ADDR" in os.environ)
         if distributed and not config["model"]["dir"]:
             raise ConfigError('config key "model.dir" is unset; under torchrun every rank loads the model at start')
+        from .distributed.fsdp import check_sharding
+
+        check_sharding(config, distributed)
         device = resolve_device(config["torch"]["device"]) if not distributed else None
     except ConfigError as error:
         print(f"leangrpo_learner: {error}", file=sys.stderr)
@@ -120,7 +123,7 @@ def serve_distributed(config: dict) -> int:
     from .rpc.learner_host import LearnerHost, load_learner
 
     device = init_process_group()
-    collective = ProcessGroupCollective(device)
+    collective = ProcessGroupCollective(device, lockstep=config["torch"]["sharding"] == "fsdp")
     learner = load_learner(config, device, collective)
     log.info("rank %d/%d ready on %s", collective.rank, collective.world_size, device)
     try:

@@ -62,6 +62,17 @@ def _enum(*values):
     return check
 
 
+def _tokens_or_auto(key, v):
+    if v is None or v == "auto":
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not float(v).is_integer() or v < 1:
+        raise ConfigError(
+            f'config key "{key}" is {v!r}; accepted: "auto" (sized from the GPU\'s free memory; on CPU the top-level '
+            "micro_batch_tokens), an integer >= 1, or null (the top-level micro_batch_tokens)"
+        )
+    return int(v)
+
+
 def _bool(key, v):
     if not isinstance(v, bool):
         raise ConfigError(f'config key "{key}" is {v!r}; accepted: true or false')
@@ -152,6 +163,20 @@ SCHEMA = {
         "model_source": (_enum("native", "transformers"), "native"),
         # transformers only; the native model uses torch's SDPA where torch has it.
         "attn_implementation": (_enum(*ATTN_IMPLEMENTATIONS), "sdpa"),
+        # Tokens (rows × padded length) of one micro-batch: "auto" sizes it from the GPU's free
+        # memory after loading (CPU: the top-level micro_batch_tokens); null: the top-level value.
+        "micro_batch_tokens": (_tokens_or_auto, "auto"),
+        # float32 logits per vocabulary-projection chunk, MiB; 0: 16 on CPU, 512 on CUDA.
+        "logits_chunk_mib": (_int(0, 65536), 0),
+        # The step as it was before the fast path (separate old-policy and reference passes,
+        # 16 MiB logit chunks, the top-level token budget, unfused AdamW): parity checks, benchmarks.
+        "former_step": (_bool, False),
+        # torch.compile the vocabulary projection (the head's cast, scaling, logsumexp and gather
+        # fused); torch >= 2.0. The first step pays the compilation.
+        "compile": (_bool, False),
+        # none: every rank holds the whole frozen base. fsdp: under torchrun, each decoder layer's
+        # frozen weights are sharded across the ranks (FSDP2 fully_shard, torch >= 2.4).
+        "sharding": (_enum("none", "fsdp"), "none"),
     },
 }
 
@@ -198,6 +223,11 @@ def check_reasoning_settings(model: dict) -> None:
 def check_model_source(config: dict) -> None:
     """What torch.model_source needs: the seven native linears, or transformers + peft installed."""
     source, section = config["torch"]["model_source"], config["torch"]
+    if section["compile"]:
+        import torch
+
+        if not hasattr(torch, "compile"):
+            raise ConfigError(f'config key "torch.compile" is true but torch {torch.__version__} has no torch.compile (torch >= 2.0); accepted here: false')
     if section["dtype"] == "bfloat16" and section["device"] == "cpu":
         raise ConfigError('config key "torch.dtype" is "bfloat16" with torch.device "cpu"; bf16 runs on CUDA only (accepted on CPU: auto, float32)')
     if source == "native":

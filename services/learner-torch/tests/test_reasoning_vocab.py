@@ -386,7 +386,7 @@ def test_a_map_for_another_model_or_size_is_refused_naming_the_key(tmp_path):
 
 
 @pytest.mark.parametrize("fixture", ["qwen2-tiny", "llama-tiny"])
-def test_chunked_projection_gives_the_rows_the_gradient_of_one_chunk(tmp_path, fixture, monkeypatch):
+def test_chunked_projection_gives_the_rows_the_gradient_of_one_chunk(tmp_path, fixture):
     """With many rows per pass the projection runs in recomputed chunks; the trained rows (a SplitHead)
     must get the same gradient through them."""
     from leangrpo_learner import completion_logprobs
@@ -394,16 +394,16 @@ def test_chunked_projection_gives_the_rows_the_gradient_of_one_chunk(tmp_path, f
     learner = learner_of(model_dir(tmp_path, fixture), reasoning_vocab_size=N_S)
     sampling = SamplingDistribution(0.8, top_k=30, reasoning_mask="gated")
 
-    def gradients():
+    def gradients(projection):
         for p in learner.adapter.parameters():
             p.grad = None
-        scores = completion_logprobs.completion_logprobs(learner.model, pairs_allowed_under("gated"), sampling, ForwardOptions(adapter=learner.adapter))
-        (scores.logprobs.sum() + scores.entropies.sum()).backward()
+        options = ForwardOptions(adapter=learner.adapter)
+        scores = completion_logprobs.completion_logprobs(learner.model, pairs_allowed_under("gated"), sampling, options, projection)
+        scores.logprobs.sum().backward()
         return {k: p.grad.clone() for k, p in learner.adapter.named_tensors().items()}
 
-    whole = gradients()
-    monkeypatch.setattr(completion_logprobs, "LOGIT_FLOATS_PER_CHUNK", 2 * N_S * 3)  # 3 rows a chunk, recomputed in backward
-    chunked = gradients()
+    whole = gradients(completion_logprobs.Projection())
+    chunked = gradients(completion_logprobs.Projection(chunk_floats=2 * N_S * 3))  # 3 rows a chunk, recomputed in backward
     assert float(whole[EMBEDDING_ROWS_KEY].abs().max()) > 1e-3
     for key in whole:
         assert float((whole[key] - chunked[key]).abs().max()) <= 1e-5 * max(1.0, float(whole[key].abs().max())), key

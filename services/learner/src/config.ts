@@ -21,24 +21,36 @@ export const LearnerConfigSchema = z
     backend: z.enum(["auto", "cpu", "wasm", "tensorflow"]).default("auto"),
     lora: z
       .object({
+        /** LoRA rank r: the adapter's width (PEFT r). */
         rank: z.number().int().positive().default(16),
+        /** LoRA alpha: the update is scaled by alpha / r (alpha / sqrt(r) with use_rslora). */
         alpha: z.number().positive().default(32),
+        /** Linear modules that get an adapter (PEFT target_modules). */
         target_modules: z.array(z.enum(LINEAR_MODULES)).min(1).default(["q_proj", "k_proj", "v_proj", "o_proj"]),
+        /** Dropout on the adapter's input while training (PEFT lora_dropout); 0 is none. */
         dropout: z.number().min(0).lt(1).default(0),
+        /** Rank-stabilised LoRA: scale by alpha / sqrt(r) instead of alpha / r (PEFT use_rslora). */
         use_rslora: z.boolean().default(false),
       })
       .strict()
       .prefault({}),
     optimizer: z
       .object({
+        /** AdamW's peak learning rate. */
         learning_rate: z.number().positive().default(1e-5),
+        /** AdamW's first-moment decay. */
         beta1: z.number().min(0).lt(1).default(0.9),
+        /** AdamW's second-moment decay. */
         beta2: z.number().min(0).lt(1).default(0.999),
+        /** AdamW's epsilon, added to the second moment's root. */
         epsilon: z.number().positive().default(1e-8),
+        /** AdamW's decoupled weight decay. */
         weight_decay: z.number().min(0).default(0),
         /** Global-norm gradient clipping; null turns it off. */
         max_grad_norm: z.number().positive().nullable().default(1),
+        /** Learning-rate schedule after warm-up, as transformers' get_{constant,linear,cosine}_schedule_with_warmup. */
         lr_schedule: z.enum(LR_SCHEDULES).default("constant"),
+        /** Steps of linear warm-up from 0 to learning_rate. */
         warmup_steps: z.number().int().min(0).default(0),
         /** Optimizer updates at which linear and cosine schedules reach 0. */
         total_steps: z.number().int().positive().default(1000),

@@ -23,3 +23,5 @@ export { FullFineTuner, type FullStepResult } from "./training/full-fine-tuner.j
 export { SampleError } from "./training/sample-error.js";
 export { CheckpointError } from "./training/checkpoint-files.js";
 export type { TrainingExample } from "./training/training-example.js";
+// How a step is cut into micro-batches by length (bench/learner measures the step at its real cut).
+export { microBatches } from "./training/micro-batches.js";

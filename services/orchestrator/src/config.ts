@@ -1,6 +1,7 @@
 // Config of the orchestrator service: YAML file < LEANGRPO_ORCHESTRATOR_* env < flags < dotted overrides.
 import { z } from "zod";
 import { ServerConfigSchema, ServiceTargetSchema } from "@lean-grpo/kit";
+import { RunLimitsSchema } from "./run/config/run-limits.js";
 
 const ServiceTargetsSchema = z.union([ServiceTargetSchema, z.array(ServiceTargetSchema).min(1)]);
 
@@ -16,9 +17,13 @@ export const OrchestratorConfigSchema = z
      */
     services: z
       .object({
+        /** InferenceService: Generate, Tokenize, LoadAdapter. */
         inference: ServiceTargetsSchema.optional(),
+        /** RewardService: ScoreGroup. */
         reward: ServiceTargetsSchema.optional(),
+        /** LearnerService: TrainStep, ExportAdapter, checkpoints. */
         learner: ServiceTargetsSchema.optional(),
+        /** LeanVerifierService: tactic mode's StartProof / ApplyTactic. */
         verifier: ServiceTargetsSchema.optional(),
       })
       .strict()
@@ -29,6 +34,8 @@ export const OrchestratorConfigSchema = z
     retry_backoff_ms: z.number().int().positive().default(500),
     /** Deadline of one Generate / ScoreGroup / TrainStep call, ms. */
     rpc_deadline_ms: z.number().int().positive().default(600_000),
+    /** Upper bounds on what one StartRun may ask for (run-limits.ts); a run over one is refused naming the key. */
+    run_limits: RunLimitsSchema.prefault({}),
   })
   .strict();
 

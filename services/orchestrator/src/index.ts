@@ -4,10 +4,16 @@
 export { createOrchestratorService } from "./service.js";
 export { OrchestratorConfigSchema, type OrchestratorConfig } from "./config.js";
 export type { RunManager } from "./run/run-manager.js";
-export { RunConfigSchema, type RunConfig } from "./run/config/run-config.js";
+export {
+  ASYNC_IMPORTANCE_SAMPLING_CAP,
+  ASYNC_IMPORTANCE_SAMPLING_MODE,
+  RunConfigSchema,
+  type RunConfig,
+} from "./run/config/run-config.js";
 export { RunConfigMessageSchema, RunConfigShapeError, runConfigToMessage, type RunConfigMessage } from "./run/config/run-config-message.js";
 export { newRunId } from "./run/config/new-run-id.js";
-export { RunOutputs, type EvalRecord, type StepRecord } from "./run/outputs/run-outputs.js";
+export { RunOutputs, type StepRecord } from "./run/outputs/run-outputs.js";
+export type { EvalRecord } from "./run/outputs/eval-record.js";
 export type { RunReport } from "./run/outputs/run-report.js";
 export { connectMesh, type MeshClients } from "./run/mesh-clients.js";
 export { rewardSpec } from "./run/config/reward-spec.js";

@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import type { MeshClients } from "../src/run/mesh-clients.js";
 import { heldoutAccuracy } from "../src/run/training/heldout-eval.js";
 import { feedbackText, MATH_FEEDBACK } from "../src/run/rollout/repair-feedback.js";
-import { evalTurns } from "../src/run/training/repair-heldout.js";
+import { evalTurns } from "../src/run/training/heldout-context.js";
 import { repairEvalSummary } from "../src/run/outputs/repair-metrics.js";
 import { ENVIRONMENT_LOGPROB, repairRolloutGroup } from "../src/run/rollout/repair-rollout.js";
 import type { RolloutContext } from "../src/run/rollout/rollout.js";

@@ -24,8 +24,11 @@ const ScorersSchema = z
         scorer.name,
         z
           .object({
+            /** The scorer's weight in the reward's sum; 0 reports it but adds nothing. */
             weight: WeightSchema.optional(),
-            ...Object.fromEntries(Object.entries(scorer.params).map(([key, param]) => [key, param.schema.optional()])),
+            ...Object.fromEntries(
+              Object.entries(scorer.params).map(([key, param]) => [key, param.schema.optional().describe(param.description)]),
+            ),
           })
           .strict()
           .optional(),

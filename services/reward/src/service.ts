@@ -2,6 +2,7 @@
 import { create, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { ServiceRegistration } from "@lean-grpo/kit";
+import { screenTheoremHeader } from "@lean-grpo/lean";
 import { ParameterInfoSchema } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import {
   type ListScorersResponseSchema,
@@ -51,7 +52,7 @@ export function createRewardService(config: RewardConfig): RewardServiceRegistra
     service: RewardService,
     impl: {
       async score(req, ctx) {
-        const theorem = required(req.theorem, "theorem");
+        const theorem = screened(required(req.theorem, "theorem"));
         const completion = required(req.completion, "completion");
         const reward = rewardFor(req.spec, configured);
         const inputs: CompletionInput[] = [
@@ -67,7 +68,7 @@ export function createRewardService(config: RewardConfig): RewardServiceRegistra
       },
 
       async scoreGroup(req, ctx) {
-        const theorem = required(req.theorem, "theorem");
+        const theorem = screened(required(req.theorem, "theorem"));
         const n = req.completions.length;
         if (n === 0) throw new ConnectError("completions is empty: send the group's completions", Code.InvalidArgument);
         if (n > config.max_group_size) {
@@ -103,6 +104,13 @@ export function createRewardService(config: RewardConfig): RewardServiceRegistra
     },
     close: () => verifier?.close(),
   };
+}
+
+/** The theorem, once its header passed the verifier's header check (refused here before any verification is asked for). */
+function screened<T extends { header: string; imports: readonly string[] }>(theorem: T): T {
+  const header = screenTheoremHeader(theorem);
+  if (!header.ok) throw new ConnectError(`theorem.${header.field}: ${header.reason}`, Code.InvalidArgument);
+  return theorem;
 }
 
 /** ListScorers' answer: it changes only with the config, so it is built once. */

@@ -9,7 +9,8 @@ describe("VerifierConfigSchema", () => {
     expect(config.server.port).toBe(50052);
     expect(config.repl.command).toEqual([]);
     expect(config.repl.pool_size).toBe(Math.max(1, availableParallelism() - 1));
-    expect(config.repl.sandbox).toEqual({ network: "isolate", limits: { address_space_mb: 0, file_size_mb: 1024, processes: 0 } });
+    // Lean runs under bubblewrap unless the operator says otherwise; the caps then default per mode (sandbox.ts).
+    expect(config.repl.sandbox).toEqual({ mode: "bwrap", network: "isolate", read_only: [], writable: [], limits: { file_size_mb: 1024 } });
     expect(config.metrics).toEqual({ host: "127.0.0.1" });
   });
 

@@ -2,21 +2,34 @@
 import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { ServerConfigSchema } from "@lean-grpo/kit";
+import { screenHeader } from "@lean-grpo/lean";
 
 const MiB = 1024 * 1024;
 
 const SandboxSchema = z
   .object({
-    /** "isolate": no network for workers (a network namespace; a warning where the host forbids one). */
+    /**
+     * "bwrap" (default): every REPL worker and every replay check runs under bubblewrap
+     * (own user and PID namespaces, read-only toolchain, a private directory, no
+     * network); the service does not start where bubblewrap cannot run. "none": no
+     * sandbox (only the limits and, where permitted, no network), with a warning; for
+     * hosts that confine the verifier otherwise, and for tests of other things.
+     */
+    mode: z.enum(["bwrap", "none"]).default("bwrap"),
+    /** "isolate": no network for workers and checks; "allow" keeps the host's network. */
     network: z.enum(["isolate", "allow"]).default("isolate"),
+    /** Absolute paths bound read-only besides the automatic ones (system, ELAN_HOME, repl.cwd, the command's absolute paths). */
+    read_only: z.array(z.string().min(1)).default([]),
+    /** Absolute paths bound writable into every sandbox; empty unless a tool needs one. */
+    writable: z.array(z.string().min(1)).default([]),
     limits: z
       .object({
-        /** RLIMIT_AS per worker, MiB; 0 = none. It counts mmapped .olean files: Mathlib needs 9-12 GiB. */
-        address_space_mb: z.number().int().min(0).default(0),
+        /** RLIMIT_AS per worker, MiB; 0 = none; unset: 32768 with bwrap, none without. Mathlib maps 9-12 GiB of .olean files. */
+        address_space_mb: z.number().int().min(0).optional(),
         /** RLIMIT_FSIZE per worker, MiB; 0 = none. */
         file_size_mb: z.number().int().min(0).default(1024),
-        /** RLIMIT_NPROC, counted per user (set it when workers run as their own user); 0 = none. */
-        processes: z.number().int().min(0).default(0),
+        /** RLIMIT_NPROC, threads included; 0 = none; unset: 1024 with bwrap (counted per sandbox), none without (counted per user). */
+        processes: z.number().int().min(0).optional(),
       })
       .strict()
       .prefault({}),
@@ -81,6 +94,12 @@ const ReplSchema = z
     warm_headers: z.array(z.string()).default([]),
     /** Header for theorems that have neither `header` nor `imports`; "" = Lean core only. */
     default_header: z.string().default(""),
+    /**
+     * The only headers requests may use (compared after trimming), e.g. your dataset's
+     * one header; empty = any header the header screen accepts (imports, `open`, a few
+     * `set_option`s). Each must pass the screen itself: the list narrows, never widens.
+     */
+    allowed_headers: z.array(z.string()).default([]),
     /** Tactic-mode sessions idle this long are forgotten, ms. */
     session_idle_ms: z.number().int().positive().default(600_000),
     /** Ask the REPL for every tactic (`allTactics`), for the partial-progress signals. */
@@ -106,7 +125,27 @@ const ReplSchema = z
     replay: z.enum(["proved", "always", "off"]).default("proved"),
     replay_checker: ReplayCheckerSchema.prefault({}),
   })
-  .strict();
+  .strict()
+  .superRefine((repl, context) => {
+    // Headers the operator writes reach Lean too: the same screen as a request's.
+    const headers: [string, string][] = [
+      ["default_header", repl.default_header],
+      ...repl.warm_headers.map((header, i): [string, string] => [`warm_headers[${i}]`, header]),
+      ...repl.allowed_headers.map((header, i): [string, string] => [`allowed_headers[${i}]`, header]),
+    ];
+    for (const [key, header] of headers) {
+      const screen = screenHeader(header);
+      if (!screen.ok)
+        context.addIssue({
+          code: "custom",
+          path: key
+            .split(/[[\]]/)
+            .filter(Boolean)
+            .map((part) => (/^\d+$/.test(part) ? Number(part) : part)),
+          message: screen.reason,
+        });
+    }
+  });
 
 export const VerifierConfigSchema = z
   .object({

@@ -7,6 +7,7 @@ import { startMetricsServer, type MetricsServer } from "./metrics/metrics-server
 import { VerifierMetrics } from "./metrics/verifier-metrics.js";
 import { ReplPool } from "./pool/repl-pool.js";
 import { findExecutable, resolveReplayCommand, resolveReplCommand } from "./repl/repl-command.js";
+import { prepareSandbox, type Sandbox } from "./repl/sandbox.js";
 import { ReplayChecker } from "./replay/replay-checker.js";
 import { inCompletionOrder } from "./rpc/completion-order.js";
 import { verifierErrors } from "./rpc/connect-errors.js";
@@ -34,6 +35,9 @@ export interface VerifierServiceOptions {
 export function createVerifierService(config: VerifierConfig, options: VerifierServiceOptions = {}): VerifierService {
   const logger = options.logger ?? createLogger("verifier");
   const repl = resolveReplCommand(config.repl, options.env ?? process.env);
+  // Checked before anything starts: with mode bwrap, a host where bubblewrap cannot run stops the service here.
+  const sandbox = repl ? prepareSandbox(config.repl.sandbox, logger) : undefined;
+  if (sandbox) logger.info({ mode: sandbox.mode, enforced: sandbox.enforced }, "Lean runs in this sandbox");
   const pool = repl
     ? new ReplPool({
         command: repl.argv,
@@ -48,12 +52,12 @@ export function createVerifierService(config: VerifierConfig, options: VerifierS
         memorySampleMs: config.repl.memory_sample_ms,
         maxRequestsPerWorker: config.repl.max_requests_per_worker,
         maxResponseChars: config.repl.max_response_bytes,
-        sandbox: config.repl.sandbox,
+        sandbox: sandbox!,
         logger,
       })
     : undefined;
   if (!pool) logger.warn("no Lean REPL configured (repl.command / LEAN_REPL_CMD): Verify and tactic mode answer UNAVAILABLE");
-  const replay = pool ? replayChecker(config, options.env ?? process.env, logger) : undefined;
+  const replay = pool ? replayChecker(config, options.env ?? process.env, sandbox!, logger) : undefined;
 
   const sessions = new ProofSessions(config.repl.session_idle_ms);
   const sweeper = setInterval(() => sessions.sweep(), Math.min(config.repl.session_idle_ms, 60_000));
@@ -121,7 +125,7 @@ export function createVerifierService(config: VerifierConfig, options: VerifierS
  * alone, which a proof's elaboration-time code can fool. `repl.replay: off` says so
  * explicitly.
  */
-function replayChecker(config: VerifierConfig, env: NodeJS.ProcessEnv, logger: Logger): ReplayChecker | undefined {
+function replayChecker(config: VerifierConfig, env: NodeJS.ProcessEnv, sandbox: Sandbox, logger: Logger): ReplayChecker | undefined {
   if (config.repl.replay === "off") {
     logger.warn("repl.replay is off: PROVED rests on the REPL's verdict alone (no kernel replay in a fresh process)");
     return undefined;
@@ -146,6 +150,7 @@ function replayChecker(config: VerifierConfig, env: NodeJS.ProcessEnv, logger: L
     timeoutMs: checker.timeout_ms,
     concurrency: checker.concurrency,
     permittedAxioms: checker.permitted_axioms,
+    sandbox,
     logger,
   });
 }

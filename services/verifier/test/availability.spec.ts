@@ -85,7 +85,7 @@ describe("a REPL that cannot run", () => {
     }
   });
 
-  it("a header Lean refuses: INVALID_ARGUMENT naming the header; the worker keeps serving", async () => {
+  it("a header Lean refuses: INVALID_ARGUMENT naming the header, Lean's words not echoed; the worker keeps serving", async () => {
     const repl = standIn({
       rules: [
         {
@@ -93,7 +93,13 @@ describe("a REPL that cannot run", () => {
           reply: {
             json: {
               messages: [
-                { severity: "error", pos: { line: 1, column: 0 }, endPos: { line: 1, column: 11 }, data: "unknown module prefix 'Nope'" },
+                // What a header could make Lean quote: here, as if it held a secret read from a file.
+                {
+                  severity: "error",
+                  pos: { line: 1, column: 0 },
+                  endPos: { line: 1, column: 11 },
+                  data: "unknown module prefix 'Nope' SECRET=hunter2",
+                },
               ],
             },
           },
@@ -105,7 +111,10 @@ describe("a REPL that cannot run", () => {
     try {
       const error = await rejection(harness.client.verify({ theorem: { ...theorem, imports: ["Nope"] }, proof: "trivial" }));
       expect(error.code).toBe(Code.InvalidArgument);
-      expect(error.rawMessage).toBe("theorem.header (or theorem.imports): the header does not elaborate: unknown module prefix 'Nope'");
+      expect(error.rawMessage).toBe(
+        "theorem.header (or theorem.imports): Lean could not elaborate the header; check that every imported module exists in the verifier's Lean project (details are in the verifier's log)",
+      );
+      expect(error.rawMessage).not.toContain("hunter2");
       expect((await harness.client.verify({ theorem, proof: "trivial" })).verdict).toBe(Verdict.PROVED);
       expect((await harness.client.poolStats({})).restarts).toEqual({});
     } finally {

@@ -38,6 +38,9 @@ describe("examples/lean-proofs.jsonl", () => {
     const inherited = { ...process.env };
     delete inherited.LEAN_REPL_CMD;
     delete inherited.LEAN_REPL_CWD;
+    // The stand-ins read their rules where the sandbox would not let them (tests/security runs one sandboxed).
+    inherited.LEANGRPO_VERIFIER_REPL__SANDBOX__MODE = "none";
+    inherited.LOG_LEVEL = "error";
     const replCmd = repl.command.map((arg) => `'${arg}'`).join(" ");
     const replayCmd = repl.checker.command.map((arg) => `'${arg}'`).join(" ");
     const args = [BIN, "verify", input, "--repl-cmd", replCmd, "--repl-cwd", REPO_ROOT, "--pool-size", "1", "--replay-cmd", replayCmd];

@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import { nonNegativeInteger, nonNegativeNumber, positiveInteger } from "./flag-values.js";
 import { loadConfig } from "@lean-grpo/kit";
 import { evaluateThroughOrchestrator } from "../eval/evaluate-through-orchestrator.js";
-import { TrainFileSchema } from "./train-command.js";
+import { TrainFileSchema } from "./train-file.js";
 import { trainRunConfig } from "./train-config.js";
 import { tracedAction } from "../process/process-tracing.js";
 

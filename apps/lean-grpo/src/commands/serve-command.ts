@@ -2,7 +2,7 @@
 // on loopback ports, each on its own real gRPC port (the same code path as a
 // deployment), and drains them on SIGTERM/SIGINT.
 import { z } from "zod";
-import { loadConfig, serve, createLogger, type ServerConfig } from "@lean-grpo/kit";
+import { loadConfig, serve, createLogger, surviveUnhandledRejections, type ServerConfig } from "@lean-grpo/kit";
 import type { InferenceConfig } from "@lean-grpo/inference";
 import type { LearnerConfig } from "@lean-grpo/learner";
 import { SERVICE_CATALOG, SERVICE_NAMES, type CatalogEntry } from "../mesh/service-catalog.js";
@@ -35,6 +35,8 @@ const MeshConfigSchema = z
   .strict();
 
 export async function serveCommand(target: string, options: ServeCommandOptions): Promise<void> {
+  // One request must never end the services: a rejection nobody handled is logged and counted.
+  surviveUnhandledRejections(createLogger("lean-grpo"));
   if (options.topology !== undefined) {
     if (target !== "all") throw new Error("--topology applies to `serve all`");
     return serveTopology(options.topology, options.overrides);

@@ -2,187 +2,274 @@
 // default) and drives a run through OrchestratorService over gRPC, showing a progress bar
 // (JSON lines when stdout is not a TTY) and a summary table at the end.
 import type { Command } from "commander";
+import path from "node:path";
+import { toJson } from "@bufbuild/protobuf";
 import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { createServiceClient, rpcClientTracing } from "@lean-grpo/kit";
+import { createLogger, createServiceClient, rpcClientTracing, surviveUnhandledRejections } from "@lean-grpo/kit";
 import { ALGORITHM_NAMES } from "@lean-grpo/learner";
-import { z } from "zod";
-import { RunConfigMessageSchema, newRunId } from "@lean-grpo/orchestrator";
-import { RunOutputs } from "@lean-grpo/orchestrator";
+import { RunConfigMessageSchema, RunOutputs, newRunId, type RunConfigMessage } from "@lean-grpo/orchestrator";
 import { runProgress } from "./run-progress.js";
 import { runSummaryTable } from "./run-summary.js";
 import { runAdvice } from "./run-advice.js";
-import { checkModelDir, configDir, loadTrainConfig, trainRunConfig } from "./train-config.js";
+import { checkDatasetFile, checkModelDir, configDir, loadTrainConfig, trainRunConfig } from "./train-config.js";
 import { startRunLogs } from "./run-logs.js";
 import { onStopRequest } from "../process/stop-signals.js";
 import { tracedAction } from "../process/process-tracing.js";
 import { startMesh } from "../mesh/start-mesh.js";
-import { MeshModelSchema } from "../mesh/mesh-model.js";
 import { dashboardCommand } from "./dashboard-command.js";
-
-/**
- * The run sections of a train file (training, algorithm, reward, ...): the orchestrator owns
- * them, so here they are only composed from the sources and carried to StartRun as the typed
- * RunConfig (train-config.ts trainRunConfig); the orchestrator checks and completes them.
- */
-const RUN_SECTIONS = Object.fromEntries(
-  RunConfigMessageSchema.fields.filter((f) => f.name !== "dataset").map((f) => [f.name, z.unknown().optional()]),
-);
-
-/** A `--config` file of `lean-grpo train` (configs/train/*.yaml, configs/algorithm/*.yaml): the CLI's own keys, typed, and the run sections. */
-export const TrainFileSchema = z
-  .object({
-    ...RUN_SECTIONS,
-    /** The training file (else the DATA argument), plus the run's dataset keys (max_train_samples). */
-    dataset: z
-      .object({ path: z.string().default("") })
-      .catchall(z.unknown())
-      .prefault({}),
-    /** The model every local service uses (mesh/mesh-model.ts: one shape for `train` and `serve all`). */
-    model: MeshModelSchema,
-    runs_dir: z.string().min(1).default("runs"),
-    /** Per-service config sections for the embedded mesh (inference, verifier, reward, learner). */
-    services: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
-  })
-  .strict();
-export type TrainFile = z.infer<typeof TrainFileSchema>;
+import { DERIVED_SETS, SEED_NAMES, SeedTranslation } from "../config/seed-names.js";
+import { applySeedDerived } from "../config/seed-derived.js";
+import { checkAlgorithmSection } from "../config/seed-algorithm-config.js";
+import { resolveTracking, type TrackingConfig } from "../tracking/tracking-config.js";
+import { TrainFileSchema, type TrainFile } from "./train-file.js";
+import { startTrackers, trackedConfig, type RunTrackers } from "../tracking/run-trackers.js";
 
 interface TrainOptions {
   config?: string;
   algorithm?: string;
   algoConfig?: string;
-  n?: string;
+  numGenerations?: string;
+  steps?: string;
+  lr?: string;
+  model_path?: string;
+  output_dir?: string;
+  max_samples?: string;
   resume?: string;
   configDir?: string;
   verbose?: boolean;
   ui?: boolean | string;
 }
 
-export function registerTrainCommand(program: Command): void {
-  program
+/** What `lean-grpo train` will do, resolved from its arguments before any service starts. */
+export interface TrainPlan {
+  file: TrainFile;
+  runConfig: RunConfigMessage;
+  tracking: TrackingConfig;
+  resume?: string;
+  runId: string;
+  options: TrainOptions;
+}
+
+/** The flags that set a config key: the flag, our key, and the seed whose name it is. */
+const KEY_FLAGS: readonly { option: keyof TrainOptions; flag: string; key: string }[] = [
+  { option: "numGenerations", flag: "-n", key: "training.num_generations" },
+  { option: "steps", flag: "--steps", key: "training.steps" },
+  { option: "lr", flag: "--lr", key: "services.learner.optimizer.learning_rate" },
+  { option: "model_path", flag: "--model_path", key: "model.dir" },
+  { option: "output_dir", flag: "--output_dir", key: "runs_dir" },
+  { option: "max_samples", flag: "--max_samples", key: "dataset.max_train_samples" },
+];
+
+export function registerTrainCommand(program: Command, run: (plan: TrainPlan) => Promise<void> = runTrain): Command {
+  return program
     .command("train")
     .description("train on a Lean or math JSONL with every service started here on loopback")
     .argument(
       "[data]",
       "dataset JSONL (Lean: name/statement or formal_statement; math: problem/answer or question/ground_truth); or dataset=NAME / dataset.path",
     )
-    .argument("[overrides...]", "config groups (model=arith-tiny algorithm=dapo dataset=arith) and dotted overrides (training.steps=50)")
-    .option("-c, --config <file>", "YAML train config, e.g. configs/train/arith.yaml")
-    .option("--algorithm <name>", ALGORITHM_NAMES.join(" | "))
-    .option("--algo-config <json>", "algorithm knobs as JSON")
-    .option("-n <steps>", "training steps")
+    .argument(
+      "[overrides...]",
+      "config groups (model=arith-tiny algorithm=dapo dataset=arith) and dotted overrides (training.steps=50); the seeds' names too (see below)",
+    )
+    .option("-c, --config <file>", "YAML train config, e.g. configs/train/arith.yaml (the seeds' YAML keys are read too)")
+    .option("-a, --algorithm <name>", ALGORITHM_NAMES.join(" | "))
+    .option("--algo-config <json>", "algorithm knobs as JSON (lean-grpo algorithms NAME lists them)")
+    .option("-n, --num-generations <G>", "completions per prompt, the group size (training.num_generations; seed 001's -n)")
+    .option("--steps <n>", "training steps (training.steps)")
+    .option("--lr <rate>", "learning rate (services.learner.optimizer.learning_rate; seed 002)")
+    .option("--model_path <dir>", "model directory (model.dir; seed 004)")
+    .option("--output_dir <dir>", "folder of the run directories (runs_dir; seed 004)")
+    .option("--max_samples <n>", "train on the dataset's first N records (dataset.max_train_samples; seed 004)")
     .option("--resume <run>", "continue a stopped or failed run from its last checkpoint")
     .option("--config-dir <dir>", "folder of the config groups model/, dataset/, algorithm/ (default ./configs, else the repo's)")
     .option("--verbose", "also print the services' JSON logs on stderr (they always go to runs/<id>/logs/)")
     .option("--ui [port]", "also serve the browser dashboard of the run (default port 8080; 0 picks a free one)")
+    .addHelpText("after", seedNamesHelp())
     .action(
       tracedAction("lean-grpo train", async (dataArg: string | undefined, words: string[], options: TrainOptions) => {
-        // A first word that sets something (model=x, training.steps=2) is not the dataset.
-        const [data, overrides] = dataArg?.includes("=") ? [undefined, [dataArg, ...words]] : [dataArg, words];
-        const flags: Record<string, unknown> = {};
-        const flagNames: Record<string, string> = {};
-        if (options.algorithm)
-          [flags["algorithm.name"], flagNames["algorithm.name"]] = [options.algorithm, `--algorithm ${options.algorithm}`];
-        if (options.algoConfig)
-          [flags["algorithm.config"], flagNames["algorithm.config"]] = [algoConfig(options.algoConfig), "--algo-config"];
-        if (options.n) [flags["training.steps"], flagNames["training.steps"]] = [options.n, `-n ${options.n}`];
-        if (data) [flags["dataset.path"], flagNames["dataset.path"]] = [data, data];
-        const file = loadTrainConfig(TrainFileSchema, {
-          file: options.config,
-          words: overrides,
-          flags,
-          flagNames,
-          configDir: options.configDir,
-        });
-        const { model, runs_dir, services, dataset } = file;
-        const runConfig = trainRunConfig(file);
-        if (!dataset.path && !options.resume)
-          throw new Error("no dataset: give DATA (a JSONL file), dataset=NAME (configs/dataset) or dataset.path=FILE");
-        const local = (name: string) => services[name]?.url === undefined;
-        if (local("inference") || local("learner")) checkModelDir(model.dir, configDir(options.configDir));
-        const runId = options.resume ?? newRunId(runConfig.expName);
-        const logs = startRunLogs(runs_dir, runId, { verbose: options.verbose === true });
-        const mesh = await startMesh({ modelDir: model.dir, services, orchestrator: { runs_dir } });
-        const { client, transport } = createServiceClient(OrchestratorService, {
-          endpoints: [mesh.urls.orchestrator!],
-          // StartRun and WatchRun as children of the command's span; each step is a trace of its own.
-          interceptors: [rpcClientTracing()],
-        });
-        const ui = options.ui
-          ? await dashboardCommand({
-              url: mesh.urls.orchestrator!,
-              port: options.ui === true ? "8080" : options.ui,
-              host: "127.0.0.1",
-              runsDir: runs_dir,
-            })
-          : undefined;
-        if (ui) process.stderr.write(`lean-grpo dashboard: ${ui.url}\n`);
-        let started = "";
-        let finished = () => {};
-        const done = new Promise<void>((resolve) => (finished = resolve));
-        // A stop request (signal, or the npx that started us gone) stops the run at a step
-        // boundary, which checkpoints it; the run then ends as any other: summary, mesh drained.
-        const release = onStopRequest(async () => {
-          if (started) {
-            await client.stopRun({ runId: started }).catch(() => {});
-            await done;
-          } else {
-            transport.close();
-            await mesh.shutdown();
-          }
-        });
-        try {
-          const response = await logs.whileStarting(() =>
-            client.startRun(
-              options.resume ? { resumeRunId: options.resume, datasetPath: dataset.path } : { runId, datasetPath: dataset.path, runConfig },
-            ),
-          );
-          started = response.run!.id;
-          let final = response.run!;
-          // As the orchestrator resolved them (a resumed run: as it was started).
-          const evaluation = response.config?.eval;
-          const evalData = evaluation?.data ?? "";
-          const every = evaluation?.every ?? 1;
-          const progress = runProgress(
-            {
-              runId: started,
-              totalSteps: Number(final.totalSteps),
-              startStep: Number(final.step),
-              // As the orchestrator decides it (heldout-eval.ts evaluatesAt).
-              evaluatesAt: (step) => evalData !== "" && (step === 0 || step % every === 0 || step === Number(final.totalSteps)),
-            },
-            process.stdout.isTTY === true,
-          );
-          try {
-            for await (const event of client.watchRun({ runId: started, fromStart: true })) {
-              if (event.event.case === "step") progress.step(event.event.value);
-              else if (event.event.case === "stateChange") final = event.event.value;
-              else if (event.event.case === "log") progress.log(event.event.value);
-            }
-          } finally {
-            progress.stop();
-          }
-          const outputs = new RunOutputs(final.outputDir);
-          const [steps, evals, file] = await Promise.all([
-            outputs.readSteps().catch(() => []),
-            outputs.readEvals().catch(() => []),
-            outputs.readRun().catch(() => undefined),
-          ]);
-          const summary = runSummaryTable(final, steps, evals, {
-            evalConfigured: evalData !== "",
-            advice: runAdvice(final, file?.checkpointed !== false),
-            ...(process.stdout.columns ? { width: process.stdout.columns } : {}),
-          });
-          process.stdout.write(`${summary}\nservice logs: ${logs.dir}\n`);
-          if (final.state === RunState.FAILED) process.exitCode = 1;
-        } finally {
-          release();
-          transport.close();
-          await ui?.close();
-          await mesh.shutdown();
-          finished();
-        }
+        // The mesh serves in this process: a rejection nobody handled is logged and counted, not fatal.
+        surviveUnhandledRejections(createLogger("lean-grpo"));
+        await run(planTrain(dataArg, words, options));
       }),
     );
+}
+
+/**
+ * Everything that can be checked before a service starts: the config from every source with
+ * the seeds' names applied, the run config, the algorithm section under the learner's own
+ * rules, the model directory, the dataset and the tracking section.
+ */
+export function planTrain(dataArg: string | undefined, words: string[], options: TrainOptions): TrainPlan {
+  // A first word that sets something (model=x, training.steps=2) is not the dataset.
+  const [data, overrides] = dataArg?.includes("=") ? [undefined, [dataArg, ...words]] : [dataArg, words];
+  const flags: Record<string, unknown> = {};
+  const flagNames: Record<string, string> = {};
+  if (options.algorithm) [flags["algorithm.name"], flagNames["algorithm.name"]] = [options.algorithm, `--algorithm ${options.algorithm}`];
+  if (options.algoConfig) [flags["algorithm.config"], flagNames["algorithm.config"]] = [algoConfig(options.algoConfig), "--algo-config"];
+  for (const { option, flag, key } of KEY_FLAGS) {
+    const value = options[option];
+    if (typeof value === "string") [flags[key], flagNames[key]] = [value, `${flag} ${value}`];
+  }
+  if (data) [flags["dataset.path"], flagNames["dataset.path"]] = [data, data];
+  const seeds = new SeedTranslation();
+  const loaded = loadTrainConfig(TrainFileSchema, {
+    file: options.config,
+    words: overrides,
+    flags,
+    flagNames,
+    configDir: options.configDir,
+    translate: (entries) => seeds.translate(entries),
+  });
+  const file = applySeedDerived(loaded, seeds);
+  const runConfig = trainRunConfig(file);
+  if (!file.dataset.path && !options.resume)
+    throw new Error("no dataset: give DATA (a JSONL file), dataset=NAME (configs/dataset) or dataset.path=FILE");
+  if (file.dataset.path) checkDatasetFile(file.dataset.path);
+  const local = (name: string) => file.services[name]?.url === undefined;
+  if (local("learner") && !options.resume) checkRunAlgorithm(file);
+  if (local("inference") || local("learner")) checkModelDir(file.model.dir, configDir(options.configDir));
+  const tracking = resolveTracking(
+    file.logging,
+    [...seeds.explicit].some((key) => key.startsWith("logging.")),
+  );
+  const runId = options.resume ?? newRunId(runConfig.expName);
+  return { file, runConfig, tracking, runId, options, ...(options.resume ? { resume: options.resume } : {}) };
+}
+
+/** The run's algorithm section as the learner will check it at its first step (seed-algorithm-config.ts). */
+function checkRunAlgorithm(file: TrainFile): void {
+  const sections = file as Record<string, unknown>;
+  const algorithm = (sections.algorithm ?? {}) as { name?: string; config?: Record<string, unknown> };
+  const training = (sections.training ?? {}) as { async?: boolean };
+  // An async run sends the rollout correction unless the config sets it (run-config.ts ASYNC_*).
+  const extra = training.async
+    ? { importance_sampling_cap: 2, importance_sampling_level: "token", importance_sampling_action: "truncate" }
+    : {};
+  checkAlgorithmSection(algorithm.name ?? "grpo", algorithm.config ?? {}, extra);
+}
+
+/** Starts the mesh and drives the planned run through OrchestratorService over gRPC. */
+async function runTrain(plan: TrainPlan): Promise<void> {
+  const { file, runConfig, runId, options } = plan;
+  const { model, runs_dir, services, dataset } = file;
+  const logs = startRunLogs(runs_dir, runId, { verbose: options.verbose === true });
+  const mesh = await startMesh({ modelDir: model.dir, services, orchestrator: { runs_dir } });
+  const { client, transport } = createServiceClient(OrchestratorService, {
+    endpoints: [mesh.urls.orchestrator!],
+    // StartRun and WatchRun as children of the command's span; each step is a trace of its own.
+    interceptors: [rpcClientTracing()],
+  });
+  const ui = options.ui
+    ? await dashboardCommand({
+        url: mesh.urls.orchestrator!,
+        port: options.ui === true ? "8080" : options.ui,
+        host: "127.0.0.1",
+        runsDir: runs_dir,
+      })
+    : undefined;
+  if (ui) process.stderr.write(`lean-grpo dashboard: ${ui.url}\n`);
+  let started = "";
+  let finished = () => {};
+  const done = new Promise<void>((resolve) => (finished = resolve));
+  // A stop request (signal, or the npx that started us gone) stops the run at a step
+  // boundary, which checkpoints it; the run then ends as any other: summary, mesh drained.
+  const release = onStopRequest(async () => {
+    if (started) {
+      await client.stopRun({ runId: started }).catch(() => {});
+      await done;
+    } else {
+      transport.close();
+      await mesh.shutdown();
+    }
+  });
+  let trackers: RunTrackers | undefined;
+  try {
+    const response = await logs.whileStarting(() =>
+      client.startRun(
+        options.resume ? { resumeRunId: options.resume, datasetPath: dataset.path } : { runId, datasetPath: dataset.path, runConfig },
+      ),
+    );
+    started = response.run!.id;
+    let final = response.run!;
+    // As the orchestrator resolved them (a resumed run: as it was started).
+    const evaluation = response.config?.eval;
+    const evalData = evaluation?.data ?? "";
+    const every = evaluation?.every ?? 1;
+    const progress = runProgress(
+      {
+        runId: started,
+        totalSteps: Number(final.totalSteps),
+        startStep: Number(final.step),
+        // As the orchestrator decides it (heldout-eval.ts evaluatesAt).
+        evaluatesAt: (step) => evalData !== "" && (step === 0 || step % every === 0 || step === Number(final.totalSteps)),
+      },
+      process.stdout.isTTY === true,
+    );
+    trackers = startTrackers(plan.tracking, {
+      runId: started,
+      runDir: final.outputDir,
+      name: plan.tracking.name ?? (runConfig.expName || started),
+      config: trackedConfig(file, response.config ? toJson(RunConfigMessageSchema, response.config, { useProtoFieldName: true }) : {}),
+      warn: (message) => progress.log(message),
+    });
+    try {
+      for await (const event of client.watchRun({ runId: started, fromStart: true })) {
+        if (event.event.case === "step") {
+          progress.step(event.event.value);
+          trackers.step(event.event.value);
+        } else if (event.event.case === "stateChange") final = event.event.value;
+        else if (event.event.case === "log") progress.log(event.event.value);
+      }
+      await trackers.finish(final);
+    } finally {
+      progress.stop();
+    }
+    const outputs = new RunOutputs(final.outputDir);
+    const [steps, evals, runFile] = await Promise.all([
+      outputs.readSteps().catch(() => []),
+      outputs.readEvals().catch(() => []),
+      outputs.readRun().catch(() => undefined),
+    ]);
+    const summary = runSummaryTable(final, steps, evals, {
+      evalConfigured: evalData !== "",
+      advice: runAdvice(final, runFile?.checkpointed !== false),
+      ...(process.stdout.columns ? { width: process.stdout.columns } : {}),
+    });
+    process.stdout.write(`${summary}\nservice logs: ${logs.dir}\n${trackingNotes(plan.tracking, final.outputDir)}`);
+    if (final.state === RunState.FAILED) process.exitCode = 1;
+  } finally {
+    release();
+    transport.close();
+    await ui?.close();
+    await mesh.shutdown();
+    finished();
+  }
+}
+
+/** Where the trackers' files are and how to open or upload them. */
+function trackingNotes(tracking: TrackingConfig, runDir: string): string {
+  const notes: string[] = [];
+  if (tracking.trackers.includes("tensorboard")) notes.push(`tensorboard: tensorboard --logdir ${path.join(runDir, "tensorboard")}`);
+  if (tracking.trackers.includes("wandb") && tracking.mode === "offline") {
+    notes.push(`W&B offline run (upload: wandb sync DIR): ${path.join(runDir, "wandb", "offline-run-*")}`);
+  }
+  return notes.map((n) => `${n}\n`).join("");
+}
+
+/** The seeds' names under the options of `lean-grpo train --help`: each beside the key it sets here. */
+function seedNamesHelp(): string {
+  const width = Math.max(...SEED_NAMES.map((n) => n.name.length));
+  const lines = SEED_NAMES.map((n) => {
+    const to = "key" in n.to ? n.to.key : "derived" in n.to ? DERIVED_SETS[n.to.derived] : "refused (the error says what to type)";
+    return `  ${n.name.padEnd(width)}  ${to}   [seed ${n.seeds.join(", ")}]`;
+  });
+  return (
+    "\nThe seeds' names (as key=value, or in a --config file) and what they set here:\n" +
+    lines.join("\n") +
+    "\n  logging.enabled|project|entity|mode|name, exp_name, logging.report_to: as seed 003 and TRL name them (docs/guide/tracking.md)" +
+    "\nSeed 001-004 commands and what each does here: docs/guide/seeds.md\n"
+  );
 }
 
 function algoConfig(text: string): unknown {

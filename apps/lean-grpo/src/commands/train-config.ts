@@ -5,9 +5,9 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { ConfigError, listGroups, loadConfig, splitGroupChoices } from "@lean-grpo/kit";
+import { ConfigError, listGroups, loadConfig, splitGroupChoices, type SourceEntry } from "@lean-grpo/kit";
 import { RunConfigShapeError, runConfigToMessage, type RunConfigMessage } from "@lean-grpo/orchestrator";
-import type { TrainFile, TrainFileSchema } from "./train-command.js";
+import type { TrainFile, TrainFileSchema } from "./train-file.js";
 
 const REPO_CONFIGS = fileURLToPath(new URL("../../../../configs/", import.meta.url));
 
@@ -26,6 +26,8 @@ export interface TrainConfigSources {
   flags: Record<string, unknown>;
   flagNames: Record<string, string>;
   configDir?: string;
+  /** Rewrites every source's entries before they merge (the seeds' names: config/seed-names.ts). */
+  translate?: (entries: SourceEntry[]) => SourceEntry[];
 }
 
 export function loadTrainConfig(schema: typeof TrainFileSchema, sources: TrainConfigSources): TrainFile {
@@ -38,6 +40,7 @@ export function loadTrainConfig(schema: typeof TrainFileSchema, sources: TrainCo
     flags: sources.flags,
     flagNames: sources.flagNames,
     overrides,
+    ...(sources.translate ? { translate: sources.translate } : {}),
   });
 }
 
@@ -47,7 +50,7 @@ export function loadTrainConfig(schema: typeof TrainFileSchema, sources: TrainCo
  * are a ConfigError naming them; values are the orchestrator's to check (StartRun).
  */
 export function trainRunConfig(file: TrainFile): RunConfigMessage {
-  const { model: _model, runs_dir: _runsDir, services: _services, dataset, ...run } = file;
+  const { model: _model, runs_dir: _runsDir, services: _services, logging: _logging, dataset, ...run } = file;
   const { path: _path, ...datasetRun } = dataset;
   try {
     return runConfigToMessage({ ...run, dataset: datasetRun });
@@ -63,6 +66,19 @@ export function trainRunConfig(file: TrainFile): RunConfigMessage {
  */
 export function checkModelDir(dir: string, root: string): void {
   if (existsSync(path.join(dir, "config.json"))) return;
+  // The seeds name models by Hub id (model.name=Qwen/Qwen2.5-1.5B, base_model); nothing is downloaded here.
+  if (!existsSync(dir) && /^[\w.-]+\/[\w.-]+$/.test(dir)) {
+    const local = `models/${dir.split("/")[1]}`;
+    throw new ConfigError([
+      {
+        path: "model.dir",
+        source: "model",
+        message:
+          `model.dir "${dir}" (also set as model.name, model.path, base_model or --model_path) looks like a Hugging Face Hub id and is not a local directory; ` +
+          `models are not downloaded here: fetch it with \`huggingface-cli download ${dir} --local-dir ${local}\` and set model.dir=${local} (or model.name=${local})`,
+      },
+    ]);
+  }
   const problem = existsSync(dir) ? `"${dir}" has no config.json (not a Hugging Face model directory)` : `"${dir}" does not exist`;
   const models = existsSync("models")
     ? readdirSync("models").filter(
@@ -76,8 +92,32 @@ export function checkModelDir(dir: string, root: string): void {
       source: "model",
       message:
         `model.dir ${problem}; set model.dir=DIR to a Qwen2, Qwen3 or Llama model directory` +
+        // Seed 004 resumes by pointing its model path at a checkpoint.
+        (/checkpoint/i.test(dir)
+          ? "; to continue a run from its last checkpoint: lean-grpo train --resume RUN (the run's id under runs_dir)"
+          : "") +
         (models.length > 0 ? ` (here: ${models.map((m) => `models/${m}`).join(", ")})` : "") +
         (groups.length > 0 ? ` or choose model=NAME (${groups.join(", ")})` : ""),
+    },
+  ]);
+}
+
+/**
+ * The training file must be there before any service starts. A Hub dataset id (the seeds'
+ * dataset.name, e.g. agentica-org/DeepScaleR-Preview-Dataset) is not downloaded: the error
+ * says how to give a local file.
+ */
+export function checkDatasetFile(file: string): void {
+  if (existsSync(file)) return;
+  const hub = /^[\w.-]+\/[\w.-]+$/.test(file) && !/\.jsonl?$/.test(file);
+  throw new ConfigError([
+    {
+      path: "dataset.path",
+      source: "dataset",
+      message: hub
+        ? `dataset "${file}" looks like a Hugging Face Hub dataset id and is not a local file; datasets are not downloaded here: ` +
+          `save it as JSONL (math: one {"problem", "answer"} per line; Lean: {"name", "statement"}) and give its path as DATA or dataset.path=FILE`
+        : `dataset "${file}" does not exist; give a JSONL file as DATA or dataset.path=FILE, or choose dataset=NAME (configs/dataset)`,
     },
   ]);
 }

@@ -3,7 +3,7 @@
 // so it sets up tracing of its own (OTEL_* from the environment it was started with): its
 // server spans continue the caller's traceparent, and are flushed before it reports stopped.
 import { parentPort, workerData } from "node:worker_threads";
-import { loadConfig, serve, setupTracing } from "@lean-grpo/kit";
+import { createLogger, loadConfig, serve, setupTracing, surviveUnhandledRejections } from "@lean-grpo/kit";
 import { SERVICE_CATALOG } from "./service-catalog.js";
 import type { ServiceThreadCommand, ServiceThreadReply, ServiceThreadRequest } from "./service-thread-protocol.js";
 
@@ -11,6 +11,8 @@ const port = parentPort!;
 const reply = (message: ServiceThreadReply) => port.postMessage(message);
 const { service, flags } = workerData as ServiceThreadRequest;
 
+// A thread has its own process events: without this, one rejection nobody handled ends the thread's service.
+surviveUnhandledRejections(createLogger(service));
 const tracing = setupTracing({ serviceName: `lean-grpo-${service}` });
 try {
   const entry = SERVICE_CATALOG.find((s) => s.name === service);

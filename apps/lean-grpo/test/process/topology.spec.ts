@@ -35,6 +35,7 @@ beforeAll(async () => {
       "    overrides:",
       `      - 'repl.command=${JSON.stringify(replCommand)}'`,
       "      - repl.pool_size=1",
+      "      - repl.sandbox.mode=none",
       // The topology, not the verdict, is under test here.
       "      - repl.replay=off",
       "      - server.shutdown.drain_delay_ms=0",

@@ -38,6 +38,8 @@ export function replStandIn(script: RulesFile, poolSize = 2): ReplStandIn {
         timeout_ms: 10_000,
         header_timeout_ms: 20_000,
         memory_limit_mb: 0,
+        // The stand-in reads its rules and writes its log where the sandbox would not let it (tests/security runs it sandboxed).
+        sandbox: { mode: "none" },
         // The verifier's default: PROVED only after the kernel replay (the checker stand-in, judging by the same rules).
         replay: "proved",
         replay_checker: { command: checkerStandInCommand(rules) },

@@ -5,7 +5,7 @@ import { ConfigError, type ConfigIssue } from "./errors.js";
 import { describeZodIssue, unknownKeyIssue } from "./describe-issue.js";
 import { MergedConfig } from "./merge.js";
 import { findUnknownKeys, nestedDefaults, schemaAt } from "./schema-walk.js";
-import { envEntries, fileEntries, flagEntries, overrideEntries } from "./sources.js";
+import { envEntries, fileEntries, flagEntries, overrideEntries, type SourceEntry } from "./sources.js";
 import { groupEntries, type ConfigGroups } from "./config-groups.js";
 
 export interface ConfigSources {
@@ -26,6 +26,11 @@ export interface ConfigSources {
   flagNames?: Record<string, string>;
   /** "training.learning_rate=1e-5"; values are read as YAML. */
   overrides?: readonly string[];
+  /**
+   * Rewrites the entries of every source, in order, before they merge: e.g. other programs'
+   * names for the same keys (the seeds' aliases of `lean-grpo train`). May throw ConfigError.
+   */
+  translate?: (entries: SourceEntry[]) => SourceEntry[];
 }
 
 /**
@@ -35,7 +40,7 @@ export interface ConfigSources {
  */
 export function loadConfig<S extends z.ZodType>(schema: S, sources: ConfigSources = {}): z.output<S> {
   const sourceIssues: ConfigIssue[] = [];
-  const entries = [
+  const read = [
     ...(sources.file === undefined ? [] : fileEntries(sources.file, sourceIssues)),
     ...(sources.groups === undefined ? [] : groupEntries(sources.groups, sourceIssues)),
     ...(sources.envPrefix === undefined ? [] : envEntries(sources.env ?? process.env, sources.envPrefix, sourceIssues)),
@@ -44,6 +49,7 @@ export function loadConfig<S extends z.ZodType>(schema: S, sources: ConfigSource
   ];
   // A source that could not be read would only add noise (missing keys) to the rest.
   if (sourceIssues.length > 0) throw new ConfigError(sourceIssues);
+  const entries = sources.translate ? sources.translate(read) : read;
 
   const merged = new MergedConfig();
   const defaults = nestedDefaults(schema);

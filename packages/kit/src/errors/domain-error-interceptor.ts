@@ -1,7 +1,7 @@
 // Applies each service's DomainErrorMapping around its handlers, as a connect
-// interceptor: the same code serves the gRPC fast path and connect-node, and every
-// call shape. Unary and client-streaming failures reject `next`; server-streaming and
-// bidi failures surface while the response stream is read, so that stream is wrapped.
+// interceptor: the same code serves every protocol and every call shape. Unary and
+// client-streaming failures reject `next`; server-streaming and bidi failures surface
+// while the response stream is read, so that stream is wrapped.
 import type { ConnectError, Interceptor, StreamRequest, UnaryRequest } from "@connectrpc/connect";
 import { toConnectError, type DomainErrorMapping } from "./domain-error-mapping.js";
 

@@ -6,6 +6,7 @@ import { loadConfig, ConfigError } from "../config/index.js";
 import { setupTracing } from "../telemetry/setup-tracing.js";
 import { createLogger } from "../log.js";
 import { serve, type RunningServer, type ServiceRegistration } from "./serve.js";
+import { surviveUnhandledRejections } from "./unhandled-rejections.js";
 import type { ServerConfig } from "./server-config.js";
 
 export interface RunServiceOptions<S extends z.ZodType<{ server: ServerConfig }>> {
@@ -20,6 +21,7 @@ const USAGE = "usage: [--config FILE.yaml] [--host HOST] [--port PORT] [key.path
 
 export async function runService<S extends z.ZodType<{ server: ServerConfig }>>(options: RunServiceOptions<S>): Promise<RunningServer> {
   const logger = createLogger(options.name);
+  surviveUnhandledRejections(logger);
   let config: z.infer<S>;
   try {
     const { values, positionals } = parseArgs({

@@ -1,13 +1,13 @@
 // serve(): one HTTP/2 port answering gRPC, gRPC-Web and Connect for a set of
 // services, with reflection, health, tracing, limits, optional auth and a
-// graceful drain. Unary gRPC calls take the kit's fast path; everything else is
-// handled by connect-node. Both run the same implementations and interceptors.
+// graceful drain. Every call passes the request gate (auth on headers, a slot
+// under the concurrency cap, a deadline) and is then served by connect-node.
 import * as http2 from "node:http2";
 import { readFileSync } from "node:fs";
 import { setMaxListeners } from "node:events";
 import type { AddressInfo } from "node:net";
 import type { DescService } from "@bufbuild/protobuf";
-import { createServiceImplSpec, type Interceptor, type ServiceImpl } from "@connectrpc/connect";
+import type { Interceptor, ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
 import type { Logger } from "pino";
@@ -19,7 +19,8 @@ import { createConcurrencyLimit } from "../limits/concurrency-limit.js";
 import { bearerAuth } from "../auth/bearer-auth.js";
 import { domainErrorInterceptor } from "../errors/domain-error-interceptor.js";
 import type { DomainErrorMapping } from "../errors/domain-error-mapping.js";
-import { createGrpcUnaryFastPath, type UnaryRoute } from "./grpc-unary-fast-path.js";
+import { createRequestGate, type CallRoute } from "./request-gate.js";
+import { GrpcMessageResponse } from "./grpc-message-encoding.js";
 import { ServerConfigSchema, type ServerConfig } from "./server-config.js";
 import { createLogger } from "../log.js";
 
@@ -95,14 +96,11 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   ];
   const registrations = [...options.services, ...infrastructure];
 
-  const limit = createConcurrencyLimit({
-    maxConcurrentCalls: config.limits.max_concurrent_calls,
-    exemptServices: INFRASTRUCTURE_SERVICES,
-  });
+  const auth = config.auth.token ? bearerAuth({ token: config.auth.token, openServices: INFRASTRUCTURE_SERVICES }) : undefined;
   const interceptors: Interceptor[] = [
     rpcServerTracing(),
-    ...(config.auth.token ? [bearerAuth({ token: config.auth.token, openServices: INFRASTRUCTURE_SERVICES })] : []),
-    limit.interceptor,
+    // Decided again here, after the gate, so that a call reaching a handler is always authenticated.
+    ...(auth ? [auth] : []),
     ...(options.interceptors ?? []),
     // Innermost, so that tracing and every other interceptor see the mapped status.
     ...domainErrorMapping(options.services, logger),
@@ -118,15 +116,13 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     maxTimeoutMs: config.limits.max_timeout_ms,
     shutdownSignal: shutdownController.signal,
   });
-  const fastPath = createGrpcUnaryFastPath({
-    routes: unaryRoutes(registrations),
-    interceptors,
-    readMaxBytes: config.limits.read_max_bytes,
-    writeMaxBytes: config.limits.write_max_bytes,
+  const admit = createRequestGate({
+    routes: callRoutes(registrations),
+    limit: createConcurrencyLimit({ maxConcurrentCalls: config.limits.max_concurrent_calls }),
+    authenticate: auth && authenticateWith(auth),
+    defaultTimeoutMs: config.limits.default_timeout_ms ?? config.limits.max_timeout_ms,
+    defaultStreamTimeoutMs: config.limits.default_stream_timeout_ms ?? 0,
     maxTimeoutMs: config.limits.max_timeout_ms,
-    shutdownSignal: shutdownController.signal,
-    onInternalError: (error, route) =>
-      logger.error({ err: error, rpc: `${route.service.typeName}/${route.method.name}` }, "handler failed"),
   });
 
   const server = config.tls
@@ -142,14 +138,19 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   });
   const onStream = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, _flags: number, rawHeaders: string[]) => {
     openStreams++;
+    // "close", not the answer's end: the drain must not destroy a session whose last
+    // trailers are still on their way.
     stream.once("close", () => {
       openStreams--;
       if (openStreams === 0) streamsDrained?.();
     });
-    if (fastPath(stream, headers)) return;
-    // Everything else: hand the stream to connect-node through Node's own compat
-    // objects, exactly as http2.createServer(handler) would.
-    connectHandler(new http2.Http2ServerRequest(stream, headers, undefined as never, rawHeaders), new http2.Http2ServerResponse(stream));
+    stream.on("error", (error) => logger.debug({ err: error }, "stream error"));
+    void admit(stream, headers).then((admitted) => {
+      if (!admitted) return;
+      // Handed to connect-node through Node's own compat objects, exactly as
+      // http2.createServer(handler) would.
+      connectHandler(new http2.Http2ServerRequest(stream, headers, undefined as never, rawHeaders), new GrpcMessageResponse(stream));
+    });
   };
   server.on("stream", onStream);
 
@@ -240,7 +241,7 @@ function watchReadiness(registration: ServiceRegistration, health: HealthRegistr
 
 function domainErrorMapping(services: ServiceRegistration[], logger: Logger): Interceptor[] {
   // Every service gets one, declared or not: an error no mapping knows answers INTERNAL
-  // and is logged the same way on the fast path and on connect-node.
+  // and is logged, whatever the protocol.
   const mappings = new Map<string, DomainErrorMapping>();
   for (const { service, errors } of services) mappings.set(service.typeName, errors ?? []);
   return [
@@ -252,22 +253,23 @@ function domainErrorMapping(services: ServiceRegistration[], logger: Logger): In
   ];
 }
 
-function unaryRoutes(registrations: ServiceRegistration[]): Map<string, UnaryRoute> {
-  const routes = new Map<string, UnaryRoute>();
-  for (const { service, impl } of registrations) {
-    // The spec fills unimplemented methods with ones that throw UNIMPLEMENTED, as the router does.
-    const spec = createServiceImplSpec(service, impl as ServiceImpl<DescService>);
+/** Every method served, by HTTP path, for the request gate. */
+function callRoutes(registrations: ServiceRegistration[]): Map<string, CallRoute> {
+  const routes = new Map<string, CallRoute>();
+  for (const { service } of registrations) {
     for (const method of service.methods) {
-      const methodSpec = spec.methods[method.localName];
-      if (methodSpec?.kind !== "unary") continue;
-      routes.set(`/${service.typeName}/${method.name}`, {
-        service,
-        method: method as UnaryRoute["method"],
-        impl: methodSpec.impl as UnaryRoute["impl"],
-      });
+      routes.set(`/${service.typeName}/${method.name}`, { service: service.typeName, streaming: method.methodKind !== "unary" });
     }
   }
   return routes;
+}
+
+/** The auth interceptor's own decision, asked of the headers alone (before any body is read). */
+function authenticateWith(auth: Interceptor) {
+  const check = auth(async () => undefined as never);
+  return async (service: string, header: Headers) => {
+    await check({ service: { typeName: service }, header } as never);
+  };
 }
 
 function sleep(ms: number) {

@@ -7,9 +7,12 @@ export const ServerConfigSchema = z
     host: z.string().min(1).default("127.0.0.1"),
     /** Port; 0 picks a free one. */
     port: z.number().int().min(0).max(65535).default(0),
+    /** Serve TLS (HTTP/2 over TLS) instead of h2c; both files are PEM. */
     tls: z
       .object({
+        /** The certificate chain (PEM). */
         cert_file: z.string().min(1),
+        /** The certificate's private key (PEM). */
         key_file: z.string().min(1),
       })
       .strict()
@@ -28,12 +31,39 @@ export const ServerConfigSchema = z
           .int()
           .positive()
           .default(16 * 1024 * 1024),
-        /** Calls in flight per service before RESOURCE_EXHAUSTED; 0 = unlimited. */
+        /**
+         * Calls in flight per service before RESOURCE_EXHAUSTED; 0 = unlimited. Every
+         * HTTP/2 stream counts from its headers to its close (health watches and
+         * reflection included, each against its own service).
+         */
         max_concurrent_calls: z.number().int().min(0).default(256),
         /** Longest deadline a client may ask for, ms. */
         max_timeout_ms: z.number().int().positive().default(600_000),
+        /**
+         * Deadline of a unary call that sends none (no grpc-timeout / connect-timeout-ms),
+         * ms; 0 = none. Unset: max_timeout_ms, the longest a client could ask for.
+         */
+        default_timeout_ms: z.number().int().min(0).optional(),
+        /**
+         * Deadline of a streaming call that sends none, ms; 0 = none (the default: a
+         * WatchRun follows a run for as long as it lasts; streams still count against
+         * max_concurrent_calls).
+         */
+        default_stream_timeout_ms: z.number().int().min(0).optional(),
       })
       .strict()
+      .superRefine((limits, ctx) => {
+        for (const key of ["default_timeout_ms", "default_stream_timeout_ms"] as const) {
+          const value = limits[key];
+          if (value !== undefined && value > limits.max_timeout_ms) {
+            ctx.addIssue({
+              code: "custom",
+              path: [key],
+              message: `${key} (${value}) must be <= max_timeout_ms (${limits.max_timeout_ms}), the longest deadline a call may have`,
+            });
+          }
+        }
+      })
       .default({ read_max_bytes: 4 * 1024 * 1024, write_max_bytes: 16 * 1024 * 1024, max_concurrent_calls: 256, max_timeout_ms: 600_000 }),
     auth: z
       .object({

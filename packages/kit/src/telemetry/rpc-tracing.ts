@@ -1,6 +1,6 @@
 // OpenTelemetry spans for RPCs, as connect interceptors (connect-es has no OTel
 // package; instrumentation-http does not see node:http2). One interceptor serves
-// both the connect-node handler and the kit's gRPC fast path.
+// every protocol connect-node answers: gRPC, gRPC-Web and Connect.
 //
 // Attributes are the classic RPC set that instrumentation-grpc and otelgrpc emit
 // and that backends query: rpc.system, rpc.service, rpc.method, rpc.grpc.status_code.

@@ -13,15 +13,23 @@ import torch.distributed as dist
 
 
 class ProcessGroupCollective:
-    def __init__(self, device: torch.device):
+    def __init__(self, device: torch.device, lockstep: bool = False):
         self.rank = dist.get_rank()
         self.world_size = dist.get_world_size()
         self.is_main = self.rank == 0
+        # torch.sharding "fsdp": every forward all-gathers, so every rank runs as many passes as the others.
+        self.lockstep = lockstep
         # gloo reduces CPU tensors, NCCL CUDA tensors.
         self.device = device if dist.get_backend() == "nccl" else torch.device("cpu")
 
-    def owns_micro_batch(self, k: int) -> bool:
-        return k % self.world_size == self.rank
+    def micro_batch_plan(self, count: int) -> list[tuple[int, bool]]:
+        """(micro-batch, counts) this rank runs: round-robin. In lockstep a rank with no micro-batch in
+        the last round runs that round's first one, its loss and sums not counted (multiplied by 0)."""
+        plan = [(k, True) for k in range(self.rank, count, self.world_size)]
+        if self.lockstep:
+            rounds = -(-count // self.world_size)
+            plan += [((rounds - 1) * self.world_size, False)] * (rounds - len(plan))
+        return plan
 
     def sum_gradients(self, grads: list[torch.Tensor], scalars: list[float]) -> list[float]:
         flat = torch.cat(
@@ -33,6 +41,20 @@ class ProcessGroupCollective:
             g.copy_(flat[offset : offset + g.numel()].view_as(g).to(g.device, g.dtype))
             offset += g.numel()
         return [float(v) for v in flat[offset:].to("cpu", torch.float64)]
+
+    def min_over_ranks(self, value: int) -> int:
+        box = torch.tensor([value], dtype=torch.int64, device=self.device)
+        dist.all_reduce(box, op=dist.ReduceOp.MIN)
+        return int(box.item())
+
+    def gather_rows(self, rows: dict[int, list[float]]) -> dict[int, list[float]]:
+        """Per-row values (batch row -> list) each rank computed for its micro-batches, merged on every rank."""
+        gathered = [None] * self.world_size
+        dist.all_gather_object(gathered, rows)
+        merged: dict[int, list[float]] = {}
+        for part in gathered:
+            merged.update(part)
+        return merged
 
     def send_command(self, command: str, payload) -> None:
         dist.broadcast_object_list([(command, payload)], src=0)

@@ -18,6 +18,8 @@ def run_worker(learner, collective) -> None:
                 learner.train_step(payload)
             elif command == "load_checkpoint":
                 learner.load_checkpoint(payload)
+            elif command == "compute_logprobs":  # torch.sharding "fsdp": every rank joins each forward
+                learner.compute_logprobs(*payload)
             else:
                 log.error("rank %d: unknown command %r", collective.rank, command)
         except Exception:  # noqa: BLE001 - keep serving the next command

@@ -25,6 +25,8 @@ from .rotary import apply_rotary, inverse_frequencies, rotary_tables
 
 # torch >= 2.0 has a fused attention kernel; torch 1.13 (Debian) takes the plain path.
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
+# torch >= 2.5: SDPA reads grouped kv heads itself (no repeated copies of k and v).
+SDPA_GQA = HAS_SDPA and tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 5)
 
 
 @dataclass
@@ -53,6 +55,8 @@ class CausalLM:
         self.inv_freq = inverse_frequencies(config).to(device)
         self.logit_softcap = None  # none of qwen2 / qwen3 / llama caps logits (Gemma 2/3 do: transformers source)
         self.reasoning_start: int | None = None  # n_s once expanded with a reasoning vocabulary (reasoning_expansion.py)
+        # torch.sharding "fsdp": one FSDP2-wrapped module per decoder layer (distributed/fsdp.py).
+        self.sharded_layers = None
 
     @staticmethod
     def load(directory: str | Path, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32) -> "CausalLM":
@@ -97,12 +101,16 @@ class CausalLM:
             k = rms_norm(k, self.weights[f"model.layers.{layer}.self_attn.k_norm.weight"], c.rms_norm_eps)
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         groups = c.num_heads // c.num_kv_heads
-        if groups > 1:  # kv head j serves q heads j·g … j·g+g−1 (HF repeat_kv)
+        if groups > 1 and not SDPA_GQA:  # kv head j serves q heads j·g … j·g+g−1 (HF repeat_kv)
             k = k.repeat_interleave(groups, dim=1)
             v = v.repeat_interleave(groups, dim=1)
-        if HAS_SDPA:
+        gqa = {"enable_gqa": True} if groups > 1 and SDPA_GQA else {}
+        if HAS_SDPA and bias is None:
+            # No padding: the causal mask alone, which lets SDPA pick its flash kernel.
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True, **gqa)
+        elif HAS_SDPA:
             # Clamped to the compute dtype's range first: float32's min would round to −inf in bf16.
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.clamp(min=torch.finfo(q.dtype).min).to(q.dtype))
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.clamp(min=torch.finfo(q.dtype).min).to(q.dtype), **gqa)
         else:
             scores = torch.matmul(q, k.transpose(-1, -2)) * (c.head_dim**-0.5) + bias
             out = torch.matmul(torch.softmax(scores.to(torch.float32), dim=-1).to(q.dtype), v)
@@ -116,19 +124,25 @@ class CausalLM:
         gated = F.silu(self._linear(layer, "gate_proj", x, options)) * self._linear(layer, "up_proj", x, options)
         return h + self._linear(layer, "down_proj", gated, options)
 
+    @staticmethod
+    def _attention_bias(mask: torch.Tensor, length: int) -> torch.Tensor:
+        causal = torch.ones(length, length, dtype=torch.bool, device=mask.device).tril()
+        allowed = causal[None, None] & mask.bool()[:, None, None, :]
+        # A large negative rather than −inf: a padded query row sees only pads, and must not turn NaN.
+        return torch.zeros(allowed.shape, dtype=torch.float32, device=mask.device).masked_fill(~allowed, torch.finfo(torch.float32).min)
+
     def hidden_states(self, ids: torch.Tensor, mask: torch.Tensor, options: ForwardOptions) -> torch.Tensor:
         """Final-norm hidden states [batch, length, hidden] of left-padded ids with their 0/1 mask."""
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         cos, sin = rotary_tables(self.inv_freq, positions)
         length = ids.shape[1]
-        causal = torch.ones(length, length, dtype=torch.bool, device=ids.device).tril()
-        allowed = causal[None, None] & mask.bool()[:, None, None, :]
-        # A large negative rather than −inf: a padded query row sees only pads, and must not turn NaN.
-        bias = torch.zeros(allowed.shape, dtype=torch.float32, device=ids.device).masked_fill(~allowed, torch.finfo(torch.float32).min)
+        bias = None if HAS_SDPA and bool(mask.all()) else self._attention_bias(mask, length)
         # An adapter's trained reasoning rows replace the base's copies (reasoning_expansion.py).
         h = embed(ids, self.weights["model.embed_tokens.weight"], options.adapter)
         for layer in range(self.config.num_layers):
-            if options.gradient_checkpointing and torch.is_grad_enabled():
+            if self.sharded_layers is not None:  # gathers the layer, checkpointing inside (fsdp.py)
+                h = self.sharded_layers[layer](h, cos, sin, bias, options)
+            elif options.gradient_checkpointing and torch.is_grad_enabled():
                 h = checkpoint(self._layer, layer, h, cos, sin, bias, options, use_reentrant=False)
             else:
                 h = self._layer(layer, h, cos, sin, bias, options)

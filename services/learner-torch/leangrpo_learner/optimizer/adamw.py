@@ -1,7 +1,10 @@
 """torch.optim.AdamW over the adapter's parameters, with its state exposed by PEFT key in the TS
 learner's checkpoint layout (moments of A as [in, r], of B as [r, out]: PEFT's transposes), so a
 checkpoint written by either learner resumes on the other. Reasoning token rows keep PEFT's own
-[rows, hidden] layout (the TS learner holds them that way too)."""
+[rows, hidden] layout (the TS learner holds them that way too).
+
+`fused` (CUDA, torch >= 2.0): torch's one-kernel AdamW instead of a loop of small kernels per
+tensor; the same update up to float32 rounding."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,16 +30,18 @@ class AdamWSettings:
 
 
 class AdamW:
-    def __init__(self, adapter: LoraAdapter, settings: AdamWSettings):
+    def __init__(self, adapter: LoraAdapter, settings: AdamWSettings, fused: bool = False):
         self.adapter = adapter
         self.settings = settings
         self.updates = 0
+        self.fused = fused
         self.optimizer = torch.optim.AdamW(
             list(adapter.parameters()),
             lr=settings.learning_rate,
             betas=(settings.beta1, settings.beta2),
             eps=settings.epsilon,
             weight_decay=settings.weight_decay,
+            **({"fused": True} if fused else {}),
         )
 
     def apply(self, learning_rate: float) -> None:
@@ -70,7 +75,8 @@ class AdamW:
             if list(_layout(key, m).shape) != list(p.shape) or list(_layout(key, v).shape) != list(p.shape):
                 raise ValueError(f'optimizer moment "{key}" has shape {list(m.shape)}; the adapter needs {list(_layout(key, p).shape)}')
             self.optimizer.state[p] = {
-                "step": torch.tensor(float(updates)),
+                # The fused kernel reads the step count on the parameter's device.
+                "step": torch.tensor(float(updates), dtype=torch.float32, device=p.device if self.fused else "cpu"),
                 "exp_avg": _layout(key, m).contiguous().to(p.device, p.dtype),
                 "exp_avg_sq": _layout(key, v).contiguous().to(p.device, p.dtype),
             }

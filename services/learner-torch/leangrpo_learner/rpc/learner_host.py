@@ -14,6 +14,7 @@ from ..lora.lora_config import LoraConfig
 from ..model.model_source import load_model
 from ..optimizer.adamw import AdamWSettings
 from ..training.learner import Learner, LearnerOptions, OptimizerOptions
+from ..training.step_speed import StepSpeedSettings
 from .status_codes import RpcAbort
 
 log = logging.getLogger("leangrpo_learner")
@@ -35,6 +36,9 @@ def learner_options(config: dict) -> LearnerOptions:
         seed=config["seed"],
         keep_versions=config["adapter_versions_kept"],
         gradient_checkpointing=config["torch"]["gradient_checkpointing"],
+        speed=StepSpeedSettings(
+            config["torch"]["micro_batch_tokens"], config["torch"]["logits_chunk_mib"], config["torch"]["former_step"], config["torch"]["compile"]
+        ),
         reasoning_rows=config.get("reasoning_rows", "train"),
     )
 
@@ -45,7 +49,14 @@ def base_model_of(config: dict) -> str:
 
 def load_learner(config: dict, device: torch.device, collective=None) -> Learner:
     options = learner_options(config)
-    return Learner(load_model(config, options.lora, device), options, collective)
+    if config["torch"]["sharding"] == "fsdp":
+        from ..distributed.fsdp import load_sharded_native
+        from ..model.model_source import base_dtype
+
+        model = load_sharded_native(config["model"]["dir"], device, base_dtype(device, config["torch"]["dtype"]))
+    else:
+        model = load_model(config, options.lora, device)
+    return Learner(model, options, collective)
 
 
 class LearnerHost:
@@ -55,6 +66,8 @@ class LearnerHost:
         self.collective = collective
         self.lock = threading.Lock()
         self._learner = learner
+        # Sharded ranks gather every layer in every forward: scoring must run on all of them too.
+        self.sharded = config["torch"]["sharding"] == "fsdp"
 
     @property
     def base_model(self) -> str:

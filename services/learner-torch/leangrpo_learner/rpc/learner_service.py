@@ -127,7 +127,10 @@ class LearnerServicer:
             pairs = [(list(s.prompt_token_ids), list(s.completion_token_ids)) for s in request.sequences]
             with self.host.lock:
                 learner = self.host.learner()
-                logprobs, entropies, version = learner.compute_logprobs(pairs, request.reference, sampling)
+                if self.host.sharded:
+                    learner.check_pairs(pairs)  # the other ranks only ever see valid sequences
+                    self.host.broadcast("compute_logprobs", (pairs, request.reference, sampling, request.include_entropy))
+                logprobs, entropies, version = learner.compute_logprobs(pairs, request.reference, sampling, request.include_entropy)
             response = M("leangrpo.v1.ComputeLogprobsResponse")(adapter_version=version)
             for i, row in enumerate(logprobs):
                 response.sequences.add(logprobs=row, entropies=entropies[i] if request.include_entropy else [])

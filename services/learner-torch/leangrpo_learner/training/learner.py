@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
 
 from ..artifact_names import adapter_name
 from ..algorithms.registry import algorithm_named
-from ..completion_logprobs import completion_logprobs, rows_of
+from ..completion_logprobs import LOGIT_FLOATS_PER_CHUNK, Projection, completion_logprobs, rows_of
 from ..errors import AdapterError, CheckpointError, SampleError, StepOrderError, UnknownVersionError
 from ..lora.lora_adapter import LoraAdapter
 from ..lora.lora_config import LoraConfig
@@ -34,6 +34,7 @@ from .sample_validation import validate_examples
 from .single_process import SingleProcess
 from .step_gradients import StepGradientInputs, step_gradients
 from .step_metrics import UpdateRecord, step_metrics
+from .step_speed import StepSpeed, resolve_step_speed
 from .training_example import TrainingExample
 
 
@@ -55,6 +56,8 @@ class LearnerOptions:
     seed: int
     keep_versions: int
     gradient_checkpointing: bool = False
+    # The step's speed settings (torch.*; step_speed.py). None: the former step's (CPU) values.
+    speed: StepSpeed | None = None
     # With a reasoning vocabulary: "train" trains the reasoning rows beside LoRA; "frozen" keeps
     # them at their copies (the measurement's control arm).
     reasoning_rows: str = "train"
@@ -102,15 +105,23 @@ class Learner:
         self.adapter = LoraAdapter.create(
             model.lora_layout(options.lora), options.lora, options.seed, (rows, initial_rows(model, rows)) if rows is not None else None
         ).to(model.device)
-        self.optimizer = AdamW(self.adapter, options.optimizer.adamw)
+        # Token budget and logit chunks sized for the device once, after the model took its memory.
+        self.speed = resolve_step_speed(options.speed, model, options.micro_batch_tokens, options.gradient_checkpointing)
+        if self.collective.world_size > 1:
+            # Every rank must cut a batch into the same micro-batches: the smallest budget of any rank.
+            self.speed = replace(self.speed, micro_batch_tokens=self.collective.min_over_ranks(self.speed.micro_batch_tokens))
+        self.optimizer = AdamW(self.adapter, options.optimizer.adamw, fused=self.speed.fused_adamw)
         self.versions: dict[int, dict[str, bytes]] = {}
         self._snapshot_version()
 
     # ---- scoring -------------------------------------------------------------------------
-    def score(self, pairs, sampling: SamplingDistribution, adapter: LoraAdapter | None) -> tuple[list[list[float]], list[list[float]]]:
-        """Logprobs and entropies without gradient, in chunks within the token budget."""
+    def score(self, pairs, sampling: SamplingDistribution, adapter: LoraAdapter | None, entropies_too: bool = True):
+        """Logprobs (and entropies, or empty lists) without gradient, in chunks within the token budget."""
         logprobs: list[list[float]] = []
         entropies: list[list[float]] = []
+        speed = getattr(self, "speed", None)
+        budget = speed.micro_batch_tokens if speed is not None else self.options.micro_batch_tokens
+        projection = Projection(speed.logit_chunk_floats if speed is not None else LOGIT_FLOATS_PER_CHUNK, entropies_too, speed is not None and speed.compile)
         start = 0
         with torch.no_grad():
             while start < len(pairs):
@@ -118,13 +129,13 @@ class Learner:
                 longest = len(pairs[start][0]) + len(pairs[start][1])
                 while end < len(pairs):
                     nxt = max(longest, len(pairs[end][0]) + len(pairs[end][1]))
-                    if nxt * (end - start + 1) > self.options.micro_batch_tokens:
+                    if nxt * (end - start + 1) > budget:
                         break
                     longest = nxt
                     end += 1
-                scores = completion_logprobs(self.model, pairs[start:end], sampling, ForwardOptions(adapter=adapter))
+                scores = completion_logprobs(self.model, pairs[start:end], sampling, ForwardOptions(adapter=adapter), projection)
                 logprobs += rows_of(scores.logprobs, scores.lengths)
-                entropies += rows_of(scores.entropies, scores.lengths)
+                entropies += rows_of(scores.entropies, scores.lengths) if entropies_too else [[] for _ in range(end - start)]
                 start = end
         return logprobs, entropies
 
@@ -139,8 +150,14 @@ class Learner:
             )
         return sampling
 
-    def compute_logprobs(self, pairs, reference: bool, sampling: SamplingDistribution):
+    def compute_logprobs(self, pairs, reference: bool, sampling: SamplingDistribution, include_entropy: bool = True):
         sampling = self.check_reasoning_mask(sampling, "sampling")
+        self.check_pairs(pairs)
+        logprobs, entropies = self.score(pairs, sampling, None if reference else self.adapter, include_entropy)
+        return logprobs, entropies, 0 if reference else self.adapter_version
+
+    def check_pairs(self, pairs) -> None:
+        """Token ids within the vocabulary, sequences within the context; raises SampleError naming the row."""
         for row, (prompt, completion) in enumerate(pairs):
             for name, ids in (("prompt_token_ids", prompt), ("completion_token_ids", completion)):
                 for i, token in enumerate(ids):
@@ -151,8 +168,6 @@ class Learner:
                     f"sequences[{row}]: prompt + completion is {len(prompt) + len(completion)} tokens; "
                     f"the model's context (max_position_embeddings) is {self.model.config.max_position_embeddings}"
                 )
-        logprobs, entropies = self.score(pairs, sampling, None if reference else self.adapter)
-        return logprobs, entropies, 0 if reference else self.adapter_version
 
     # ---- training ------------------------------------------------------------------------
     def check_request(self, request: StepRequest):
@@ -175,15 +190,31 @@ class Learner:
             )
         pairs = [(r.example.prompt_ids, r.example.completion_ids) for r in batch.rows]
         rl = request.mode == "rl"
-        old = self.score(pairs, sampling, self.adapter)[0] if rl else None
-        ref = self.score(pairs, sampling, None)[0] if rl and (settings.beta != 0 or settings.dpo_coef != 0) else None
+        former = self.speed.former_step
+        # With one update, "old" is the current policy (the detached logprobs of the pass that is
+        # differentiated, as TRL and the TS learner take them). Replays need the logprobs from
+        # before the first update, and with LoRA dropout the importance weight needs them without
+        # dropout: the same rule as the TS learner's.
+        old_pass = rl and (former or settings.num_iterations > 1 or (settings.importance_sampling_cap is not None and self.adapter.config.dropout > 0))
+        old = self.score(pairs, sampling, self.adapter, entropies_too=False)[0] if old_pass else None
+        needs_ref = rl and (settings.beta != 0 or settings.dpo_coef != 0)
+        # The former step scored the reference in a pass of its own; now each micro-batch scores its rows.
+        ref = self.score(pairs, sampling, None, entropies_too=False)[0] if needs_ref and former else None
         iterations = settings.num_iterations if rl else 1
         # With replays, a failure after the first update must not leave a half-applied step.
         before = (self.adapter.peft_tensors(), self.optimizer.updates, self.optimizer.moments()) if iterations > 1 else None
         updates: list[UpdateRecord] = []
+        on_policy_old = None
+        # The on-policy logprobs leave the device only for the metrics that read them (sampler logprobs sent).
+        keep_detached = rl and old is None and any(r.example.sampler_logprobs is not None for r in batch.rows)
         try:
-            for _ in range(iterations):
-                updates.append(self._update(settings, sampling, batch, old, ref))
+            for iteration in range(iterations):
+                record, gradients = self._update(settings, sampling, batch, old, ref, score_reference=needs_ref and ref is None, keep_detached=keep_detached)
+                updates.append(record)
+                if gradients.reference is not None:
+                    ref = self._all_rows(gradients.reference, len(batch.rows))
+                if gradients.detached is not None and iteration == 0:
+                    on_policy_old = self._all_rows(gradients.detached, len(batch.rows))
         except Exception:
             if before is not None and updates:
                 self.adapter.assign(before[0])
@@ -193,10 +224,15 @@ class Learner:
         self.adapter_version += 1
         self.algorithm = algorithm_named(request.algorithm).name
         self._snapshot_version()
-        metrics = step_metrics(request.examples, batch, updates, old, time.perf_counter() - started, settings)
+        metrics = step_metrics(request.examples, batch, updates, old if old is not None else on_policy_old, time.perf_counter() - started, settings)
         return StepResult(self.step, self.adapter_version, adapter_name(self.adapter_version), metrics, batch.zero_std_groups)
 
-    def _update(self, settings, sampling, batch, old, ref) -> UpdateRecord:
+    def _all_rows(self, mine: dict[int, list[float]], count: int) -> list[list[float]]:
+        """Per-row values computed in this rank's micro-batches, completed with the other ranks'."""
+        rows = self.collective.gather_rows(mine) if self.collective.world_size > 1 else mine
+        return [rows.get(i, []) for i in range(count)]
+
+    def _update(self, settings, sampling, batch, old, ref, score_reference=False, keep_detached=False):
         update_index = self.optimizer.updates
         self.optimizer.optimizer.zero_grad(set_to_none=False)
         for p in self.adapter.parameters():
@@ -211,22 +247,27 @@ class Learner:
                 batch=batch,
                 old=old,
                 ref=ref,
-                micro_batch_tokens=self.options.micro_batch_tokens,
+                micro_batch_tokens=self.speed.micro_batch_tokens,
                 dropout_seed=(lambda k: dropout_seed(self.seed, update_index, k)) if self.adapter.config.dropout > 0 else None,
                 gradient_checkpointing=self.options.gradient_checkpointing,
+                score_reference=score_reference,
+                keep_detached=keep_detached,
+                # Replays reuse the reference scored in the first update.
+                keep_reference=score_reference and batch.mode == "rl" and settings.num_iterations > 1,
+                projection=Projection(self.speed.logit_chunk_floats, True, self.speed.compile),
             ),
-            share=self.collective.owns_micro_batch,
+            plan=self.collective.micro_batch_plan,
         )
         grads = [p.grad for p in self.adapter.parameters()]
         sums = self.collective.sum_gradients(grads, gradients.as_list())
         gradients.loss, gradients.clip_low, gradients.clip_high, gradients.clip_region = sums[0], sums[1], sums[2], sums[3]
-        gradients.kl = sums[4] if ref is not None and batch.mode == "rl" else None
+        gradients.kl = sums[4] if (ref is not None or score_reference) and batch.mode == "rl" else None
         gradients.entropy = sums[5]
         grad_norm = clip_by_global_norm(grads, self.options.optimizer.max_grad_norm)
         o = self.options.optimizer
         learning_rate = o.adamw.learning_rate * learning_rate_multiplier(o.lr_schedule, o.warmup_steps, o.total_steps, update_index)
         self.optimizer.apply(learning_rate)
-        return UpdateRecord(gradients, grad_norm, learning_rate)
+        return UpdateRecord(gradients, grad_norm, learning_rate), gradients
 
     # ---- adapters and checkpoints --------------------------------------------------------
     def export_adapter(self, version: int) -> tuple[int, dict[str, bytes]]:
@@ -261,7 +302,7 @@ class Learner:
                 f"reasoning_rows is {self.options.reasoning_rows!r}{'' if self.vocabulary is not None else ' with no reasoning vocabulary'}; "
                 "set reasoning_rows to the run's that saved it"
             )
-        optimizer = AdamW(adapter, self.options.optimizer.adamw)
+        optimizer = AdamW(adapter, self.options.optimizer.adamw, fused=self.speed.fused_adamw)
         try:
             optimizer.restore(state.optimizer_updates, moments)
         except ValueError as error:

@@ -2,6 +2,7 @@
 // used: a run starts with all of it or not at all.
 import { readFile } from "node:fs/promises";
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { screenTheoremHeader } from "@lean-grpo/lean";
 import { parseJsonLines } from "@lean-grpo/jsonl";
 import { DatasetError, type DatasetIssue } from "./dataset-error.js";
 import { theoremFromRecord } from "./theorem-record.js";
@@ -57,6 +58,8 @@ export function validateInlineTheorems(theorems: readonly Theorem[]): void {
         message: "a theorem needs a Lean statement, or informal_statement + answer for a math task",
       });
     }
+    const header = screenTheoremHeader(theorem);
+    if (!header.ok) issues.push({ line, field: header.field, message: header.reason });
     const first = seen.get(theorem.id);
     if (first !== undefined) issues.push({ line, field: "id", message: `"${theorem.id}" is already used by theorem ${first}` });
     seen.set(theorem.id, line);

@@ -19,7 +19,8 @@ import {
 import type { OrchestratorConfig } from "../config.js";
 import { DatasetError } from "../data/dataset-error.js";
 import { loadDataset, validateInlineTheorems } from "../data/load-dataset.js";
-import { HELDOUT_CONCURRENCY, heldoutOptions } from "../run/training/heldout-eval.js";
+import { HELDOUT_CONCURRENCY } from "../run/training/heldout-context.js";
+import { heldoutOptions } from "../run/training/heldout-eval.js";
 import { connectMesh, type MeshClients } from "../run/mesh-clients.js";
 import { usesChatPrompts } from "../run/rollout/prompts.js";
 import type { AnswerFormStats } from "./answer-form.js";

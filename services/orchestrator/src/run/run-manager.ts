@@ -29,6 +29,7 @@ import { readJsonObjects } from "@lean-grpo/jsonl";
 import { connectMesh, type MeshClients } from "./mesh-clients.js";
 import { runPreflight } from "./preflight/run-preflight.js";
 import { RunConfigSchema, type RunConfig } from "./config/run-config.js";
+import { checkRunLimits } from "./config/run-limits.js";
 import { resolvedConfigMessage, runConfigInput, type RunConfigMessage } from "./config/run-config-message.js";
 import { listRunDirs, RunOutputs, type RunFile, type StepRecord } from "./outputs/run-outputs.js";
 import { ServiceLostError } from "./service-lost-error.js";
@@ -57,6 +58,11 @@ interface ActiveRun {
 export class RunManager {
   private readonly runs = new Map<string, ActiveRun>();
   private readonly abort = new AbortController();
+  /**
+   * The one-run slot, taken by a StartRun before its first await and held until its run
+   * is registered (or it fails): two StartRuns in flight can never both pass the check.
+   */
+  private starting = false;
 
   /** `renderReport`: how report.html is drawn (the dashboard's offline page); without one no report is written. */
   constructor(
@@ -69,14 +75,32 @@ export class RunManager {
   }
 
   async start(request: StartRunRequest): Promise<Run> {
+    // Checked and taken synchronously: nothing may run between the check and the reservation.
+    if (this.starting)
+      throw new ConnectError(
+        "another StartRun is being prepared; the learner trains one run at a time (retry once it has started or failed)",
+        Code.FailedPrecondition,
+      );
     const busy = [...this.runs.values()].find((r) => !FINAL.has(r.run.state));
     if (busy)
       throw new ConnectError(
         `run ${busy.run.id} is ${RunState[busy.run.state]}; the learner trains one run at a time (StopRun it first)`,
         Code.FailedPrecondition,
       );
+    this.starting = true;
+    try {
+      return await this.startReserved(request);
+    } finally {
+      // A registered run now holds the learner (the busy check above); a failed start frees it.
+      this.starting = false;
+    }
+  }
+
+  private async startReserved(request: StartRunRequest): Promise<Run> {
     const resumeId = request.resumeRunId;
     const fresh = resumeId ? undefined : parseRunConfig(runConfigInput(request), request.overrides);
+    // Before any dataset is read or service called.
+    if (fresh) checkRunLimits(fresh, this.config.run_limits);
     const id = request.runId || resumeId || newRunId(fresh?.exp_name ?? "");
     if (!/^[A-Za-z0-9._-]+$/.test(id))
       throw new ConnectError(`run_id "${id}" may hold only letters, digits, ".", "_" and "-"`, Code.InvalidArgument);
@@ -106,6 +130,7 @@ export class RunManager {
         );
       const saved = await from.readConfig();
       config = parseRunConfig(saved.run as Record<string, unknown>, request.overrides);
+      checkRunLimits(config, this.config.run_limits);
       dataset = String(saved.dataset);
       theorems = await loadTheorems(dataset, [], from);
     } else {

@@ -9,7 +9,7 @@ import type { Logger } from "../logger.js";
 import { TokenTables } from "./token-tables.js";
 import { ReplUnavailable, type EndKind } from "../repl/repl-failure.js";
 import { ReplProcess } from "../repl/repl-process.js";
-import { prepareSandbox, workerEnvironment, type Sandbox, type SandboxConfig } from "../repl/sandbox.js";
+import { workerEnvironment, type Sandbox } from "../repl/sandbox.js";
 import { ProcessGroupMemory, procAvailable } from "../repl/process-group-memory.js";
 import { findExecutable } from "../repl/repl-command.js";
 import { ReplWorker, type WorkerJob, type WorkerState } from "./repl-worker.js";
@@ -31,7 +31,8 @@ export interface ReplPoolOptions {
   /** Recycle a worker after this many requests (once it holds no tactic session); 0 = never. */
   maxRequestsPerWorker: number;
   maxResponseChars: number;
-  sandbox: SandboxConfig;
+  /** What confines each worker (prepared, and checked to work, by the service). */
+  sandbox: Sandbox;
   logger: Logger;
 }
 
@@ -108,7 +109,6 @@ export class ReplPool {
   private readonly memory = new ProcessGroupMemory();
   /** Each header's token table, as Lean reported it. */
   readonly tokenTables: TokenTables;
-  private sandbox: Sandbox | undefined;
   private sampler: NodeJS.Timeout | undefined;
   private sampling = false;
   private closed = false;
@@ -150,10 +150,9 @@ export class ReplPool {
       this.options.logger.error({ command: this.options.command, cwd: this.options.cwd }, this.unavailable);
       return;
     }
-    this.sandbox = await prepareSandbox(this.options.sandbox, this.options.logger);
     if (this.closed) return;
     this.options.logger.info(
-      { command: this.options.command, cwd: this.options.cwd, workers: this.size, sandbox: this.sandbox.enforced },
+      { command: this.options.command, cwd: this.options.cwd, workers: this.size, sandbox: this.options.sandbox.enforced },
       "starting REPL workers",
     );
     for (const worker of this.workers) worker.start();
@@ -241,10 +240,11 @@ export class ReplPool {
   }
 
   private spawnRepl(tmpDir: string): ReplProcess {
+    const env = workerEnvironment(process.env, this.options.env, tmpDir, this.options.sandbox.mode);
     return new ReplProcess({
-      argv: this.sandbox!.wrap(this.options.command),
+      argv: this.options.sandbox.wrap({ command: this.options.command, cwd: this.options.cwd, privateDir: tmpDir, env }),
       cwd: this.options.cwd,
-      env: workerEnvironment(process.env, this.options.env, tmpDir),
+      env,
       maxResponseChars: this.options.maxResponseChars,
       logger: this.options.logger,
     });

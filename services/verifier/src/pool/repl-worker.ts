@@ -34,14 +34,21 @@ export interface WorkerJob<T> {
   run(lease: WorkerLease): Promise<T>;
 }
 
-/** Lean refused a header (its elaboration reported errors); the worker itself is fine. */
+/**
+ * Lean refused a header (its elaboration reported errors); the worker itself is fine.
+ * The message is fixed: Lean's own words about a header go to the log only, since a
+ * header's text chooses what they quote (a file's contents, an environment variable).
+ */
 export class HeaderRejected extends Error {
   override name = "HeaderRejected";
   constructor(
     readonly header: string,
+    /** Lean's messages: for the log, never for the client. */
     readonly messages: ReplMessage[],
   ) {
-    super(`the header does not elaborate: ${messages.map((m) => m.data).join("; ")}`);
+    super(
+      "Lean could not elaborate the header; check that every imported module exists in the verifier's Lean project (details are in the verifier's log)",
+    );
   }
 }
 
@@ -158,8 +165,9 @@ export class ReplWorker {
       headerEnv = await this.elaborateHeader(repl, job.header);
       headerMs = performance.now() - started;
     }
-    // The header is not cancelled with the call (it is trusted, and warms the worker
-    // for the next request); the proof is.
+    // The header is not cancelled with the call (it passed the header screen, so it is
+    // only imports, `open`s and bounded options, and it warms the worker for the next
+    // request); the proof is.
     job.signal?.throwIfAborted();
     const tokenTable = this.options.tokenTables.get(job.header);
     const value = await job.run({ headerEnv, tokenTable, send: (request, options) => repl.send(request, options) });
@@ -209,18 +217,20 @@ export class ReplWorker {
     }
     this.failedStarts = 0;
     this.startError = undefined;
-    if (response.kind === "error") {
-      throw new HeaderRejected(header, [{ severity: "error", pos: { line: 0, column: 0 }, data: response.response.message }]);
-    }
-    if (response.kind !== "command") throw new HeaderRejected(header, []);
+    const rejected = (messages: ReplMessage[]): HeaderRejected => {
+      this.options.logger.warn({ worker: this.id, header, messages }, "Lean refused a header");
+      return new HeaderRejected(header, messages);
+    };
+    if (response.kind === "error") throw rejected([{ severity: "error", pos: { line: 0, column: 0 }, data: response.response.message }]);
+    if (response.kind !== "command") throw rejected([]);
     const errors = (response.response.messages ?? []).filter((message) => message.severity === "error");
-    if (errors.length > 0) throw new HeaderRejected(header, errors);
+    if (errors.length > 0) throw rejected(errors);
     this.headers.set(header, response.response.env);
     if (!this.options.tokenTables.has(header)) await this.readTokenTable(repl, header, response.response.env);
     return response.response.env;
   }
 
-  /** Asks Lean for the header's token table (trusted text, before any proof runs on this env). */
+  /** Asks Lean for the header's token table (the service's own query, before any proof runs on this env). */
   private async readTokenTable(repl: ReplProcess, header: string, env: number): Promise<void> {
     let answer: ReplResponse;
     try {

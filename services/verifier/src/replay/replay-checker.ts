@@ -5,7 +5,7 @@
 // "The verdict"). At most `concurrency` checks run at once; the rest wait.
 import { tmpdir } from "node:os";
 import type { Logger } from "../logger.js";
-import { workerEnvironment } from "../repl/sandbox.js";
+import { workerEnvironment, type Sandbox } from "../repl/sandbox.js";
 import type { CheckedSource } from "../verdict/proof-source.js";
 import type { TheoremTarget } from "../verdict/theorem-target.js";
 import { makeCheckDirectory, CONFIG_FILE } from "./check-directory.js";
@@ -24,6 +24,8 @@ export interface ReplayCheckerOptions {
   timeoutMs: number;
   concurrency: number;
   permittedAxioms: readonly string[];
+  /** What confines each check (the REPL workers' sandbox; the check directory is its private directory). */
+  sandbox: Sandbox;
   logger: Logger;
 }
 
@@ -53,10 +55,18 @@ export class ReplayChecker {
         replayModules(target, source, this.options.permittedAxioms),
       );
       try {
+        const env = checkerEnvironment(this.options.env, directory.path, this.options.sandbox);
         const run = await runChecker({
-          argv: [...this.options.argv, CONFIG_FILE],
+          argv: this.options.sandbox.wrap({
+            command: [...this.options.argv, CONFIG_FILE],
+            cwd: directory.path,
+            privateDir: directory.path,
+            env,
+            // The template's Mathlib, linked from the check directory, and the paths comparator's variables name.
+            readOnly: [...(this.options.workspace === undefined ? [] : [this.options.workspace]), ...absolutePaths(env)],
+          }),
           cwd: directory.path,
-          env: checkerEnvironment(this.options.env),
+          env,
           timeoutMs: this.options.timeoutMs,
           signal,
         });
@@ -121,9 +131,14 @@ export class ReplayChecker {
 }
 
 /** The REPL workers' minimal environment, comparator's own variables (COMPARATOR_LANDRUN, _LEAN4EXPORT, _NANODA), and the configured ones. */
-function checkerEnvironment(extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
+function checkerEnvironment(extra: Readonly<Record<string, string>>, checkDirectory: string, sandbox: Sandbox): NodeJS.ProcessEnv {
   const comparator = Object.fromEntries(
     Object.entries(process.env).filter(([name, value]) => name.startsWith("COMPARATOR_") && value !== undefined),
   ) as Record<string, string>;
-  return workerEnvironment(process.env, { ...comparator, ...extra }, undefined);
+  return workerEnvironment(process.env, { ...comparator, ...extra }, checkDirectory, sandbox.mode);
+}
+
+/** Values of the checker's own variables that are absolute paths (COMPARATOR_LANDRUN=/usr/local/bin/landrun, …): it must read them. */
+function absolutePaths(env: NodeJS.ProcessEnv): string[] {
+  return Object.entries(env).flatMap(([name, value]) => (name.startsWith("COMPARATOR_") && value?.startsWith("/") ? [value] : []));
 }

@@ -34,7 +34,7 @@ export async function startProof(
   context: HandlerContext,
   deps: TacticModeDependencies,
 ): Promise<MessageInitShape<typeof StartProofResponseSchema>> {
-  const target = theoremTarget(request.theorem, deps.config.default_header);
+  const target = theoremTarget(request.theorem, deps.config.default_header, deps.config.allowed_headers);
   const timeoutMs = leanTimeoutMs("timeout_ms", request.timeoutMs, deps.config);
   const prepared = prepareProofStart(target);
   if (!prepared.ok) throw new InvalidField("theorem", prepared.reason);

@@ -45,7 +45,7 @@ export interface ValidVerifyRequest {
 /** Checks the request's fields; `prefix` names the item of a batch (e.g. "items[3]."). */
 export function validateVerifyRequest(request: VerifyRequest, config: ReplConfig, prefix = ""): ValidVerifyRequest {
   try {
-    const target = theoremTarget(request.theorem, config.default_header);
+    const target = theoremTarget(request.theorem, config.default_header, config.allowed_headers);
     checkText("proof", request.proof, config);
     return { target, proof: request.proof, timeoutMs: leanTimeoutMs("timeout_ms", request.timeoutMs, config) };
   } catch (error) {

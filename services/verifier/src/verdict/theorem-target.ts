@@ -2,7 +2,7 @@
 // never the proof): the header it needs, the statement with its trailing `:= ...`
 // removed, the context placed before it, and the declared name `#print axioms` will
 // ask about.
-import { blankComments, declaredTheoremName, keywordOf, statementWithoutProof, tokenize } from "@lean-grpo/lean";
+import { blankComments, crlfToLf, declaredTheoremName, keywordOf, screenHeader, statementWithoutProof, tokenize } from "@lean-grpo/lean";
 
 export interface TheoremFields {
   name: string;
@@ -50,7 +50,16 @@ function isModuleName(module: string): boolean {
   return error === undefined && tokens.length === 1 && tokens[0]!.kind === "identifier" && tokens[0]!.text === module;
 }
 
-export function theoremTarget(theorem: TheoremFields | undefined, defaultHeader: string): TheoremTarget {
+/**
+ * The request's theorem as a target. `defaultHeader` serves theorems without a header;
+ * `allowedHeaders` (the operator's `repl.allowed_headers`), when not empty, are the
+ * only headers accepted. Every header passes `screenHeader` first.
+ */
+export function theoremTarget(
+  theorem: TheoremFields | undefined,
+  defaultHeader: string,
+  allowedHeaders: readonly string[] = [],
+): TheoremTarget {
   if (!theorem) throw new InvalidField("theorem", "is required (the statement to prove comes from it, never from the proof)");
   const statement = statementWithoutProof(blankComments(theorem.statement).trim());
   if (statement === "") {
@@ -67,7 +76,13 @@ export function theoremTarget(theorem: TheoremFields | undefined, defaultHeader:
     throw new InvalidField("theorem.name", `is "${theorem.name}" but theorem.statement declares "${declared}"; they must agree`);
   }
   const context = blankComments(theorem.context).trimEnd();
-  return { header: headerOf(theorem, defaultHeader), name: declared, statement, context, fullName: qualifiedName(context, declared) };
+  return {
+    header: admittedHeader(theorem, defaultHeader, allowedHeaders),
+    name: declared,
+    statement,
+    context,
+    fullName: qualifiedName(context, declared),
+  };
 }
 
 /**
@@ -89,10 +104,27 @@ export function qualifiedName(context: string, name: string): string {
   return [...scopes.flat(), name].join(".");
 }
 
+/** The header as Lean will see it, after the one header check and the operator's list. */
+function admittedHeader(theorem: TheoremFields, defaultHeader: string, allowedHeaders: readonly string[]): string {
+  const header = headerOf(theorem, defaultHeader);
+  const field = theorem.header.trim() !== "" ? "theorem.header" : theorem.imports.length > 0 ? "theorem.imports" : "repl.default_header";
+  const screen = screenHeader(header);
+  if (!screen.ok) throw new InvalidField(field, screen.reason);
+  if (allowedHeaders.length > 0 && !allowedHeaders.some((allowed) => normalHeader(allowed) === header)) {
+    throw new InvalidField(field, `is not one of the ${allowedHeaders.length} headers this verifier accepts (repl.allowed_headers)`);
+  }
+  return header;
+}
+
+/** A header as it is compared and cached: LF line ends, no surrounding blank space. */
+export function normalHeader(header: string): string {
+  return crlfToLf(header).trim();
+}
+
 /** `header` verbatim when set, else one `import` line per module of `imports`, else the configured default. */
 function headerOf(theorem: TheoremFields, defaultHeader: string): string {
-  if (theorem.header.trim() !== "") return theorem.header.trim();
-  if (theorem.imports.length === 0) return defaultHeader.trim();
+  if (theorem.header.trim() !== "") return normalHeader(theorem.header);
+  if (theorem.imports.length === 0) return normalHeader(defaultHeader);
   theorem.imports.forEach((module, i) => {
     if (!isModuleName(module)) {
       throw new InvalidField(`theorem.imports[${i}]`, `"${module}" is not a Lean module name (e.g. "Mathlib" or "Mathlib.Tactic")`);

@@ -18,7 +18,7 @@ export interface Harness {
 
 /**
  * Small, fast defaults for tests: one worker, short timeouts, the stand-in's working
- * directory, and the replay tier off unless a test turns it on (with the checker
+ * directory, no sandbox, and the replay tier off unless a test turns it on (with the checker
  * stand-in: `replay: "proved", replay_checker: standIn.checker`).
  */
 export function testConfig(config: DeepPartial<VerifierConfig> = {}): VerifierConfig {
@@ -32,6 +32,8 @@ export function testConfig(config: DeepPartial<VerifierConfig> = {}): VerifierCo
       header_timeout_ms: 20_000,
       memory_limit_mb: 0,
       replay: "off",
+      // The stand-in reads its rules and writes its log where a sandbox would not let it; tests/security runs it sandboxed.
+      sandbox: { mode: "none" },
       ...config.repl,
     },
   });

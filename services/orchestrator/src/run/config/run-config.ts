@@ -43,6 +43,7 @@ export const RunConfigSchema = z
         batch_size: z.number().int().positive().default(8),
         /** Completions per prompt (G). */
         num_generations: z.number().int().min(2).default(8),
+        /** The generation budget: most tokens per completion (per tactic in tactic mode); the reward's length scorer is fitted to it. */
         max_tokens: z.number().int().positive().default(64),
         /**
          * The sampling distribution (logits / temperature, then top_k, then top_p, renormalised):
@@ -52,6 +53,7 @@ export const RunConfigSchema = z
         temperature: z.number().min(0).default(1),
         /** Keep only the k most likely tokens; 0 keeps all. */
         top_k: z.number().int().min(0).default(0),
+        /** Keep the smallest set of most likely tokens whose probability reaches top_p; 1 keeps all. */
         top_p: z.number().gt(0).max(1).default(1),
         /** Seeds the data order and the sampler; a resumed run replays the same order. */
         seed: z.number().int().min(0).default(0),
@@ -94,7 +96,13 @@ export const RunConfigSchema = z
          * above max_logp_difference stops the run naming the version and both numbers. Unset: the
          * inference backend's default (embedded 2e-5, vllm 5e-2); null turns the check off.
          */
-        adapter_check: z.object({ max_logp_difference: z.number().positive().nullable().optional() }).strict().prefault({}),
+        adapter_check: z
+          .object({
+            /** Largest mean |Δ logprob| between the inference service and the learner on the probe; null: no check. */
+            max_logp_difference: z.number().positive().nullable().optional(),
+          })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),

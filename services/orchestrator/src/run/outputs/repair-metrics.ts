@@ -3,17 +3,7 @@
 // how many attempts trajectories took. heldout_accuracy keeps one meaning in every mode (the
 // first greedy attempt, as `lean-grpo eval --k 1` measures it); the last turn's is its own metric.
 import type { RolloutGroup } from "../rollout/rollout.js";
-import type { EvalRecord } from "./run-outputs.js";
-
-export interface RepairEvalStats {
-  max_turns: number;
-  /** Problems right on the first attempt / after the last attempt, over all problems. */
-  accuracy_turn1: number;
-  accuracy_last_turn: number;
-  /** Problems that got a second attempt (the first was wrong), and how many of those ended right. */
-  second_attempts: number;
-  repaired: number;
-}
+import type { EvalRecord } from "./eval-record.js";
 
 /** Share of `part` in `whole`, 0 when there is none. */
 const share = (part: number, whole: number) => (whole > 0 ? part / whole : 0);

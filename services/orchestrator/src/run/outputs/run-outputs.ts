@@ -7,8 +7,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { readJsonLines } from "@lean-grpo/jsonl";
 import { ADAPTERS_DIR, CHECKPOINTS_DIR, checkpointName, parseAdapterName, parseCheckpointName } from "@lean-grpo/adapter-files";
-import type { AnswerFormStats } from "../../eval/answer-form.js";
-import type { RepairEvalStats } from "./repair-metrics.js";
+import type { EvalRecord } from "./eval-record.js";
 import type { SampleRecord } from "../training/step-samples.js";
 
 export interface StepRecord {
@@ -25,19 +24,6 @@ export interface StepRecord {
 export interface StepSamples {
   step: number;
   samples: SampleRecord[];
-}
-
-/** One held-out evaluation: greedy accuracy after `step` (0: before training). */
-export interface EvalRecord {
-  step: number;
-  heldout_accuracy: number;
-  solved: number;
-  problems: number;
-  seconds: number;
-  /** How the greedy answers were written (math problems only): eval/answer-form.ts. */
-  forms?: AnswerFormStats;
-  /** With repair turns (eval.max_turns > 1): accuracy after the first and the last attempt (repair-heldout.ts). */
-  repair?: RepairEvalStats;
 }
 
 export interface RunFile {

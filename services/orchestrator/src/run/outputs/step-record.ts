@@ -7,7 +7,7 @@
 // rollouts ran before that, hidden behind the previous step's training: generate_s,
 // verify_s and score_s split only the time the step waited for its rollouts, and the hidden
 // part is reported apart as rollout_overlap_s, not counted in total_s.
-import type { EvalRecord } from "./run-outputs.js";
+import type { EvalRecord } from "./eval-record.js";
 import { repairHeldoutMetrics, repairStepMetrics } from "./repair-metrics.js";
 import { REPLAY_REFUSALS_METRIC } from "./replay-refusals.js";
 import type { StepRollouts } from "../rollout/step-rollouts.js";

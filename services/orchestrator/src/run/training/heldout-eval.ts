@@ -3,23 +3,11 @@
 // report's accuracy curve plots; the same code as `lean-grpo eval --k 1`. For math
 // problems the record also says how the policy answers (eval/answer-form.ts): the
 // right-number rate (boxed or not), the share worked out, accuracy per form, and length.
-import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { type EvalOptions, evaluate } from "../../eval/evaluate.js";
-import type { MeshClients } from "../mesh-clients.js";
 import type { RunConfig } from "../config/run-config.js";
-import { evalTurns, repairHeldoutAccuracy } from "./repair-heldout.js";
-import type { EvalRecord } from "../outputs/run-outputs.js";
-
-export interface HeldoutContext {
-  clients: MeshClients;
-  config: RunConfig;
-  theorems: readonly Theorem[];
-  chatPrompts: boolean;
-  signal?: AbortSignal;
-}
-
-/** Held-out problems sent at once. */
-export const HELDOUT_CONCURRENCY = 256;
+import { evalTurns, HELDOUT_CONCURRENCY, type HeldoutContext } from "./heldout-context.js";
+import { repairHeldoutAccuracy } from "./repair-heldout.js";
+import type { EvalRecord } from "../outputs/eval-record.js";
 
 /** Whether the run evaluates after step `step` (0: before training). */
 export function evaluatesAt(config: RunConfig, step: number): boolean {

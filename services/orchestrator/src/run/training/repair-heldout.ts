@@ -4,15 +4,10 @@
 // For math problems the first attempts' answer forms are reported as evaluate.ts reports them.
 import { FinishReason, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { answerFormStats, type FormCounts, formCounts } from "../../eval/answer-form.js";
-import { HELDOUT_CONCURRENCY, type HeldoutContext } from "./heldout-eval.js";
+import { evalTurns, HELDOUT_CONCURRENCY, type HeldoutContext } from "./heldout-context.js";
 import { isMathTask } from "../rollout/repair-feedback.js";
 import { rollRepairTrajectories, type RepairTrajectory } from "../rollout/repair-trajectories.js";
-import type { EvalRecord } from "../outputs/run-outputs.js";
-
-/** Attempts per held-out problem: eval.max_turns, else rollout.max_turns in repair mode, else 1. */
-export function evalTurns(config: HeldoutContext["config"]): number {
-  return config.eval.max_turns ?? (config.training.mode === "repair" ? config.rollout.max_turns : 1);
-}
+import type { EvalRecord } from "../outputs/eval-record.js";
 
 export async function repairHeldoutAccuracy(ctx: HeldoutContext, step: number, adapter: string): Promise<EvalRecord> {
   const started = performance.now();

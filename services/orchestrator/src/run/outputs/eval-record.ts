@@ -1,0 +1,27 @@
+// What one held-out evaluation records (a line of eval.jsonl): written by the training loop,
+// read by the run outputs, the step records and the repair metrics, so it has a file of its own.
+import type { AnswerFormStats } from "../../eval/answer-form.js";
+
+/** One held-out evaluation: greedy accuracy after `step` (0: before training). */
+export interface EvalRecord {
+  step: number;
+  heldout_accuracy: number;
+  solved: number;
+  problems: number;
+  seconds: number;
+  /** How the greedy answers were written (math problems only): eval/answer-form.ts. */
+  forms?: AnswerFormStats;
+  /** With repair turns (eval.max_turns > 1): accuracy after the first and the last attempt (repair-heldout.ts). */
+  repair?: RepairEvalStats;
+}
+
+/** What repair turns add to a held-out evaluation (repair-heldout.ts; repair-metrics.ts reads it). */
+export interface RepairEvalStats {
+  max_turns: number;
+  /** Problems right on the first attempt / after the last attempt, over all problems. */
+  accuracy_turn1: number;
+  accuracy_last_turn: number;
+  /** Problems that got a second attempt (the first was wrong), and how many of those ended right. */
+  second_attempts: number;
+  repaired: number;
+}

@@ -1,0 +1,373 @@
+// Fuzzes the transports of every service of `lean-grpo serve all` on loopback: raw bytes
+// that are not HTTP/2, HTTP/2 frames of every type with random contents, and calls over
+// gRPC, gRPC-Web and Connect whose bodies are malformed, oversized, cut short, left
+// half-open, reset, or dropped with the connection. After every attack each of the five
+// services must still answer a health check, and the process must still be running.
+//
+// Seeded (FUZZ_SEED, default 34) and bounded (FUZZ_CASES attacks per service, default 24;
+// every attack ends within a second or two): a failure names the seed, the case and the
+// attack, and `FUZZ_SEED=<seed> npx vitest run tests/security/fuzz-transports.spec.ts`
+// replays exactly that sequence.
+//
+// Attacks only reach methods that change nothing when a garbage message does decode
+// (lookups, listings, health, reflection, unknown paths): the point is the transport, and
+// a decodable random SaveCheckpoint must not write into the repository.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import * as http2 from "node:http2";
+import { connect as netConnect } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { createClient, type Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
+import { SeededRandom } from "@lean-grpo/random";
+import { repoRoot } from "../support/interop-verifier.js";
+
+const SEED = Number(process.env.FUZZ_SEED ?? 34);
+const CASES = Number(process.env.FUZZ_CASES ?? 24);
+const SERVICES = ["inference", "verifier", "reward", "learner", "orchestrator"] as const;
+type Service = (typeof SERVICES)[number];
+
+/** Methods a decoded garbage message cannot change anything through, per service. */
+const SAFE_PATHS: Record<Service, string[]> = {
+  inference: ["/leangrpo.v1.InferenceService/Tokenize", "/leangrpo.v1.InferenceService/ListModels"],
+  verifier: ["/leangrpo.v1.LeanVerifierService/PoolStats"],
+  reward: ["/leangrpo.v1.RewardService/ListScorers"],
+  learner: ["/leangrpo.v1.LearnerService/GetStatus", "/leangrpo.v1.LearnerService/ListAlgorithms"],
+  orchestrator: ["/leangrpo.v1.OrchestratorService/ListRuns", "/leangrpo.v1.OrchestratorService/GetRun"],
+};
+const COMMON_PATHS = [
+  "/grpc.health.v1.Health/Check",
+  "/grpc.health.v1.Health/Watch",
+  "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+  "/leangrpo.v1.NoSuchService/Nothing",
+  "/",
+];
+const CONTENT_TYPES = [
+  "application/grpc",
+  "application/grpc+proto",
+  "application/grpc-web+proto",
+  "application/grpc-web-text",
+  "application/proto",
+  "application/json",
+  "application/connect+proto",
+  "application/connect+json",
+  "text/plain",
+];
+/** Above every service's read_max_bytes in this mesh (the defaults: 4 MiB). */
+const OVERSIZED_BYTES = 4 * 1024 * 1024 + 1;
+
+class Fuzz {
+  private readonly random: SeededRandom;
+  constructor(seed: number) {
+    this.random = new SeededRandom(seed);
+  }
+  int(below: number): number {
+    return Math.floor(this.random.next() * below);
+  }
+  pick<T>(items: readonly T[]): T {
+    return items[this.int(items.length)]!;
+  }
+  chance(p: number): boolean {
+    return this.random.next() < p;
+  }
+  bytes(length: number): Buffer {
+    const out = Buffer.alloc(length);
+    for (let i = 0; i < length; i++) out[i] = this.int(256);
+    return out;
+  }
+}
+
+interface Attack {
+  name: string;
+  run(fuzz: Fuzz, url: string, service: Service): Promise<string>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+
+/** A raw socket to the service: writes, lingers, and closes; never waits on the server. */
+async function rawSocket(url: string, chunks: Buffer[], lingerMs: number): Promise<void> {
+  const { hostname, port } = new URL(url);
+  const socket = netConnect(Number(port), hostname);
+  socket.on("error", () => {});
+  socket.on("data", () => {});
+  await once(socket, "connect").catch(() => {});
+  for (const chunk of chunks) if (!socket.destroyed) socket.write(chunk);
+  await sleep(lingerMs);
+  socket.destroy();
+}
+
+function frame(type: number, flags: number, streamId: number, payload: Buffer): Buffer {
+  const header = Buffer.alloc(9);
+  header.writeUIntBE(payload.length, 0, 3);
+  header[3] = type;
+  header[4] = flags;
+  header.writeUInt32BE(streamId & 0x7fffffff, 5);
+  return Buffer.concat([header, payload]);
+}
+
+/** A gRPC/Connect envelope: flags, a declared length (true or not), and the payload. */
+function envelope(flags: number, declared: number, payload: Buffer): Buffer {
+  const header = Buffer.alloc(5);
+  header[0] = flags;
+  header.writeUInt32BE(declared >>> 0, 1);
+  return Buffer.concat([header, payload]);
+}
+
+/** Bodies whose framing or message is wrong in one way each. */
+function malformedBody(fuzz: Fuzz): { what: string; body: Buffer } {
+  const payload = fuzz.bytes(fuzz.int(64));
+  return fuzz.pick([
+    { what: "random bytes", body: fuzz.bytes(1 + fuzz.int(512)) },
+    { what: "an empty message (valid framing)", body: envelope(0, 0, Buffer.alloc(0)) },
+    { what: "random message bytes in a valid frame", body: envelope(0, payload.length, payload) },
+    { what: "a frame longer than declared", body: envelope(0, Math.max(0, payload.length - 3), payload) },
+    { what: "a frame shorter than declared", body: envelope(0, payload.length + 100, payload) },
+    { what: "the compressed flag without an encoding", body: envelope(1, payload.length, payload) },
+    { what: "an end-stream flag from a client", body: envelope(2, payload.length, payload) },
+    { what: "a declared length of 4 GiB", body: envelope(0, 0xffffffff, payload) },
+    { what: "a truncated frame header", body: Buffer.from([0, 0, 0]) },
+    { what: "two messages on a unary call", body: Buffer.concat([envelope(0, 0, Buffer.alloc(0)), envelope(0, 0, Buffer.alloc(0))]) },
+    { what: "malformed JSON", body: Buffer.from('{"prompt": {"text": "unterminated') },
+  ]);
+}
+
+type Ending = "end" | "half-open, then drop the connection" | "reset the stream" | "destroy the session mid-call";
+
+/** One call over HTTP/2 with the given headers and body, ended the given way; resolves within ~1.5 s. */
+async function h2Call(url: string, headers: http2.OutgoingHttpHeaders, body: Buffer, ending: Ending): Promise<void> {
+  const session = http2.connect(url);
+  session.on("error", () => {});
+  try {
+    await Promise.race([once(session, "connect"), sleep(1_000)]);
+    const stream = session.request({ ":method": "POST", ...headers }, { endStream: false });
+    stream.on("error", () => {});
+    stream.on("data", () => {});
+    const closed = once(stream, "close").catch(() => {});
+    if (ending === "end") {
+      stream.end(body);
+      await Promise.race([closed, sleep(1_500)]);
+    } else {
+      stream.write(body);
+      await sleep(30);
+      if (ending === "reset the stream") stream.close(http2.constants.NGHTTP2_CANCEL);
+      await sleep(20);
+    }
+  } finally {
+    session.destroy();
+  }
+}
+
+const ATTACKS: Attack[] = [
+  {
+    name: "bytes that are not HTTP/2",
+    async run(fuzz, url) {
+      const length = 1 + fuzz.int(4096);
+      await rawSocket(url, [fuzz.bytes(length)], 20);
+      return `${length} random bytes`;
+    },
+  },
+  {
+    name: "the preface, then garbage",
+    async run(fuzz, url) {
+      const length = 1 + fuzz.int(2048);
+      await rawSocket(url, [PREFACE, fuzz.bytes(length)], 20);
+      return `${length} random bytes after the preface`;
+    },
+  },
+  {
+    name: "random HTTP/2 frames",
+    async run(fuzz, url) {
+      const frames = Array.from({ length: 1 + fuzz.int(8) }, () =>
+        frame(fuzz.int(12), fuzz.int(256), fuzz.chance(0.5) ? 1 + 2 * fuzz.int(8) : fuzz.int(2 ** 31), fuzz.bytes(fuzz.int(300))),
+      );
+      await rawSocket(url, [PREFACE, frame(4, 0, 0, Buffer.alloc(0)), ...frames], 30);
+      return `${frames.length} frames of types ${frames.map((f) => f[3]).join(",")}`;
+    },
+  },
+  {
+    name: "a HEADERS frame whose header block is garbage",
+    async run(fuzz, url) {
+      await rawSocket(url, [PREFACE, frame(4, 0, 0, Buffer.alloc(0)), frame(1, 0x4, 1, fuzz.bytes(1 + fuzz.int(200)))], 30);
+      return "garbage HPACK block on stream 1";
+    },
+  },
+  {
+    name: "a malformed call",
+    async run(fuzz, url, service) {
+      const pathName = fuzz.pick([...SAFE_PATHS[service], ...COMMON_PATHS]);
+      const contentType = fuzz.pick(CONTENT_TYPES);
+      const { what, body } = malformedBody(fuzz);
+      const ending = fuzz.pick<Ending>([
+        "end",
+        "end",
+        "half-open, then drop the connection",
+        "reset the stream",
+        "destroy the session mid-call",
+      ]);
+      await h2Call(url, { ":path": pathName, "content-type": contentType, te: "trailers" }, body, ending);
+      return `${contentType} ${pathName}: ${what}; ${ending}`;
+    },
+  },
+  {
+    name: "a complete message on a stream that never ends, then a dropped connection",
+    async run(fuzz, url, service) {
+      const pathName = fuzz.pick(SAFE_PATHS[service]);
+      const contentType = fuzz.pick(["application/grpc", "application/grpc-web+proto", "application/connect+proto"]);
+      await h2Call(
+        url,
+        { ":path": pathName, "content-type": contentType, te: "trailers" },
+        envelope(0, 0, Buffer.alloc(0)),
+        "half-open, then drop the connection",
+      );
+      return `${contentType} ${pathName}`;
+    },
+  },
+  {
+    name: "an oversized message",
+    async run(fuzz, url, service) {
+      const pathName = fuzz.pick(SAFE_PATHS[service]);
+      const contentType = fuzz.pick(["application/grpc", "application/grpc-web+proto", "application/proto"]);
+      const payload = Buffer.alloc(OVERSIZED_BYTES, 0x0a);
+      const body = contentType === "application/proto" ? payload : envelope(0, payload.length, payload);
+      await h2Call(
+        url,
+        { ":path": pathName, "content-type": contentType, te: "trailers" },
+        body,
+        fuzz.pick<Ending>(["end", "destroy the session mid-call"]),
+      );
+      return `${contentType} ${pathName}: ${OVERSIZED_BYTES} bytes`;
+    },
+  },
+  {
+    name: "garbage headers",
+    async run(fuzz, url, service) {
+      const pathName = fuzz.pick(SAFE_PATHS[service]);
+      const headers: http2.OutgoingHttpHeaders = {
+        ":path": pathName,
+        "content-type": fuzz.pick(CONTENT_TYPES),
+        "grpc-timeout": fuzz.pick(["", "x", "99999999999H", "-1m", "1n", `${fuzz.int(1e9)}u`]),
+        "connect-timeout-ms": fuzz.pick(["", "abc", "99999999999", "-5", "0"]),
+        "grpc-encoding": fuzz.pick(["gzip", "br", "identity", "no-such-codec"]),
+        "connect-protocol-version": fuzz.pick(["1", "2", ""]),
+        authorization: `Bearer ${fuzz.bytes(16).toString("hex")}`,
+        "x-filler": "v".repeat(fuzz.int(8_000)),
+      };
+      await h2Call(url, headers, envelope(0, 0, Buffer.alloc(0)), "end");
+      return `${headers["content-type"]} grpc-timeout=${headers["grpc-timeout"]} connect-timeout-ms=${headers["connect-timeout-ms"]} grpc-encoding=${headers["grpc-encoding"]}`;
+    },
+  },
+  {
+    name: "a flood of half-open streams on one connection, then dropped",
+    async run(fuzz, url, service) {
+      const session = http2.connect(url);
+      session.on("error", () => {});
+      const count = 50 + fuzz.int(300);
+      try {
+        await Promise.race([once(session, "connect"), sleep(1_000)]);
+        for (let i = 0; i < count && !session.destroyed; i++) {
+          const stream = session.request({
+            ":method": "POST",
+            ":path": fuzz.pick(SAFE_PATHS[service]),
+            "content-type": "application/grpc",
+          });
+          stream.on("error", () => {});
+          stream.write(Buffer.from([0, 0, 0, 0]));
+        }
+        await sleep(100);
+      } finally {
+        session.destroy();
+      }
+      return `${count} streams`;
+    },
+  },
+];
+
+let dir: string;
+let mesh: ChildProcess;
+const urls = new Map<Service, string>();
+let meshOutput = "";
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "fuzz-transports-"));
+  const overrides = [
+    ...SERVICES.flatMap((name) => [`${name}.server.port=0`, `${name}.server.shutdown.drain_delay_ms=0`]),
+    `orchestrator.runs_dir=${path.join(dir, "runs")}`,
+  ];
+  mesh = spawn(process.execPath, [`${repoRoot}apps/lean-grpo/bin/lean-grpo.mjs`, "serve", "all", ...overrides], {
+    cwd: repoRoot,
+    env: { ...process.env, LOG_LEVEL: "warn" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  mesh.stderr!.on("data", (chunk) => {
+    meshOutput = (meshOutput + chunk).slice(-20_000);
+  });
+  for await (const line of createInterface({ input: mesh.stdout! })) {
+    const [name, url] = line.split(/\s+/);
+    if ((SERVICES as readonly string[]).includes(name!) && url?.startsWith("http")) urls.set(name as Service, url);
+    if (urls.size === SERVICES.length) break;
+  }
+  if (urls.size !== SERVICES.length) throw new Error(`serve all did not start:\n${meshOutput}`);
+}, 120_000);
+
+afterAll(async () => {
+  if (mesh && mesh.exitCode === null) {
+    mesh.kill("SIGTERM");
+    await once(mesh, "exit");
+  }
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const healthTransports: ((baseUrl: string) => Transport)[] = [
+  (baseUrl) => createGrpcTransport({ baseUrl }),
+  (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "2" }),
+  (baseUrl) => createGrpcWebTransport({ baseUrl, httpVersion: "2" }),
+];
+
+/** Every service answers SERVING (over gRPC, Connect and gRPC-Web in turn); the reason when one does not. */
+async function unhealthy(round: number): Promise<string | undefined> {
+  if (mesh.exitCode !== null || mesh.signalCode !== null) return `serve all exited (${mesh.exitCode ?? mesh.signalCode})`;
+  const problems = await Promise.all(
+    SERVICES.map(async (service) => {
+      const transport = healthTransports[round % healthTransports.length]!(urls.get(service)!);
+      try {
+        const res = await createClient(Health, transport).check({ service: "" }, { timeoutMs: 10_000 });
+        return res.status === HealthCheckResponse_ServingStatus.SERVING
+          ? undefined
+          : `${service}: ${HealthCheckResponse_ServingStatus[res.status]}`;
+      } catch (error) {
+        return `${service}: ${String(error)}`;
+      }
+    }),
+  );
+  return problems.filter(Boolean).join("; ") || undefined;
+}
+
+describe(`serve all under transport fuzzing (seed ${SEED}, ${CASES} attacks per service)`, () => {
+  it("every service answers its health check after every attack", async () => {
+    expect(await unhealthy(0)).toBeUndefined();
+    const fuzz = new Fuzz(SEED);
+    const seen = new Set<string>();
+    let round = 0;
+    for (let index = 0; index < CASES; index++) {
+      for (const service of SERVICES) {
+        const attack = fuzz.pick(ATTACKS);
+        const detail = await attack.run(fuzz, urls.get(service)!, service);
+        seen.add(attack.name);
+        const problem = await unhealthy(++round);
+        if (problem !== undefined) {
+          throw new Error(
+            `after case ${index} (FUZZ_SEED=${SEED}), ${attack.name} against ${service} (${detail}): ${problem}\n--- serve all's log ---\n${meshOutput}`,
+          );
+        }
+      }
+    }
+    // The sequence is long enough to have tried every kind of attack.
+    expect([...seen].sort()).toEqual(ATTACKS.map((a) => a.name).sort());
+  }, 300_000);
+});
