@@ -60,6 +60,7 @@ def main(argv=None) -> int:
                     given["server"]["port"] = args.port
         config = load_config(given)
         require_auth_beyond_loopback(config, os.environ)
+        check_reasoning_settings_at_start(config)
         # Launched by torchrun (it sets RANK and MASTER_ADDR): join the process group even with one
         # rank, so `torchrun --nproc-per-node 1` runs the NCCL path a multi-GPU run takes.
         distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1 or ("RANK" in os.environ and "MASTER_ADDR" in os.environ)
@@ -91,6 +92,17 @@ def require_auth_beyond_loopback(config: dict, env) -> None:
             f'server.host "{config["server"]["host"]}" is beyond loopback and no token is set: '
             "set LEANGRPO_AUTH_TOKEN (or server.auth.token), which every caller then presents as `authorization: Bearer <token>`"
         )
+
+
+def check_reasoning_settings_at_start(config: dict) -> None:
+    """model.reasoning_* that cannot work with model.dir (size, map, markers) stop the server before it starts."""
+    from .errors import ModelError
+    from .model.model_source import check_reasoning_vocabulary
+
+    try:
+        check_reasoning_vocabulary(config)
+    except ModelError as error:
+        raise ConfigError(str(error)) from None
 
 
 def _wait_for_signal() -> None:

@@ -21,6 +21,8 @@ import torch
 from torch.utils.checkpoint import checkpoint
 
 from .model.causal_lm import CausalLM, ForwardOptions
+from .model.reasoning_expansion import head_for, logits_of
+from .reasoning.logits_mask import RowMask, mask_logits, row_codes
 from .sampling import SamplingDistribution, support_mask
 
 LOGIT_FLOATS_PER_CHUNK = 4_194_304  # 16 MiB of float32 logits: the CPU default
@@ -65,24 +67,26 @@ def compute_precision(device: torch.device, base_dtype: torch.dtype):
     return contextlib.nullcontext()
 
 
-def _scaled_logits(hidden: torch.Tensor, head: torch.Tensor, targets: torch.Tensor, sampling: SamplingDistribution, softcap: float | None):
-    logits = hidden @ head.t().to(hidden.dtype)
+def _scaled_logits(hidden: torch.Tensor, head, targets: torch.Tensor, sampling: SamplingDistribution, softcap: float | None, row_mask: RowMask | None):
+    logits = logits_of(hidden, head)  # head: a matrix, or a SplitHead with an adapter's trained reasoning rows
     if softcap:  # Gemma 2/3's final_logit_softcapping, as transformers applies it
         logits = torch.tanh(logits / softcap) * softcap
     z = logits.to(torch.float32) / sampling.temperature
+    if row_mask is not None:  # the reasoning mask comes before top-k/top-p rank the row
+        z = mask_logits(z, targets, row_mask)
     keep = support_mask(z, targets, sampling)
     return z.masked_fill(~keep, float("-inf")) if keep is not None else z
 
 
-def _target_logprobs(hidden, head, targets, sampling: SamplingDistribution, softcap):
+def _target_logprobs(hidden, head, targets, sampling: SamplingDistribution, softcap, row_mask=None):
     """log p(target) = z[target] − logsumexp(z): the [rows × vocab] log-softmax is never materialised."""
-    z = _scaled_logits(hidden, head, targets, sampling, softcap)
+    z = _scaled_logits(hidden, head, targets, sampling, softcap, row_mask)
     return z.gather(-1, targets[:, None])[:, 0] - torch.logsumexp(z, dim=-1)
 
 
-def _logprobs_and_entropies(hidden, head, targets, sampling: SamplingDistribution, softcap):
+def _logprobs_and_entropies(hidden, head, targets, sampling: SamplingDistribution, softcap, row_mask=None):
     """The target logprobs (differentiable) and each row's entropy (without gradient)."""
-    z = _scaled_logits(hidden, head, targets, sampling, softcap)
+    z = _scaled_logits(hidden, head, targets, sampling, softcap, row_mask)
     normaliser = torch.logsumexp(z, dim=-1)
     target = z.gather(-1, targets[:, None])[:, 0] - normaliser
     with torch.no_grad():
@@ -93,10 +97,10 @@ def _logprobs_and_entropies(hidden, head, targets, sampling: SamplingDistributio
     return target, entropy
 
 
-def _project_chunk(hidden, head, targets, sampling, softcap, entropies: bool):
+def _project_chunk(hidden, head, targets, sampling, softcap, entropies: bool, row_mask: RowMask | None = None):
     if entropies:
-        return _logprobs_and_entropies(hidden, head, targets, sampling, softcap)
-    return _target_logprobs(hidden, head, targets, sampling, softcap), None
+        return _logprobs_and_entropies(hidden, head, targets, sampling, softcap, row_mask)
+    return _target_logprobs(hidden, head, targets, sampling, softcap, row_mask), None
 
 
 _COMPILED: dict[str, object] = {}
@@ -128,13 +132,16 @@ def completion_logprobs(
         targets = ids[:, length - window :].reshape(-1)
         chunk = max(1, projection.chunk_floats // model.config.vocab_size)
         project = compiled_projection() if projection.compiled else _project_chunk
+        head = head_for(model, options.adapter)  # an adapter's trained reasoning rows in place of the base's copies
+        codes = reasoning_row_codes(model, pairs, window, sampling)
         logprobs, entropies = [], []
         for start in range(0, batch * window, chunk):
             h, t = scored[start : start + chunk], targets[start : start + chunk]
+            row_mask = codes.chunk(start, start + chunk) if codes is not None else None
             if torch.is_grad_enabled() and batch * window > chunk:
-                target, entropy = checkpoint(project, h, model.head, t, sampling, model.logit_softcap, projection.entropies, use_reentrant=False)
+                target, entropy = checkpoint(project, h, head, t, sampling, model.logit_softcap, projection.entropies, row_mask, use_reentrant=False)
             else:
-                target, entropy = project(h, model.head, t, sampling, model.logit_softcap, projection.entropies)
+                target, entropy = project(h, head, t, sampling, model.logit_softcap, projection.entropies, row_mask)
             logprobs.append(target)
             entropies.append(entropy)
     columns = torch.arange(window, device=model.device)
@@ -142,6 +149,29 @@ def completion_logprobs(
     logp = torch.cat(logprobs).view(batch, window).to(torch.float32) * completion_mask
     entropy = torch.cat(entropies).view(batch, window).to(torch.float32) * completion_mask if projection.entropies else None
     return CompletionScores(logp, entropy, completion_mask, lengths)
+
+
+@dataclass
+class _RowCodes:
+    standard_size: int
+    end_ids: tuple[int, ...]
+    codes: torch.Tensor  # [batch * window]
+
+    def chunk(self, start: int, end: int) -> RowMask:
+        return RowMask(self.standard_size, self.end_ids, self.codes[start:end])
+
+
+def reasoning_row_codes(model, pairs, window: int, sampling: SamplingDistribution) -> _RowCodes | None:
+    """The reasoning mask code of every scored row (right-aligned completions; padding rows open), or
+    None when the sampling's mask excludes nothing (free, or no reasoning vocabulary)."""
+    vocabulary = getattr(model, "reasoning_vocabulary", None)
+    if sampling.reasoning_mask in (None, "free") or vocabulary is None:
+        return None
+    codes = torch.zeros(len(pairs), window, dtype=torch.long)
+    for row, (_, completion) in enumerate(pairs):
+        if completion:
+            codes[row, window - len(completion) :] = torch.tensor(row_codes(completion, vocabulary, sampling.reasoning_mask), dtype=torch.long)
+    return _RowCodes(vocabulary.standard_size, vocabulary.markers.end_ids, codes.reshape(-1))
 
 
 def rows_of(values: torch.Tensor, lengths: list[int]) -> list[list[float]]:

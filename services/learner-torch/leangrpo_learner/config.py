@@ -79,6 +79,12 @@ def _bool(key, v):
     return v
 
 
+def _markers(key, v):
+    if not isinstance(v, list) or len(v) != 2 or any(not isinstance(m, str) or not m for m in v) or v[0] == v[1]:
+        raise ConfigError(f'config key "{key}" is {v!r}; accepted: two different non-empty strings [start, end], e.g. ["<think>", "</think>"]')
+    return list(v)
+
+
 def _modules(key, v):
     # Which names are known depends on torch.model_source; load_config checks that after parsing.
     if not isinstance(v, list) or not v or any(not isinstance(m, str) or not m for m in v) or len(set(v)) != len(v):
@@ -101,7 +107,18 @@ SCHEMA = {
         "auth": {"token": (_string(optional=True), None)},
         "shutdown": {"drain_delay_ms": (_int(0), 1_000), "grace_period_ms": (_int(0), 10_000)},
     },
-    "model": {"dir": (_string(optional=True), None), "name": (_string(optional=True), None)},
+    "model": {
+        "dir": (_string(optional=True), None),
+        "name": (_string(optional=True), None),
+        # The reasoning vocabulary (docs/concepts/reasoning-vocabulary.md): n_r rows copied from
+        # standard ids (0 = off), the block's markers, the run's mask mode, an optional map file.
+        "reasoning_vocab_size": (_int(0), 0),
+        "reasoning_markers": (_markers, ["<think>", "</think>"]),
+        "reasoning_mask": (_enum("free", "gated", "strict"), "free"),
+        "reasoning_map": (_string(optional=True), None),
+    },
+    # With a reasoning vocabulary: train its rows beside LoRA, or keep them frozen at their copies.
+    "reasoning_rows": (_enum("train", "frozen"), "train"),
     # The TS learner's tensor backend; accepted for one config file for both learners, unused here (see torch.device).
     "backend": (_enum("auto", "cpu", "wasm", "tensorflow"), "auto"),
     # The TS learner's gradient threads, accepted likewise; this learner's are torch.threads and torchrun.
@@ -188,7 +205,19 @@ def load_config(given: dict) -> dict:
     if (tls["cert_file"] is None) != (tls["key_file"] is None):
         raise ConfigError('config keys "server.tls.cert_file" and "server.tls.key_file" must be given together')
     check_model_source(config)
+    check_reasoning_settings(config["model"])
     return config
+
+
+def check_reasoning_settings(model: dict) -> None:
+    """What model.reasoning_* can be checked for without the model (the rest is checked at load)."""
+    from .reasoning.token_map import ReasoningVocabError
+    from .reasoning.vocabulary import ReasoningSettings, validate_settings
+
+    try:
+        validate_settings(ReasoningSettings(model["reasoning_vocab_size"], tuple(model["reasoning_markers"]), model["reasoning_mask"], model["reasoning_map"]))
+    except ReasoningVocabError as error:
+        raise ConfigError(f"config key {error}") from None
 
 
 def check_model_source(config: dict) -> None:

@@ -2,7 +2,9 @@
 ComputeLogprobsRequest.sampling): softmax(logits / T) restricted to the top-k tokens, then to
 the smallest most-likely set whose probability reaches top-p (vLLM's order, ties broken by the
 lower id, as packages/lm's sampler cuts), renormalised. The sampled token always stays in the
-support, so its logprob stays finite after the policy has moved.
+support, so its logprob stays finite after the policy has moved. With a reasoning vocabulary the
+reasoning mask (reasoning/block_mask.py) comes before all of that: ids it excludes in a token's
+block state get −∞ (`reasoning_mask`, SamplingDistribution.reasoning_mask on the wire).
 """
 from __future__ import annotations
 
@@ -11,12 +13,17 @@ from dataclasses import dataclass
 
 import torch
 
+from .reasoning.block_mask import MASK_OF_PROTO
+from .reasoning.logits_mask import RowMask, mask_logits
+
 
 @dataclass(frozen=True)
 class SamplingDistribution:
     temperature: float = 1.0
     top_k: int = 0  # 0 keeps every token
     top_p: float = 1.0  # 1 keeps every token
+    # free | gated | strict (docs/concepts/reasoning-vocabulary.md); None: the service's model.reasoning_mask
+    reasoning_mask: str | None = None
 
     @property
     def truncates(self) -> bool:
@@ -38,10 +45,11 @@ class SamplingMessage:
     temperature: float
     top_k: int
     top_p: float
+    reasoning_mask: int = 0  # ReasoningMask enum value; 0 (unspecified) is free
 
     @staticmethod
     def of(message) -> "SamplingMessage":
-        return SamplingMessage(float(message.temperature), int(message.top_k), float(message.top_p))
+        return SamplingMessage(float(message.temperature), int(message.top_k), float(message.top_p), int(getattr(message, "reasoning_mask", 0)))
 
 
 def resolve_sampling(message: SamplingMessage | None, legacy: tuple[float, str] | None, field: str) -> SamplingDistribution:
@@ -55,10 +63,13 @@ def resolve_sampling(message: SamplingMessage | None, legacy: tuple[float, str] 
         raise ValueError(f"{field}.temperature is {message.temperature:g}; accepted: a number >= 0 (0 is greedy decoding)")
     if not math.isfinite(message.top_p) or not 0 <= message.top_p <= 1:
         raise ValueError(f"{field}.top_p is {message.top_p:g}; accepted: (0, 1] (0 or unset means 1, no truncation)")
+    if message.reasoning_mask not in MASK_OF_PROTO:
+        raise ValueError(f"{field}.reasoning_mask is {message.reasoning_mask}; accepted: REASONING_MASK_UNSPECIFIED (free), FREE, GATED, STRICT")
+    mask = MASK_OF_PROTO[message.reasoning_mask]
     if message.temperature == 0:
-        resolved = GREEDY
+        resolved = SamplingDistribution(reasoning_mask=mask)  # greedy: scored at temperature 1, under the same mask
     else:
-        resolved = SamplingDistribution(message.temperature, message.top_k, message.top_p if message.top_p != 0 else 1.0)
+        resolved = SamplingDistribution(message.temperature, message.top_k, message.top_p if message.top_p != 0 else 1.0, mask)
     if legacy is not None:
         value, legacy_field = legacy
         if abs(value - resolved.temperature) > FLOAT32_AGREEMENT * max(1.0, abs(value), resolved.temperature):
@@ -93,9 +104,12 @@ def support_mask(scaled_logits: torch.Tensor, targets: torch.Tensor, sampling: S
     return keep
 
 
-def token_logprobs_and_entropy(logits: torch.Tensor, targets: torch.Tensor, sampling: SamplingDistribution):
-    """log p(target) and the entropy of each row's distribution, both differentiable in `logits` [rows, vocab]."""
+def token_logprobs_and_entropy(logits: torch.Tensor, targets: torch.Tensor, sampling: SamplingDistribution, row_mask: RowMask | None = None):
+    """log p(target) and the entropy of each row's distribution, both differentiable in `logits` [rows, vocab].
+    `row_mask`: the reasoning mask of each row, applied before top-k/top-p rank the row."""
     z = logits.to(torch.float32) / sampling.temperature
+    if row_mask is not None:
+        z = mask_logits(z, targets, row_mask)
     keep = support_mask(z, targets, sampling)
     if keep is not None:
         z = z.masked_fill(~keep, float("-inf"))

@@ -1,6 +1,10 @@
 """LoRA adapters in PEFT's on-disk format (adapter_config.json + adapter_model.safetensors), as
 packages/lm writes them: vLLM and PeftModel.from_pretrained load them. Import refuses what the
-forward pass does not implement (DoRA, biases, per-layer ranks, modules_to_save), naming the key."""
+forward pass does not implement (DoRA, biases, per-layer ranks, modules_to_save), naming the key.
+
+With a reasoning vocabulary the adapter also holds PEFT's trainable tokens (`trainable_token_indices`
+and the rows, lora/token_rows.py; PeftModel loads them, vLLM does not) and the directory holds
+reasoning_token_map.json; loading it into a model with another map is refused."""
 from __future__ import annotations
 
 import json
@@ -13,6 +17,9 @@ from ..model.model_config import ModelConfig
 from .lora_adapter import LoraAdapter
 from .lora_config import LoraConfig
 from .lora_layout import native_lora_layout
+from .token_rows import TokenRows
+from ..reasoning.map_file import REASONING_MAP_FILE, check_same_reasoning_map, map_file_bytes
+from ..reasoning.token_map import ReasoningVocabError
 
 ADAPTER_CONFIG_FILE = "adapter_config.json"
 ADAPTER_WEIGHTS_FILE = "adapter_model.safetensors"
@@ -22,8 +29,10 @@ def _js_alpha(value: float):
     return int(value) if float(value).is_integer() else value
 
 
-def peft_adapter_config(config: LoraConfig, base_model: str) -> dict:
+def peft_adapter_config(config: LoraConfig, base_model: str, token_rows: TokenRows | None = None) -> dict:
+    tokens = {"trainable_token_indices": token_rows.trainable_token_indices()} if token_rows is not None else {}
     return {
+        **tokens,
         "peft_type": "LORA",
         "task_type": "CAUSAL_LM",
         "base_model_name_or_path": base_model,
@@ -43,12 +52,33 @@ def peft_adapter_config(config: LoraConfig, base_model: str) -> dict:
     }
 
 
-def export_peft_files(adapter: LoraAdapter, base_model: str) -> dict[str, bytes]:
-    """The two files, as bytes (float32 tensors, PEFT key names)."""
-    return {
-        ADAPTER_CONFIG_FILE: json.dumps(peft_adapter_config(adapter.config, base_model), indent=2, ensure_ascii=False).encode("utf-8"),
+def export_peft_files(adapter: LoraAdapter, base_model: str, vocabulary=None) -> dict[str, bytes]:
+    """The two files, as bytes (float32 tensors, PEFT key names); with a reasoning vocabulary, its map file too."""
+    files = {
+        ADAPTER_CONFIG_FILE: json.dumps(peft_adapter_config(adapter.config, base_model, adapter.token_rows), indent=2, ensure_ascii=False).encode("utf-8"),
         ADAPTER_WEIGHTS_FILE: safetensors_io.serialize(adapter.peft_tensors(), {"format": "pt"}),
     }
+    if vocabulary is not None:
+        files[REASONING_MAP_FILE] = map_file_bytes(vocabulary.map, vocabulary.markers)
+    return files
+
+
+def parse_token_indices(raw) -> tuple[int, int, bool] | None:
+    """trainable_token_indices: a list (the input embedding's) or {"embed_tokens": [...], "lm_head": [...]};
+    the rows must be consecutive ids. (start, count, whether lm_head has its own), or None when absent."""
+    value = raw.get("trainable_token_indices")
+    if value is None or value == [] or value == {}:
+        return None
+    lists = {"embed_tokens": value} if isinstance(value, list) else value
+    if not isinstance(lists, dict) or set(lists) - {"embed_tokens", "lm_head"} or "embed_tokens" not in lists:
+        _refuse("trainable_token_indices", f'is {json.dumps(value)}; accepted: a list of ids, or {{"embed_tokens": [...]}} (and "lm_head" with the same ids)')
+    ids = lists["embed_tokens"]
+    ok = isinstance(ids, list) and ids and all(isinstance(i, int) and not isinstance(i, bool) for i in ids)
+    if not ok or ids != list(range(ids[0], ids[0] + len(ids))):
+        _refuse("trainable_token_indices", "must list consecutive token ids (the reasoning rows n_s .. n_s+n_r-1)")
+    if "lm_head" in lists and lists["lm_head"] != ids:
+        _refuse("trainable_token_indices", 'has "lm_head" ids that differ from "embed_tokens"; accepted: the same ids')
+    return ids[0], len(ids), "lm_head" in lists
 
 
 def save_peft_files(files: dict[str, bytes], directory: Path) -> None:
@@ -72,6 +102,7 @@ def parse_peft_config(raw) -> LoraConfig:
         _refuse("bias", f'is {json.dumps(raw["bias"])}; accepted: "none"')
     if raw.get("fan_in_fan_out") is True:
         _refuse("fan_in_fan_out", "is true; accepted: false (Conv1D layers are not in these models)")
+    parse_token_indices(raw)  # checked here; load_peft_adapter matches it against the model
     for key in ("modules_to_save", "layers_to_transform", "rank_pattern", "alpha_pattern"):
         if raw.get(key):
             _refuse(key, f"is {json.dumps(raw[key])}; only empty/null is supported")
@@ -122,5 +153,43 @@ def load_peft_adapter(directory: Path, model) -> LoraAdapter:
         tensors = safetensors_io.load_bytes(read(ADAPTER_WEIGHTS_FILE), ADAPTER_WEIGHTS_FILE)
     except safetensors_io.SafetensorsError as error:
         raise AdapterError(str(error)) from None
-    layout = native_lora_layout(model, config) if isinstance(model, ModelConfig) else model.lora_layout(config)
-    return LoraAdapter.from_peft_tensors(layout, config, {k: v.float() for k, v in tensors.items()})
+    native = isinstance(model, ModelConfig)
+    layout = native_lora_layout(model, config) if native else model.lora_layout(config)
+    if not native:  # the map first: its message names the settings to change
+        _check_reasoning_map(directory, getattr(model, "reasoning_vocabulary", None))
+    token_rows = None if native else _adapter_token_rows(raw, model)
+    hidden = (model.head.shape[1]) if not native else 0
+    return LoraAdapter.from_peft_tensors(layout, config, {k: v.float() for k, v in tensors.items()}, token_rows, hidden)
+
+
+def _adapter_token_rows(raw: dict, model) -> TokenRows | None:
+    """The adapter's trainable token rows, checked against the model's reasoning rows."""
+    found = parse_token_indices(raw)
+    if found is None:
+        return None
+    start, count, head = found
+    n_s = getattr(model, "reasoning_start", None)
+    if n_s is None or (start, start + count) != (n_s, model.config.vocab_size):
+        rows = f"{n_s}..{model.config.vocab_size - 1}" if n_s is not None else "none (model.reasoning_vocab_size is 0)"
+        raise AdapterError(
+            f'{ADAPTER_CONFIG_FILE} "trainable_token_indices" covers ids {start}..{start + count - 1}; this model\'s reasoning rows are {rows} '
+            "(set model.reasoning_vocab_size / model.reasoning_map to the adapter's reasoning_token_map.json)"
+        )
+    untied = bool(model.untied_head) if hasattr(model, "untied_head") else model.head is not model.weights["model.embed_tokens.weight"]
+    if head != untied:
+        shape = "untied" if untied else "tied to the embedding"
+        raise AdapterError(f'{ADAPTER_CONFIG_FILE} "trainable_token_indices" {"has" if head else "lacks"} "lm_head" rows, but this model\'s head is {shape}')
+    return TokenRows(start, count, untied)
+
+
+def _check_reasoning_map(directory: Path, vocabulary) -> None:
+    try:
+        text = (directory / REASONING_MAP_FILE).read_text("utf-8")
+    except FileNotFoundError:
+        text = None
+    except OSError as error:
+        raise AdapterError(f"cannot read {directory / REASONING_MAP_FILE}: {error.strerror}") from None
+    try:
+        check_same_reasoning_map(text, vocabulary.map if vocabulary is not None else None, f"adapter {directory}")
+    except ReasoningVocabError as error:
+        raise AdapterError(str(error)) from None

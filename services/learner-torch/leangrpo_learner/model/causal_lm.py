@@ -20,6 +20,7 @@ from ..lora.lora_layout import LoraLayout, native_lora_layout
 from .checkpoint_loader import load_weights, read_model_config
 from .linear_modules import LINEAR_MODULES, has_bias, linear_name
 from .model_config import ModelConfig
+from .reasoning_expansion import embed
 from .rotary import apply_rotary, inverse_frequencies, rotary_tables
 
 # torch >= 2.0 has a fused attention kernel; torch 1.13 (Debian) takes the plain path.
@@ -53,6 +54,7 @@ class CausalLM:
         self.head = self.weights["model.embed_tokens.weight"] if config.tie_word_embeddings else self.weights["lm_head.weight"]
         self.inv_freq = inverse_frequencies(config).to(device)
         self.logit_softcap = None  # none of qwen2 / qwen3 / llama caps logits (Gemma 2/3 do: transformers source)
+        self.reasoning_start: int | None = None  # n_s once expanded with a reasoning vocabulary (reasoning_expansion.py)
         # torch.sharding "fsdp": one FSDP2-wrapped module per decoder layer (distributed/fsdp.py).
         self.sharded_layers = None
 
@@ -135,7 +137,8 @@ class CausalLM:
         cos, sin = rotary_tables(self.inv_freq, positions)
         length = ids.shape[1]
         bias = None if HAS_SDPA and bool(mask.all()) else self._attention_bias(mask, length)
-        h = F.embedding(ids, self.weights["model.embed_tokens.weight"])
+        # An adapter's trained reasoning rows replace the base's copies (reasoning_expansion.py).
+        h = embed(ids, self.weights["model.embed_tokens.weight"], options.adapter)
         for layer in range(self.config.num_layers):
             if self.sharded_layers is not None:  # gathers the layer, checkpointing inside (fsdp.py)
                 h = self.sharded_layers[layer](h, cos, sin, bias, options)

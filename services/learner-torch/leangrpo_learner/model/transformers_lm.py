@@ -27,6 +27,12 @@ from ..lora.lora_adapter import LoraAdapter
 from ..lora.lora_config import LoraConfig, validated_lora_config
 from ..lora.lora_layout import LoraLayout
 from .causal_lm import ForwardOptions
+from .reasoning_expansion import embedding_for, expand_hf
+
+try:
+    from torch.func import functional_call as _functional_call
+except ImportError:  # torch < 2.0
+    from torch.nn.utils.stateless import functional_call as _functional_call
 
 ADAPTER_NAME = "default"  # peft's; get_peft_model_state_dict drops it from the saved key names
 # Logit post-processing this wrapper does not implement (it projects hidden states itself).
@@ -70,7 +76,8 @@ def _zero_dropout(model: nn.Module) -> None:
 
 
 class TransformersCausalLM:
-    def __init__(self, hf_model, lora: LoraConfig, device: torch.device, name: str = "", gradient_checkpointing: bool = False):
+    def __init__(self, hf_model, lora: LoraConfig, device: torch.device, name: str = "", gradient_checkpointing: bool = False, vocabulary=None):
+        """`vocabulary`: a reasoning vocabulary the model was expanded to (reasoning_expansion.expand_hf), or None."""
         import peft
         from peft.tuners.lora import LoraLayer
 
@@ -110,6 +117,9 @@ class TransformersCausalLM:
         self.layout: LoraLayout = {path: (m.in_features, m.out_features) for path, m in self.lora_modules.items()}
         self.weights = {name: p for name, p in self.hf_model.named_parameters() if ".lora_" not in name}
         self._bound: LoraAdapter | None = None
+        self.reasoning_vocabulary = vocabulary
+        self.reasoning_start = vocabulary.standard_size if vocabulary is not None else None
+        self.untied_head = self.head is not self.hf_model.get_input_embeddings().weight
 
     @staticmethod
     def load(
@@ -119,7 +129,9 @@ class TransformersCausalLM:
         dtype: torch.dtype,
         attn_implementation: str = "sdpa",
         gradient_checkpointing: bool = False,
+        expand=None,
     ) -> "TransformersCausalLM":
+        """`expand`: n_s -> the reasoning vocabulary to expand to (None: no expansion)."""
         from transformers import AutoModelForCausalLM
 
         try:
@@ -131,7 +143,16 @@ class TransformersCausalLM:
             raise ModelError(f"transformers could not load {directory}: {error}") from None
         except OSError as error:
             raise ModelError(f"transformers could not load {directory}: {error}") from None
-        return TransformersCausalLM(hf_model.to(device), lora, device, str(directory), gradient_checkpointing)
+        vocabulary = None
+        if expand is not None:
+            # n_s is the config's vocab_size (the embedding's rows; an expanded base's map), never the tokenizer's size.
+            vocabulary = expand(int(hf_model.get_input_embeddings().weight.shape[0]))
+            if vocabulary is not None:
+                expand_hf(hf_model, vocabulary.map)
+        return TransformersCausalLM(hf_model.to(device), lora, device, str(directory), gradient_checkpointing, vocabulary)
+
+    def input_embedding_matrix(self) -> torch.Tensor:
+        return self.hf_model.get_input_embeddings().weight
 
     def parameter_count(self) -> int:
         return sum({id(t): t.numel() for t in self.weights.values()}.values())
@@ -183,6 +204,15 @@ class TransformersCausalLM:
                 # Masks are a function of the step's dropout seed; checkpoint recomputation restores the RNG state.
                 stack.enter_context(torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else []))
                 torch.manual_seed(options.dropout_seed)
-            out = self.decoder(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=False)
+            rows = options.adapter.rows() if options.adapter is not None else None
+            if rows is None:
+                out = self.decoder(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=False)
+            else:
+                # The adapter's trained reasoning rows in place of the base's copies, through the
+                # embedding module's own forward (a scaled embedding such as Gemma 3's keeps its scale).
+                module = self.hf_model.get_input_embeddings()
+                table = embedding_for(module.weight, options.adapter)
+                embeds = _functional_call(module, {"weight": table}, (ids,))
+                out = self.decoder(inputs_embeds=embeds, attention_mask=mask, position_ids=positions, use_cache=False)
         # The modes stay as set: a checkpointed layer recomputed in backward must see the same dropout.
         return out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]

@@ -1,6 +1,7 @@
 """torch.optim.AdamW over the adapter's parameters, with its state exposed by PEFT key in the TS
 learner's checkpoint layout (moments of A as [in, r], of B as [r, out]: PEFT's transposes), so a
-checkpoint written by either learner resumes on the other.
+checkpoint written by either learner resumes on the other. Reasoning token rows keep PEFT's own
+[rows, hidden] layout (the TS learner holds them that way too).
 
 `fused` (CUDA, torch >= 2.0): torch's one-kernel AdamW instead of a loop of small kernels per
 tensor; the same update up to float32 rounding."""
@@ -11,6 +12,12 @@ from dataclasses import dataclass
 import torch
 
 from ..lora.lora_adapter import LoraAdapter
+from ..lora.token_rows import is_token_rows_key
+
+
+def _layout(key: str, t: torch.Tensor) -> torch.Tensor:
+    """A parameter-shaped tensor in the checkpoint's layout, and back (the layout is its own inverse)."""
+    return t if is_token_rows_key(key) else t.t()
 
 
 @dataclass(frozen=True)
@@ -51,8 +58,8 @@ class AdamW:
             state = self.optimizer.state.get(p)
             if state and "exp_avg" in state:
                 out[key] = (
-                    state["exp_avg"].detach().t().to("cpu", torch.float32).contiguous(),
-                    state["exp_avg_sq"].detach().t().to("cpu", torch.float32).contiguous(),
+                    _layout(key, state["exp_avg"].detach()).to("cpu", torch.float32).contiguous(),
+                    _layout(key, state["exp_avg_sq"].detach()).to("cpu", torch.float32).contiguous(),
                 )
         return out
 
@@ -65,11 +72,11 @@ class AdamW:
         self.optimizer.state.clear()
         for key, (m, v) in moments.items():
             p = tensors[key]
-            if list(m.t().shape) != list(p.shape) or list(v.t().shape) != list(p.shape):
-                raise ValueError(f'optimizer moment "{key}" has shape {list(m.shape)}; the adapter needs {list(p.t().shape)}')
+            if list(_layout(key, m).shape) != list(p.shape) or list(_layout(key, v).shape) != list(p.shape):
+                raise ValueError(f'optimizer moment "{key}" has shape {list(m.shape)}; the adapter needs {list(_layout(key, p).shape)}')
             self.optimizer.state[p] = {
                 # The fused kernel reads the step count on the parameter's device.
                 "step": torch.tensor(float(updates), dtype=torch.float32, device=p.device if self.fused else "cpu"),
-                "exp_avg": m.t().contiguous().to(p.device, p.dtype),
-                "exp_avg_sq": v.t().contiguous().to(p.device, p.dtype),
+                "exp_avg": _layout(key, m).contiguous().to(p.device, p.dtype),
+                "exp_avg_sq": _layout(key, v).contiguous().to(p.device, p.dtype),
             }

@@ -39,6 +39,7 @@ def learner_options(config: dict) -> LearnerOptions:
         speed=StepSpeedSettings(
             config["torch"]["micro_batch_tokens"], config["torch"]["logits_chunk_mib"], config["torch"]["former_step"], config["torch"]["compile"]
         ),
+        reasoning_rows=config.get("reasoning_rows", "train"),
     )
 
 

@@ -162,6 +162,7 @@ class LearnerServicer:
             return
         Response = M("leangrpo.v1.ExportAdapterResponse")
         ordered = [(ADAPTER_CONFIG_FILE, files[ADAPTER_CONFIG_FILE]), (ADAPTER_WEIGHTS_FILE, files[ADAPTER_WEIGHTS_FILE])]
+        ordered += [(name, data) for name, data in files.items() if name not in (ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE)]  # reasoning_token_map.json
         manifest = Response()
         manifest.manifest.name = adapter_name(version)
         manifest.manifest.version = version
@@ -242,6 +243,13 @@ class LearnerServicer:
         )
         response.lora.rank, response.lora.alpha, response.lora.use_rslora, response.lora.dropout = lora.rank, lora.alpha, lora.use_rslora, lora.dropout
         response.lora.target_modules.extend(lora.target_modules)
+        vocabulary = learner.vocabulary
+        if vocabulary is not None:
+            r = response.reasoning_vocabulary
+            r.standard_size, r.reasoning_size, r.map_sha256 = vocabulary.standard_size, vocabulary.reasoning_size, vocabulary.map.sha256
+            r.start_marker, r.end_marker = vocabulary.markers.start, vocabulary.markers.end
+            r.start_marker_ids.extend(vocabulary.markers.start_ids)
+            r.end_marker_ids.extend(vocabulary.markers.end_ids)
         return response
 
     def list_algorithms(self, request, context):

@@ -3,6 +3,8 @@ checkpoint-files.ts), so a checkpoint written by one learner resumes on the othe
   adapter/                 the PEFT adapter (float32, exact)
   optimizer.safetensors    AdamW moments "<peft key>.exp_avg" / ".exp_avg_sq" in the [in, r] / [r, out] layout
   trainer_state.json       format_version 1, step, adapter_version, algorithm, optimizer_updates, seed, base_model
+  reasoning_token_map.json with a reasoning vocabulary (also in adapter/); AdamW moments of its
+                           token rows keep their [rows, hidden] layout
 """
 from __future__ import annotations
 
@@ -101,4 +103,6 @@ def read_checkpoint_state(directory: Path) -> tuple[TrainerState, dict[str, tupl
 
 def checkpoint_size(directory: Path) -> int:
     files = [OPTIMIZER_FILE, STATE_FILE, f"{ADAPTER_DIR}/adapter_config.json", f"{ADAPTER_DIR}/adapter_model.safetensors"]
-    return sum((directory / f).stat().st_size for f in files)
+    # With a reasoning vocabulary, its map beside the state and in the adapter.
+    maps = [f for f in ("reasoning_token_map.json", f"{ADAPTER_DIR}/reasoning_token_map.json") if (directory / f).exists()]
+    return sum((directory / f).stat().st_size for f in files + maps)

@@ -7,6 +7,7 @@ validated batch (rank 0 broadcasts it); `collective` splits the micro-batches be
 sums their gradients, so every rank applies the same update."""
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,7 +22,9 @@ from ..lora.lora_adapter import LoraAdapter
 from ..lora.lora_config import LoraConfig
 from ..lora.peft_files import export_peft_files, load_peft_adapter, save_peft_files
 from ..model.causal_lm import CausalLM, ForwardOptions
+from ..model.reasoning_expansion import initial_rows, token_rows_of
 from ..optimizer.adamw import AdamW, AdamWSettings
+from ..reasoning.map_file import REASONING_MAP_FILE, map_file_bytes
 from ..optimizer.grad_clipping import clip_by_global_norm
 from ..optimizer.lr_schedule import learning_rate_multiplier
 from ..sampling import SamplingDistribution, SamplingMessage, resolve_sampling
@@ -55,6 +58,9 @@ class LearnerOptions:
     gradient_checkpointing: bool = False
     # The step's speed settings (torch.*; step_speed.py). None: the former step's (CPU) values.
     speed: StepSpeed | None = None
+    # With a reasoning vocabulary: "train" trains the reasoning rows beside LoRA; "frozen" keeps
+    # them at their copies (the measurement's control arm).
+    reasoning_rows: str = "train"
 
 
 @dataclass
@@ -94,7 +100,11 @@ class Learner:
         self.step = 0
         self.adapter_version = 0
         self.algorithm = ""
-        self.adapter = LoraAdapter.create(model.lora_layout(options.lora), options.lora, options.seed).to(model.device)
+        self.vocabulary = getattr(model, "reasoning_vocabulary", None)
+        rows = token_rows_of(model) if options.reasoning_rows == "train" else None
+        self.adapter = LoraAdapter.create(
+            model.lora_layout(options.lora), options.lora, options.seed, (rows, initial_rows(model, rows)) if rows is not None else None
+        ).to(model.device)
         # Token budget and logit chunks sized for the device once, after the model took its memory.
         self.speed = resolve_step_speed(options.speed, model, options.micro_batch_tokens, options.gradient_checkpointing)
         if self.collective.world_size > 1:
@@ -129,7 +139,19 @@ class Learner:
                 start = end
         return logprobs, entropies
 
+    def check_reasoning_mask(self, sampling: SamplingDistribution, field: str) -> SamplingDistribution:
+        """The sampling with its mask mode resolved: unspecified is model.reasoning_mask (free without a vocabulary)."""
+        if sampling.reasoning_mask is None:
+            return dataclasses.replace(sampling, reasoning_mask=self.vocabulary.mask if self.vocabulary is not None else "free")
+        if sampling.reasoning_mask != "free" and self.vocabulary is None:
+            raise SampleError(
+                f"{field}.reasoning_mask is {sampling.reasoning_mask.upper()}, but this learner's model has no reasoning vocabulary "
+                "(model.reasoning_vocab_size is 0); accepted: REASONING_MASK_UNSPECIFIED or REASONING_MASK_FREE"
+            )
+        return sampling
+
     def compute_logprobs(self, pairs, reference: bool, sampling: SamplingDistribution, include_entropy: bool = True):
+        sampling = self.check_reasoning_mask(sampling, "sampling")
         self.check_pairs(pairs)
         logprobs, entropies = self.score(pairs, sampling, None if reference else self.adapter, include_entropy)
         return logprobs, entropies, 0 if reference else self.adapter_version
@@ -155,7 +177,7 @@ class Learner:
             raise StepOrderError(f"header.step is {request.step} but the learner is at step {self.step}; send {self.step + 1} (or 0 to skip the check)")
         validate_examples(request.examples, self.model.config, request.expected_samples, request.num_generations)
         sampling = sampling_of(settings.temperature, request)
-        return settings, sampling
+        return settings, self.check_reasoning_mask(sampling, "header.sampling")
 
     def train_step(self, request: StepRequest) -> StepResult:
         settings, sampling = self.check_request(request)
@@ -258,7 +280,9 @@ class Learner:
 
     def save_checkpoint(self, directory: str) -> tuple[str, int, int, int]:
         target = Path(directory).resolve()
-        save_peft_files(export_peft_files(self.adapter, self.options.base_model), target / ADAPTER_DIR)
+        save_peft_files(export_peft_files(self.adapter, self.options.base_model, self.vocabulary), target / ADAPTER_DIR)
+        if self.vocabulary is not None:  # the map beside the trainer state too, as the TS learner writes it
+            save_peft_files({REASONING_MAP_FILE: map_file_bytes(self.vocabulary.map, self.vocabulary.markers)}, target)
         state = TrainerState(self.step, self.adapter_version, self.algorithm, self.optimizer.updates, self.seed, self.options.base_model)
         write_checkpoint_state(target, state, self.optimizer.moments())
         return str(target), self.step, self.adapter_version, checkpoint_size(target)
@@ -271,6 +295,13 @@ class Learner:
             adapter = load_peft_adapter(source / ADAPTER_DIR, self.model).to(self.model.device)
         except AdapterError as error:
             raise CheckpointError(str(error)) from None
+        wants_rows = self.vocabulary is not None and self.options.reasoning_rows == "train"
+        if (adapter.token_rows is not None) != wants_rows:
+            raise CheckpointError(
+                f"{source / ADAPTER_DIR} {'carries' if adapter.token_rows is not None else 'has no'} trained reasoning rows, but this learner's "
+                f"reasoning_rows is {self.options.reasoning_rows!r}{'' if self.vocabulary is not None else ' with no reasoning vocabulary'}; "
+                "set reasoning_rows to the run's that saved it"
+            )
         optimizer = AdamW(adapter, self.options.optimizer.adamw, fused=self.speed.fused_adamw)
         try:
             optimizer.restore(state.optimizer_updates, moments)
@@ -285,7 +316,7 @@ class Learner:
     def _snapshot_version(self) -> None:
         if not self.collective.is_main:
             return  # only the serving rank exports
-        self.versions[self.adapter_version] = export_peft_files(self.adapter, self.options.base_model)
+        self.versions[self.adapter_version] = export_peft_files(self.adapter, self.options.base_model, self.vocabulary)
         for held in sorted(self.versions):
             if len(self.versions) <= self.options.keep_versions:
                 break
