@@ -87,7 +87,8 @@ describe.skipIf(unavailable !== null)(
     beforeAll(async () => {
       dir = await mkdtemp(path.join(tmpdir(), "cross-learner-reasoning-"));
       for (const learner of learners) {
-        const started = await learner.start(config(path.join(dir, learner.name)));
+        // One checkpoint_dir for both, as two learners sharing a volume: each reads what the other saved.
+        const started = await learner.start(config(dir));
         running.set(learner.name, { learner: started, client: learnerClient(started.url) });
       }
     }, 240_000);
@@ -104,13 +105,13 @@ describe.skipIf(unavailable !== null)(
       async (writer, reader) => {
         const saver = running.get(writer)!.client;
         await saver.trainStep(trainStepStream(gated(0n), samples));
-        const saved = await saver.saveCheckpoint({ path: path.join(dir, `saved-by-${writer}`) });
+        const saved = await saver.saveCheckpoint({ path: `saved-by-${writer}` });
         const atSave = await exportedTensors(saver);
         expect(atSave.get(TOKEN_ROWS_KEY)?.shape).toEqual([N_S, 128]);
 
         const metrics = new Map<string, Record<string, number>>();
         const moments = async (checkpoint: string) =>
-          readF32Safetensors(await readFile(path.join(checkpoint, "optimizer.safetensors")), `${checkpoint}/optimizer.safetensors`);
+          readF32Safetensors(await readFile(path.join(dir, checkpoint, "optimizer.safetensors")), `${checkpoint}/optimizer.safetensors`);
         const savedMoments = await moments(saved.path);
         expect([...savedMoments.keys()]).toContain(`${TOKEN_ROWS_KEY}.exp_avg`);
         for (const name of [writer, reader]) {
@@ -119,7 +120,7 @@ describe.skipIf(unavailable !== null)(
           const loaded = await exportedTensors(client);
           for (const [key, { data }] of atSave)
             expect(Array.from(loaded.get(key)!.data), `${name}'s ${key} as loaded`).toEqual(Array.from(data));
-          const again = await client.saveCheckpoint({ path: path.join(dir, `${writer}-resaved-by-${name}`) });
+          const again = await client.saveCheckpoint({ path: `${writer}-resaved-by-${name}` });
           const resaved = await moments(again.path);
           expect([...resaved.keys()].sort()).toEqual([...savedMoments.keys()].sort());
           for (const [key, { shape, data }] of savedMoments) {

@@ -173,7 +173,9 @@ export function describeReasoningVocabConformance(implementation: LearnerUnderTe
     });
 
     it("trains the reasoning rows as PEFT trainable tokens, exports them with the map, and restores them from a checkpoint", async () => {
-      const rewards = [1, 0, 1, 0];
+      // The standard completions win and the mixed ones lose: equal completions with opposite
+      // rewards ([1, 0, 1, 0]) would cancel, and the rows would move only by optimizer noise.
+      const rewards = [1, 0, 0, 1];
       const samples = [STANDARD, MIXED, MIXED, STANDARD].map((completion, i) => ({
         sampleId: `r${i}`,
         groupId: "g0",
