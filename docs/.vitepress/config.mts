@@ -30,6 +30,7 @@ const sidebar: DefaultTheme.SidebarItem[] = [
       { text: "Rollout correction", link: "/concepts/rollout-correction" },
       { text: "Repair mode", link: "/concepts/repair-mode" },
       ...ifWritten({ text: "Reasoning vocabulary", link: "/concepts/reasoning-vocabulary" }),
+      ...ifWritten({ text: "Reasoning vocabulary: PyTorch and vLLM", link: "/concepts/reasoning-vocabulary-torch" }),
     ],
   },
   {
