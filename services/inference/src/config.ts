@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { ServerConfigSchema } from "@lean-grpo/kit";
-import { REASONING_MODEL_KEYS, refineReasoningKeys } from "./reasoning-config.js";
+import { REASONING_MODEL_KEYS, refineReasoningKeys } from "@lean-grpo/lm/reasoning-vocab";
 
 export const InferenceConfigSchema = z
   .object({

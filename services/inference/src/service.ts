@@ -15,7 +15,7 @@ import { AdapterRegistry, type LoadedAdapter } from "./adapters/adapter-registry
 import { AdapterFileWriter, checkAdapterName } from "./adapters/adapter-files.js";
 import { toGenerateInput } from "./rpc/generate-request.js";
 import { tokenizeBatch } from "./rpc/tokenize-batch.js";
-import { reasoningSettings } from "./reasoning-config.js";
+import { reasoningSettings } from "@lean-grpo/lm/reasoning-vocab";
 
 /**
  * Returns the InferenceService registration on the configured backend: vLLM when

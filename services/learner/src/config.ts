@@ -4,7 +4,7 @@ import { z } from "zod";
 import { ServerConfigSchema } from "@lean-grpo/kit";
 import { LR_SCHEDULES } from "./optimizer/learning-rate-schedule.js";
 import { LINEAR_MODULES } from "@lean-grpo/lm";
-import { REASONING_MODEL_KEYS, refineReasoningKeys } from "./reasoning-config.js";
+import { REASONING_MODEL_KEYS, refineReasoningKeys } from "@lean-grpo/lm/reasoning-vocab";
 
 export const LearnerConfigSchema = z
   .object({

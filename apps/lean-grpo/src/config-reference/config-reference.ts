@@ -14,7 +14,7 @@ import { commentFor, readKeyComments, type KeyComment } from "./key-comments.js"
 
 const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 /** Where the schemas are written (their comments are the keys' meanings). */
-const SCHEMA_DIRS = ["apps/lean-grpo/src", "services", "packages/kit/src"];
+const SCHEMA_DIRS = ["apps/lean-grpo/src", "services", "packages/kit/src", "packages/lm/src/reasoning-vocab"];
 
 export interface ConfigKeyDoc {
   /** The key as written in a train file or a `serve all` file, e.g. "training.async", "inference.vllm.url". */
@@ -124,7 +124,14 @@ export function configReference(): ConfigGroupDoc[] {
 function configGroups(): ConfigGroupDoc[] {
   const comments = readKeyComments(REPO_ROOT, SCHEMA_DIRS);
   const runSections = new Set(schemaKeys(RunConfigSchema).map((k) => k.path.split(".")[0]!));
-  const trainOwn = schemaKeys(TrainFileSchema).filter((k) => k.path.startsWith("dataset.path") || !runSections.has(k.path.split(".")[0]!));
+  const runKeys = new Set(schemaKeys(RunConfigSchema).map((k) => k.path));
+  // `model:` is both the CLI's (model.dir, the vocabulary) and the run's (model.reasoning_mask):
+  // each key is listed where it is read.
+  const trainOwn = schemaKeys(TrainFileSchema).filter((k) => {
+    const section = k.path.split(".")[0]!;
+    if (k.path.startsWith("dataset.path") || !runSections.has(section)) return true;
+    return section === "model" && !runKeys.has(k.path);
+  });
   return [
     {
       id: "train",

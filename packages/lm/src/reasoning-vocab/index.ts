@@ -45,3 +45,4 @@ export {
   type TextSpan,
 } from "./reasoning-text.js";
 export { ReasoningVocabError } from "../errors.js";
+export * from "./reasoning-config-keys.js";

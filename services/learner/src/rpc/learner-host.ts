@@ -4,7 +4,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { useBackend } from "@lean-grpo/lm";
 import type { LearnerConfig } from "../config.js";
 import { loadReasoningModel, resolveModelReasoning } from "@lean-grpo/lm";
-import { reasoningSettings } from "../reasoning-config.js";
+import { reasoningSettings } from "@lean-grpo/lm/reasoning-vocab";
 import { Learner } from "../training/learner.js";
 
 export class LearnerHost {

@@ -1,13 +1,13 @@
-// The `model.reasoning_*` keys of the inference service (docs/concepts/reasoning-vocabulary.md),
-// the same as the learner's and the mesh's model section; the markers are checked against the
-// tokenizer when the model loads.
+// The `model.reasoning_*` config keys (docs/concepts/reasoning-vocabulary.md), one zod shape for
+// the learner's and the inference service's model sections, so both read and refuse them alike;
+// the markers are checked against the tokenizer when the model loads.
 import { z } from "zod";
 import {
   DEFAULT_REASONING_MARKERS,
   REASONING_MASK_MODES,
   validateReasoningSettings,
   type ReasoningSettings,
-} from "@lean-grpo/lm/reasoning-vocab";
+} from "./reasoning-settings.js";
 
 export const REASONING_MODEL_KEYS = {
   /** n_r: reasoning rows, each a copy of a standard row; 0 (the default) is off. */
