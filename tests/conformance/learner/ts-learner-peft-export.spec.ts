@@ -26,7 +26,8 @@ const SCORER = path.join(REPO_ROOT, "tests/conformance/learner/reference/peft_ad
 const N_S = 147;
 const START = 27; // ":"
 const END = 114; // "\boxed{"
-const TOLERANCE = 1e-4;
+// float32 in both; measured differences are below 1e-5, so one LoRA entry off by 0.05 fails.
+const TOLERANCE = 2e-5;
 
 // "<|im_start|>user\nWhat is 27 + 45?<|im_end|>\n<|im_start|>assistant\n" in arith-tiny's ids.
 const PROMPT = [145, 117, 0, 101, 103, 1, 19, 24, 1, 12, 1, 21, 22, 32, 146, 0, 145, 125, 0];
