@@ -37,7 +37,13 @@ describe("every command exports its traces", () => {
   it("eval: the command span holds the Generate calls", async () => {
     const data = path.join(dir, "heldout.jsonl");
     writeFileSync(data, ["1+1:2", "2+3:5"].map((l) => JSON.stringify({ problem: l.split(":")[0], answer: l.split(":")[1] })).join("\n"));
-    await promisify(execFile)(process.execPath, [CLI, "eval", data, "--max-tokens", "8", "--json"], { cwd: repoRoot, env: env() });
+    // Run from the data's directory, as a user would: the local mesh reads files under the
+    // directory it was started in (its data_root); the model is named by its absolute path.
+    await promisify(execFile)(
+      process.execPath,
+      [CLI, "eval", "heldout.jsonl", "--model", path.join(repoRoot, "models/arith-tiny"), "--max-tokens", "8", "--json"],
+      { cwd: dir, env: env() },
+    );
     const [command] = named("lean-grpo eval");
     expect(command).toBeDefined();
     const generates = named("leangrpo.v1.InferenceService/Generate").filter((s) => s.traceId === command!.traceId && s.kind === 3);

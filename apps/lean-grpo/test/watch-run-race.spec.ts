@@ -33,6 +33,8 @@ describe("WatchRun and the end of a run", () => {
     const config = loadConfig(OrchestratorConfigSchema, {
       flags: {
         runs_dir: fixture.runsDir,
+        // The dataset is named relative to the orchestrator's data_root (the fixture's directory).
+        data_root: fixture.dir,
         services: { inference: mesh.urls.inference, reward: mesh.urls.reward, learner: mesh.urls.learner, verifier: mesh.urls.verifier },
       },
     });

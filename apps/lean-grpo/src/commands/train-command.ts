@@ -11,7 +11,7 @@ import { RunConfigMessageSchema, RunOutputs, newRunId, type RunConfigMessage } f
 import { runProgress } from "./run-progress.js";
 import { runSummaryTable } from "./run-summary.js";
 import { runAdvice } from "./run-advice.js";
-import { checkDatasetFile, checkModelDir, configDir, loadTrainConfig, trainRunConfig } from "./train-config.js";
+import { checkDatasetFile, checkModelDir, checkReasoningSize, configDir, loadTrainConfig, trainRunConfig } from "./train-config.js";
 import { startRunLogs } from "./run-logs.js";
 import { onStopRequest } from "../process/stop-signals.js";
 import { tracedAction } from "../process/process-tracing.js";
@@ -133,7 +133,10 @@ export function planTrain(dataArg: string | undefined, words: string[], options:
   if (runConfig.eval?.data) runConfig.eval.data = rootRelative(runConfig.eval.data, "eval.data");
   const local = (name: string) => file.services[name]?.url === undefined;
   if (local("learner") && !options.resume) checkRunAlgorithm(file);
-  if (local("inference") || local("learner")) checkModelDir(file.model.dir, configDir(options.configDir));
+  if (local("inference") || local("learner")) {
+    checkModelDir(file.model.dir, configDir(options.configDir));
+    checkReasoningSize(file.model);
+  }
   const tracking = resolveTracking(
     file.logging,
     [...seeds.explicit].some((key) => key.startsWith("logging.")),

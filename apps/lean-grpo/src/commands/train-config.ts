@@ -2,10 +2,11 @@
 //   --config FILE < groups (model=..., dataset=..., algorithm=...) < LEANGRPO_* env < flags < dotted overrides.
 // Groups live in the config directory: --config-dir, else LEANGRPO_CONFIG_DIR, else ./configs
 // when it has groups, else the configs/ folder of this repository.
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, listGroups, loadConfig, splitGroupChoices, type SourceEntry } from "@lean-grpo/kit";
+import { defaultReasoningMap, REASONING_MAP_FILE } from "@lean-grpo/lm/reasoning-vocab";
 import { RunConfigShapeError, runConfigToMessage, type RunConfigMessage } from "@lean-grpo/orchestrator";
 import type { TrainFile, TrainFileSchema } from "./train-file.js";
 
@@ -122,4 +123,26 @@ export function checkDatasetFile(file: string): void {
         : `dataset "${file}" does not exist; give a JSONL file as DATA or dataset.path=FILE, or choose dataset=NAME (configs/dataset)`,
     },
   ]);
+}
+
+/**
+ * A reasoning vocabulary larger than the model's standard one (without a map that repeats
+ * sources) is refused before any service starts, naming the key. The markers and a given map
+ * are checked by the services as they load the model's tokenizer.
+ */
+export function checkReasoningSize(model: TrainFile["model"]): void {
+  if (model.reasoning_vocab_size === 0 || model.reasoning_map !== undefined) return;
+  if (existsSync(path.join(model.dir, REASONING_MAP_FILE))) return; // an expanded base: its map decides n_s
+  let standardSize: unknown;
+  try {
+    standardSize = (JSON.parse(readFileSync(path.join(model.dir, "config.json"), "utf8")) as { vocab_size?: unknown }).vocab_size;
+  } catch {
+    return; // checkModelDir reports an unreadable model directory
+  }
+  if (typeof standardSize !== "number") return;
+  try {
+    defaultReasoningMap(standardSize, model.reasoning_vocab_size);
+  } catch (error) {
+    throw new ConfigError([{ path: "model.reasoning_vocab_size", source: "model", message: (error as Error).message }]);
+  }
 }

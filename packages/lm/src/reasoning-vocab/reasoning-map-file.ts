@@ -5,7 +5,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ReasoningVocabError } from "../errors.js";
 import { ReasoningTokenMap } from "./reasoning-map.js";
-import type { ReasoningMarkers } from "./reasoning-vocabulary.js";
+import type { ReasoningMarkers } from "./reasoning-settings.js";
 
 export const REASONING_MAP_FILE = "reasoning_token_map.json";
 export const REASONING_MAP_FORMAT = "lean-grpo.reasoning-token-map/1";

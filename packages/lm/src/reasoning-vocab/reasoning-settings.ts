@@ -10,6 +10,14 @@ export type ReasoningMaskMode = (typeof REASONING_MASK_MODES)[number];
 
 export const DEFAULT_REASONING_MARKERS: readonly [string, string] = Object.freeze(["<think>", "</think>"]) as readonly [string, string];
 
+/** The block's start and end markers, as text and as token ids in the standard half. */
+export interface ReasoningMarkers {
+  start: string;
+  end: string;
+  startIds: readonly number[];
+  endIds: readonly number[];
+}
+
 export interface ReasoningSettings {
   /** n_r, the number of reasoning rows; 0 turns the feature off. With `mapFile`, undefined means the map's length. */
   size: number | undefined;

@@ -4,19 +4,14 @@
 import { ReasoningVocabError } from "../errors.js";
 import { defaultReasoningMap, type ReasoningTokenMap } from "./reasoning-map.js";
 import { readReasoningMapFile } from "./reasoning-map-file.js";
-import { validateReasoningSettings, type ReasoningMaskMode, type ReasoningSettings } from "./reasoning-settings.js";
+import { validateReasoningSettings, type ReasoningMarkers, type ReasoningMaskMode, type ReasoningSettings } from "./reasoning-settings.js";
+
+export type { ReasoningMarkers };
 
 /** What marker validation needs of a tokenizer (ModelTokenizer has it). */
 export interface MarkerTokenizer {
   encode(text: string, options?: { addSpecialTokens?: boolean }): number[];
   decode(ids: readonly number[], options?: { skipSpecialTokens?: boolean }): string;
-}
-
-export interface ReasoningMarkers {
-  start: string;
-  end: string;
-  startIds: readonly number[];
-  endIds: readonly number[];
 }
 
 export class ReasoningVocabulary {

@@ -3,7 +3,7 @@
 // stops and streams runs for OrchestratorService.
 import { clone, create, toJson, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import type { ReasoningVocabulary } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import { reasoningMaskOf } from "./training/training-stream.js";
+import { reasoningMaskOf } from "./config/reasoning-mask.js";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { setMaxListeners } from "node:events";

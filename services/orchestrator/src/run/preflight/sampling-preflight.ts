@@ -6,7 +6,7 @@
 // cannot apply top-k/top-p refuses here, and the run is refused naming the keys, instead
 // of training on a distribution other than the one sampled.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { reasoningMaskOf } from "../training/training-stream.js";
+import { reasoningMaskOf } from "../config/reasoning-mask.js";
 import type { MeshClients } from "../mesh-clients.js";
 import type { RunConfig } from "../config/run-config.js";
 import { learnerLogprobsOf } from "../training/learner-scoring.js";

@@ -6,7 +6,7 @@
 // (0) there. Its reward is the last attempt's, times rollout.turn_discount per extra attempt
 // when solved, so the group's advantage compares whole trajectories.
 import { create } from "@bufbuild/protobuf";
-import { reasoningMaskOf } from "../training/training-stream.js";
+import { reasoningMaskOf } from "../config/reasoning-mask.js";
 import { CompletionSchema, type Completion, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { RewardResult } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { countReplayRefusals } from "../outputs/replay-refusals.js";

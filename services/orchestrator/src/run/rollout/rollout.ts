@@ -2,7 +2,7 @@
 // with the current adapter, then ScoreGroup them. Times are kept apart for the step's
 // breakdown. (Tactic mode's groups are tactic-rollout.ts; both give a RolloutGroup.)
 import type { Completion, Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import { reasoningMaskOf } from "../training/training-stream.js";
+import { reasoningMaskOf } from "../config/reasoning-mask.js";
 import type { MeshClients } from "../mesh-clients.js";
 import { buildPrompt, promptText } from "./prompts.js";
 import type { RunConfig } from "../config/run-config.js";

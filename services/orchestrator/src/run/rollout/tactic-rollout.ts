@@ -13,7 +13,7 @@
 // longer trajectory weighs a little more in the group's mean); the header sends
 // num_generations = 0 since groups no longer have a fixed size.
 import { create } from "@bufbuild/protobuf";
-import { reasoningMaskOf } from "../training/training-stream.js";
+import { reasoningMaskOf } from "../config/reasoning-mask.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { CompletionSchema, FinishReason, type Completion, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { TacticStatus } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";

@@ -9,7 +9,7 @@
 // engine noise when the adapter took, and at least a training step's worth when it did not.
 // Above the threshold the run stops, naming the adapter version and both numbers.
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import { reasoningMaskOf } from "./training-stream.js";
+import { reasoningMaskOf } from "../config/reasoning-mask.js";
 import type { MeshClients } from "../mesh-clients.js";
 import { buildPrompt } from "../rollout/prompts.js";
 import type { RunConfig } from "../config/run-config.js";

@@ -3,7 +3,7 @@
 // report's accuracy curve plots; the same code as `lean-grpo eval --k 1`. For math
 // problems the record also says how the policy answers (eval/answer-form.ts): the
 // right-number rate (boxed or not), the share worked out, accuracy per form, and length.
-import { reasoningMaskOf } from "./training-stream.js";
+import { reasoningMaskOf } from "../config/reasoning-mask.js";
 import { type EvalOptions, evaluate } from "../../eval/evaluate.js";
 import type { RunConfig } from "../config/run-config.js";
 import { evalTurns, HELDOUT_CONCURRENCY, type HeldoutContext } from "./heldout-context.js";

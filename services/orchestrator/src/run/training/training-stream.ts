@@ -1,7 +1,8 @@
 // The TrainStep request stream of one step: a header (algorithm, its knobs, the batch
 // shape), then one TrainingSample per RolloutSample of the groups kept.
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { ReasoningMask } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import type { ReasoningMask } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { reasoningMaskOf } from "../config/reasoning-mask.js";
 import { FinishReason } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { TrainingMode, type TrainStepRequestSchema } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { ASYNC_IMPORTANCE_SAMPLING_CAP, ASYNC_IMPORTANCE_SAMPLING_MODE, type RunConfig } from "../config/run-config.js";
@@ -37,11 +38,6 @@ function withGenerationBudget(config: RunConfig): Record<string, unknown> {
  * decoding to both: the learner scores it as samplers report greedy logprobs (common.proto).
  */
 /** The run's reasoning mask as the contract's enum (model.reasoning_mask). */
-export function reasoningMaskOf(config: RunConfig): ReasoningMask {
-  const mode = config.model.reasoning_mask;
-  return mode === "gated" ? ReasoningMask.GATED : mode === "strict" ? ReasoningMask.STRICT : ReasoningMask.FREE;
-}
-
 export function stepSampling(config: RunConfig): { temperature: number; topK: number; topP: number; reasoningMask: ReasoningMask } {
   const { temperature, top_k: topK, top_p: topP } = config.training;
   return { temperature, topK, topP, reasoningMask: reasoningMaskOf(config) };
