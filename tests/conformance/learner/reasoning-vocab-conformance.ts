@@ -18,59 +18,12 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
 import { ReasoningMask } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import { REPO_ROOT } from "./conformance-fixtures.js";
 import { failure, type LearnerClient, learnerClient, trainStepStream } from "./learner-calls.js";
 import type { LearnerUnderTest, RunningLearner } from "./learner-under-test.js";
 import { readF32Safetensors } from "./peft-tensors.js";
+import { END, MAP_SHA256, MIXED, MODEL, N_S, PROMPT, R, REASONING, STANDARD, START, TOKEN_ROWS_KEY } from "./reasoning-vocab-case.js";
 
-const MODEL = path.join(REPO_ROOT, "models/arith-tiny");
-const N_S = 147;
-const START = 27; // ":"
-const END = 114; // "\boxed{"
-const REASONING = { reasoning_vocab_size: N_S, reasoning_markers: [":", "\\boxed{"], reasoning_mask: "gated" };
 const TOLERANCE = 1e-5;
-// python3 -c "import hashlib; print(hashlib.sha256(('147:'+','.join(map(str,range(147)))).encode()).hexdigest())"
-const MAP_SHA256 = "7302e0b1acd3e1ad10eee69324957d9d671cae009f62b64a73aef6cdb9612dde";
-const TOKEN_ROWS_KEY = "base_model.model.model.embed_tokens.token_adapter.trainable_tokens_delta";
-
-// "<|im_start|>user\nWhat is 27 + 45?<|im_end|>\n<|im_start|>assistant\n" in arith-tiny's ids.
-const PROMPT = [145, 117, 0, 101, 103, 1, 19, 24, 1, 12, 1, 21, 22, 32, 146, 0, 145, 125, 0];
-// "27 + 45: 7+5=12, 2+4+1=7, \boxed{72}<|im_end|>" with the block's digits written as copies.
-const R = (id: number) => N_S + id;
-const STANDARD = [
-  19,
-  24,
-  1,
-  12,
-  1,
-  21,
-  22,
-  START,
-  1,
-  24,
-  12,
-  22,
-  30,
-  18,
-  19,
-  13,
-  1,
-  19,
-  12,
-  21,
-  12,
-  18,
-  30,
-  24,
-  13,
-  1,
-  END,
-  24,
-  19,
-  94,
-  146,
-];
-const MIXED = STANDARD.map((id, t) => (t > 7 && t < 26 && id !== 1 ? R(id) : id));
 
 function config(checkpointDir: string, reasoning: Record<string, unknown> | null) {
   return {

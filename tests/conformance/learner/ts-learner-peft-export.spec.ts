@@ -18,54 +18,13 @@ import { REPO_ROOT } from "./conformance-fixtures.js";
 import { type LearnerClient, learnerClient, trainStepStream } from "./learner-calls.js";
 import type { RunningLearner } from "./learner-under-test.js";
 import { tsLearner } from "./ts-learner-under-test.js";
+import { MIXED, MODEL, N_S, PROMPT, STANDARD } from "./reasoning-vocab-case.js";
 
 const PYTHON = process.env.PEFT_PYTHON || "python3";
-const MODEL = path.join(REPO_ROOT, "models/arith-tiny");
 const TORCH_LEARNER = path.join(REPO_ROOT, "services/learner-torch");
 const SCORER = path.join(REPO_ROOT, "tests/conformance/learner/reference/peft_adapter_logprobs.py");
-const N_S = 147;
-const START = 27; // ":"
-const END = 114; // "\boxed{"
 // float32 in both; measured differences are below 1e-5, so one LoRA entry off by 0.05 fails.
 const TOLERANCE = 2e-5;
-
-// "<|im_start|>user\nWhat is 27 + 45?<|im_end|>\n<|im_start|>assistant\n" in arith-tiny's ids.
-const PROMPT = [145, 117, 0, 101, 103, 1, 19, 24, 1, 12, 1, 21, 22, 32, 146, 0, 145, 125, 0];
-// "27 + 45: 7+5=12, 2+4+1=7, \boxed{72}<|im_end|>"; MIXED writes the block's digits as copies.
-const STANDARD = [
-  19,
-  24,
-  1,
-  12,
-  1,
-  21,
-  22,
-  START,
-  1,
-  24,
-  12,
-  22,
-  30,
-  18,
-  19,
-  13,
-  1,
-  19,
-  12,
-  21,
-  12,
-  18,
-  30,
-  24,
-  13,
-  1,
-  END,
-  24,
-  19,
-  94,
-  146,
-];
-const MIXED = STANDARD.map((id, t) => (t > 7 && t < 26 && id !== 1 ? N_S + id : id));
 
 /** Why PEFT cannot run here, or null when it can. */
 function peftUnavailable(): string | null {
