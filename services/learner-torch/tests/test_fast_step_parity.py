@@ -85,7 +85,8 @@ def assert_same_steps(case: dict, fast: Learner, former: Learner, steps: int = 2
         moments_fast, moments_former = fast.optimizer.moments(), former.optimizer.moments()
         for key, (m, v) in moments_former.items():
             assert float((moments_fast[key][0] - m).abs().max()) <= rel * float(m.abs().max()) + 1e-9, key
-            assert float((moments_fast[key][1] - v).abs().max()) <= rel * float(v.abs().max()) + 1e-12, key
+            # v accumulates g²: a gradient that agrees to rel agrees in g² to 2·rel.
+            assert float((moments_fast[key][1] - v).abs().max()) <= 2 * rel * float(v.abs().max()) + 1e-12, key
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -92,7 +92,8 @@ def load_sharded_native(directory, device: torch.device, dtype: torch.dtype):
     its shards), the rest (embeddings, final norm, head) moved there whole."""
     from ..model.causal_lm import CausalLM
 
-    model = CausalLM.load(directory, device="cpu", dtype=dtype)
+    # Unpacked: FSDP shards tensors by name, and views into one packed matrix would each gather it whole.
+    model = CausalLM.load(directory, device="cpu", dtype=dtype, pack=False)
     model.sharded_layers = shard_native_model(model, device)
     for name, tensor in model.weights.items():
         if not name.startswith("model.layers."):

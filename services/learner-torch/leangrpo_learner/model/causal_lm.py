@@ -20,6 +20,7 @@ from ..lora.lora_layout import LoraLayout, native_lora_layout
 from .checkpoint_loader import load_weights, read_model_config
 from .linear_modules import LINEAR_MODULES, has_bias, linear_name
 from .model_config import ModelConfig
+from .packed_projections import PackedLinear, pack_layer_projections
 from .reasoning_expansion import embed
 from .rotary import apply_rotary, inverse_frequencies, rotary_tables
 
@@ -45,11 +46,13 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
 
 
 class CausalLM:
-    def __init__(self, config: ModelConfig, weights: dict[str, torch.Tensor], device: torch.device, name: str = ""):
+    def __init__(self, config: ModelConfig, weights: dict[str, torch.Tensor], device: torch.device, name: str = "", pack: bool = True):
         self.config = config
         self.device = device
         self.name = name
         self.weights = {k: v.to(device).requires_grad_(False) for k, v in weights.items()}
+        # q/k/v and gate/up as one matmul each (packed_projections.py); FSDP loads with pack=False.
+        self.packed: dict[tuple[int, tuple[str, ...]], PackedLinear] = pack_layer_projections(config, self.weights) if pack else {}
         self.base_dtype = self.weights["model.embed_tokens.weight"].dtype
         self.head = self.weights["model.embed_tokens.weight"] if config.tie_word_embeddings else self.weights["lm_head.weight"]
         self.inv_freq = inverse_frequencies(config).to(device)
@@ -59,10 +62,10 @@ class CausalLM:
         self.sharded_layers = None
 
     @staticmethod
-    def load(directory: str | Path, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32) -> "CausalLM":
+    def load(directory: str | Path, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32, pack: bool = True) -> "CausalLM":
         directory = Path(directory)
         config = read_model_config(directory)
-        return CausalLM(config, load_weights(directory, config, dtype), torch.device(device), str(directory))
+        return CausalLM(config, load_weights(directory, config, dtype), torch.device(device), str(directory), pack)
 
     def lora_layout(self, config: LoraConfig) -> LoraLayout:
         return native_lora_layout(self.config, config)
@@ -75,8 +78,31 @@ class CausalLM:
         name = linear_name(layer, module)
         out = F.linear(x, self.weights[f"{name}.weight"], self.weights.get(f"{name}.bias") if has_bias(self.config, module) else None)
         pair = options.adapter.pair(layer, module) if options.adapter is not None else None
-        if pair is None:
-            return out
+        return out if pair is None else out + self._lora_delta(layer, module, x, pair, options)
+
+    def _projections(self, layer: int, group: tuple[str, ...], x: torch.Tensor, options: ForwardOptions) -> list[torch.Tensor]:
+        """The outputs of a group of linears over the same input (q, k, v or gate, up): one matmul
+        over the packed matrix, plus each module's LoRA delta (down projections packed too when no
+        dropout mask tells them apart)."""
+        packed = self.packed.get((layer, group))
+        if packed is None:
+            return [self._linear(layer, m, x, options) for m in group]
+        outs = list(F.linear(x, packed.weight, packed.bias).split(packed.sizes, dim=-1))
+        adapter = options.adapter
+        pairs = [adapter.pair(layer, m) for m in group] if adapter is not None else [None] * len(group)
+        dropout = options.dropout_seed is not None and adapter is not None and adapter.config.dropout > 0
+        if all(p is not None for p in pairs) and not dropout:
+            a = torch.cat([p[0] for p in pairs])
+            down = F.linear(x, a.to(x.dtype) if x.dtype != torch.float32 else a) * adapter.scaling
+            for i, (d, (_, b)) in enumerate(zip(down.split(adapter.config.rank, dim=-1), pairs)):
+                outs[i] = outs[i] + F.linear(d, b.to(x.dtype) if x.dtype != torch.float32 else b)
+            return outs
+        for i, (module, pair) in enumerate(zip(group, pairs)):
+            if pair is not None:
+                outs[i] = outs[i] + self._lora_delta(layer, module, x, pair, options)
+        return outs
+
+    def _lora_delta(self, layer: int, module: str, x: torch.Tensor, pair: tuple[torch.Tensor, torch.Tensor], options: ForwardOptions) -> torch.Tensor:
         a, b = pair
         inputs = x
         p = options.adapter.config.dropout
@@ -88,14 +114,15 @@ class CausalLM:
             keep = torch.empty(x.shape, device=x.device).bernoulli_(1 - p, generator=generator)
             inputs = x * keep.to(x.dtype) / (1 - p)
         down = F.linear(inputs, a.to(x.dtype) if x.dtype != torch.float32 else a) * options.adapter.scaling
-        return out + F.linear(down, b.to(x.dtype) if x.dtype != torch.float32 else b)
+        return F.linear(down, b.to(x.dtype) if x.dtype != torch.float32 else b)
 
     def _attention(self, layer: int, x: torch.Tensor, cos, sin, bias: torch.Tensor, options: ForwardOptions) -> torch.Tensor:
         c = self.config
         batch, length, _ = x.shape
-        q = self._linear(layer, "q_proj", x, options).view(batch, length, c.num_heads, c.head_dim).transpose(1, 2)
-        k = self._linear(layer, "k_proj", x, options).view(batch, length, c.num_kv_heads, c.head_dim).transpose(1, 2)
-        v = self._linear(layer, "v_proj", x, options).view(batch, length, c.num_kv_heads, c.head_dim).transpose(1, 2)
+        q, k, v = self._projections(layer, ("q_proj", "k_proj", "v_proj"), x, options)
+        q = q.reshape(batch, length, c.num_heads, c.head_dim).transpose(1, 2)
+        k = k.reshape(batch, length, c.num_kv_heads, c.head_dim).transpose(1, 2)
+        v = v.reshape(batch, length, c.num_kv_heads, c.head_dim).transpose(1, 2)
         if c.qk_norm:
             q = rms_norm(q, self.weights[f"model.layers.{layer}.self_attn.q_norm.weight"], c.rms_norm_eps)
             k = rms_norm(k, self.weights[f"model.layers.{layer}.self_attn.k_norm.weight"], c.rms_norm_eps)
@@ -121,7 +148,8 @@ class CausalLM:
         w, eps = self.weights, self.config.rms_norm_eps
         h = h + self._attention(layer, rms_norm(h, w[f"model.layers.{layer}.input_layernorm.weight"], eps), cos, sin, bias, options)
         x = rms_norm(h, w[f"model.layers.{layer}.post_attention_layernorm.weight"], eps)
-        gated = F.silu(self._linear(layer, "gate_proj", x, options)) * self._linear(layer, "up_proj", x, options)
+        gate, up = self._projections(layer, ("gate_proj", "up_proj"), x, options)
+        gated = F.silu(gate) * up
         return h + self._linear(layer, "down_proj", gated, options)
 
     @staticmethod
