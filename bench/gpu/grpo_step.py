@@ -5,7 +5,8 @@ own process, so peaks are the combination's own).
 
 The server is the learner's own (rpc.server.start_server with a LearnerHost, as `serve` starts
 it) on a loopback port, and the model loads from a directory on first use, as in production. A
-warm-up step (model load, CUDA kernels, allocator) is not timed; the timed steps follow it."""
+warm-up step (model load, CUDA kernels, allocator, and with torch.compile the compilation) is
+not timed; the timed steps follow it."""
 from __future__ import annotations
 
 import math
@@ -25,13 +26,15 @@ from leangrpo_learner.rpc.learner_host import LearnerHost
 from leangrpo_learner.rpc.server import start_server
 
 
-def run(smoke: bool, device: torch.device, work: Path, source: str, gradient_checkpointing: bool, timed_steps: int = 2) -> dict:
+def run(smoke: bool, device: torch.device, work: Path, source: str, gradient_checkpointing: bool, timed_steps: int = 2, compile_: bool = False) -> dict:
     shape_name, shape = STEP_SHAPE
     config = tiny(shape) if smoke else shape
     batch = SMOKE_BATCH if smoke else GPU_BATCH
     # Stored in bf16 on a GPU, as checkpoints ship; the learner keeps them bf16 there.
     model_dir = write_random_model(config, Path(tempfile.mkdtemp(dir=work)) / shape_name, seed=1, dtype="float32" if smoke else "bfloat16")
-    learner_settings = learner_config(model_dir, source, device, gradient_checkpointing=gradient_checkpointing, server={"host": "127.0.0.1", "port": 0})
+    learner_settings = learner_config(
+        model_dir, source, device, gradient_checkpointing=gradient_checkpointing, torch_settings={"compile": compile_}, server={"host": "127.0.0.1", "port": 0}
+    )
     host = LearnerHost(learner_settings, device)
     server, port, _ = start_server(learner_settings, host)
     address = f"127.0.0.1:{port}"
@@ -62,6 +65,7 @@ def run(smoke: bool, device: torch.device, work: Path, source: str, gradient_che
         "shape": shape_name if not smoke else f"tiny {shape_name}",
         "source": source,
         "gradient_checkpointing": gradient_checkpointing,
+        "torch_compile": compile_,
         "batch": f"{batch.prompts} prompts × {batch.completions_per_prompt} completions × {batch.completion_tokens} tokens (prompts {batch.prompt_tokens})",
         "algorithm": "grpo, default settings (beta 0.04: a reference pass too)",
         "micro_batch_tokens": learner_settings["micro_batch_tokens"],

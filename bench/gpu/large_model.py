@@ -40,11 +40,11 @@ def build_model(config: dict, source: str, device: torch.device, settings: dict)
     return TransformersCausalLM(hf_model, learner_options(settings).lora, device, "random", settings["torch"]["gradient_checkpointing"])
 
 
-def run(smoke: bool, device: torch.device, work: Path, source: str) -> dict:
+def run(smoke: bool, device: torch.device, work: Path, source: str, compile_: bool = False) -> dict:
     shape_name, shape = LARGE_SHAPE
     config = tiny(shape) if smoke else shape
     batch = SMOKE_BATCH if smoke else GPU_BATCH
-    settings = learner_config(work / shape_name, source, device, gradient_checkpointing=True)
+    settings = learner_config(work / shape_name, source, device, gradient_checkpointing=True, torch_settings={"compile": compile_})
     reset_peak_memory(device)
     model = build_model(config, source, device, settings)
     learner = Learner(model, learner_options(settings))
@@ -71,6 +71,7 @@ def run(smoke: bool, device: torch.device, work: Path, source: str) -> dict:
         "shape": shape_name if not smoke else f"tiny {shape_name}",
         "source": source,
         "gradient_checkpointing": True,
+        "torch_compile": compile_,
         "warmup_seconds": round(warmup_s, 2),
         "seconds": round(seconds, 3),
         "tokens_per_second": round(sum(batch.sequences) / seconds, 1),

@@ -6,14 +6,16 @@
 Parts (services/learner-torch/README.md, "Against TRL", says what each figure means):
   ours-0.5b[-gc]     our TrainStep through gRPC, Qwen2.5-0.5B shape, 16 prompts × 8 × 512 tokens
   trl-0.5b[-gc]      TRL's GRPOTrainer on the same model files and batch, micro-batch swept
+  ours-0.5b[-gc]-compiled   the same with torch.compile: true (compiled decoder layers and head)
   ours-7b-gc         the Qwen2.5-7B shape with gradient checkpointing (in-process Learner)
   trl-7b-gc          TRL on the same 7B weights, micro-batch swept
+  ours-7b-gc-compiled       the same with torch.compile: true
   profile            the former step and the fast step on the 0.5B shape: bf16 parity and a
                      torch.profiler breakdown of each (top kernels, kernel count, time outside kernels)
   fsdp               torchrun --nproc-per-node 1 with torch.sharding "fsdp": the same steps as unsharded
 
-The table compares each of our arms with TRL's fastest setting in the same memory regime
-(checkpointing or not): seconds, tokens/s, peak memory, MFU (the same FLOP count for both:
+The table compares our fastest configuration (eager or torch.compile) with TRL's fastest
+micro-batch in the same memory regime (checkpointing or not): seconds, tokens/s, peak memory, MFU (the same FLOP count for both:
 the policy's forward and backward plus the reference forward), and ours / TRL."""
 from __future__ import annotations
 
@@ -36,16 +38,21 @@ import check  # noqa: E402
 # name -> (seconds allowed on a GPU, seconds in the CPU smoke run)
 # In the order they run: the 0.5B comparisons first, the long 7B sweep last, so a run cut short
 # by its budget loses the least.
+# Compiled arms allow for inductor's compilation in their untimed warm-up step.
 PART_TIMEOUTS = {
     "ours-0.5b": (75, 60),
     "trl-0.5b": (110, 150),
     "ours-0.5b-gc": (75, 60),
     "trl-0.5b-gc": (110, 150),
+    "ours-0.5b-compiled": (150, 240),
+    "ours-0.5b-gc-compiled": (150, 240),
     "profile": (150, 90),
     "fsdp": (75, 120),
     "ours-7b-gc": (100, 60),
     "trl-7b-gc": (130, 150),
+    "ours-7b-gc-compiled": (170, 240),
 }
+COMPILED_SUFFIX = "-compiled"
 # TRL's micro-batches tried (× gradient accumulation = 128 completions): around the fastest
 # settings found on an H200 (32 without checkpointing, 64 with; 16 for the 7B shape).
 GPU_SWEEPS = {"trl-0.5b": [16, 32, 64], "trl-0.5b-gc": [32, 64, 128], "trl-7b-gc": [16, 32]}
@@ -58,14 +65,21 @@ def run_part(name: str, smoke: bool, work: Path) -> dict:
     from environment import device_of
 
     device = device_of(smoke)
+    compiled = name.endswith(COMPILED_SUFFIX)
+    if compiled:
+        import torch
+
+        if not hasattr(torch, "compile"):
+            return {"ok": None, "skipped_reason": f"torch {torch.__version__} has no torch.compile (torch >= 2.0 has)"}
+        name = name[: -len(COMPILED_SUFFIX)]
     if name.startswith("ours-0.5b"):
         import grpo_step
 
-        return grpo_step.run(smoke, device, work, "native", gradient_checkpointing=name.endswith("-gc"), timed_steps=1 if smoke else 2)
+        return grpo_step.run(smoke, device, work, "native", gradient_checkpointing=name.endswith("-gc"), timed_steps=1 if smoke else 2, compile_=compiled)
     if name == "ours-7b-gc":
         import large_model
 
-        return large_model.run(smoke, device, work, "native")
+        return large_model.run(smoke, device, work, "native", compile_=compiled)
     if name.startswith("trl-"):
         import trl_arm
 
@@ -83,11 +97,18 @@ def run_part(name: str, smoke: bool, work: Path) -> dict:
     raise ValueError(f"unknown part {name!r}; accepted: {', '.join(PART_TIMEOUTS)}")
 
 
+def fastest_ok(*results) -> dict:
+    """Our fastest configuration that ran (eager or compiled), as TRL's arm reports its fastest micro-batch."""
+    ran = [r for r in results if r and r.get("ok")]
+    return min(ran, key=lambda r: r["seconds"]) if ran else next((r for r in results if r), {})
+
+
 def comparisons(parts: dict) -> list[dict]:
     rows = []
     for regime in ("0.5b", "0.5b-gc", "7b-gc"):
-        ours, trl = parts.get(f"ours-{regime}") or {}, parts.get(f"trl-{regime}") or {}
+        ours, trl = fastest_ok(parts.get(f"ours-{regime}"), parts.get(f"ours-{regime}{COMPILED_SUFFIX}")), parts.get(f"trl-{regime}") or {}
         row = {"regime": regime, "ours_seconds": ours.get("seconds"), "trl_seconds": trl.get("seconds"), "target_ours_over_trl": TARGETS[regime]}
+        row["ours_setting"] = ("torch.compile" if ours.get("torch_compile") else "eager") if ours.get("ok") else None
         for side, r in (("ours", ours), ("trl", trl)):
             row[f"{side}_peak_gib"] = r.get("peak_gpu_memory_gib")
             row[f"{side}_mfu"] = r.get("mfu")
@@ -112,12 +133,12 @@ def _fmt(value, spec: str, unit: str = "") -> str:
 def print_table(results: dict) -> None:
     env = results["environment"]
     print(f"\nours vs TRL — {env['device']}, torch {env['torch']}, transformers {env.get('transformers')}, trl {env.get('trl')}")
-    print(f"{'regime':<9} {'ours s':>7} {'TRL s':>7} {'ours/TRL':>8} {'ours GiB':>8} {'TRL GiB':>8} {'ours MFU':>8} {'TRL MFU':>8}  TRL setting")
+    print(f"{'regime':<9} {'ours s':>7} {'TRL s':>7} {'ours/TRL':>8} {'ours GiB':>8} {'TRL GiB':>8} {'ours MFU':>8} {'TRL MFU':>8}  ours setting / TRL setting")
     for row in results["comparison"]:
         print(
             f"{row['regime']:<9} {_fmt(row['ours_seconds'], '.2f'):>7} {_fmt(row['trl_seconds'], '.2f'):>7} {_fmt(row.get('ours_over_trl'), '.2f'):>8} "
             f"{_fmt(row['ours_peak_gib'], '.1f'):>8} {_fmt(row['trl_peak_gib'], '.1f'):>8} {_fmt(row['ours_mfu'], '.1%'):>8} {_fmt(row['trl_mfu'], '.1%'):>8}  "
-            f"{row['trl_setting']}"
+            f"{row['ours_setting'] or '—'} / {row['trl_setting']}"
         )
     profile = results["parts"].get("profile") or {}
     if profile.get("profile"):
@@ -134,13 +155,13 @@ def print_table(results: dict) -> None:
             f"fast vs former step ({parity['dtype']}): loss {parity['loss'][0]:.6g} / {parity['loss'][1]:.6g}, grad norm {parity['grad_norm'][0]:.6g} / "
             f"{parity['grad_norm'][1]:.6g}, update cosine {parity['update_cosine']}, within tolerance: {parity['within_tolerance']}"
         )
-    print("\npart           result    seconds  note")
+    print(f"\n{'part':<22} result    seconds  note")
     for name, r in results["parts"].items():
         status = "skipped" if r.get("skipped_reason") else ("ok" if r.get("ok") else "FAILED")
         note = r.get("skipped_reason") or r.get("error") or ""
         if name == "fsdp" and r.get("ok"):
             note = f"world size {r['world_size']}, max |Δ adapter| vs unsharded {r['max_abs_difference']:.2e}"
-        print(f"{name:<14} {status:<8} {r.get('part_seconds', 0):>8.1f}  {str(note)[:110]}")
+        print(f"{name:<22} {status:<8} {r.get('part_seconds', 0):>8.1f}  {str(note)[:110]}")
     print(f"total {results['total_seconds']:.0f} s")
 
 
@@ -163,7 +184,7 @@ def main(argv=None) -> int:
     parser.add_argument("--cpu-smoke", action="store_true", help="tiny shapes on CPU")
     parser.add_argument("--out", default="versus-trl.json", help="where the JSON results go")
     parser.add_argument("--parts", default=",".join(PART_TIMEOUTS), help=f"comma-separated subset of: {', '.join(PART_TIMEOUTS)}")
-    parser.add_argument("--budget-s", type=float, default=None, help="whole-run limit (default 560 on a GPU, 900 in the smoke run)")
+    parser.add_argument("--budget-s", type=float, default=None, help="whole-run limit (default 560 on a GPU, 1500 in the smoke run)")
     parser.add_argument("--run-part", help=argparse.SUPPRESS)
     parser.add_argument("--part-out", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
@@ -180,7 +201,7 @@ def main(argv=None) -> int:
 
         if not torch.cuda.is_available():
             parser.error("torch sees no CUDA device; use --cpu-smoke for the CPU run")
-    budget = args.budget_s if args.budget_s is not None else (900 if smoke else 560)
+    budget = args.budget_s if args.budget_s is not None else (1500 if smoke else 560)
     started = time.perf_counter()
     results = {"environment": environment_facts(smoke), "parts": {}}
     with tempfile.TemporaryDirectory(prefix="versus-trl-") as work:

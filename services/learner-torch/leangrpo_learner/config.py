@@ -171,8 +171,10 @@ SCHEMA = {
         # The step as it was before the fast path (separate old-policy and reference passes,
         # 16 MiB logit chunks, the top-level token budget, unfused AdamW): parity checks, benchmarks.
         "former_step": (_bool, False),
-        # torch.compile the vocabulary projection (the head's cast, scaling, logsumexp and gather
-        # fused); torch >= 2.0. The first step pays the compilation.
+        # torch.compile the native model's decoder layer (one graph for every layer: norms, RoPE,
+        # SiLU, residuals and LoRA's scaling fused around the matmuls; passes with LoRA dropout
+        # stay eager) and the vocabulary projection (the head's cast, scaling, logsumexp and
+        # gather fused); torch >= 2.0. The first steps pay the compilation.
         "compile": (_bool, False),
         # none: every rank holds the whole frozen base. fsdp: under torchrun, each decoder layer's
         # frozen weights are sharded across the ranks (FSDP2 fully_shard, torch >= 2.4).

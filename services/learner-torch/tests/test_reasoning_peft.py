@@ -33,7 +33,10 @@ def learner(directory, source, **model):
     config = {
         "model": {"dir": str(directory), "reasoning_markers": [START, END], "reasoning_vocab_size": N_S, **model},
         "lora": {"rank": 4, "alpha": 8, "target_modules": ["q_proj", "v_proj", "down_proj"]},
-        "optimizer": {"learning_rate": 0.05},
+        # AdamW's epsilon 1e-4, not 1e-8: a gradient entry of ~1e-9 (float32 rounding of a row barely
+        # used) would otherwise move its weight by a visible fraction of the learning rate, so the
+        # two sources' float32 rounding, not what they compute, would decide the comparison.
+        "optimizer": {"learning_rate": 0.05, "epsilon": 1e-4},
         "micro_batch_tokens": 64,
         "seed": 3,
         "torch": {"device": "cpu", "model_source": source, "dtype": "float32"},

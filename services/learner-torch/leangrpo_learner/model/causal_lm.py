@@ -11,23 +11,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
 from ..lora.lora_adapter import LoraAdapter
 from ..lora.lora_config import LoraConfig
 from ..lora.lora_layout import LoraLayout, native_lora_layout
 from .checkpoint_loader import load_weights, read_model_config
-from .linear_modules import LINEAR_MODULES, has_bias, linear_name
+from .decoder_layer import HAS_SDPA, LayerLora, LayerShape, LayerWeights, Linears, compiled_decoder_layer, decoder_layer, rms_norm
+from .linear_modules import LINEAR_MODULES, has_bias, linear_features, linear_name
 from .model_config import ModelConfig
 from .packed_projections import PackedLinear, pack_layer_projections
 from .reasoning_expansion import embed
-from .rotary import apply_rotary, inverse_frequencies, rotary_tables
-
-# torch >= 2.0 has a fused attention kernel; torch 1.13 (Debian) takes the plain path.
-HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
-# torch >= 2.5: SDPA reads grouped kv heads itself (no repeated copies of k and v).
-SDPA_GQA = HAS_SDPA and tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 5)
+from .rotary import inverse_frequencies, rotary_tables
 
 
 @dataclass
@@ -38,13 +33,6 @@ class ForwardOptions:
     gradient_checkpointing: bool = False
 
 
-def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
-    dtype = x.dtype
-    x32 = x.to(torch.float32)
-    x32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)
-    return weight * x32.to(dtype)
-
-
 class CausalLM:
     def __init__(self, config: ModelConfig, weights: dict[str, torch.Tensor], device: torch.device, name: str = "", pack: bool = True):
         self.config = config
@@ -53,6 +41,8 @@ class CausalLM:
         self.weights = {k: v.to(device).requires_grad_(False) for k, v in weights.items()}
         # q/k/v and gate/up as one matmul each (packed_projections.py); FSDP loads with pack=False.
         self.packed: dict[tuple[int, tuple[str, ...]], PackedLinear] = pack_layer_projections(config, self.weights) if pack else {}
+        self.layer_shape = LayerShape(config.num_heads, config.num_kv_heads, config.head_dim, config.rms_norm_eps, config.qk_norm)
+        self.compiled_layer = None  # compile_layers() (torch.compile: true)
         self.base_dtype = self.weights["model.embed_tokens.weight"].dtype
         self.head = self.weights["model.embed_tokens.weight"] if config.tie_word_embeddings else self.weights["lm_head.weight"]
         self.inv_freq = inverse_frequencies(config).to(device)
@@ -74,83 +64,61 @@ class CausalLM:
         seen = {id(t): t.numel() for t in self.weights.values()}
         return sum(seen.values())
 
-    def _linear(self, layer: int, module: str, x: torch.Tensor, options: ForwardOptions) -> torch.Tensor:
-        name = linear_name(layer, module)
-        out = F.linear(x, self.weights[f"{name}.weight"], self.weights.get(f"{name}.bias") if has_bias(self.config, module) else None)
-        pair = options.adapter.pair(layer, module) if options.adapter is not None else None
-        return out if pair is None else out + self._lora_delta(layer, module, x, pair, options)
+    def compile_layers(self) -> None:
+        """torch.compile: true. Passes without LoRA dropout run the compiled layer (decoder_layer.py)."""
+        self.compiled_layer = compiled_decoder_layer()
 
-    def _projections(self, layer: int, group: tuple[str, ...], x: torch.Tensor, options: ForwardOptions) -> list[torch.Tensor]:
-        """The outputs of a group of linears over the same input (q, k, v or gate, up): one matmul
-        over the packed matrix, plus each module's LoRA delta (down projections packed too when no
-        dropout mask tells them apart)."""
-        packed = self.packed.get((layer, group))
-        if packed is None:
-            return [self._linear(layer, m, x, options) for m in group]
-        outs = list(F.linear(x, packed.weight, packed.bias).split(packed.sizes, dim=-1))
-        adapter = options.adapter
-        pairs = [adapter.pair(layer, m) for m in group] if adapter is not None else [None] * len(group)
-        dropout = options.dropout_seed is not None and adapter is not None and adapter.config.dropout > 0
-        if all(p is not None for p in pairs) and not dropout:
-            a = torch.cat([p[0] for p in pairs])
-            down = F.linear(x, a.to(x.dtype) if x.dtype != torch.float32 else a) * adapter.scaling
-            for i, (d, (_, b)) in enumerate(zip(down.split(adapter.config.rank, dim=-1), pairs)):
-                outs[i] = outs[i] + F.linear(d, b.to(x.dtype) if x.dtype != torch.float32 else b)
-            return outs
-        for i, (module, pair) in enumerate(zip(group, pairs)):
-            if pair is not None:
-                outs[i] = outs[i] + self._lora_delta(layer, module, x, pair, options)
-        return outs
+    def _layer_weights(self, layer: int) -> LayerWeights:
+        """The layer's frozen tensors, read from the weights dict on every pass (FSDP swaps gathered
+        tensors into it), with q/k/v and gate/up packed where the model was loaded packed."""
+        w, c = self.weights, self.config
 
-    def _lora_delta(self, layer: int, module: str, x: torch.Tensor, pair: tuple[torch.Tensor, torch.Tensor], options: ForwardOptions) -> torch.Tensor:
-        a, b = pair
-        inputs = x
-        p = options.adapter.config.dropout
-        if options.dropout_seed is not None and p > 0:
+        def group(modules: tuple[str, ...]) -> Linears:
+            packed = self.packed.get((layer, modules))
+            if packed is not None:
+                return Linears(modules, (packed.weight,), (packed.bias,), packed.sizes)
+            names = [linear_name(layer, m) for m in modules]
+            biases = tuple(w[f"{n}.bias"] if has_bias(c, m) else None for n, m in zip(names, modules))
+            return Linears(modules, tuple(w[f"{n}.weight"] for n in names), biases, tuple(linear_features(c, m)[1] for m in modules))
+
+        prefix = f"model.layers.{layer}"
+        return LayerWeights(
+            w[f"{prefix}.input_layernorm.weight"],
+            w[f"{prefix}.post_attention_layernorm.weight"],
+            group(("q_proj", "k_proj", "v_proj")),
+            group(("o_proj",)),
+            group(("gate_proj", "up_proj")),
+            group(("down_proj",)),
+            w.get(f"{prefix}.self_attn.q_norm.weight") if c.qk_norm else None,
+            w.get(f"{prefix}.self_attn.k_norm.weight") if c.qk_norm else None,
+        )
+
+    @staticmethod
+    def _layer_lora(adapter: LoraAdapter | None, layer: int) -> LayerLora | None:
+        if adapter is None:
+            return None
+        return LayerLora({m: adapter.pair(layer, m) for m in LINEAR_MODULES}, adapter.scaling)
+
+    @staticmethod
+    def _dropout(options: ForwardOptions, layer: int):
+        """The pass's LoRA dropout for one layer, or None (scoring, the reference, dropout 0)."""
+        p = options.adapter.config.dropout if options.adapter is not None else 0.0
+        if options.dropout_seed is None or p <= 0:
+            return None
+        seed = options.dropout_seed
+
+        def apply(module: str, x: torch.Tensor) -> torch.Tensor:
             # A generator per (seed, layer, module): the same mask when checkpointing recomputes.
-            generator = torch.Generator(device=x.device).manual_seed(
-                (options.dropout_seed * 1_000_003 + layer * len(LINEAR_MODULES) + LINEAR_MODULES.index(module)) % (2**63)
-            )
+            generator = torch.Generator(device=x.device).manual_seed((seed * 1_000_003 + layer * len(LINEAR_MODULES) + LINEAR_MODULES.index(module)) % (2**63))
             keep = torch.empty(x.shape, device=x.device).bernoulli_(1 - p, generator=generator)
-            inputs = x * keep.to(x.dtype) / (1 - p)
-        down = F.linear(inputs, a.to(x.dtype) if x.dtype != torch.float32 else a) * options.adapter.scaling
-        return F.linear(down, b.to(x.dtype) if x.dtype != torch.float32 else b)
+            return x * keep.to(x.dtype) / (1 - p)
 
-    def _attention(self, layer: int, x: torch.Tensor, cos, sin, bias: torch.Tensor, options: ForwardOptions) -> torch.Tensor:
-        c = self.config
-        batch, length, _ = x.shape
-        q, k, v = self._projections(layer, ("q_proj", "k_proj", "v_proj"), x, options)
-        q = q.reshape(batch, length, c.num_heads, c.head_dim).transpose(1, 2)
-        k = k.reshape(batch, length, c.num_kv_heads, c.head_dim).transpose(1, 2)
-        v = v.reshape(batch, length, c.num_kv_heads, c.head_dim).transpose(1, 2)
-        if c.qk_norm:
-            q = rms_norm(q, self.weights[f"model.layers.{layer}.self_attn.q_norm.weight"], c.rms_norm_eps)
-            k = rms_norm(k, self.weights[f"model.layers.{layer}.self_attn.k_norm.weight"], c.rms_norm_eps)
-        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
-        groups = c.num_heads // c.num_kv_heads
-        if groups > 1 and not SDPA_GQA:  # kv head j serves q heads j·g … j·g+g−1 (HF repeat_kv)
-            k = k.repeat_interleave(groups, dim=1)
-            v = v.repeat_interleave(groups, dim=1)
-        gqa = {"enable_gqa": True} if groups > 1 and SDPA_GQA else {}
-        if HAS_SDPA and bias is None:
-            # No padding: the causal mask alone, which lets SDPA pick its flash kernel.
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=True, **gqa)
-        elif HAS_SDPA:
-            # Clamped to the compute dtype's range first: float32's min would round to −inf in bf16.
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.clamp(min=torch.finfo(q.dtype).min).to(q.dtype), **gqa)
-        else:
-            scores = torch.matmul(q, k.transpose(-1, -2)) * (c.head_dim**-0.5) + bias
-            out = torch.matmul(torch.softmax(scores.to(torch.float32), dim=-1).to(q.dtype), v)
-        out = out.transpose(1, 2).reshape(batch, length, c.num_heads * c.head_dim)
-        return self._linear(layer, "o_proj", out, options)
+        return apply
 
     def _layer(self, layer: int, h: torch.Tensor, cos, sin, bias, options: ForwardOptions) -> torch.Tensor:
-        w, eps = self.weights, self.config.rms_norm_eps
-        h = h + self._attention(layer, rms_norm(h, w[f"model.layers.{layer}.input_layernorm.weight"], eps), cos, sin, bias, options)
-        x = rms_norm(h, w[f"model.layers.{layer}.post_attention_layernorm.weight"], eps)
-        gate, up = self._projections(layer, ("gate_proj", "up_proj"), x, options)
-        gated = F.silu(gate) * up
-        return h + self._linear(layer, "down_proj", gated, options)
+        dropout = self._dropout(options, layer)
+        run = self.compiled_layer if self.compiled_layer is not None and dropout is None else decoder_layer
+        return run(h, cos, sin, bias, self._layer_weights(layer), self._layer_lora(options.adapter, layer), self.layer_shape, dropout)
 
     @staticmethod
     def _attention_bias(mask: torch.Tensor, length: int) -> torch.Tensor:

@@ -110,6 +110,8 @@ class Learner:
         if self.collective.world_size > 1:
             # Every rank must cut a batch into the same micro-batches: the smallest budget of any rank.
             self.speed = replace(self.speed, micro_batch_tokens=self.collective.min_over_ranks(self.speed.micro_batch_tokens))
+        if self.speed.compile and hasattr(model, "compile_layers"):  # the native model; transformers runs eagerly
+            model.compile_layers()
         self.optimizer = AdamW(self.adapter, options.optimizer.adamw, fused=self.speed.fused_adamw)
         self.versions: dict[int, dict[str, bytes]] = {}
         self._snapshot_version()
