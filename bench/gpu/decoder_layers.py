@@ -1,12 +1,13 @@
-"""Packed projections (q/k/v and gate/up as one matmul each) against separate linears: the same
-forward and backward of a LoRA-adapted model in one process, the two layouts interleaved, so
-the ratio is measured under the same conditions.
+"""The native decoder layer three ways, in one process, alternated so the ratios compare like with
+like: separate linears (the layout before packing), packed projections (q/k/v and gate/up one
+matmul each: the default), and packed with torch.compile (torch.compile: true; where torch has it).
+Each arm runs the same forward and backward of a LoRA-adapted model.
 
-    python bench/gpu/packed_projections.py                 # GPU: the Qwen2.5-0.5B shape, bf16
-    python bench/gpu/packed_projections.py --layers 4      # CPU: fewer layers, a smaller vocabulary, float32
+    python bench/gpu/decoder_layers.py                 # GPU: the Qwen2.5-0.5B shape, bf16
+    python bench/gpu/decoder_layers.py --layers 4      # CPU: fewer layers, a smaller vocabulary, float32
 
-Prints seconds per pass (median of --repeats) for each layout, packed / separate, and on a GPU
-the kernels one pass launches (torch.profiler)."""
+Prints seconds per pass (median of --repeats; compilation happens in the untimed warm-up) for
+each arm and its ratio to separate linears, and on a GPU the kernels one pass launches."""
 from __future__ import annotations
 
 import argparse
@@ -76,8 +77,14 @@ def main(argv=None) -> None:
     ]
     projection = Projection(chunk_floats=(512 << 20) // 4 if cuda else 4_194_304, entropies=False)
     models = {"separate": separate, "packed": packed}
-    for name, model in models.items():  # warm-up: kernels, allocator
+    if hasattr(torch, "compile"):
+        compiled = CausalLM(config, {k: v.clone() for k, v in packed.weights.items()}, device, "compiled", pack=True)
+        compiled.compile_layers()
+        models["compiled"] = compiled
+        adapters["compiled"] = LoraAdapter.create(compiled.lora_layout(lora), lora, seed=2).to(device)
+    for name, model in models.items():  # warm-up: kernels, allocator, compilation
         one_pass(model, adapters[name], pairs, projection, cuda)
+        adapters[name].zero_grad(set_to_none=True)
     times = {name: [] for name in models}
     for _ in range(args.repeats):
         for name, model in models.items():
@@ -90,7 +97,11 @@ def main(argv=None) -> None:
     for name in models:
         kernels = f", {kernel_count(models[name], adapters[name], pairs, projection)} kernels" if cuda else ""
         print(f"  {name:<9} {median[name]:.3f} s per pass ({tokens / median[name]:,.0f} tokens/s){kernels}   runs: {', '.join(f'{t:.3f}' for t in times[name])}")
-    print(f"  packed / separate: {median['packed'] / median['separate']:.3f}")
+    for name in models:
+        if name != "separate":
+            print(f"  {name} / separate: {median[name] / median['separate']:.3f}")
+    if "compiled" not in models:
+        print(f"  compiled: skipped, torch {torch.__version__} has no torch.compile")
 
 
 if __name__ == "__main__":
