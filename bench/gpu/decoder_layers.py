@@ -49,7 +49,9 @@ def kernel_count(model, adapter, pairs, projection) -> int:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--layers", type=int, default=None, help="decoder layers (default: the shape's 24 on a GPU, 4 on CPU)")
-    parser.add_argument("--vocab", type=int, default=None, help="vocabulary (default: the shape's 151936 on a GPU; 8192 on CPU, where the head would take the whole pass)")
+    parser.add_argument(
+        "--vocab", type=int, default=None, help="vocabulary (default: the shape's 151936 on a GPU; 8192 on CPU, where the head would take the whole pass)"
+    )
     parser.add_argument("--sequences", type=int, default=None, help="rows per pass (default 32 on a GPU, 4 on CPU)")
     parser.add_argument("--prompt-tokens", type=int, default=128)
     parser.add_argument("--completion-tokens", type=int, default=512)
@@ -72,7 +74,10 @@ def main(argv=None) -> None:
     adapters = {name: LoraAdapter.create(m.lora_layout(lora), lora, seed=2).to(device) for name, m in (("separate", separate), ("packed", packed))}
     generator = torch.Generator().manual_seed(3)
     pairs = [
-        (torch.randint(0, raw["vocab_size"], (args.prompt_tokens,), generator=generator).tolist(), torch.randint(0, raw["vocab_size"], (args.completion_tokens,), generator=generator).tolist())
+        (
+            torch.randint(0, raw["vocab_size"], (args.prompt_tokens,), generator=generator).tolist(),
+            torch.randint(0, raw["vocab_size"], (args.completion_tokens,), generator=generator).tolist(),
+        )
         for _ in range(sequences)
     ]
     projection = Projection(chunk_floats=(512 << 20) // 4 if cuda else 4_194_304, entropies=False)
@@ -92,11 +97,15 @@ def main(argv=None) -> None:
             times[name].append(one_pass(model, adapters[name], pairs, projection, cuda))
     where = torch.cuda.get_device_name() if cuda else f"CPU ({torch.get_num_threads()} threads)"
     tokens = sequences * (args.prompt_tokens + args.completion_tokens)
-    print(f"forward + backward, Qwen2.5-0.5B shape with {raw['num_hidden_layers']} layers and vocabulary {raw['vocab_size']}, {sequences} × {args.prompt_tokens + args.completion_tokens} tokens, LoRA r16 on 7 linears, {dtype}, {where}, torch {torch.__version__}")
+    shape = f"Qwen2.5-0.5B shape with {raw['num_hidden_layers']} layers and vocabulary {raw['vocab_size']}"
+    work = f"{sequences} × {args.prompt_tokens + args.completion_tokens} tokens, LoRA r16 on 7 linears, {dtype}"
+    print(f"forward + backward, {shape}, {work}, {where}, torch {torch.__version__}")
     median = {name: statistics.median(t) for name, t in times.items()}
     for name in models:
         kernels = f", {kernel_count(models[name], adapters[name], pairs, projection)} kernels" if cuda else ""
-        print(f"  {name:<9} {median[name]:.3f} s per pass ({tokens / median[name]:,.0f} tokens/s){kernels}   runs: {', '.join(f'{t:.3f}' for t in times[name])}")
+        print(
+            f"  {name:<9} {median[name]:.3f} s per pass ({tokens / median[name]:,.0f} tokens/s){kernels}   runs: {', '.join(f'{t:.3f}' for t in times[name])}"
+        )
     for name in models:
         if name != "separate":
             print(f"  {name} / separate: {median[name] / median['separate']:.3f}")

@@ -82,7 +82,14 @@ def run_part(name: str, smoke: bool, work: Path) -> dict:
 
         sweep = OURS_SMOKE_SWEEP if smoke else OURS_GPU_SWEEPS[name]
         return grpo_step.run(
-            smoke, device, work, "native", gradient_checkpointing=name.endswith("-gc"), timed_steps=1 if smoke else 2, compile_=compiled, micro_batch_settings=sweep
+            smoke,
+            device,
+            work,
+            "native",
+            gradient_checkpointing=name.endswith("-gc"),
+            timed_steps=1 if smoke else 2,
+            compile_=compiled,
+            micro_batch_settings=sweep,
         )
     if name == "ours-7b-gc":
         import large_model

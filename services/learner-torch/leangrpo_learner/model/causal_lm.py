@@ -109,7 +109,9 @@ class CausalLM:
 
         def apply(module: str, x: torch.Tensor) -> torch.Tensor:
             # A generator per (seed, layer, module): the same mask when checkpointing recomputes.
-            generator = torch.Generator(device=x.device).manual_seed((seed * 1_000_003 + layer * len(LINEAR_MODULES) + LINEAR_MODULES.index(module)) % (2**63))
+            generator = torch.Generator(device=x.device).manual_seed(
+                (seed * 1_000_003 + layer * len(LINEAR_MODULES) + LINEAR_MODULES.index(module)) % (2**63)
+            )
             keep = torch.empty(x.shape, device=x.device).bernoulli_(1 - p, generator=generator)
             return x * keep.to(x.dtype) / (1 - p)
 
