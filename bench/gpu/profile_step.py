@@ -1,4 +1,5 @@
-"""The former step (torch.former_step) and the fast step side by side on one model, in one process:
+"""The former step (torch.former_step) and the fast step side by side on one model, in one process
+(and, where torch has torch.compile, the fast step compiled, on a model of its own):
 their bf16 parity (loss, gradient norm, updated LoRA weights, from the same starting adapter) and
 a torch.profiler breakdown of one step of each (top kernels by time, kernel count, time outside
 kernels, i.e. the device idle while Python, launches and copies run).
@@ -92,6 +93,20 @@ def update_cosine(after_a: dict, after_b: dict, before: dict) -> tuple[float, fl
     return cosine, float((da - db).abs().max())
 
 
+def compiled_profile(config: dict, batch, device: torch.device, dtype, model_dir: Path) -> dict:
+    """The fast step with torch.compile on a model of its own (compiling is per model): a warm-up
+    step pays the compilation, the profiled step follows."""
+    model = CausalLM(parse_model_config(config), random_weights(config, seed=1, device=device.type, dtype=dtype), device, "random")
+    learner = Learner(model, learner_options(learner_config(model_dir, "native", device, torch_settings={"compile": True})))
+    learner.train_step(request(batch, config["vocab_size"], seed=4))
+    profile, metrics = profiled_step(learner, request(batch, config["vocab_size"], seed=5), device)
+    if not math.isfinite(metrics["loss"]):
+        raise AssertionError(f"fast, torch.compile: loss is {metrics['loss']}")
+    profile["micro_batches"] = metrics["micro_batches"]
+    profile["micro_batch_tokens"] = learner.speed.micro_batch_tokens
+    return profile
+
+
 def run(smoke: bool, device: torch.device, work: Path) -> dict:
     shape_name, shape = STEP_SHAPE
     config = tiny(shape) if smoke else shape
@@ -127,6 +142,8 @@ def run(smoke: bool, device: torch.device, work: Path) -> dict:
             raise AssertionError(f"{name}: loss is {metrics['loss']}")
         profiles[name]["micro_batches"] = metrics["micro_batches"]
         profiles[name]["micro_batch_tokens"] = learner.speed.micro_batch_tokens
+    if hasattr(torch, "compile"):
+        profiles["fast, torch.compile"] = compiled_profile(config, batch, device, dtype, work / shape_name)
     return {
         "ok": bool(parity["within_tolerance"]),
         "shape": shape_name if not smoke else f"tiny {shape_name}",

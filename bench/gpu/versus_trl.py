@@ -46,7 +46,7 @@ PART_TIMEOUTS = {
     "trl-0.5b-gc": (110, 150),
     "ours-0.5b-compiled": (200, 300),
     "ours-0.5b-gc-compiled": (150, 240),
-    "profile": (150, 90),
+    "profile": (240, 180),
     "fsdp": (75, 120),
     "ours-7b-gc": (100, 60),
     "trl-7b-gc": (130, 150),
