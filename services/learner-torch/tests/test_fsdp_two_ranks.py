@@ -55,7 +55,10 @@ def steps_and_logprobs(process: LearnerProcess):
 
 
 @pytest.mark.skipif(fsdp2_missing() is not None, reason=f"{fsdp2_missing()}")
-def test_two_sharded_gloo_ranks_give_the_single_process_steps_and_logprobs():
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "torch.compile"])
+def test_two_sharded_gloo_ranks_give_the_single_process_steps_and_logprobs(compiled):
+    """With torch.compile the sharded ranks run compiled layers on the gathered weights; the
+    single process they are compared with stays eager."""
     single = LearnerProcess(CONFIG)
     try:
         _, expected_logprobs, expected = steps_and_logprobs(single)
@@ -71,7 +74,8 @@ def test_two_sharded_gloo_ranks_give_the_single_process_steps_and_logprobs():
         "--master_port",
         str(free_port()),
     ]
-    ranks = LearnerProcess(SHARDED, launcher=launcher, env={"OMP_NUM_THREADS": "1"})
+    sharded = {**SHARDED, "torch": {**SHARDED["torch"], "compile": compiled}}
+    ranks = LearnerProcess(sharded, launcher=launcher, env={"OMP_NUM_THREADS": "1"})
     try:
         counts, logprobs, got = steps_and_logprobs(ranks)
     finally:
