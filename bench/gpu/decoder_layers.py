@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from pathlib import Path
 
 import environment  # noqa: F401  (puts the learner on sys.path)
 import torch
@@ -36,6 +37,16 @@ def one_pass(model: CausalLM, adapter: LoraAdapter, pairs, projection: Projectio
     if cuda:
         torch.cuda.synchronize()
     return time.perf_counter() - started
+
+
+def loaded_blas() -> str:
+    """The BLAS library this process mapped (OpenBLAS, MKL, the reference BLAS: a 5x difference on CPU)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            found = {line.split()[-1] for line in maps if "blas" in line.lower() or "mkl" in line.lower()}
+    except OSError:
+        return "unknown"
+    return ", ".join(sorted(Path(f).name for f in found)) or "none mapped (torch's own kernels)"
 
 
 def kernel_count(model, adapter, pairs, projection) -> int:
@@ -95,7 +106,7 @@ def main(argv=None) -> None:
         for name, model in models.items():
             adapters[name].zero_grad(set_to_none=True)
             times[name].append(one_pass(model, adapters[name], pairs, projection, cuda))
-    where = torch.cuda.get_device_name() if cuda else f"CPU ({torch.get_num_threads()} threads)"
+    where = torch.cuda.get_device_name() if cuda else f"CPU ({torch.get_num_threads()} threads, BLAS: {loaded_blas()})"
     tokens = sequences * (args.prompt_tokens + args.completion_tokens)
     shape = f"Qwen2.5-0.5B shape with {raw['num_hidden_layers']} layers and vocabulary {raw['vocab_size']}"
     work = f"{sequences} × {args.prompt_tokens + args.completion_tokens} tokens, LoRA r16 on 7 linears, {dtype}"
