@@ -8,8 +8,8 @@ One learner step with torch.compile equals one without. Needs torch >= 2.0 and a
 import pytest
 import torch
 
+from adapted_passes import adapter_for, scores_and_gradients
 from conftest import LM_FIXTURES
-from test_packed_projections import adapter_for, scores_and_gradients
 from leangrpo_learner.completion_logprobs import completion_logprobs
 from leangrpo_learner.model.causal_lm import CausalLM, ForwardOptions
 from leangrpo_learner.model.linear_modules import LINEAR_MODULES
@@ -59,8 +59,8 @@ def test_a_pass_with_lora_dropout_runs_eagerly_with_the_same_masks():
     compiled.compile_layers()
     calls = []
     compiled.compiled_layer = lambda *args: calls.append(1) or pytest.fail("the compiled layer ran a pass with LoRA dropout")
-    want_logp, want_grads = scores_and_gradients(eager, adapter_for(eager, LINEAR_MODULES, 0.3), 17)
-    got_logp, got_grads = scores_and_gradients(compiled, adapter_for(compiled, LINEAR_MODULES, 0.3), 17)
+    want_logp, want_grads = scores_and_gradients(eager, adapter_for(eager, LINEAR_MODULES, 0.3), PADDED, 17)
+    got_logp, got_grads = scores_and_gradients(compiled, adapter_for(compiled, LINEAR_MODULES, 0.3), PADDED, 17)
     assert not calls
     assert torch.equal(got_logp, want_logp)
     for key, grad in want_grads.items():

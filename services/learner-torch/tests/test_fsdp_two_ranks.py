@@ -4,8 +4,6 @@ micro-batch; an odd micro-batch count, so one rank runs an uncounted pass in the
 the single-process adapter within 1e-5; ComputeLogprobs (broadcast to both ranks, which must
 gather each layer together) gives the single-process logprobs. Skipped with the reason where
 torch has no FSDP2 (Debian's torch 1.13); the refusals of the config are tested everywhere."""
-import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -16,7 +14,7 @@ from leangrpo_learner import proto, safetensors_io
 from leangrpo_learner.config import ConfigError, load_config
 from leangrpo_learner.distributed.fsdp import check_sharding
 from server_process import LearnerProcess
-from test_torchrun_two_ranks import free_port
+from test_torchrun_two_ranks import torchrun_launcher
 
 CONFIG = {**TINY_CONFIG, "model": {"dir": str(LM_FIXTURES / "qwen2-tiny")}}
 SHARDED = {**CONFIG, "torch": {"sharding": "fsdp"}}
@@ -64,16 +62,7 @@ def test_two_sharded_gloo_ranks_give_the_single_process_steps_and_logprobs(compi
         _, expected_logprobs, expected = steps_and_logprobs(single)
     finally:
         assert single.stop() == 0
-    launcher = [
-        sys.executable,
-        str(Path(__file__).with_name("torchrun_compat.py")),
-        "--nproc_per_node",
-        "2",
-        "--master_addr",
-        "127.0.0.1",
-        "--master_port",
-        str(free_port()),
-    ]
+    launcher = torchrun_launcher(2)
     sharded = {**SHARDED, "torch": {**SHARDED["torch"], "compile": compiled}}
     ranks = LearnerProcess(sharded, launcher=launcher, env={"OMP_NUM_THREADS": "1"})
     try:

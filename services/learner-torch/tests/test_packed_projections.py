@@ -7,33 +7,14 @@ copy of the weights: each module's weight is a view into its group's matrix."""
 import pytest
 import torch
 
+from adapted_passes import adapter_for, scores_and_gradients
 from conftest import LM_FIXTURES
 from leangrpo_learner.completion_logprobs import completion_logprobs
-from leangrpo_learner.lora.lora_adapter import LoraAdapter
-from leangrpo_learner.lora.lora_config import LoraConfig
 from leangrpo_learner.model.causal_lm import CausalLM, ForwardOptions
 from leangrpo_learner.model.linear_modules import LINEAR_MODULES, linear_name
 from leangrpo_learner.sampling import SamplingDistribution
 
 PAIRS = [([3, 5, 7], [11, 2, 9, 4]), ([8], [1, 6]), ([2, 4, 6, 8, 10], [12, 3, 5])]
-
-
-def adapter_for(model: CausalLM, modules: tuple[str, ...], dropout: float) -> LoraAdapter:
-    config = LoraConfig(4, 8.0, modules, dropout)
-    adapter = LoraAdapter.create(model.lora_layout(config), config, seed=3)
-    generator = torch.Generator().manual_seed(5)
-    with torch.no_grad():  # B ≠ 0, or the adapter would change nothing
-        for key, p in adapter.named_tensors().items():
-            if key.endswith("lora_B.weight"):
-                p.copy_(torch.randn(p.shape, generator=generator) * 0.1)
-    return adapter
-
-
-def scores_and_gradients(model: CausalLM, adapter: LoraAdapter, dropout_seed):
-    adapter.zero_grad(set_to_none=True)
-    scores = completion_logprobs(model, PAIRS, SamplingDistribution(), ForwardOptions(adapter=adapter, dropout_seed=dropout_seed))
-    (scores.logprobs * torch.linspace(0.5, 1.5, scores.logprobs.numel()).view_as(scores.logprobs)).sum().backward()
-    return scores.logprobs.detach(), {k: p.grad.clone() for k, p in adapter.named_tensors().items()}
 
 
 @pytest.mark.parametrize("architecture", ["qwen2-tiny", "qwen3-tiny", "llama-tiny"])
@@ -49,8 +30,8 @@ def test_packed_model_equals_separate_linears(architecture, modules, dropout):
     adapter_packed = adapter_for(packed, modules, dropout)
     adapter_separate = adapter_for(separate, modules, dropout)
     seed = 17 if dropout else None
-    logp_packed, grads_packed = scores_and_gradients(packed, adapter_packed, seed)
-    logp_separate, grads_separate = scores_and_gradients(separate, adapter_separate, seed)
+    logp_packed, grads_packed = scores_and_gradients(packed, adapter_packed, PAIRS, seed)
+    logp_separate, grads_separate = scores_and_gradients(separate, adapter_separate, PAIRS, seed)
     assert torch.allclose(logp_packed, logp_separate, rtol=1e-5, atol=1e-6), (logp_packed - logp_separate).abs().max()
     for key, grad in grads_separate.items():
         scale = float(grad.abs().max())
@@ -66,11 +47,12 @@ def test_packed_model_equals_separate_linears(architecture, modules, dropout):
 def test_packed_weights_are_views_of_one_matrix():
     model = CausalLM.load(LM_FIXTURES / "qwen2-tiny")
     group = model.packed[(0, ("q_proj", "k_proj", "v_proj"))]
+    (matrix,), (bias,) = group.weights, group.biases
     offset = 0
     for module, size in zip(group.modules, group.sizes):
         weight = model.weights[f"{linear_name(0, module)}.weight"]
-        assert weight.data_ptr() == group.weight.data_ptr() + offset * group.weight.stride(0) * group.weight.element_size()
-        assert torch.equal(weight, group.weight[offset : offset + size])
+        assert weight.data_ptr() == matrix.data_ptr() + offset * matrix.stride(0) * matrix.element_size()
+        assert torch.equal(weight, matrix[offset : offset + size])
         offset += size
-    assert offset == group.weight.shape[0]
-    assert group.bias is not None  # Qwen2's q/k/v biases are packed with their weights
+    assert offset == matrix.shape[0]
+    assert bias is not None  # Qwen2's q/k/v biases are packed with their weights

@@ -20,6 +20,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def torchrun_launcher(ranks: int) -> list[str]:
+    """torchrun (through the torch 1.13 fix in torchrun_compat.py) with `ranks` local processes on a free port."""
+    return [
+        sys.executable,
+        str(Path(__file__).with_name("torchrun_compat.py")),
+        "--nproc_per_node",
+        str(ranks),
+        "--master_addr",
+        "127.0.0.1",
+        "--master_port",
+        str(free_port()),
+    ]
+
+
 def three_steps(process: LearnerProcess) -> dict[str, torch.Tensor]:
     micro_batches = []
     for step in range(1, 4):
@@ -36,16 +50,7 @@ def test_two_gloo_ranks_give_the_single_process_adapter():
         expected = three_steps(single)
     finally:
         assert single.stop() == 0
-    launcher = [
-        sys.executable,
-        str(Path(__file__).with_name("torchrun_compat.py")),
-        "--nproc_per_node",
-        "2",
-        "--master_addr",
-        "127.0.0.1",
-        "--master_port",
-        str(free_port()),
-    ]
+    launcher = torchrun_launcher(2)
     ranks = LearnerProcess(CONFIG, launcher=launcher, env={"OMP_NUM_THREADS": "1"})
     try:
         got = three_steps(ranks)

@@ -20,7 +20,7 @@ from .checkpoint_loader import load_weights, read_model_config
 from .decoder_layer import HAS_SDPA, LayerLora, LayerShape, LayerWeights, Linears, compiled_decoder_layer, decoder_layer, rms_norm
 from .linear_modules import LINEAR_MODULES, has_bias, linear_features, linear_name
 from .model_config import ModelConfig
-from .packed_projections import PackedLinear, pack_layer_projections
+from .packed_projections import pack_layer_projections
 from .reasoning_expansion import embed
 from .rotary import inverse_frequencies, rotary_tables
 
@@ -40,7 +40,7 @@ class CausalLM:
         self.name = name
         self.weights = {k: v.to(device).requires_grad_(False) for k, v in weights.items()}
         # q/k/v and gate/up as one matmul each (packed_projections.py); FSDP loads with pack=False.
-        self.packed: dict[tuple[int, tuple[str, ...]], PackedLinear] = pack_layer_projections(config, self.weights) if pack else {}
+        self.packed: dict[tuple[int, tuple[str, ...]], Linears] = pack_layer_projections(config, self.weights) if pack else {}
         self.layer_shape = LayerShape(config.num_heads, config.num_kv_heads, config.head_dim, config.rms_norm_eps, config.qk_norm)
         self.compiled_layer = None  # compile_layers() (torch.compile: true)
         self.base_dtype = self.weights["model.embed_tokens.weight"].dtype
@@ -76,7 +76,7 @@ class CausalLM:
         def group(modules: tuple[str, ...]) -> Linears:
             packed = self.packed.get((layer, modules))
             if packed is not None:
-                return Linears(modules, (packed.weight,), (packed.bias,), packed.sizes)
+                return packed
             names = [linear_name(layer, m) for m in modules]
             biases = tuple(w[f"{n}.bias"] if has_bias(c, m) else None for n, m in zip(names, modules))
             return Linears(modules, tuple(w[f"{n}.weight"] for n in names), biases, tuple(linear_features(c, m)[1] for m in modules))

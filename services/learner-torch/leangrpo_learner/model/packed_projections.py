@@ -13,10 +13,9 @@ same tensors as before. FSDP (distributed/fsdp.py) loads unpacked: it shards ten
 and views of one matrix would each be gathered whole."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
+from .decoder_layer import Linears
 from .linear_modules import has_bias, linear_features, linear_name
 from .model_config import ModelConfig
 
@@ -24,30 +23,22 @@ from .model_config import ModelConfig
 PACKED_GROUPS: tuple[tuple[str, ...], ...] = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))
 
 
-@dataclass(frozen=True)
-class PackedLinear:
-    modules: tuple[str, ...]
-    weight: torch.Tensor  # [sum of out_features, in_features]
-    bias: torch.Tensor | None
-    sizes: tuple[int, ...]  # each module's out_features, in `modules` order
-
-
-def pack_layer_projections(config: ModelConfig, weights: dict[str, torch.Tensor]) -> dict[tuple[int, tuple[str, ...]], PackedLinear]:
-    """Packs every layer's groups; `weights` is updated in place to hold views into the packed
-    matrices (the separate tensors are let go, so memory does not grow)."""
+def pack_layer_projections(config: ModelConfig, weights: dict[str, torch.Tensor]) -> dict[tuple[int, tuple[str, ...]], Linears]:
+    """Packs every layer's groups, each as Linears holding one matrix; `weights` is updated in place
+    to hold views into the packed matrices (the separate tensors are let go, so memory does not grow)."""
     packed = {}
     for layer in range(config.num_layers):
         for group in PACKED_GROUPS:
-            names = [linear_name(layer, m) for m in group]
-            sizes = tuple(linear_features(config, m)[1] for m in group)
-            weight = torch.cat([weights[f"{n}.weight"] for n in names])
             biased = [has_bias(config, m) for m in group]
             if any(biased) and not all(biased):  # no known model mixes them; packing would need zero biases
                 continue
+            names = [linear_name(layer, m) for m in group]
+            sizes = tuple(linear_features(config, m)[1] for m in group)
+            weight = torch.cat([weights[f"{n}.weight"] for n in names])
             bias = torch.cat([weights[f"{n}.bias"] for n in names]) if all(biased) else None
             for name, w, b in zip(names, weight.split(sizes), bias.split(sizes) if bias is not None else [None] * len(names)):
                 weights[f"{name}.weight"] = w
                 if b is not None:
                     weights[f"{name}.bias"] = b
-            packed[(layer, group)] = PackedLinear(group, weight, bias, sizes)
+            packed[(layer, group)] = Linears(group, (weight,), (bias,), sizes)
     return packed
