@@ -16,8 +16,16 @@ export {
   type ErrorCodeRule,
 } from "./errors/domain-error-mapping.js";
 export { domainErrorInterceptor, type DomainErrorInterceptorOptions } from "./errors/domain-error-interceptor.js";
-export { bearerAuth, bearerToken, tokensEqual } from "./auth/bearer-auth.js";
-export { AUTH_TOKEN_ENV, callerAuth, envAuthToken, isLoopbackHost, requireAuthBeyondLoopback } from "./auth/mesh-token.js";
+export { bearerAuth, bearerToken, digest as tokenDigest, tokensEqual } from "./auth/bearer-auth.js";
+export {
+  AUTH_TOKEN_ENV,
+  agreedMeshToken,
+  callerAuth,
+  envAuthToken,
+  isLoopbackHost,
+  requireAuthBeyondLoopback,
+  type ConfiguredToken,
+} from "./auth/mesh-token.js";
 export * from "./config/index.js";
 export * from "./client/index.js";
 export * from "./paths/index.js";

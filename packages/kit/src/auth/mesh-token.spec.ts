@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { digest, tokensEqual } from "./bearer-auth.js";
-import { AUTH_TOKEN_ENV, envAuthToken, isLoopbackHost, requireAuthBeyondLoopback } from "./mesh-token.js";
+import { agreedMeshToken, AUTH_TOKEN_ENV, envAuthToken, isLoopbackHost, requireAuthBeyondLoopback } from "./mesh-token.js";
 
 describe("tokensEqual", () => {
   it("accepts the token and refuses any other, shorter, longer or of the same length, comparing digests", () => {
@@ -38,10 +38,46 @@ describe("a service process beyond loopback", () => {
     requireAuthBeyondLoopback(exposed, { [AUTH_TOKEN_ENV]: "from-env" });
     expect(exposed.auth.token).toBe("from-env");
     const configured = { host: "10.0.0.7", auth: { token: "own" } };
-    requireAuthBeyondLoopback(configured, { [AUTH_TOKEN_ENV]: "from-env" });
+    requireAuthBeyondLoopback(configured, {});
     expect(configured.auth.token).toBe("own");
+    const same = { host: "10.0.0.7", auth: { token: "from-env" } };
+    requireAuthBeyondLoopback(same, { [AUTH_TOKEN_ENV]: "from-env" });
+    expect(same.auth.token).toBe("from-env");
     const local = { host: "127.0.0.1", auth: {} as { token?: string } };
     requireAuthBeyondLoopback(local, {});
     expect(local.auth.token).toBeUndefined();
+  });
+});
+
+describe("a token given both ways", () => {
+  it("must agree: LEANGRPO_AUTH_TOKEN and a config key that set different tokens are refused, naming both", () => {
+    const differs = { host: "127.0.0.1", auth: { token: "own" } };
+    expect(() => requireAuthBeyondLoopback(differs, { [AUTH_TOKEN_ENV]: "from-env" })).toThrow(
+      "server.auth.token and LEANGRPO_AUTH_TOKEN give different tokens; the mesh has one token: set it once (LEANGRPO_AUTH_TOKEN) or give both the same value",
+    );
+    expect(differs.auth.token).toBe("own");
+  });
+
+  it("is the variable's, else the one the keys agree on, never echoing a token in the error", () => {
+    const keys = (a?: string, b?: string) => [
+      { key: "reward.server.auth.token", token: a },
+      { key: "orchestrator.services.token", token: b },
+    ];
+    expect(agreedMeshToken(keys(), {})).toBeUndefined();
+    expect(agreedMeshToken(keys(), { [AUTH_TOKEN_ENV]: "e" })).toBe("e");
+    expect(agreedMeshToken(keys("e", "e"), { [AUTH_TOKEN_ENV]: "e" })).toBe("e");
+    expect(agreedMeshToken(keys(undefined, "k"), {})).toBe("k");
+    expect(() => agreedMeshToken(keys("secret-a", "secret-b"), {})).toThrow(
+      /^orchestrator\.services\.token and reward\.server\.auth\.token give different tokens/,
+    );
+    const error = (() => {
+      try {
+        agreedMeshToken(keys("secret-a"), { [AUTH_TOKEN_ENV]: "secret-env" });
+      } catch (e) {
+        return (e as Error).message;
+      }
+    })();
+    expect(error).toContain("reward.server.auth.token and LEANGRPO_AUTH_TOKEN");
+    expect(error).not.toMatch(/secret-/);
   });
 });

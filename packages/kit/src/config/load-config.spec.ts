@@ -138,6 +138,17 @@ describe("env source", () => {
     expect(config.training.batch_size).toBe(8);
   });
 
+  it("never reads LEANGRPO_AUTH_TOKEN, the mesh token, as a config key, whatever the prefix", () => {
+    // Under serve all's prefix "LEANGRPO_" the variable would otherwise be the unknown key auth_token.
+    const env = { LEANGRPO_AUTH_TOKEN: "t0k", LEANGRPO_SERVER__PORT: "9" };
+    expect(loadConfig(Schema, { envPrefix: "LEANGRPO_", env }).server.port).toBe(9);
+    expect(loadConfig(Schema, { envPrefix: "LEANGRPO_AUTH_", env: { LEANGRPO_AUTH_TOKEN: "t0k" } })).toEqual(DEFAULTS);
+    // Any other variable under the prefix is still a key, and an unknown one is still an error.
+    expect(configError(() => loadConfig(Schema, { envPrefix: "LEANGRPO_", env: { LEANGRPO_AUTH_TOKENS: "x" } })).message).toContain(
+      "auth_tokens",
+    );
+  });
+
   it("is not read at all without envPrefix", () => {
     const env = { LEANGRPO_NOT_A_KEY: "1", LEANGRPO_SERVER__PORT: "9" };
     expect(loadConfig(Schema, { env })).toEqual(DEFAULTS);

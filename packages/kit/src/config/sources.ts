@@ -5,6 +5,14 @@ import YAML, { LineCounter } from "yaml";
 import { ConfigError, type ConfigIssue } from "./errors.js";
 import { isPlainObject } from "./merge.js";
 import { parseScalar } from "./parse-scalar.js";
+import { AUTH_TOKEN_ENV } from "../auth/mesh-token.js";
+
+/**
+ * Variables under the config prefix that are not config keys: LEANGRPO_AUTH_TOKEN is the mesh's
+ * token everywhere (auth/mesh-token.ts), so `LEANGRPO_` (serve all's prefix) never reads it as
+ * the key `auth_token`.
+ */
+const NOT_CONFIG_KEYS: ReadonlySet<string> = new Set([AUTH_TOKEN_ENV]);
 
 export interface SourceEntry {
   path: string[];
@@ -55,7 +63,7 @@ export function fileEntries(file: string, issues: ConfigIssue[]): SourceEntry[] 
 /** `LEANGRPO_TRAINING__LEARNING_RATE=1e-5` -> training.learning_rate; `__` nests, `_` stays in the key. */
 export function envEntries(env: Record<string, string | undefined>, prefix: string, issues: ConfigIssue[]): SourceEntry[] {
   const names = Object.keys(env)
-    .filter((name) => name.startsWith(prefix) && env[name] !== undefined)
+    .filter((name) => name.startsWith(prefix) && env[name] !== undefined && !NOT_CONFIG_KEYS.has(name))
     // Sorted so that LEANGRPO_A__B (more specific) lands after LEANGRPO_A, whatever the environment's order.
     .sort();
   return names.flatMap((name) => {
