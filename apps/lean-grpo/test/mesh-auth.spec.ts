@@ -1,7 +1,8 @@
-// Auth inside the mesh: with a token required by the reward service, the learner and the
-// verifier, a run started through the orchestrator trains (its clients present the token);
-// a caller without it is refused UNAUTHENTICATED; health answers without one. And the rule
-// `lean-grpo serve` applies: auth on whenever a service binds beyond loopback.
+// Auth inside the mesh: with a token set on the reward service, the learner and the verifier,
+// the mesh `train` starts requires it of every service, the orchestrator included, and a run
+// started through the orchestrator trains (its clients present the token); a caller without
+// it is refused UNAUTHENTICATED; health answers without one. And the rule `lean-grpo serve`
+// applies: auth on whenever a service binds beyond loopback or a token is given, one token.
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,7 +14,7 @@ import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/h
 import { LearnerService } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { RewardService } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
-import { AUTH_TOKEN_ENV, createServiceClient, loadConfig } from "@lean-grpo/kit";
+import { AUTH_TOKEN_ENV, callerAuth, createServiceClient, loadConfig } from "@lean-grpo/kit";
 import { OrchestratorConfigSchema } from "@lean-grpo/orchestrator";
 import { RewardConfigSchema } from "@lean-grpo/reward";
 import { startMesh, type RunningMesh } from "../src/mesh/start-mesh.js";
@@ -52,7 +53,13 @@ describe("a run through a mesh whose reward service, learner and verifier requir
   });
 
   it("trains: every call the orchestrator makes presents the token", async () => {
-    const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [mesh.urls.orchestrator!] });
+    expect(mesh.token).toBe(TOKEN);
+    const anonymous = createClient(OrchestratorService, createGrpcTransport({ baseUrl: mesh.urls.orchestrator! }));
+    expect(await codeOf(anonymous.listRuns({}))).toBe(Code.Unauthenticated);
+    const { client, transport } = createServiceClient(OrchestratorService, {
+      endpoints: [mesh.urls.orchestrator!],
+      interceptors: callerAuth(mesh.token),
+    });
     try {
       await client.startRun({ datasetPath: fixture.dataset, runId: "with-auth", config: { training: tinyTraining(2) } });
       let final = RunState.UNSPECIFIED;
@@ -129,6 +136,30 @@ describe("lean-grpo serve's auth rule", () => {
     const two = configs("127.0.0.1");
     two.reward.server.auth.token = "a";
     two.orchestrator.server.auth.token = "b";
-    expect(() => applyMeshAuth(two, { env: {} })).toThrow(/2 different server\.auth\.token values/);
+    expect(() => applyMeshAuth(two, { env: {} })).toThrow(
+      /^reward\.server\.auth\.token and orchestrator\.server\.auth\.token give different tokens; the mesh has one token/,
+    );
+  });
+
+  it("refuses a configured token, a server's or a client's, that differs from LEANGRPO_AUTH_TOKEN, naming both", () => {
+    const server = configs("127.0.0.1");
+    server.reward.server.auth.token = "r";
+    expect(() => applyMeshAuth(server, { env: { [AUTH_TOKEN_ENV]: "e" } })).toThrow(
+      /^reward\.server\.auth\.token and LEANGRPO_AUTH_TOKEN give different tokens/,
+    );
+    const client = configs("127.0.0.1");
+    client.orchestrator.services.token = "o";
+    expect(() => applyMeshAuth(client, { env: { [AUTH_TOKEN_ENV]: "e" } })).toThrow(
+      /^orchestrator\.services\.token and LEANGRPO_AUTH_TOKEN give different tokens/,
+    );
+    const verifierClient = configs("0.0.0.0");
+    verifierClient.reward.verifier.token = "v";
+    expect(() => applyMeshAuth(verifierClient, { env: { [AUTH_TOKEN_ENV]: "e" } })).toThrow(
+      /^reward\.verifier\.token and LEANGRPO_AUTH_TOKEN/,
+    );
+    const same = configs("0.0.0.0");
+    same.reward.server.auth.token = "e";
+    expect(applyMeshAuth(same, { env: { [AUTH_TOKEN_ENV]: "e" } })).toEqual({ token: "e", source: "env" });
+    expect(same.orchestrator.server.auth.token).toBe("e");
   });
 });

@@ -80,11 +80,19 @@ def main(argv=None) -> int:
 
 
 def require_auth_beyond_loopback(config: dict, env) -> None:
-    """LEANGRPO_AUTH_TOKEN (the mesh's one token) is the default server.auth.token; a learner that
-    binds beyond loopback without any token does not start: anyone on the network could train it."""
+    """LEANGRPO_AUTH_TOKEN is the mesh's one token (the rule every lean-grpo command follows): it is
+    this learner's server.auth.token, and a server.auth.token set too must be the same, or the
+    learner does not start. A learner that binds beyond loopback without any token does not start
+    either: anyone on the network could train it."""
     auth = config["server"]["auth"]
-    if not auth["token"] and env.get("LEANGRPO_AUTH_TOKEN"):
-        auth["token"] = env["LEANGRPO_AUTH_TOKEN"]
+    from_env = env.get("LEANGRPO_AUTH_TOKEN") or None
+    if from_env is not None and auth["token"] and auth["token"] != from_env:
+        raise ConfigError(
+            "server.auth.token and LEANGRPO_AUTH_TOKEN give different tokens; "
+            "the mesh has one token: set it once (LEANGRPO_AUTH_TOKEN) or give both the same value"
+        )
+    if from_env is not None:
+        auth["token"] = from_env
     host = config["server"]["host"].strip("[]").lower()
     loopback = host in ("localhost", "::1") or host.startswith("127.")
     if not auth["token"] and not loopback:

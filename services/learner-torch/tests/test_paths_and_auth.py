@@ -7,7 +7,7 @@ import grpc
 import pytest
 
 from batches import TINY_CONFIG
-from conftest import LM_FIXTURES
+from conftest import LM_FIXTURES, PACKAGE_ROOT
 from leangrpo_learner import proto
 from leangrpo_learner.path_root import PathError, PathRoot
 from server_process import LearnerProcess
@@ -144,3 +144,45 @@ def test_a_learner_beyond_loopback_needs_a_token():
     on_loopback = load_config({})
     require_auth_beyond_loopback(on_loopback, {})
     assert on_loopback["server"]["auth"]["token"] is None
+
+
+def test_a_token_given_both_ways_must_agree():
+    from leangrpo_learner.__main__ import require_auth_beyond_loopback
+    from leangrpo_learner.config import ConfigError, load_config
+
+    both = load_config({"server": {"auth": {"token": "configured-secret"}}})
+    with pytest.raises(ConfigError) as refused:
+        require_auth_beyond_loopback(both, {"LEANGRPO_AUTH_TOKEN": "env-secret"})
+    assert str(refused.value).startswith("server.auth.token and LEANGRPO_AUTH_TOKEN give different tokens")
+    assert "secret" not in str(refused.value).replace("LEANGRPO", "")
+    same = load_config({"server": {"host": "0.0.0.0", "auth": {"token": "one"}}})
+    require_auth_beyond_loopback(same, {"LEANGRPO_AUTH_TOKEN": "one"})
+    assert same["server"]["auth"]["token"] == "one"
+    configured_only = load_config({"server": {"auth": {"token": "own"}}})
+    require_auth_beyond_loopback(configured_only, {"LEANGRPO_AUTH_TOKEN": ""})
+    assert configured_only["server"]["auth"]["token"] == "own"
+
+
+def test_the_learner_process_reads_the_variable_and_refuses_a_disagreeing_config():
+    """The variable is its token (a call without it is refused, one with it answered); a config that sets another exits 2."""
+    import subprocess
+    import sys
+
+    learner = LearnerProcess({}, env={"LEANGRPO_AUTH_TOKEN": "env-t0ken"})
+    try:
+        status = ("GetStatus", M("leangrpo.v1.GetStatusRequest")(), "leangrpo.v1.GetStatusResponse")
+        assert rpc_error(lambda: learner.unary(*status)).code() == grpc.StatusCode.UNAUTHENTICATED
+        call = learner.channel.unary_unary(
+            "/leangrpo.v1.LearnerService/GetStatus", request_serializer=lambda m: m.SerializeToString(), response_deserializer=M(status[2]).FromString
+        )
+        assert call(status[1], metadata=[("authorization", "Bearer env-t0ken")], timeout=10).step == 0
+    finally:
+        assert learner.stop() == 0
+    env = {**os.environ, "LEANGRPO_AUTH_TOKEN": "env-secret", "PYTHONPATH": str(PACKAGE_ROOT)}
+    config = '{"server": {"auth": {"token": "configured-secret"}}}'
+    refused = subprocess.run(
+        [sys.executable, "-m", "leangrpo_learner", "serve", "--port", "0", "--config-json", config], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert refused.returncode == 2
+    assert "server.auth.token and LEANGRPO_AUTH_TOKEN give different tokens" in refused.stderr
+    assert "secret" not in refused.stderr.replace("LEANGRPO", "")

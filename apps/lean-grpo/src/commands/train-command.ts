@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import path from "node:path";
 import { toJson } from "@bufbuild/protobuf";
 import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { createLogger, createServiceClient, rpcClientTracing, surviveUnhandledRejections } from "@lean-grpo/kit";
+import { callerAuth, createLogger, createServiceClient, rpcClientTracing, surviveUnhandledRejections } from "@lean-grpo/kit";
 import { ALGORITHM_NAMES } from "@lean-grpo/learner";
 import { RunConfigMessageSchema, RunOutputs, newRunId, type RunConfigMessage } from "@lean-grpo/orchestrator";
 import { runProgress } from "./run-progress.js";
@@ -166,7 +166,8 @@ async function runTrain(plan: TrainPlan): Promise<void> {
   const { client, transport } = createServiceClient(OrchestratorService, {
     endpoints: [mesh.urls.orchestrator!],
     // StartRun and WatchRun as children of the command's span; each step is a trace of its own.
-    interceptors: [rpcClientTracing()],
+    // The mesh's token (LEANGRPO_AUTH_TOKEN or the config's), which its orchestrator requires.
+    interceptors: [rpcClientTracing(), ...callerAuth(mesh.token)],
   });
   const ui = options.ui
     ? await dashboardCommand({

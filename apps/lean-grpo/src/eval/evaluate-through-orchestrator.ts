@@ -61,8 +61,8 @@ export async function evaluateThroughOrchestrator(options: EvaluateOptions): Pro
       });
   const { client, transport } = createServiceClient(OrchestratorService, {
     endpoints: [options.url ?? mesh!.urls.orchestrator!],
-    // LEANGRPO_AUTH_TOKEN: what an orchestrator with auth on requires.
-    interceptors: [rpcClientTracing(), ...callerAuth(envAuthToken())],
+    // The mesh token: the one the mesh started here requires, else LEANGRPO_AUTH_TOKEN for a running one.
+    interceptors: [rpcClientTracing(), ...callerAuth(mesh ? mesh.token : envAuthToken())],
   });
   try {
     const results: EvalResult["results"] = [];

@@ -1,6 +1,7 @@
-// Auth for what `lean-grpo serve` starts: one token for the mesh, on whenever a service
-// binds beyond loopback. The token is, in order: LEANGRPO_AUTH_TOKEN; the server.auth.token
-// a config sets (one value for every service that sets one); or, when a service binds beyond
+// Auth for what `lean-grpo serve`, `train` and `eval` start: one token for the mesh, on whenever
+// a service binds beyond loopback or a token is given. The token is, in order: LEANGRPO_AUTH_TOKEN;
+// the token the config sets (server.auth.token, services.token, verifier.token: one value, the
+// variable's where both are given, else refused); or, when a service binds beyond
 // loopback and none is given, the one in the token file, created there (random, mode 0600)
 // if absent, so that every process started in the same directory (a topology's replicas, a
 // restart) shares it. Each service then requires it, and the clients inside the mesh (the
@@ -8,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { AUTH_TOKEN_ENV, isLoopbackHost } from "@lean-grpo/kit";
+import { agreedMeshToken, AUTH_TOKEN_ENV, envAuthToken, isLoopbackHost, type ConfiguredToken } from "@lean-grpo/kit";
 
 /** Where a generated token is kept, relative to the working directory. */
 export const DEFAULT_TOKEN_FILE = path.join(".lean-grpo", "auth-token");
@@ -30,25 +31,46 @@ interface WithServer {
 export function applyMeshAuth(configs: ServiceConfigs, options: { env?: NodeJS.ProcessEnv; tokenFile?: string } = {}): MeshAuth {
   const env = options.env ?? process.env;
   const services = Object.entries(configs).filter((entry): entry is [string, WithServer] => hasServer(entry[1]));
-  const configured = [...new Set(services.map(([, c]) => c.server.auth.token).filter((t): t is string => t !== undefined))];
-  if (configured.length > 1)
-    throw new Error(
-      `the services set ${configured.length} different server.auth.token values; the clients inside the mesh present one token: set one value (or ${AUTH_TOKEN_ENV})`,
-    );
+  const orchestrator = configs.orchestrator as { services?: { token?: string } } | undefined;
+  const reward = configs.reward as { verifier?: { token?: string } } | undefined;
+  // Every key that sets a token, servers' and clients' alike: they and LEANGRPO_AUTH_TOKEN must agree.
+  const configured: ConfiguredToken[] = [
+    ...services.map(([name, c]) => ({ key: `${name}.server.auth.token`, token: c.server.auth.token })),
+    { key: "orchestrator.services.token", token: orchestrator?.services?.token },
+    { key: "reward.verifier.token", token: reward?.verifier?.token },
+  ];
+  const agreed = agreedMeshToken(configured, env);
   let auth: MeshAuth = { source: "none" };
-  if (env[AUTH_TOKEN_ENV]) auth = { token: env[AUTH_TOKEN_ENV], source: "env" };
-  else if (configured[0] !== undefined) auth = { token: configured[0], source: "config" };
+  if (envAuthToken(env) !== undefined) auth = { token: agreed, source: "env" };
+  else if (agreed !== undefined) auth = { token: agreed, source: "config" };
   else if (services.some(([, c]) => !isLoopbackHost(c.server.host))) {
     const file = path.resolve(options.tokenFile ?? DEFAULT_TOKEN_FILE);
     auth = { token: readOrCreateToken(file), source: "file", file };
   }
   if (auth.token === undefined) return auth;
   for (const [, config] of services) config.server.auth.token ??= auth.token;
-  const orchestrator = configs.orchestrator as { services?: { token?: string } } | undefined;
   if (orchestrator?.services) orchestrator.services.token ??= auth.token;
-  const reward = configs.reward as { verifier?: { token?: string } } | undefined;
   if (reward?.verifier) reward.verifier.token ??= auth.token;
   return auth;
+}
+
+/**
+ * The mesh token for a client of a mesh started elsewhere (the dashboard's relay):
+ * LEANGRPO_AUTH_TOKEN, else the token file `serve` generated in this directory, if there is one.
+ */
+export function findMeshToken(options: { env?: NodeJS.ProcessEnv; tokenFile?: string } = {}): MeshAuth {
+  const token = envAuthToken(options.env ?? process.env);
+  if (token !== undefined) return { token, source: "env" };
+  const file = path.resolve(options.tokenFile ?? DEFAULT_TOKEN_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { source: "none" };
+    throw new Error(`cannot read the mesh token file ${file} (${(error as NodeJS.ErrnoException).code ?? "error"})`);
+  }
+  const fromFile = text.trim();
+  return fromFile ? { token: fromFile, source: "file", file } : { source: "none" };
 }
 
 /** What the operator is told: whether auth is on and where the token is. */

@@ -6,10 +6,13 @@ import { OrchestratorConfigSchema, type OrchestratorConfig } from "@lean-grpo/or
 import { createOrchestratorService } from "@lean-grpo/orchestrator";
 import { renderOfflineReport } from "@lean-grpo/dashboard";
 import type { RunManager } from "@lean-grpo/orchestrator";
-import { SERVICE_CATALOG } from "./service-catalog.js";
+import { SERVICE_CATALOG, type CatalogEntry } from "./service-catalog.js";
 import { startServiceThread, type ThreadedServer } from "./service-thread.js";
-import { splitLearnerSection, startTorchLearner } from "./torch-learner-process.js";
+import { splitLearnerSection, startTorchLearner, type TorchLearnerOptions } from "./torch-learner-process.js";
 import { shareRunsDir } from "./shared-runs-dir.js";
+import { applyMeshAuth } from "./mesh-auth.js";
+
+type ServiceConfig = { server: ServerConfig } & Record<string, unknown>;
 
 export interface MeshOptions {
   /** Hugging Face model directory for the embedded sampler and the learner. */
@@ -26,6 +29,11 @@ export interface MeshOptions {
   orchestrator?: Record<string, unknown>;
   /** Services started in worker threads of their own (default: the learner). */
   threads?: readonly string[];
+  /**
+   * Where the mesh token comes from (mesh-auth.ts): LEANGRPO_AUTH_TOKEN of `env` (default the
+   * process's), else a token the sections set; every service started here then requires it.
+   */
+  auth?: { env?: NodeJS.ProcessEnv; tokenFile?: string };
 }
 
 /**
@@ -42,6 +50,8 @@ export interface RunningMesh {
   /** In-process servers, and ThreadedServers (which also report their thread's busy share). */
   servers: Record<string, { url: string; shutdown(): Promise<void> } | ThreadedServer>;
   runs: RunManager;
+  /** The token every service here requires and its callers present; absent: auth is off. */
+  token?: string;
   shutdown(): Promise<void>;
 }
 
@@ -55,22 +65,31 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
   const orchestratorConfig: OrchestratorConfig = loadConfig(OrchestratorConfigSchema, {
     flags: deepMerge(EPHEMERAL, options.orchestrator ?? {}),
   });
+  // Every config before any service starts: the mesh token is decided over all of them (mesh-auth.ts).
+  const local: { entry: CatalogEntry; config: ServiceConfig; torch: TorchLearnerOptions | null }[] = [];
+  for (const entry of SERVICE_CATALOG.filter((s) => s.name !== "orchestrator")) {
+    const remote = remoteUrl(entry.name, options.services?.[entry.name]);
+    if (remote) {
+      urls[entry.name] = remote;
+      continue;
+    }
+    // services.learner.impl: torch starts the PyTorch learner; its keys are not the TS schema's.
+    const { config: section, torch } = splitLearnerSection(entry.name, options.services?.[entry.name]);
+    const config = loadConfig(entry.schema, {
+      flags: deepMerge(deepMerge(EPHEMERAL, modelFlags(entry.name, options.modelDir, options.reasoning ?? {})), section),
+    }) as ServiceConfig;
+    local.push({ entry, config, torch });
+  }
+  const auth = applyMeshAuth(
+    { ...Object.fromEntries(local.map(({ entry, config }) => [entry.name, config])), orchestrator: orchestratorConfig },
+    options.auth ?? {},
+  );
   try {
-    for (const entry of SERVICE_CATALOG.filter((s) => s.name !== "orchestrator")) {
-      const remote = remoteUrl(entry.name, options.services?.[entry.name]);
-      if (remote) {
-        urls[entry.name] = remote;
-        continue;
-      }
-      // services.learner.impl: torch starts the PyTorch learner; its keys are not the TS schema's.
-      const { config: section, torch } = splitLearnerSection(entry.name, options.services?.[entry.name]);
-      const config = loadConfig(entry.schema, {
-        flags: deepMerge(deepMerge(EPHEMERAL, modelFlags(entry.name, options.modelDir, options.reasoning ?? {})), section),
-      });
+    for (const { entry, config, torch } of local) {
       entry.wire?.(config, urls);
       if (entry.name === "learner") shareRunsDir(config as unknown as { checkpoint_dir: string }, orchestratorConfig);
       if (torch) {
-        const server = await startTorchLearner(config, torch);
+        const server = await startTorchLearner(config as { server: ServerConfig }, torch);
         started.push(server);
         servers[entry.name] = server;
         urls[entry.name] = server.url;
@@ -107,6 +126,7 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
       urls,
       servers,
       runs: orchestrator.runs,
+      ...(auth.token === undefined ? {} : { token: auth.token }),
       async shutdown() {
         await orchestrator.runs.shutdown();
         await Promise.all(started.map((s) => s.shutdown()));

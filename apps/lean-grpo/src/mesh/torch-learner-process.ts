@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
+import { AUTH_TOKEN_ENV } from "@lean-grpo/kit";
 
 export const LEARNER_IMPLS = ["ts", "torch"] as const;
 export type LearnerImpl = (typeof LEARNER_IMPLS)[number];
@@ -94,25 +95,33 @@ function parseTorchrun(value: unknown): TorchLearnerOptions["torchrun"] {
   return { nproc_per_node: ranks as number };
 }
 
-/** The command line: `python -m leangrpo_learner serve …`, under torch.distributed.run when ranks are asked for. */
-export function torchLearnerCommand(config: { server: { host: string; port: number } }, options: TorchLearnerOptions): string[] {
+type TorchLearnerConfig = { server: { host: string; port: number; auth?: { token?: string } } };
+
+/**
+ * The command line: `python -m leangrpo_learner serve …`, under torch.distributed.run when ranks
+ * are asked for. The token stays off it (any local user can read a command line): the child
+ * gets it as LEANGRPO_AUTH_TOKEN (startTorchLearner).
+ */
+export function torchLearnerCommand(config: TorchLearnerConfig, options: TorchLearnerOptions): string[] {
   const serve = ["-m", "leangrpo_learner", "serve", "--host", config.server.host, "--port", String(config.server.port)];
   const launcher = options.torchrun
     ? // --standalone: a local rendezvous on a free port; the underscore spelling is the one torch 1.13 and 2.x both accept.
       ["-m", "torch.distributed.run", "--standalone", `--nproc_per_node=${options.torchrun.nproc_per_node}`]
     : [];
-  const json = options.torchSection ? { ...config, torch: options.torchSection } : config;
+  const { auth: _auth, ...server } = config.server;
+  const withoutToken = { ...config, server };
+  const json = options.torchSection ? { ...withoutToken, torch: options.torchSection } : withoutToken;
   return [options.python, ...launcher, ...serve, "--config-json", JSON.stringify(json)];
 }
 
-export async function startTorchLearner(
-  config: { server: { host: string; port: number } },
-  options: TorchLearnerOptions,
-): Promise<TorchLearnerProcess> {
+export async function startTorchLearner(config: TorchLearnerConfig, options: TorchLearnerOptions): Promise<TorchLearnerProcess> {
   const [command, ...args] = torchLearnerCommand(config, options);
   const pythonPath = [options.packageDir, process.env.PYTHONPATH].filter(Boolean).join(":");
+  // The mesh token as the learner reads it; without one, none (a parent's variable is the mesh's token, decided by the caller).
+  const { [AUTH_TOKEN_ENV]: _inherited, ...env } = process.env;
+  const token = config.server.auth?.token;
   const child = spawn(command!, args, {
-    env: { ...process.env, PYTHONPATH: pythonPath, PYTHONUNBUFFERED: "1" },
+    env: { ...env, ...(token === undefined ? {} : { [AUTH_TOKEN_ENV]: token }), PYTHONPATH: pythonPath, PYTHONUNBUFFERED: "1" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const tail: string[] = [];

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { LearnerService } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { splitLearnerSection, startTorchLearner, torchLearnerCommand } from "../../src/mesh/torch-learner-process.js";
@@ -64,6 +64,13 @@ describe("torchLearnerCommand", () => {
     expect(distributed.slice(0, 6)).toEqual([PYTHON, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m"]);
     expect(JSON.parse(distributed.at(-1)!)).toEqual({ server, torch: { device: "cpu" } });
   });
+
+  it("keeps the mesh token off the command line, where any local user could read it", () => {
+    const plain = splitLearnerSection("learner", { impl: "torch" }).torch!;
+    const command = torchLearnerCommand({ server: { ...server, auth: { token: "learner-t0ken" } } }, plain);
+    expect(command.join(" ")).not.toContain("learner-t0ken");
+    expect(JSON.parse(command.at(-1)!)).toEqual({ server });
+  });
 });
 
 describe("startTorchLearner", () => {
@@ -93,11 +100,18 @@ describe("startTorchLearner", () => {
     "serves LearnerService on the announced port and exits on shutdown",
     async () => {
       const options = splitLearnerSection("learner", { impl: "torch" }).torch!;
-      const learner = await startTorchLearner({ server }, options);
+      // The mesh's token reaches it through its environment (not its command line), and it requires it.
+      const learner = await startTorchLearner({ server: { ...server, auth: { token: "learner-t0ken" } } }, options);
       try {
         expect(learner.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
         const client = createClient(LearnerService, createGrpcTransport({ baseUrl: learner.url }));
-        expect((await client.listAlgorithms({})).algorithms.map((a) => a.name)).toContain("grpo");
+        const refused = await client.listAlgorithms({}).then(
+          () => "answered",
+          (e: unknown) => ConnectError.from(e).code,
+        );
+        expect(refused).toBe(Code.Unauthenticated);
+        const answer = await client.listAlgorithms({}, { headers: { authorization: "Bearer learner-t0ken" } });
+        expect(answer.algorithms.map((a) => a.name)).toContain("grpo");
       } finally {
         await learner.shutdown();
       }

@@ -1,6 +1,7 @@
 // `lean-grpo train` as a user runs it (the README's main command, shortened): the shipped
 // model and config, every service on loopback, JSON lines per step when stdout is not a
-// TTY, held-out evaluation, and the summary table at the end.
+// TTY, held-out evaluation, and the summary table at the end. LEANGRPO_AUTH_TOKEN is set, as
+// in a shell that also talks to a mesh: every service requires it and the command presents it.
 import { describe, expect, it } from "vitest";
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -8,6 +9,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { repoRoot } from "../../../../tests/support/interop-verifier.js";
+
+const TOKEN = "train-shell-t0ken-5c";
 
 describe("lean-grpo train", () => {
   it("trains the shipped model 2 steps with configs/train/arith.yaml and prints steps, held-out accuracy and the summary", async () => {
@@ -28,8 +31,9 @@ describe("lean-grpo train", () => {
           "eval.every=1",
           `runs_dir=${runsDir}`,
         ],
-        { cwd: repoRoot, env: { ...process.env, LOG_LEVEL: "warn" } },
+        { cwd: repoRoot, env: { ...process.env, LOG_LEVEL: "warn", LEANGRPO_AUTH_TOKEN: TOKEN } },
       );
+      expect(`${stdout}${stderr}`).not.toContain(TOKEN);
       const lines = stdout
         .split("\n")
         .filter((l) => l.startsWith("{"))

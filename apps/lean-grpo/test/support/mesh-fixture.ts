@@ -2,7 +2,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startMesh, type RunningMesh } from "../../src/mesh/start-mesh.js";
+import { startMesh, type MeshOptions, type RunningMesh } from "../../src/mesh/start-mesh.js";
 import { writeTinyModel } from "../../../../tests/support/tiny-model.js";
 
 export interface MeshFixture {
@@ -17,7 +17,13 @@ export interface MeshFixture {
    * Starts the mesh; `learnerUrl` (`inferenceUrl`) uses a learner (inference service) running elsewhere instead of starting one,
    * `verifier` is the verifier's config section (e.g. a REPL stand-in as repl.command).
    */
-  start(options?: { learnerUrl?: string; inferenceUrl?: string; verifier?: Record<string, unknown> }): Promise<RunningMesh>;
+  start(options?: {
+    learnerUrl?: string;
+    inferenceUrl?: string;
+    verifier?: Record<string, unknown>;
+    /** Where the mesh token comes from (MeshOptions.auth); by default the process's LEANGRPO_AUTH_TOKEN. */
+    auth?: MeshOptions["auth"];
+  }): Promise<RunningMesh>;
   cleanup(): Promise<void>;
 }
 
@@ -64,6 +70,7 @@ export async function meshFixture(options: { extraChars?: string } = {}): Promis
           ...(options.verifier ? { verifier: options.verifier } : {}),
         },
         orchestrator: { runs_dir: runsDir, data_root: dir, retry_backoff_ms: 50, service_retries: 1 },
+        ...(options.auth ? { auth: options.auth } : {}),
       }),
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };
