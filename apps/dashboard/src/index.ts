@@ -6,3 +6,4 @@ export { pageAssets, type PageAssets } from "./page-bundle.js";
 export { pageHtml } from "./page-html.js";
 export { renderOfflineReport, type OfflineRun } from "./offline-report.js";
 export { startDashboardServer, type DashboardServer, type DashboardServerOptions } from "./dashboard-server.js";
+export { realRunFoldersOnly, type ReadOnlyOrchestrator } from "./real-run-folders.js";

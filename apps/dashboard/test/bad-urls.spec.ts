@@ -11,7 +11,7 @@ function rawGet(url: string, target: string): Promise<string> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => {
-      socket.write(`GET ${target} HTTP/1.1\r\nHost: dashboard\r\nConnection: close\r\n\r\n`);
+      socket.write(`GET ${target} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n\r\n`);
     });
     // A server that died (or hangs) answers nothing: fail in seconds, not at the test timeout.
     socket.setTimeout(5_000, () => socket.destroy());

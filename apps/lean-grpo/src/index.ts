@@ -10,3 +10,9 @@ export {
   type TorchLearnerOptions,
   type TorchLearnerProcess,
 } from "./mesh/torch-learner-process.js";
+export {
+  dashboardCommand,
+  type DashboardCommandOptions,
+  type DashboardContext,
+  type RunningDashboard,
+} from "./commands/dashboard-command.js";

@@ -1,12 +1,14 @@
-// The dashboard in a real browser (playwright-core + Debian's chromium) during a real run:
-// a new step arrives on the chart over WatchRun/Connect, a completion opens, a second run
-// is compared on the same charts, a failed run shows its error, and report.html of a
-// finished run draws the same page from disk with no server. Saves a screenshot.
+// The dashboard in a real browser (playwright-core + Debian's chromium) during a real run
+// of a mesh that requires its token: a page opened without the dashboard's link shows no run;
+// opened by the link (#token=…), a new step arrives on the chart over WatchRun/Connect, a
+// completion opens, a second run is compared on the same charts, a checkpoint's files are
+// listed, a failed run shows its error, and report.html of a finished run draws the same
+// page from disk with no server. Saves a screenshot.
 import { existsSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { createServiceClient } from "@lean-grpo/kit";
+import { AUTH_TOKEN_ENV, callerAuth, createServiceClient } from "@lean-grpo/kit";
 import { RunOutputs } from "@lean-grpo/orchestrator";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +16,7 @@ import { dashboardCommand } from "../src/commands/dashboard-command.js";
 import { meshFixture, tinyTraining, type MeshFixture } from "./support/mesh-fixture.js";
 
 const CHROMIUM = "/usr/bin/chromium";
+const MESH_TOKEN = "browser-test-mesh-t0ken";
 /** Where the screenshot goes (outside the repository unless DASHBOARD_SCREENSHOT says otherwise). */
 const SCREENSHOT = process.env.DASHBOARD_SCREENSHOT ?? path.join(tmpdir(), "lean-grpo-dashboard", "dashboard.png");
 const haveChromium = existsSync(CHROMIUM);
@@ -44,9 +47,26 @@ describe.skipIf(!haveChromium)("the dashboard in chromium", () => {
   });
 
   it("streams a live run, opens a completion, compares two runs, shows a failed run's error", async () => {
-    const mesh = await fixture.start();
-    const { client, transport } = createServiceClient(OrchestratorService, { endpoints: [mesh.urls.orchestrator!] });
-    const ui = await dashboardCommand({ url: mesh.urls.orchestrator!, port: "0", host: "127.0.0.1", runsDir: fixture.runsDir });
+    const mesh = await fixture.start({ auth: { env: { [AUTH_TOKEN_ENV]: MESH_TOKEN } } });
+    const { client, transport } = createServiceClient(OrchestratorService, {
+      endpoints: [mesh.urls.orchestrator!],
+      interceptors: callerAuth(mesh.token),
+    });
+    // As `train --ui` starts it: relaying with the mesh's token, and requiring one of the page.
+    const ui = await dashboardCommand(
+      { url: mesh.urls.orchestrator!, port: "0", host: "127.0.0.1", runsDir: fixture.runsDir },
+      { meshToken: mesh.token },
+    );
+    expect(ui.pageUrl).toMatch(/#token=/);
+    // Without the link's token the page loads, and shows no run but why.
+    const stranger = await browser.newPage();
+    try {
+      await stranger.goto(ui.url);
+      await expect.poll(() => stranger.locator(".status").textContent()).toContain("this dashboard needs its token");
+      expect(await stranger.locator("li[data-run]").count()).toBe(0);
+    } finally {
+      await stranger.close();
+    }
     const page = await browser.newPage({ viewport: { width: 1400, height: 1700 } });
     const offsite: string[] = [];
     page.on("request", (r) => {
@@ -76,8 +96,10 @@ describe.skipIf(!haveChromium)("the dashboard in chromium", () => {
         error: "learner lost: UNAVAILABLE; resume with --resume broken from the checkpoint of step 0",
       });
 
-      await page.goto(`${ui.url}#live`);
+      await page.goto(`${ui.pageUrl}&live`);
       await page.waitForSelector('[data-chart="reward"] canvas');
+      // The token left the address bar (and history) as the page traded it for its session.
+      expect(page.url()).toBe(`${ui.url}#live`);
       // The page sets <body data-steps> to the steps it has drawn of the open run.
       const stepsShown = async () => Number((await page.locator("body").getAttribute("data-steps")) ?? "0");
       await page.waitForFunction("Number(document.body.dataset.steps ?? '0') >= 1", undefined, { timeout: 60_000 });
@@ -112,6 +134,11 @@ describe.skipIf(!haveChromium)("the dashboard in chromium", () => {
       mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
       await page.screenshot({ path: SCREENSHOT, fullPage: true });
       console.info(`dashboard screenshot: ${SCREENSHOT}`);
+
+      // A checkpoint's files, as its link in the summary fetches them: with the page's session cookie.
+      const listing = await page.request.get(`${ui.url}files/first/checkpoints/step-2/`);
+      expect(listing.status()).toBe(200);
+      expect(await listing.text()).toContain('href="trainer_state.json"');
 
       // The failed run says why.
       await page.locator('li[data-run="broken"] button').click();

@@ -2,6 +2,7 @@
 // summary, its charts (every spec of chart-specs.ts, compared runs on the same axes) with
 // a smoothing slider and a log-scale switch, and its completions. Runs being watched
 // stream their steps through WatchRun; the run list is refreshed with ListRuns.
+import { Code, ConnectError } from "@connectrpc/connect";
 import { RunState, type Run } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { CHARTS } from "./chart-specs.js";
 import { MetricChart, type ChartView } from "./metric-chart.js";
@@ -26,6 +27,8 @@ export class DashboardApp {
   private readonly summary: HTMLElement;
   private readonly status: HTMLElement;
   private drawQueued = false;
+  /** A problem that outlasts refreshes (a refused token), shown instead of "connected". */
+  private problem = "";
 
   constructor(
     private readonly source: RunSource,
@@ -69,6 +72,12 @@ export class DashboardApp {
     });
   }
 
+  showProblem(text: string): void {
+    this.problem = text;
+    this.status.textContent = text;
+    this.status.classList.add("down");
+  }
+
   async start(): Promise<void> {
     await this.refreshList();
     const fromHash = decodeURIComponent(location.hash.slice(1));
@@ -81,10 +90,15 @@ export class DashboardApp {
   private async refreshList(): Promise<void> {
     try {
       this.listed = await this.source.listRuns();
+      this.problem = "";
       this.status.textContent = this.source.kind === "live" ? "connected" : "";
       this.status.classList.remove("down");
     } catch (error) {
-      this.status.textContent = `orchestrator unreachable: ${error instanceof Error ? error.message : String(error)}`;
+      const refused = error instanceof ConnectError && error.code === Code.Unauthenticated;
+      const why = error instanceof ConnectError ? error.rawMessage : error instanceof Error ? error.message : String(error);
+      this.status.textContent = refused
+        ? this.problem || "this dashboard needs its token: open the link `lean-grpo dashboard` printed (…/#token=…)"
+        : `orchestrator unreachable: ${why}`;
       this.status.classList.add("down");
       return;
     }

@@ -170,14 +170,12 @@ async function runTrain(plan: TrainPlan): Promise<void> {
     interceptors: [rpcClientTracing(), ...callerAuth(mesh.token)],
   });
   const ui = options.ui
-    ? await dashboardCommand({
-        url: mesh.urls.orchestrator!,
-        port: options.ui === true ? "8080" : options.ui,
-        host: "127.0.0.1",
-        runsDir: runs_dir,
-      })
+    ? await dashboardCommand(
+        { url: mesh.urls.orchestrator!, port: options.ui === true ? "8080" : options.ui, host: "127.0.0.1", runsDir: runs_dir },
+        { meshToken: mesh.token },
+      )
     : undefined;
-  if (ui) process.stderr.write(`lean-grpo dashboard: ${ui.url}\n`);
+  if (ui) process.stderr.write(`lean-grpo dashboard: ${ui.pageUrl}\n`);
   let started = "";
   let finished = () => {};
   const done = new Promise<void>((resolve) => (finished = resolve));
