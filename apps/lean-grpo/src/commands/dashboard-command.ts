@@ -43,6 +43,8 @@ export interface DashboardContext {
 export interface RunningDashboard extends DashboardServer {
   /** Where the mesh token came from. */
   meshAuth: MeshAuth;
+  /** The orchestrator the page's calls are relayed to (--url); absent: runs read from disk. */
+  relayTo?: string;
 }
 
 export function registerDashboardCommand(program: Command): void {
@@ -93,6 +95,7 @@ export async function dashboardCommand(options: DashboardCommandOptions, context
     return {
       ...server,
       meshAuth,
+      relayTo: options.url,
       async close() {
         await server.close();
         relay.close();
@@ -118,7 +121,8 @@ export function describeDashboardAuth(dashboard: RunningDashboard): string {
       : dashboard.meshAuth.source === "env"
         ? AUTH_TOKEN_ENV
         : "the mesh's token";
-  return `auth   on: open the link above (its token is this process's own), or present ${where}; the orchestrator is called with ${where}`;
+  const relay = dashboard.relayTo ? `; the orchestrator at ${dashboard.relayTo} is called with ${where}` : "";
+  return `auth   on: open the link above (its token is this process's own), or present ${where}${relay}`;
 }
 
 /**

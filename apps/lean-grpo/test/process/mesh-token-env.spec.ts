@@ -1,11 +1,17 @@
 // LEANGRPO_AUTH_TOKEN is the mesh token for every command, never a config key: `serve all`
 // (whose config prefix is LEANGRPO_, so the variable once read as the unknown key
-// auth_token) and `serve <service>` start with it and require it; a config that sets
-// another token is refused by `serve all` and `train` before anything starts, naming both.
+// auth_token) and `serve <service>` start with it and require it; `dashboard` requires a
+// token of the browser with it, and without it refuses to bind beyond loopback; a config
+// that sets another token is refused by `serve all` and `train` before anything starts,
+// naming both.
 // Start-up only: the full runs with a token are in mesh-token-rule.spec.ts and
 // lean-grpo-train.spec.ts.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
@@ -86,6 +92,84 @@ describe("LEANGRPO_AUTH_TOKEN in the environment", () => {
     } finally {
       child.kill("SIGTERM");
       await once(child, "exit");
+    }
+  }, 60_000);
+
+  it("dashboard requires a token of the page with it, and without it does not bind beyond loopback", async () => {
+    const runsDir = mkdtempSync(path.join(tmpdir(), "dashboard-env-"));
+    // Started elsewhere than the repository, so that no token file `serve` left there is found.
+    const spawnIn = (token: string | undefined) =>
+      spawn(
+        process.execPath,
+        [
+          CLI,
+          "dashboard",
+          "--runs-dir",
+          runsDir,
+          "--port",
+          "0",
+          "--host",
+          "0.0.0.0",
+          "--allow-host",
+          "a.example",
+          "--allow-host",
+          "b.example",
+        ],
+        {
+          cwd: runsDir,
+          env: {
+            ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== "LEANGRPO_AUTH_TOKEN")),
+            ...(token ? { LEANGRPO_AUTH_TOKEN: token } : {}),
+          },
+          stdio: ["ignore", "ignore", "pipe"],
+        },
+      );
+    try {
+      const refused = await failure(spawnIn(undefined));
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(
+        "--host 0.0.0.0 is beyond loopback, and the dashboard binds there only with a token to require: set LEANGRPO_AUTH_TOKEN",
+      );
+      const child = spawnIn(TOKEN);
+      try {
+        let said = "";
+        for await (const line of createInterface({ input: child.stderr! })) {
+          said += `${line}\n`;
+          if (line.startsWith("auth")) break;
+        }
+        const link = /lean-grpo dashboard: (http:\/\/0\.0\.0\.0:(\d+)\/#token=[A-Za-z0-9_-]{43}) /.exec(said);
+        expect(link, said).not.toBeNull();
+        expect(said).toContain("auth   on: open the link above (its token is this process's own), or present LEANGRPO_AUTH_TOKEN");
+        expect(said).not.toContain(TOKEN);
+        const port = link![2]!;
+        // Raw HTTP: fetch would send its own Host.
+        const list = (host: string) =>
+          new Promise<number>((resolve, reject) => {
+            const req = httpRequest(
+              {
+                host: "127.0.0.1",
+                port: Number(port),
+                method: "POST",
+                path: "/leangrpo.v1.OrchestratorService/ListRuns",
+                headers: { "content-type": "application/json", host, authorization: `Bearer ${TOKEN}` },
+              },
+              (res) => {
+                res.resume();
+                resolve(res.statusCode!);
+              },
+            );
+            req.on("error", reject);
+            req.end("{}");
+          });
+        expect(await list(`127.0.0.1:${port}`)).toBe(200);
+        expect(await list(`b.example:${port}`)).toBe(200);
+        expect(await list(`c.example:${port}`)).toBe(421);
+      } finally {
+        child.kill("SIGINT");
+        await once(child, "exit");
+      }
+    } finally {
+      rmSync(runsDir, { recursive: true, force: true });
     }
   }, 60_000);
 
