@@ -120,10 +120,15 @@ describe("layout", () => {
     });
   }
 
-  it("the dashboard page (apps/dashboard) depends on no service, only the contract", () => {
+  it("the dashboard (apps/dashboard) depends on no service, only the contract and the kit; its page's script on the contract alone", () => {
     const manifest = JSON.parse(readFileSync(path.join(root, "apps/dashboard/package.json"), "utf8"));
     const ours = Object.keys({ ...manifest.dependencies }).filter((name) => name.startsWith("@lean-grpo/"));
-    expect(ours).toEqual(["@lean-grpo/gen"]);
+    expect(ours).toEqual(["@lean-grpo/gen", "@lean-grpo/kit"]);
+    // The kit (Node's servers, paths, auth) serves the page; the browser bundle must not pull it in.
+    const browser = sourceFiles("apps/dashboard/src/browser").flatMap((file) =>
+      importsOf(file).map((spec) => `${path.basename(file)}: ${spec}`),
+    );
+    expect(browser.filter((i) => /: @lean-grpo\/(?!gen\/)/.test(i))).toEqual([]);
   });
 
   it("the inference service and the orchestrator do not depend on the learner", () => {
