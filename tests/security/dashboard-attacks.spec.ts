@@ -256,13 +256,14 @@ describe("the dashboard relaying to an orchestrator that requires the mesh token
       const token = decodeURIComponent(new URL(ui.pageUrl).hash.slice(7));
       const { origin, port } = new URL(ui.url);
       const list = connectCall("ListRuns", {}, { cookie });
-      for (const foreign of [
+      const foreigners: Record<string, string>[] = [
         { origin: "http://attacker.example" },
         { origin: `http://localhost:${Number(port) + 1}` }, // same site, another origin
         { origin: "null" },
         { "sec-fetch-site": "cross-site" },
         { "sec-fetch-site": "same-site" },
-      ]) {
+      ];
+      for (const foreign of foreigners) {
         const call = await send(ui.url, list.target, { ...list, headers: { ...list.headers, ...foreign } });
         expect(call.status, JSON.stringify(foreign)).toBe(403);
         expect(call.body).not.toContain("r1");
