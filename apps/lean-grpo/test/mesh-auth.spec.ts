@@ -3,7 +3,7 @@
 // started through the orchestrator trains (its clients present the token); a caller without
 // it is refused UNAUTHENTICATED; health answers without one. And the rule `lean-grpo serve`
 // applies: auth on whenever a service binds beyond loopback or a token is given, one token.
-import { mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -18,7 +18,7 @@ import { AUTH_TOKEN_ENV, callerAuth, createServiceClient, loadConfig } from "@le
 import { OrchestratorConfigSchema } from "@lean-grpo/orchestrator";
 import { RewardConfigSchema } from "@lean-grpo/reward";
 import { startMesh, type RunningMesh } from "../src/mesh/start-mesh.js";
-import { applyMeshAuth } from "../src/mesh/mesh-auth.js";
+import { applyMeshAuth, findMeshToken } from "../src/mesh/mesh-auth.js";
 import { meshFixture, tinyTraining, type MeshFixture } from "./support/mesh-fixture.js";
 
 const TOKEN = "mesh-t0ken-4f1c";
@@ -161,5 +161,15 @@ describe("lean-grpo serve's auth rule", () => {
     same.reward.server.auth.token = "e";
     expect(applyMeshAuth(same, { env: { [AUTH_TOKEN_ENV]: "e" } })).toEqual({ token: "e", source: "env" });
     expect(same.orchestrator.server.auth.token).toBe("e");
+  });
+
+  it("gives a client of a mesh started elsewhere (the dashboard) LEANGRPO_AUTH_TOKEN, else the token file serve wrote", async () => {
+    const file = path.join(dir, "served-token");
+    expect(findMeshToken({ env: {}, tokenFile: file })).toEqual({ source: "none" });
+    await writeFile(file, "from-file\n");
+    expect(findMeshToken({ env: {}, tokenFile: file })).toEqual({ token: "from-file", source: "file", file });
+    expect(findMeshToken({ env: { [AUTH_TOKEN_ENV]: "from-env" }, tokenFile: file })).toEqual({ token: "from-env", source: "env" });
+    await writeFile(file, "\n");
+    expect(findMeshToken({ env: {}, tokenFile: file })).toEqual({ source: "none" });
   });
 });
