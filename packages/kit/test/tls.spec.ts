@@ -51,7 +51,7 @@ describe("serve() with TLS", () => {
     expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const grpc = createClient(LeanVerifierService, createGrpcTransport({ baseUrl: server.url, nodeOptions: { ca } }));
     expect((await grpc.verify({ proof: "over tls" })).reason).toBe("over tls");
-    const connect = createClient(Health, createConnectTransport({ baseUrl: server.url, httpVersion: "2", nodeOptions: { ca } }));
+    const connect = createClient(Health, createConnectTransport({ baseUrl: server.url, httpVersion: "1.1", nodeOptions: { ca } }));
     expect((await connect.check({ service: "" })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
   });
 
