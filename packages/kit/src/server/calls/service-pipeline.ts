@@ -39,7 +39,7 @@ export interface ServicePipelineOptions {
  * The implementation with every method wrapped (a method the service lacks answers
  * UNIMPLEMENTED, as connect does). The result is a complete implementation.
  */
-export function wrapServiceImpl(service: DescService, impl: Partial<ServiceImpl<DescService>>, options: ServicePipelineOptions = {}) {
+export function wrapServiceImpl<T extends DescService>(service: T, impl: Partial<ServiceImpl<T>>, options: ServicePipelineOptions = {}): ServiceImpl<T> {
   const wrapped: Record<string, AnyHandler> = {};
   const traced = !(options.untraced ?? OPEN_SERVICES).has(service.typeName);
   // A proxy that follows whatever provider is registered, now or later.
@@ -59,7 +59,7 @@ export function wrapServiceImpl(service: DescService, impl: Partial<ServiceImpl<
     const spans = traced ? new ServerSpans(tracer, service, method) : undefined;
     wrapped[method.localName] = streamsOut ? streamingHandler(handler, statusOf, spans) : singleResponseHandler(handler, statusOf, spans);
   }
-  return wrapped as unknown as ServiceImpl<DescService>;
+  return wrapped as unknown as ServiceImpl<T>;
 }
 
 type StatusOf = (error: unknown, ctx: HandlerContext) => ConnectError;
