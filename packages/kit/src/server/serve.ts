@@ -16,6 +16,7 @@ import { createReflectionServices } from "../reflection/reflection-service.js";
 import { shutdownTracing } from "../telemetry/setup-tracing.js";
 import type { DomainErrorMapping } from "../errors/domain-error-mapping.js";
 import { createLogger } from "../log.js";
+import { isLoopbackHost } from "../auth/mesh-token.js";
 import { createCallAdmission } from "./calls/call-admission.js";
 import { callRoutes } from "./calls/call-routes.js";
 import { wrapServiceImpl } from "./calls/service-pipeline.js";
@@ -25,6 +26,7 @@ import { defaultConnectionCap } from "./connections/open-file-limit.js";
 import { createGrpcEngine } from "./grpc/grpc-engine.js";
 import { createWebEngine } from "./web/web-engine.js";
 import { ServerConfigSchema, type ServerConfigInput } from "./server-config.js";
+import { requireSafeExposure } from "./exposure.js";
 
 /** A service and its implementation; missing methods answer UNIMPLEMENTED. */
 // biome-ignore lint/suspicious/noExplicitAny: a list of registrations mixes services; each is checked where it is built
@@ -81,6 +83,7 @@ export interface RunningServer {
 
 export async function serve(options: ServeOptions): Promise<RunningServer> {
   const config = ServerConfigSchema.parse(options.config ?? {});
+  requireSafeExposure(config);
   const { limits } = config;
   const logger = options.logger ?? createLogger(options.name);
   const shutdownController = new AbortController();
@@ -105,6 +108,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const registry = new ConnectionRegistry({
     max: maxConnections,
     perPeer: limits.connections.per_peer ?? Math.ceil(maxConnections / 4),
+    handshakeTimeoutMs: limits.connections.handshake_timeout_ms,
+    idleTimeoutMs: limits.connections.idle_timeout_ms,
   });
   const callHooks = {
     onCallOpened: (connection: string) => registry.callOpened(connection),
@@ -153,6 +158,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       grpc.abortCalls(reason);
       grpc.close();
       web.close();
+      registry.close();
       await Promise.all(
         options.services.map(async (registration) => {
           try {
@@ -180,7 +186,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     process.once("SIGINT", onSignal);
   }
 
-  if (config.allow_plaintext && !config.tls) {
+  if (config.allow_plaintext && !config.tls && !isLoopbackHost(config.host)) {
     logger.warn(
       { host: config.host },
       "serving without TLS beyond loopback (server.allow_plaintext): the bearer token crosses the network in clear text",

@@ -39,7 +39,11 @@ export interface ServicePipelineOptions {
  * The implementation with every method wrapped (a method the service lacks answers
  * UNIMPLEMENTED, as connect does). The result is a complete implementation.
  */
-export function wrapServiceImpl<T extends DescService>(service: T, impl: Partial<ServiceImpl<T>>, options: ServicePipelineOptions = {}): ServiceImpl<T> {
+export function wrapServiceImpl<T extends DescService>(
+  service: T,
+  impl: Partial<ServiceImpl<T>>,
+  options: ServicePipelineOptions = {},
+): ServiceImpl<T> {
   const wrapped: Record<string, AnyHandler> = {};
   const traced = !(options.untraced ?? OPEN_SERVICES).has(service.typeName);
   // A proxy that follows whatever provider is registered, now or later.

@@ -1,7 +1,7 @@
 // The one port a server listens on. It accepts each connection under the registry's
-// caps, gives it `handshakeTimeoutMs` to show its protocol (the TLS handshake, then the
-// HTTP/2 preface or an HTTP/1.1 request), and hands it to the engine for that
-// protocol: HTTP/2 (gRPC) to grpc-js, HTTP/1.1 (Connect, gRPC-Web) to connect-node.
+// caps and deadlines, reads its protocol (the HTTP/2 preface, or an HTTP/1.1 request),
+// and hands it to the engine for that protocol: HTTP/2 (gRPC) to grpc-js, HTTP/1.1
+// (Connect, gRPC-Web) to connect-node.
 //
 // With TLS, ALPN decides first: a client that offers http/1.1 (a browser, curl, Go's
 // default transport under `buf curl`) gets it; one that offers only h2 (every gRPC
@@ -18,6 +18,7 @@ export interface ConnectionListenerOptions {
   port: number;
   tls?: { cert_file: string; key_file: string };
   registry: ConnectionRegistry;
+  /** For the TLS handshake; the registry's deadline covers it too. */
   handshakeTimeoutMs: number;
   serve: Record<SniffedProtocol, (socket: net.Socket) => void>;
   logger: Logger;
@@ -32,10 +33,6 @@ export interface ConnectionListener {
 export async function listenForConnections(options: ConnectionListenerOptions): Promise<ConnectionListener> {
   const { registry, logger } = options;
 
-  // Each connection's handshake deadline, by its registry key (the same for a TLS
-  // socket and the TCP socket under it).
-  const handshakes = new Map<string, NodeJS.Timeout>();
-
   const admit = (socket: net.Socket): string | undefined => {
     // Resets and broken pipes end a connection, never the process.
     socket.on("error", (error) => logger.debug({ err: error }, "connection error"));
@@ -48,22 +45,12 @@ export async function listenForConnections(options: ConnectionListenerOptions): 
       socket.destroy();
       return undefined;
     }
-    const deadline = setTimeout(() => socket.destroy(), options.handshakeTimeoutMs);
-    deadline.unref();
-    handshakes.set(key, deadline);
-    socket.once("close", () => {
-      clearTimeout(deadline);
-      handshakes.delete(key);
-    });
     return key;
   };
 
   const route = async (socket: net.Socket, protocol?: SniffedProtocol) => {
     const decided = protocol ?? (await sniffProtocol(socket));
     if (decided === undefined || socket.destroyed) return;
-    const key = `${socket.remoteAddress}|${socket.remotePort}`;
-    clearTimeout(handshakes.get(key));
-    handshakes.delete(key);
     options.serve[decided](socket);
   };
 

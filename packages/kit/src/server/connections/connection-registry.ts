@@ -1,18 +1,28 @@
-// The connections a server holds, capped in all and per peer address. Anything an
-// anonymous client can open costs a file descriptor, so the caps are what keeps a
-// flood of idle or half-open connections from taking the process to its open-file
-// limit. At a cap the newcomer takes the place of the connection idle longest (one
-// with no call open: a half-finished handshake, an HTTP/2 session that never called,
-// a keep-alive socket between requests): holding connections open then buys an
-// attacker nothing, and a new caller (a health probe, a client that reconnects) still
-// gets in. Only when every connection in the scope has a call open is it refused.
+// The connections a server holds, capped in all and per peer address, and timed.
+// Anything an anonymous client can open costs a file descriptor, so this is what keeps
+// a flood of idle or half-open connections from taking the process to its open-file
+// limit:
+// - at a cap the newcomer takes the place of the connection idle longest (one with no
+//   call open: a half-finished handshake, an HTTP/2 session that never called, a
+//   keep-alive socket between requests), so holding connections buys an attacker
+//   nothing and a new caller (a health probe, a client that reconnects) still gets in;
+//   only when every connection in the scope has a call open is the newcomer refused;
+// - a connection must open its first call within the handshake deadline (a TLS
+//   handshake, a protocol, a header block that never ends all count against it);
+// - one idle past the idle timeout is closed by its engine (HTTP/2: GOAWAY), and cut
+//   here a handshake deadline later if it is still open (a peer that ignores GOAWAY,
+//   or holds an unfinished header block open, which keeps Node's session alive).
 import type { Socket } from "node:net";
 
-export interface ConnectionCaps {
+export interface ConnectionRules {
   /** Connections at once; 0 = no cap. */
   max: number;
   /** Connections from one peer address at once; 0 = no cap. */
   perPeer: number;
+  /** From accepting a connection to its first call, ms. */
+  handshakeTimeoutMs: number;
+  /** A connection with no call open this long is due to close, ms; 0 = never. */
+  idleTimeoutMs: number;
 }
 
 interface Held {
@@ -22,6 +32,8 @@ interface Held {
   openCalls: number;
   /** Since when it has had no call open (epoch ms). */
   idleSince: number;
+  acceptedAt: number;
+  everCalled: boolean;
 }
 
 export class ConnectionRegistry {
@@ -31,8 +43,15 @@ export class ConnectionRegistry {
   evicted = 0;
   /** Connections refused because every one in their scope had a call open, since start. */
   refused = 0;
+  /** Connections closed by the handshake deadline or the idle backstop, since start. */
+  timedOut = 0;
+  private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly caps: ConnectionCaps) {}
+  constructor(private readonly caps: ConnectionRules) {
+    // The deadlines are enforced by one periodic sweep, not a timer per connection.
+    this.sweeper = setInterval(() => this.sweep(), Math.max(50, Math.min(1_000, caps.handshakeTimeoutMs / 4)));
+    this.sweeper.unref();
+  }
 
   get size(): number {
     return this.held.size;
@@ -55,7 +74,8 @@ export class ConnectionRegistry {
       this.refused++;
       return undefined;
     }
-    const entry: Held = { key, peer, socket, openCalls: 0, idleSince: Date.now() };
+    const now = Date.now();
+    const entry: Held = { key, peer, socket, openCalls: 0, idleSince: now, acceptedAt: now, everCalled: false };
     this.held.set(key, entry);
     if (peerSet) peerSet.add(entry);
     else this.byPeer.set(peer, new Set([entry]));
@@ -65,7 +85,9 @@ export class ConnectionRegistry {
 
   callOpened(key: string): void {
     const entry = this.held.get(key);
-    if (entry) entry.openCalls++;
+    if (entry === undefined) return;
+    entry.openCalls++;
+    entry.everCalled = true;
   }
 
   callEnded(key: string): void {
@@ -85,6 +107,26 @@ export class ConnectionRegistry {
       closed++;
     }
     return closed;
+  }
+
+  /** Stops the deadlines (the server is closing). */
+  close(): void {
+    clearInterval(this.sweeper);
+  }
+
+  private sweep() {
+    const now = Date.now();
+    const { handshakeTimeoutMs, idleTimeoutMs } = this.caps;
+    for (const entry of [...this.held.values()]) {
+      if (entry.openCalls > 0) continue;
+      const late = entry.everCalled
+        ? idleTimeoutMs > 0 && now - entry.idleSince > idleTimeoutMs + handshakeTimeoutMs
+        : now - entry.acceptedAt > handshakeTimeoutMs;
+      if (!late) continue;
+      entry.socket.destroy();
+      this.forget(entry);
+      this.timedOut++;
+    }
   }
 
   private evictIdlest(scope: Iterable<Held>): boolean {

@@ -44,29 +44,27 @@ export function createWebEngine(options: WebEngineOptions): WebEngine {
     maxTimeoutMs: limits.max_timeout_ms,
     shutdownSignal: options.shutdownSignal,
   });
-  const handshakeMs = limits.connections.handshake_timeout_ms;
+  // Node's own header and request timeouts are checked only on a server that listens
+  // itself; this one is handed its connections, whose deadlines the connection
+  // registry keeps (no call within the handshake deadline, idle past the idle timeout).
   const server = http.createServer(
     {
-      // A request's whole header must arrive within the handshake deadline; checked every
-      // second (Node's default interval is 30 s).
-      headersTimeout: handshakeMs,
-      requestTimeout: Math.max(limits.max_timeout_ms, handshakeMs),
-      connectionsCheckingInterval: Math.min(1_000, handshakeMs),
       keepAliveTimeout: limits.connections.idle_timeout_ms,
     },
     (request, response) => {
+      // Every request is activity on its connection, whatever it asks for.
+      const connection = `${request.socket.remoteAddress}|${request.socket.remotePort}`;
+      options.onCallOpened(connection);
+      response.once("close", () => options.onCallEnded(connection));
       const route = options.routes.get((request.url ?? "").split("?")[0]!);
       // Unknown paths are answered at once by connect-node (404), without a body read.
       if (route === undefined) return connectHandler(request, response);
-      const connection = `${request.socket.remoteAddress}|${request.socket.remotePort}`;
       const decision = options.admission({ route, authorization: request.headers.authorization, connection });
       if (decision instanceof ConnectError) return respondEarlyError(request.headers, response, decision);
-      options.onCallOpened(connection);
       let backstop: NodeJS.Timeout | undefined;
       response.once("close", () => {
         clearTimeout(backstop);
         decision.release();
-        options.onCallEnded(connection);
       });
       const deadlineMs = applyDefaultDeadline(request, decision.defaultTimeoutMs, limits.max_timeout_ms);
       if (deadlineMs !== undefined) {
