@@ -1,8 +1,8 @@
 // Fuzzes the transports of every service of `lean-grpo serve all` on loopback: raw bytes
 // that are neither HTTP/2 nor HTTP/1.1, HTTP/2 frames of every type with random contents,
-// gRPC calls over HTTP/2 and Connect and gRPC-Web calls over HTTP/1.1 whose headers or
-// bodies are malformed, oversized, cut short, left half-open, reset, or dropped with the
-// connection. After every attack each of the five services must still answer a health
+// gRPC, Connect and gRPC-Web calls over HTTP/2 and Connect and gRPC-Web calls over
+// HTTP/1.1 whose headers or bodies are malformed, oversized, cut short, left half-open,
+// reset, or dropped with the connection. After every attack each of the five services must still answer a health
 // check, and the process must still be running.
 //
 // Three meshes take the same attacks: auth off; auth on (the attacks carry no token, or
@@ -423,11 +423,13 @@ describe.each<MeshMode>(["auth off", "auth on", "auth on, TLS"])("serve all unde
 
   const healthTransports: ((baseUrl: string) => Transport)[] = [
     (baseUrl) => createGrpcTransport({ baseUrl, nodeOptions: { ca } }),
-    (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "1.1", nodeOptions: { ca } }),
+    (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "2", nodeOptions: { ca } }),
     (baseUrl) => createGrpcWebTransport({ baseUrl, httpVersion: "1.1", nodeOptions: { ca } }),
+    (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "1.1", nodeOptions: { ca } }),
+    (baseUrl) => createGrpcWebTransport({ baseUrl, httpVersion: "2", nodeOptions: { ca } }),
   ];
 
-  /** Every service answers SERVING (over gRPC, Connect and gRPC-Web in turn); the reason when one does not. */
+  /** Every service answers SERVING (over gRPC, and Connect and gRPC-Web over both HTTP versions, in turn); the reason when one does not. */
   async function unhealthy(round: number): Promise<string | undefined> {
     if (mesh.exitCode !== null || mesh.signalCode !== null) return `serve all exited (${mesh.exitCode ?? mesh.signalCode})`;
     const problems = await Promise.all(

@@ -123,10 +123,24 @@ describe("deadlines for connections that hold without calling", () => {
     expect(elapsed).toBeLessThan(3_000);
   });
 
-  it("closes an HTTP/2 session that never calls at idle_timeout_ms (GOAWAY)", async () => {
-    const server = await start({ handshake_timeout_ms: 5_000, idle_timeout_ms: 300 });
+  it("closes an HTTP/2 session that never calls at handshake_timeout_ms", async () => {
+    const server = await start({ handshake_timeout_ms: 300, idle_timeout_ms: 60_000 });
     const quiet = await rawConnection(server, Buffer.concat([PREFACE, EMPTY_SETTINGS]));
-    expect(await closed(quiet)).toBeLessThan(3_000);
+    const elapsed = await closed(quiet);
+    expect(elapsed).toBeGreaterThan(200);
+    expect(elapsed).toBeLessThan(3_000);
+  });
+
+  it("says GOAWAY to a session idle past idle_timeout_ms after its calls", async () => {
+    const server = await start({ handshake_timeout_ms: 5_000, idle_timeout_ms: 300 });
+    const socket = await rawConnection(server);
+    const received: Buffer[] = [];
+    socket.on("data", (chunk: Buffer) => received.push(chunk));
+    socket.write(Buffer.concat([PREFACE, EMPTY_SETTINGS, headersFrame(1, true), dataFrame(1, Buffer.alloc(5))]));
+    const t0 = performance.now();
+    await waitFor(() => framesOf(Buffer.concat(received)).some((f) => f.type === 7));
+    expect(performance.now() - t0).toBeGreaterThan(250);
+    expect(performance.now() - t0).toBeLessThan(3_000);
   });
 
   it("closes an HTTP/2 session whose first header block never ends at handshake_timeout_ms", async () => {

@@ -51,8 +51,10 @@ async function start(config: ServerConfigInput = {}, verifier = steerableVerifie
 
 const transports: Record<string, (baseUrl: string) => Transport> = {
   grpc: (baseUrl) => createGrpcTransport({ baseUrl }),
-  connect: (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "1.1" }),
-  "grpc-web": (baseUrl) => createGrpcWebTransport({ baseUrl, httpVersion: "1.1" }),
+  "connect over HTTP/2": (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "2" }),
+  "connect over HTTP/1.1": (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "1.1" }),
+  "grpc-web over HTTP/2": (baseUrl) => createGrpcWebTransport({ baseUrl, httpVersion: "2" }),
+  "grpc-web over HTTP/1.1": (baseUrl) => createGrpcWebTransport({ baseUrl, httpVersion: "1.1" }),
 };
 
 async function codeOf(promise: Promise<unknown>): Promise<Code | "ok"> {

@@ -1,9 +1,11 @@
 // serve(): one port answering gRPC, gRPC-Web and Connect for a set of services, with
 // reflection, health, tracing, limits, optional auth and TLS, and a graceful drain.
 //
-//   listener (connections/)   accepts under the connection caps, routes by protocol
-//     ├─ HTTP/2   → gRPC engine (grpc/, @grpc/grpc-js)
-//     └─ HTTP/1.1 → Connect and gRPC-Web engine (web/, connect-node)
+//   listener (connections/)   accepts under the connection caps and deadlines
+//     ├─ HTTP/2   → the kit's HTTP/2 sessions, each stream by its content type:
+//     │               gRPC → gRPC engine (grpc/, @grpc/grpc-js)
+//     │               Connect, gRPC-Web → web engine (web/, connect-node)
+//     └─ HTTP/1.1 → web engine (Connect, gRPC-Web)
 //   calls/                    what both engines run for every call: admission (auth on
 //                             the headers, budgets, default deadline) and the service
 //                             pipeline around each handler (tracing, domain errors)
@@ -24,6 +26,7 @@ import { ConnectionRegistry } from "./connections/connection-registry.js";
 import { listenForConnections } from "./connections/connection-listener.js";
 import { defaultConnectionCap } from "./connections/open-file-limit.js";
 import { createGrpcEngine } from "./grpc/grpc-engine.js";
+import { createHttp2Sessions } from "./connections/http2-sessions.js";
 import { createWebEngine } from "./web/web-engine.js";
 import { ServerConfigSchema, type ServerConfigInput } from "./server-config.js";
 import { requireSafeExposure } from "./exposure.js";
@@ -110,17 +113,20 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     perPeer: limits.connections.per_peer ?? Math.ceil(maxConnections / 4),
     handshakeTimeoutMs: limits.connections.handshake_timeout_ms,
     idleTimeoutMs: limits.connections.idle_timeout_ms,
+    onIdle: (connection) => sessions.goAway(connection),
   });
   const callHooks = {
     onCallOpened: (connection: string) => registry.callOpened(connection),
-    onCallEnded: (connection: string) => {
-      registry.callEnded(connection);
-      if (admission.inFlight() === 0) callsDrained?.();
-    },
+    onCallEnded: (connection: string) => registry.callEnded(connection),
   };
   const grpc = createGrpcEngine({ services, routes, admission, limits, ...callHooks });
   const web = createWebEngine({ services, routes, admission, limits, shutdownSignal: shutdownController.signal, ...callHooks });
-  let callsDrained: (() => void) | undefined;
+  const sessions = createHttp2Sessions({
+    streamsPerConnection: limits.connections.streams_per_connection,
+    grpc: (stream, headers) => grpc.handleStream(stream, headers),
+    other: (stream, headers, rawHeaders) => web.handleStream(stream, headers, rawHeaders),
+    logger,
+  });
 
   const listener = await listenForConnections({
     host: config.host,
@@ -128,7 +134,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     tls: config.tls,
     registry,
     handshakeTimeoutMs: limits.connections.handshake_timeout_ms,
-    serve: { http2: (socket) => grpc.accept(socket), http1: (socket) => web.accept(socket) },
+    serve: { http2: (socket) => sessions.accept(socket), http1: (socket) => web.accept(socket) },
     logger,
   });
   const port = listener.port;
@@ -146,17 +152,20 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       if (config.shutdown.drain_delay_ms > 0) await sleep(config.shutdown.drain_delay_ms);
       listener.close();
       // GOAWAY: open calls finish, no new ones start on these connections.
-      grpc.drain(config.shutdown.grace_period_ms);
+      sessions.drain(config.shutdown.grace_period_ms);
       web.drain();
       registry.closeIdle();
-      if (admission.inFlight() > 0) {
-        await Promise.race([new Promise<void>((resolve) => (callsDrained = resolve)), sleep(config.shutdown.grace_period_ms)]);
-      }
+      const graceEnds = Date.now() + config.shutdown.grace_period_ms;
+      while (admission.inFlight() > 0 && Date.now() < graceEnds) await sleep(10);
       if (admission.inFlight() > 0) logger.warn({ inFlight: admission.inFlight() }, "grace period over; aborting calls");
+      // Answered is not yet delivered: a call's last frames are out once its stream
+      // closes. A moment for that (streams a client keeps half-open are not waited for).
+      const flushEnds = Math.min(graceEnds, Date.now() + FLUSH_MS);
+      while (sessions.openStreams() > 0 && Date.now() < flushEnds) await sleep(10);
       const reason = new ConnectError("the server is shutting down", Code.Unavailable);
       shutdownController.abort(reason);
       grpc.abortCalls(reason);
-      grpc.close();
+      sessions.close();
       web.close();
       registry.close();
       await Promise.all(
@@ -228,6 +237,9 @@ function watchReadiness(registration: ServiceRegistration, health: HealthRegistr
     controller.abort();
   };
 }
+
+/** How long a drained server waits for its answered calls' last frames to leave. */
+const FLUSH_MS = 1_000;
 
 function sleep(ms: number) {
   return new Promise<void>((resolve) => setTimeout(resolve, ms).unref());

@@ -23,6 +23,8 @@ export interface ConnectionRules {
   handshakeTimeoutMs: number;
   /** A connection with no call open this long is due to close, ms; 0 = never. */
   idleTimeoutMs: number;
+  /** Asks the engine that serves a connection to close it gracefully (HTTP/2: GOAWAY); called once per idle spell. */
+  onIdle?(key: string): void;
 }
 
 interface Held {
@@ -34,6 +36,8 @@ interface Held {
   idleSince: number;
   acceptedAt: number;
   everCalled: boolean;
+  /** Whether the engine has been asked to close it since it last went idle. */
+  toldIdle: boolean;
 }
 
 export class ConnectionRegistry {
@@ -75,7 +79,7 @@ export class ConnectionRegistry {
       return undefined;
     }
     const now = Date.now();
-    const entry: Held = { key, peer, socket, openCalls: 0, idleSince: now, acceptedAt: now, everCalled: false };
+    const entry: Held = { key, peer, socket, openCalls: 0, idleSince: now, acceptedAt: now, everCalled: false, toldIdle: false };
     this.held.set(key, entry);
     if (peerSet) peerSet.add(entry);
     else this.byPeer.set(peer, new Set([entry]));
@@ -94,7 +98,10 @@ export class ConnectionRegistry {
     const entry = this.held.get(key);
     if (entry === undefined || entry.openCalls === 0) return;
     entry.openCalls--;
-    if (entry.openCalls === 0) entry.idleSince = Date.now();
+    if (entry.openCalls === 0) {
+      entry.idleSince = Date.now();
+      entry.toldIdle = false;
+    }
   }
 
   /** Closes every connection with no call open (a drain's first step); returns how many. */
@@ -119,6 +126,10 @@ export class ConnectionRegistry {
     const { handshakeTimeoutMs, idleTimeoutMs } = this.caps;
     for (const entry of [...this.held.values()]) {
       if (entry.openCalls > 0) continue;
+      if (entry.everCalled && idleTimeoutMs > 0 && !entry.toldIdle && now - entry.idleSince > idleTimeoutMs) {
+        entry.toldIdle = true;
+        this.caps.onIdle?.(entry.key);
+      }
       const late = entry.everCalled
         ? idleTimeoutMs > 0 && now - entry.idleSince > idleTimeoutMs + handshakeTimeoutMs
         : now - entry.acceptedAt > handshakeTimeoutMs;

@@ -1,8 +1,16 @@
 // The gRPC protocol, served by @grpc/grpc-js: the library built for it, and as fast as
-// a plain grpc-js server (bench/rpc). Every HTTP/2 connection the listener accepts is
-// handed to it; the kit's admission runs as its interceptor, and each method calls the
-// same wrapped implementation that the Connect and gRPC-Web engine calls.
-import type { Duplex } from "node:stream";
+// a plain grpc-js server (bench/rpc). Each HTTP/2 stream that carries gRPC is handed to
+// grpc-js's own stream handler; the kit's admission runs as its interceptor, and each
+// method calls the same wrapped implementation that the Connect and gRPC-Web engine
+// calls. The HTTP/2 server itself is the kit's (http2-streams.ts), so that Connect and
+// gRPC-Web streams on the same connection go to connect-node.
+//
+// grpc-js serves streams only from HTTP/2 servers it creates, and routes every stream to
+// gRPC (others get 415), so the kit calls its per-stream handler directly: the one
+// internal entry point used, checked when the engine is made (its shape has been
+// `_streamHandler(extraInterceptors, stream, headers)` since grpc-js 1.10), with the
+// version pinned in packages/kit/package.json.
+import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
@@ -24,14 +32,13 @@ export interface GrpcEngineOptions {
 }
 
 export interface GrpcEngine {
-  /** Serves an accepted connection whose client speaks HTTP/2 (its preface may already be buffered in it). */
-  accept(connection: Duplex): void;
-  /** GOAWAY on every connection: open calls finish, no new ones start; after graceMs the rest are cut. */
-  drain(graceMs: number): void;
+  /** Serves one HTTP/2 stream whose content type is application/grpc[+...]. */
+  handleStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void;
   /** Aborts the work of every call still in progress with `reason`. */
   abortCalls(reason: unknown): void;
-  close(): void;
 }
+
+type StreamHandler = (extraInterceptors: grpc.ServerInterceptor[], stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => void;
 
 export function createGrpcEngine(options: GrpcEngineOptions): GrpcEngine {
   const { limits } = options;
@@ -54,8 +61,6 @@ export function createGrpcEngine(options: GrpcEngineOptions): GrpcEngine {
     interceptors: [gate.interceptor],
     "grpc.max_receive_message_length": limits.read_max_bytes,
     "grpc.max_send_message_length": limits.write_max_bytes,
-    "grpc.max_concurrent_streams": limits.connections.streams_per_connection,
-    ...(limits.connections.idle_timeout_ms > 0 ? { "grpc.max_connection_idle_ms": limits.connections.idle_timeout_ms } : {}),
     // Per-call bookkeeping that nothing here reads.
     "grpc.enable_channelz": 0,
   });
@@ -67,17 +72,17 @@ export function createGrpcEngine(options: GrpcEngineOptions): GrpcEngine {
     }
     server.addService(grpcServiceDefinition(service), handlers);
   }
-  // TLS, when configured, ends in the listener, which routes by protocol first.
-  const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+  const streamHandler = (server as unknown as { _streamHandler?: StreamHandler })._streamHandler;
+  if (typeof streamHandler !== "function" || streamHandler.length !== 3) {
+    throw new Error(
+      "this version of @grpc/grpc-js has no per-stream handler of the shape the kit mounts (_streamHandler(extraInterceptors, stream, headers)); install the version packages/kit/package.json pins",
+    );
+  }
+  const noExtraInterceptors: grpc.ServerInterceptor[] = [];
   return {
-    accept: (connection) => injector.injectConnection(connection),
-    drain: (graceMs) => injector.drain(graceMs),
+    handleStream: (stream, headers) => streamHandler.call(server, noExtraInterceptors, stream, headers),
     abortCalls(reason) {
       for (const ctx of gate.liveCalls) ctx.abort(reason);
-    },
-    close() {
-      injector.destroy();
-      server.forceShutdown();
     },
   };
 }

@@ -1,8 +1,10 @@
-// Connect and gRPC-Web, served by connect-node over HTTP/1.1: what browsers, curl and
-// `buf curl` (its default protocol) speak. Every request passes the kit's admission
-// before connect-node reads its body, and calls the same wrapped implementation as the
-// gRPC engine. HTTP/2 connections go to the gRPC engine, which serves only gRPC.
+// Connect and gRPC-Web, served by connect-node: over HTTP/1.1 (browsers, curl) and over
+// HTTP/2 (buf curl, which speaks HTTP/2 whenever it reads the schema by reflection, and
+// connect-node's own clients). Every request passes the kit's admission before
+// connect-node reads its body, and calls the same wrapped implementation as the gRPC
+// engine.
 import * as http from "node:http";
+import { constants, Http2ServerRequest, Http2ServerResponse, type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
 import type { Duplex } from "node:stream";
 import type { DescService } from "@bufbuild/protobuf";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
@@ -25,13 +27,18 @@ export interface WebEngineOptions {
 export interface WebEngine {
   /** Serves an accepted connection whose client speaks HTTP/1.1 (its first bytes may already be buffered in it). */
   accept(connection: Duplex): void;
-  /** Requests in progress finish; idle connections close, and no new requests are read. */
+  /** Serves one HTTP/2 stream that is not gRPC (Connect, gRPC-Web, or anything else: connect-node answers it). */
+  handleStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, rawHeaders: string[]): void;
+  /** Requests in progress finish; idle HTTP/1.1 connections close. */
   drain(): void;
   close(): void;
 }
 
 /** Past its deadline connect answers DEADLINE_EXCEEDED; this much later a request still open is cut. */
 const BACKSTOP_SLACK_MS = 1_000;
+
+type AnyRequest = http.IncomingMessage | Http2ServerRequest;
+type AnyResponse = http.ServerResponse | Http2ServerResponse;
 
 export function createWebEngine(options: WebEngineOptions): WebEngine {
   const { limits } = options;
@@ -44,54 +51,65 @@ export function createWebEngine(options: WebEngineOptions): WebEngine {
     maxTimeoutMs: limits.max_timeout_ms,
     shutdownSignal: options.shutdownSignal,
   });
-  // Node's own header and request timeouts are checked only on a server that listens
-  // itself; this one is handed its connections, whose deadlines the connection
-  // registry keeps (no call within the handshake deadline, idle past the idle timeout).
-  const server = http.createServer(
-    {
-      keepAliveTimeout: limits.connections.idle_timeout_ms,
-    },
-    (request, response) => {
-      // Every request is activity on its connection, whatever it asks for.
-      const connection = `${request.socket.remoteAddress}|${request.socket.remotePort}`;
-      options.onCallOpened(connection);
-      response.once("close", () => options.onCallEnded(connection));
-      const route = options.routes.get((request.url ?? "").split("?")[0]!);
-      // Unknown paths are answered at once by connect-node (404), without a body read.
-      if (route === undefined) return connectHandler(request, response);
-      const decision = options.admission({ route, authorization: request.headers.authorization, connection });
-      if (decision instanceof ConnectError) return respondEarlyError(request.headers, response, decision);
-      let backstop: NodeJS.Timeout | undefined;
-      response.once("close", () => {
-        clearTimeout(backstop);
-        decision.release();
-      });
-      const deadlineMs = applyDefaultDeadline(request, decision.defaultTimeoutMs, limits.max_timeout_ms);
-      if (deadlineMs !== undefined) {
-        backstop = setTimeout(() => response.destroy(), deadlineMs + BACKSTOP_SLACK_MS);
-        backstop.unref();
-      }
-      connectHandler(request, response);
-    },
-  );
-  server.on("clientError", (_error, socket) => socket.destroy());
+
+  function serveRequest(request: AnyRequest, response: AnyResponse, connection: string, cut: () => void) {
+    // Every request is activity on its connection, whatever it asks for.
+    options.onCallOpened(connection);
+    response.once("close", () => options.onCallEnded(connection));
+    const route = options.routes.get((request.url ?? "").split("?")[0]!);
+    // Unknown paths are answered at once by connect-node (404), without a body read.
+    if (route === undefined) return connectHandler(request, response);
+    const authorization = request.headers.authorization;
+    const decision = options.admission({ route, authorization: typeof authorization === "string" ? authorization : undefined, connection });
+    if (decision instanceof ConnectError) return respondEarlyError(request.headers, response, decision);
+    let backstop: NodeJS.Timeout | undefined;
+    response.once("close", () => {
+      clearTimeout(backstop);
+      decision.release();
+    });
+    const deadlineMs = applyDefaultDeadline(request.headers, decision.defaultTimeoutMs, limits.max_timeout_ms);
+    if (deadlineMs !== undefined) {
+      backstop = setTimeout(cut, deadlineMs + BACKSTOP_SLACK_MS);
+      backstop.unref();
+    }
+    connectHandler(request, response);
+  }
+
+  // The registry keeps these connections' deadlines: Node's own header and request
+  // timeouts are checked only on a server that listens itself.
+  const http1 = http.createServer({ keepAliveTimeout: limits.connections.idle_timeout_ms }, (request, response) => {
+    serveRequest(request, response, `${request.socket.remoteAddress}|${request.socket.remotePort}`, () => response.destroy());
+  });
+  http1.on("clientError", (_error, socket) => socket.destroy());
+
   return {
     accept(connection) {
-      server.emit("connection", connection);
+      http1.emit("connection", connection);
       // Node's HTTP parser reads new bytes from the socket itself; the ones already
       // buffered flow once the socket is resumed.
       connection.resume();
     },
-    drain: () => server.closeIdleConnections(),
-    close: () => server.closeAllConnections(),
+    handleStream(stream, headers, rawHeaders) {
+      stream.on("error", () => {});
+      const socket = stream.session?.socket;
+      const connection = `${socket?.remoteAddress}|${socket?.remotePort}`;
+      // Node's compatibility objects, exactly as http2.createServer(handler) makes them.
+      const request = new Http2ServerRequest(stream, headers, undefined as never, rawHeaders);
+      const response = new Http2ServerResponse(stream);
+      serveRequest(request, response, connection, () => {
+        if (!stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
+      });
+    },
+    drain: () => http1.closeIdleConnections(),
+    close: () => http1.closeAllConnections(),
   };
 }
 
 /** Sets the default deadline into the request when the client sent none; returns the deadline that applies, ms. */
-function applyDefaultDeadline(request: http.IncomingMessage, defaultMs: number | undefined, maxMs: number): number | undefined {
-  const connect = webProtocol(request.headers) !== "grpc-web";
+function applyDefaultDeadline(headers: IncomingHttpHeaders, defaultMs: number | undefined, maxMs: number): number | undefined {
+  const connect = webProtocol(headers) !== "grpc-web";
   const name = connect ? "connect-timeout-ms" : "grpc-timeout";
-  const given = request.headers[name];
+  const given = headers[name];
   if (typeof given === "string") {
     const ms = connect ? Number(given) : grpcTimeoutMs(given);
     // An invalid or too-long timeout is connect's to refuse; the default still bounds the request.
@@ -99,7 +117,7 @@ function applyDefaultDeadline(request: http.IncomingMessage, defaultMs: number |
     return defaultMs;
   }
   if (defaultMs === undefined) return undefined;
-  request.headers[name] = connect ? String(defaultMs) : `${defaultMs}m`;
+  headers[name] = connect ? String(defaultMs) : grpcTimeoutValue(defaultMs);
   return defaultMs;
 }
 
@@ -108,4 +126,9 @@ const GRPC_TIMEOUT_UNITS: Record<string, number> = { H: 3_600_000, M: 60_000, S:
 function grpcTimeoutMs(value: string): number | undefined {
   const match = /^(\d{1,8})([HMSmun])$/.exec(value);
   return match ? Number(match[1]) * GRPC_TIMEOUT_UNITS[match[2]!]! : undefined;
+}
+
+/** `grpc-timeout` allows at most 8 digits: milliseconds while they fit, else seconds. */
+function grpcTimeoutValue(ms: number): string {
+  return ms <= 99_999_999 ? `${ms}m` : `${Math.ceil(ms / 1_000)}S`;
 }
