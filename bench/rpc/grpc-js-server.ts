@@ -27,4 +27,9 @@ server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p
   if (err) throw err;
   console.log(port);
 });
-process.on("SIGTERM", () => server.forceShutdown());
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.on(signal, () => {
+    server.forceShutdown();
+    process.exit(0);
+  });
+}

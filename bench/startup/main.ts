@@ -3,8 +3,7 @@
 // (a) the orchestrator's check as it is (one TokenizeBatch stream per set) and (b) the
 // baseline it replaced, one Tokenize per prompt, 16 in flight. Calls are counted by the
 // server. Prints JSON. Usage: npx tsx bench/startup/main.ts [DATASET] [ROUNDS]
-import type { Interceptor } from "@connectrpc/connect";
-import { loadConfig, PathRoot, serve } from "@lean-grpo/kit";
+import { loadConfig, PathRoot, serve, type ServiceRegistration } from "@lean-grpo/kit";
 import { InferenceConfigSchema, createInferenceService } from "@lean-grpo/inference";
 import {
   OrchestratorConfigSchema,
@@ -22,18 +21,26 @@ const datasetPath = process.argv[2] ?? "examples/arith.jsonl";
 const rounds = Number(process.argv[3] ?? 2);
 
 const calls: Record<string, number> = {};
-const countCalls: Interceptor = (next) => (req) => {
-  calls[req.method.name] = (calls[req.method.name] ?? 0) + 1;
-  return next(req);
-};
+/** The registration with each method counting its calls. */
+function countingCalls(registration: ServiceRegistration): ServiceRegistration {
+  const impl: Record<string, unknown> = {};
+  for (const method of registration.service.methods) {
+    const own = (registration.impl as Record<string, ((...args: unknown[]) => unknown) | undefined>)[method.localName];
+    if (own === undefined) continue;
+    impl[method.localName] = (...args: unknown[]) => {
+      calls[method.name] = (calls[method.name] ?? 0) + 1;
+      return own.apply(registration.impl, args);
+    };
+  }
+  return { ...registration, impl: impl as ServiceRegistration["impl"] };
+}
 const config = loadConfig(InferenceConfigSchema, {
   overrides: ["embedded.model_dir=models/arith-tiny", "server.port=0", "server.shutdown.drain_delay_ms=0"],
 });
 const server = await serve({
   name: "inference",
-  services: [createInferenceService(config)],
+  services: [countingCalls(createInferenceService(config))],
   config: config.server,
-  interceptors: [countCalls],
 });
 const clients = connectMesh(
   OrchestratorConfigSchema.parse({

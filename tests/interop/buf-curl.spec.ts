@@ -9,11 +9,19 @@ import { startServiceProcess, type ServiceProcess } from "../support/service-pro
 
 const buf = join(repoRoot, "node_modules/.bin/buf");
 
-async function bufCurl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** buf curl with its arguments; gRPC is sent over HTTP/2 (prior knowledge), Connect and gRPC-Web over HTTP/1.1. */
+async function bufCurl(
+  args: string[],
+  http2 = args[args.indexOf("--protocol") + 1] === "grpc",
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(buf, ["curl", "--http2-prior-knowledge", "--timeout", "10s", ...args], {
-      cwd: "/",
-    });
+    const { stdout, stderr } = await promisify(execFile)(
+      buf,
+      ["curl", ...(http2 ? ["--http2-prior-knowledge"] : []), "--timeout", "10s", ...args],
+      {
+        cwd: "/",
+      },
+    );
     return { code: 0, stdout, stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };

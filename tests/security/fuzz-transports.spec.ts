@@ -1,34 +1,40 @@
 // Fuzzes the transports of every service of `lean-grpo serve all` on loopback: raw bytes
-// that are not HTTP/2, HTTP/2 frames of every type with random contents, and calls over
-// gRPC, gRPC-Web and Connect whose bodies are malformed, oversized, cut short, left
-// half-open, reset, or dropped with the connection. After every attack each of the five
-// services must still answer a health check, and the process must still be running.
+// that are neither HTTP/2 nor HTTP/1.1, HTTP/2 frames of every type with random contents,
+// gRPC, Connect and gRPC-Web calls over HTTP/2 and Connect and gRPC-Web calls over
+// HTTP/1.1 whose headers or bodies are malformed, oversized, cut short, left half-open,
+// reset, or dropped with the connection. After every attack each of the five services must still answer a health
+// check, and the process must still be running.
 //
-// Seeded (FUZZ_SEED, default 34) and bounded (FUZZ_CASES attacks per service, default 24;
-// every attack ends within a second or two): a failure names the seed, the case and the
-// attack, and `FUZZ_SEED=<seed> npx vitest run tests/security/fuzz-transports.spec.ts`
-// replays exactly that sequence.
+// Three meshes take the same attacks: auth off; auth on (the attacks carry no token, or
+// a wrong one); and auth on over TLS (the attacks speak TLS, or garbage to the TLS port).
+//
+// Seeded (FUZZ_SEED, default 34) and bounded (FUZZ_CASES attacks per service and mesh,
+// default 16; every attack ends within a second or two): a failure names the mesh, the
+// seed, the case and the attack, and `FUZZ_SEED=<seed> npx vitest run
+// tests/security/fuzz-transports.spec.ts` replays exactly that sequence.
 //
 // Attacks only reach methods that change nothing when a garbage message does decode
 // (lookups, listings, health, reflection, unknown paths): the point is the transport, and
 // a decodable random SaveCheckpoint must not write into the repository.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import * as http2 from "node:http2";
-import { connect as netConnect } from "node:net";
+import { connect as netConnect, type Socket } from "node:net";
+import { connect as tlsConnect } from "node:tls";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { createClient, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
+import { OrchestratorService } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { SeededRandom } from "@lean-grpo/random";
 import { repoRoot } from "../support/interop-verifier.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 34);
-const CASES = Number(process.env.FUZZ_CASES ?? 24);
+const CASES = Number(process.env.FUZZ_CASES ?? 16);
 const SERVICES = ["inference", "verifier", "reward", "learner", "orchestrator"] as const;
 type Service = (typeof SERVICES)[number];
 
@@ -84,19 +90,31 @@ class Fuzz {
 
 interface Attack {
   name: string;
-  run(fuzz: Fuzz, url: string, service: Service): Promise<string>;
+  run(fuzz: Fuzz, target: Target, service: Service): Promise<string>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
-/** A raw socket to the service: writes, lingers, and closes; never waits on the server. */
-async function rawSocket(url: string, chunks: Buffer[], lingerMs: number): Promise<void> {
-  const { hostname, port } = new URL(url);
-  const socket = netConnect(Number(port), hostname);
+/** How the attacks reach a mesh: its CA when it speaks TLS. */
+interface Target {
+  url: string;
+  ca?: Buffer;
+}
+
+/**
+ * A raw connection to the service: writes, lingers, and closes; never waits on the
+ * server. Over TLS when the mesh speaks it, unless `plainToTls` (garbage for the handshake).
+ */
+async function rawSocket(target: Target, chunks: Buffer[], lingerMs: number, plainToTls = false): Promise<void> {
+  const { hostname, port } = new URL(target.url);
+  const secure = target.ca !== undefined && !plainToTls;
+  const socket: Socket = secure
+    ? tlsConnect({ port: Number(port), host: hostname, ca: target.ca, ALPNProtocols: ["h2", "http/1.1"], servername: "localhost" })
+    : netConnect(Number(port), hostname);
   socket.on("error", () => {});
   socket.on("data", () => {});
-  await once(socket, "connect").catch(() => {});
+  await Promise.race([once(socket, secure ? "secureConnect" : "connect").catch(() => {}), sleep(1_000)]);
   for (const chunk of chunks) if (!socket.destroyed) socket.write(chunk);
   await sleep(lingerMs);
   socket.destroy();
@@ -140,8 +158,8 @@ function malformedBody(fuzz: Fuzz): { what: string; body: Buffer } {
 type Ending = "end" | "half-open, then drop the connection" | "reset the stream" | "destroy the session mid-call";
 
 /** One call over HTTP/2 with the given headers and body, ended the given way; resolves within ~1.5 s. */
-async function h2Call(url: string, headers: http2.OutgoingHttpHeaders, body: Buffer, ending: Ending): Promise<void> {
-  const session = http2.connect(url);
+async function h2Call(target: Target, headers: http2.OutgoingHttpHeaders, body: Buffer, ending: Ending): Promise<void> {
+  const session = http2.connect(target.url, target.ca ? { ca: target.ca } : {});
   session.on("error", () => {});
   try {
     await Promise.race([once(session, "connect"), sleep(1_000)]);
@@ -166,40 +184,40 @@ async function h2Call(url: string, headers: http2.OutgoingHttpHeaders, body: Buf
 const ATTACKS: Attack[] = [
   {
     name: "bytes that are not HTTP/2",
-    async run(fuzz, url) {
+    async run(fuzz, target) {
       const length = 1 + fuzz.int(4096);
-      await rawSocket(url, [fuzz.bytes(length)], 20);
+      await rawSocket(target, [fuzz.bytes(length)], 20, fuzz.chance(0.5));
       return `${length} random bytes`;
     },
   },
   {
     name: "the preface, then garbage",
-    async run(fuzz, url) {
+    async run(fuzz, target) {
       const length = 1 + fuzz.int(2048);
-      await rawSocket(url, [PREFACE, fuzz.bytes(length)], 20);
+      await rawSocket(target, [PREFACE, fuzz.bytes(length)], 20);
       return `${length} random bytes after the preface`;
     },
   },
   {
     name: "random HTTP/2 frames",
-    async run(fuzz, url) {
+    async run(fuzz, target) {
       const frames = Array.from({ length: 1 + fuzz.int(8) }, () =>
         frame(fuzz.int(12), fuzz.int(256), fuzz.chance(0.5) ? 1 + 2 * fuzz.int(8) : fuzz.int(2 ** 31), fuzz.bytes(fuzz.int(300))),
       );
-      await rawSocket(url, [PREFACE, frame(4, 0, 0, Buffer.alloc(0)), ...frames], 30);
+      await rawSocket(target, [PREFACE, frame(4, 0, 0, Buffer.alloc(0)), ...frames], 30);
       return `${frames.length} frames of types ${frames.map((f) => f[3]).join(",")}`;
     },
   },
   {
     name: "a HEADERS frame whose header block is garbage",
-    async run(fuzz, url) {
-      await rawSocket(url, [PREFACE, frame(4, 0, 0, Buffer.alloc(0)), frame(1, 0x4, 1, fuzz.bytes(1 + fuzz.int(200)))], 30);
+    async run(fuzz, target) {
+      await rawSocket(target, [PREFACE, frame(4, 0, 0, Buffer.alloc(0)), frame(1, 0x4, 1, fuzz.bytes(1 + fuzz.int(200)))], 30);
       return "garbage HPACK block on stream 1";
     },
   },
   {
     name: "a malformed call",
-    async run(fuzz, url, service) {
+    async run(fuzz, target, service) {
       const pathName = fuzz.pick([...SAFE_PATHS[service], ...COMMON_PATHS]);
       const contentType = fuzz.pick(CONTENT_TYPES);
       const { what, body } = malformedBody(fuzz);
@@ -210,18 +228,18 @@ const ATTACKS: Attack[] = [
         "reset the stream",
         "destroy the session mid-call",
       ]);
-      await h2Call(url, { ":path": pathName, "content-type": contentType, te: "trailers" }, body, ending);
+      await h2Call(target, { ":path": pathName, "content-type": contentType, te: "trailers", ...fuzzedAuth(fuzz) }, body, ending);
       return `${contentType} ${pathName}: ${what}; ${ending}`;
     },
   },
   {
     name: "a complete message on a stream that never ends, then a dropped connection",
-    async run(fuzz, url, service) {
+    async run(fuzz, target, service) {
       const pathName = fuzz.pick(SAFE_PATHS[service]);
       const contentType = fuzz.pick(["application/grpc", "application/grpc-web+proto", "application/connect+proto"]);
       await h2Call(
-        url,
-        { ":path": pathName, "content-type": contentType, te: "trailers" },
+        target,
+        { ":path": pathName, "content-type": contentType, te: "trailers", ...fuzzedAuth(fuzz) },
         envelope(0, 0, Buffer.alloc(0)),
         "half-open, then drop the connection",
       );
@@ -230,13 +248,13 @@ const ATTACKS: Attack[] = [
   },
   {
     name: "an oversized message",
-    async run(fuzz, url, service) {
+    async run(fuzz, target, service) {
       const pathName = fuzz.pick(SAFE_PATHS[service]);
       const contentType = fuzz.pick(["application/grpc", "application/grpc-web+proto", "application/proto"]);
       const payload = Buffer.alloc(OVERSIZED_BYTES, 0x0a);
       const body = contentType === "application/proto" ? payload : envelope(0, payload.length, payload);
       await h2Call(
-        url,
+        target,
         { ":path": pathName, "content-type": contentType, te: "trailers" },
         body,
         fuzz.pick<Ending>(["end", "destroy the session mid-call"]),
@@ -246,7 +264,7 @@ const ATTACKS: Attack[] = [
   },
   {
     name: "garbage headers",
-    async run(fuzz, url, service) {
+    async run(fuzz, target, service) {
       const pathName = fuzz.pick(SAFE_PATHS[service]);
       const headers: http2.OutgoingHttpHeaders = {
         ":path": pathName,
@@ -258,14 +276,14 @@ const ATTACKS: Attack[] = [
         authorization: `Bearer ${fuzz.bytes(16).toString("hex")}`,
         "x-filler": "v".repeat(fuzz.int(8_000)),
       };
-      await h2Call(url, headers, envelope(0, 0, Buffer.alloc(0)), "end");
+      await h2Call(target, headers, envelope(0, 0, Buffer.alloc(0)), "end");
       return `${headers["content-type"]} grpc-timeout=${headers["grpc-timeout"]} connect-timeout-ms=${headers["connect-timeout-ms"]} grpc-encoding=${headers["grpc-encoding"]}`;
     },
   },
   {
     name: "a flood of half-open streams on one connection, then dropped",
-    async run(fuzz, url, service) {
-      const session = http2.connect(url);
+    async run(fuzz, target, service) {
+      const session = http2.connect(target.url, target.ca ? { ca: target.ca } : {});
       session.on("error", () => {});
       const count = 50 + fuzz.int(300);
       try {
@@ -286,83 +304,172 @@ const ATTACKS: Attack[] = [
       return `${count} streams`;
     },
   },
+  {
+    name: "a malformed HTTP/1.1 call",
+    async run(fuzz, target, service) {
+      const pathName = fuzz.pick([...SAFE_PATHS[service], ...COMMON_PATHS]);
+      const contentType = fuzz.pick(CONTENT_TYPES);
+      const { what, body } = malformedBody(fuzz);
+      const shape = fuzz.pick(["whole", "declared longer than sent", "chunked garbage", "header only, then dropped"] as const);
+      const length = shape === "declared longer than sent" ? body.length + 1 + fuzz.int(10_000) : body.length;
+      const head = [
+        `POST ${pathName} HTTP/1.1`,
+        "host: localhost",
+        `content-type: ${contentType}`,
+        ...Object.entries(fuzzedAuth(fuzz)).map(([k, v]) => `${k}: ${v}`),
+        shape === "chunked garbage" ? "transfer-encoding: chunked" : `content-length: ${length}`,
+        "",
+        "",
+      ].join("\r\n");
+      const chunks =
+        shape === "header only, then dropped"
+          ? [Buffer.from(head)]
+          : [Buffer.from(head), shape === "chunked garbage" ? fuzz.bytes(64) : body];
+      await rawSocket(target, chunks, 50);
+      return `${contentType} ${pathName}: ${what}; ${shape}`;
+    },
+  },
+  {
+    name: "a garbage HTTP/1.1 request head",
+    async run(fuzz, target) {
+      const head = fuzz.pick([
+        `GET /${fuzz.bytes(40).toString("latin1")} HTTP/1.1\r\n\r\n`,
+        `POST / HTTP/1.1\r\n${"x-h: v\r\n".repeat(2_000)}\r\n`,
+        `POST /grpc.health.v1.Health/Check HTTP/1.1\r\ncontent-length: -1\r\n\r\n`,
+        `POST /grpc.health.v1.Health/Check HTTP/1.1\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n`,
+        `${fuzz.bytes(20).toString("latin1")} / HTTP/9.9\r\n\r\n`,
+      ]);
+      await rawSocket(target, [Buffer.from(head, "latin1")], 30);
+      return JSON.stringify(head.slice(0, 60));
+    },
+  },
 ];
 
-let dir: string;
-let mesh: ChildProcess;
-const urls = new Map<Service, string>();
-let meshOutput = "";
-
-beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), "fuzz-transports-"));
-  const overrides = [
-    ...SERVICES.flatMap((name) => [`${name}.server.port=0`, `${name}.server.shutdown.drain_delay_ms=0`]),
-    `orchestrator.runs_dir=${path.join(dir, "runs")}`,
-  ];
-  mesh = spawn(process.execPath, [`${repoRoot}apps/lean-grpo/bin/lean-grpo.mjs`, "serve", "all", ...overrides], {
-    cwd: repoRoot,
-    env: { ...process.env, LOG_LEVEL: "warn" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  mesh.stderr!.on("data", (chunk) => {
-    meshOutput = (meshOutput + chunk).slice(-20_000);
-  });
-  for await (const line of createInterface({ input: mesh.stdout! })) {
-    const [name, url] = line.split(/\s+/);
-    if ((SERVICES as readonly string[]).includes(name!) && url?.startsWith("http")) urls.set(name as Service, url);
-    if (urls.size === SERVICES.length) break;
-  }
-  if (urls.size !== SERVICES.length) throw new Error(`serve all did not start:\n${meshOutput}`);
-}, 120_000);
-
-afterAll(async () => {
-  if (mesh && mesh.exitCode === null) {
-    mesh.kill("SIGTERM");
-    await once(mesh, "exit");
-  }
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
-
-const healthTransports: ((baseUrl: string) => Transport)[] = [
-  (baseUrl) => createGrpcTransport({ baseUrl }),
-  (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "2" }),
-  (baseUrl) => createGrpcWebTransport({ baseUrl, httpVersion: "2" }),
-];
-
-/** Every service answers SERVING (over gRPC, Connect and gRPC-Web in turn); the reason when one does not. */
-async function unhealthy(round: number): Promise<string | undefined> {
-  if (mesh.exitCode !== null || mesh.signalCode !== null) return `serve all exited (${mesh.exitCode ?? mesh.signalCode})`;
-  const problems = await Promise.all(
-    SERVICES.map(async (service) => {
-      const transport = healthTransports[round % healthTransports.length]!(urls.get(service)!);
-      try {
-        const res = await createClient(Health, transport).check({ service: "" }, { timeoutMs: 10_000 });
-        return res.status === HealthCheckResponse_ServingStatus.SERVING
-          ? undefined
-          : `${service}: ${HealthCheckResponse_ServingStatus[res.status]}`;
-      } catch (error) {
-        return `${service}: ${String(error)}`;
-      }
-    }),
-  );
-  return problems.filter(Boolean).join("; ") || undefined;
+/** An authorization header an attacker might send: none, a wrong token, or garbage. */
+function fuzzedAuth(fuzz: Fuzz): Record<string, string> {
+  return fuzz.pick<Record<string, string>>([
+    {},
+    { authorization: `Bearer ${fuzz.bytes(16).toString("hex")}` },
+    { authorization: "Basic Zm9vOmJhcg==" },
+  ]);
 }
 
-describe(`serve all under transport fuzzing (seed ${SEED}, ${CASES} attacks per service)`, () => {
-  it("every service answers its health check after every attack", async () => {
+type MeshMode = "auth off" | "auth on" | "auth on, TLS";
+const TOKEN = "fuzz-mesh-token";
+
+/** A self-signed certificate for localhost and 127.0.0.1, in `dir`. */
+function selfSignedCertificate(dir: string) {
+  const [key, cert] = [path.join(dir, "key.pem"), path.join(dir, "cert.pem")];
+  execFileSync(
+    "openssl",
+    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"].concat([
+      "-addext",
+      "subjectAltName=DNS:localhost,IP:127.0.0.1",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+    ]),
+    { stdio: "ignore" },
+  );
+  return { key, cert };
+}
+
+describe.each<MeshMode>(["auth off", "auth on", "auth on, TLS"])("serve all under transport fuzzing (%s)", (mode) => {
+  let dir: string;
+  let mesh: ChildProcess;
+  const urls = new Map<Service, string>();
+  let meshOutput = "";
+  let ca: Buffer | undefined;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "fuzz-transports-"));
+    const overrides = [
+      ...SERVICES.flatMap((name) => [`${name}.server.port=0`, `${name}.server.shutdown.drain_delay_ms=0`]),
+      `orchestrator.runs_dir=${path.join(dir, "runs")}`,
+    ];
+    const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: "warn" };
+    if (mode !== "auth off") overrides.push(...SERVICES.map((name) => `${name}.server.auth.token=${TOKEN}`));
+    if (mode === "auth on, TLS") {
+      const { key, cert } = selfSignedCertificate(dir);
+      ca = readFileSync(cert);
+      overrides.push(...SERVICES.flatMap((name) => [`${name}.server.tls.cert_file=${cert}`, `${name}.server.tls.key_file=${key}`]));
+      // The clients inside the mesh trust the mesh's certificate.
+      env.NODE_EXTRA_CA_CERTS = cert;
+    }
+    mesh = spawn(process.execPath, [`${repoRoot}apps/lean-grpo/bin/lean-grpo.mjs`, "serve", "all", ...overrides], {
+      cwd: repoRoot,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    mesh.stderr!.on("data", (chunk) => {
+      meshOutput = (meshOutput + chunk).slice(-20_000);
+    });
+    for await (const line of createInterface({ input: mesh.stdout! })) {
+      const [name, url] = line.split(/\s+/);
+      if ((SERVICES as readonly string[]).includes(name!) && url?.startsWith("http")) urls.set(name as Service, url);
+      if (urls.size === SERVICES.length) break;
+    }
+    if (urls.size !== SERVICES.length) throw new Error(`serve all did not start:\n${meshOutput}`);
+  }, 120_000);
+
+  afterAll(async () => {
+    if (mesh && mesh.exitCode === null) {
+      mesh.kill("SIGTERM");
+      await once(mesh, "exit");
+    }
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const healthTransports: ((baseUrl: string) => Transport)[] = [
+    (baseUrl) => createGrpcTransport({ baseUrl, nodeOptions: { ca } }),
+    (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "2", nodeOptions: { ca } }),
+    (baseUrl) => createGrpcWebTransport({ baseUrl, httpVersion: "1.1", nodeOptions: { ca } }),
+    (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "1.1", nodeOptions: { ca } }),
+    (baseUrl) => createGrpcWebTransport({ baseUrl, httpVersion: "2", nodeOptions: { ca } }),
+  ];
+
+  /** Every service answers SERVING (over gRPC, and Connect and gRPC-Web over both HTTP versions, in turn); the reason when one does not. */
+  async function unhealthy(round: number): Promise<string | undefined> {
+    if (mesh.exitCode !== null || mesh.signalCode !== null) return `serve all exited (${mesh.exitCode ?? mesh.signalCode})`;
+    const problems = await Promise.all(
+      SERVICES.map(async (service) => {
+        const transport = healthTransports[round % healthTransports.length]!(urls.get(service)!);
+        try {
+          const res = await createClient(Health, transport).check({ service: "" }, { timeoutMs: 10_000 });
+          return res.status === HealthCheckResponse_ServingStatus.SERVING
+            ? undefined
+            : `${service}: ${HealthCheckResponse_ServingStatus[res.status]}`;
+        } catch (error) {
+          return `${service}: ${String(error)}`;
+        }
+      }),
+    );
+    return problems.filter(Boolean).join("; ") || undefined;
+  }
+
+  it(`every service answers its health check after every attack (seed ${SEED}, ${CASES} attacks per service)`, async () => {
     expect(await unhealthy(0)).toBeUndefined();
+    // The mesh is the one the mode names.
+    for (const url of urls.values()) expect(url.startsWith(mode === "auth on, TLS" ? "https:" : "http:")).toBe(true);
+    const anonymous = createClient(OrchestratorService, healthTransports[0]!(urls.get("orchestrator")!));
+    const listed = await anonymous.listRuns({}).then(
+      () => "answered",
+      (e: unknown) => Code[ConnectError.from(e).code],
+    );
+    expect(listed).toBe(mode === "auth off" ? "answered" : "Unauthenticated");
     const fuzz = new Fuzz(SEED);
     const seen = new Set<string>();
     let round = 0;
     for (let index = 0; index < CASES; index++) {
       for (const service of SERVICES) {
         const attack = fuzz.pick(ATTACKS);
-        const detail = await attack.run(fuzz, urls.get(service)!, service);
+        const detail = await attack.run(fuzz, { url: urls.get(service)!, ca }, service);
         seen.add(attack.name);
         const problem = await unhealthy(++round);
         if (problem !== undefined) {
           throw new Error(
-            `after case ${index} (FUZZ_SEED=${SEED}), ${attack.name} against ${service} (${detail}): ${problem}\n--- serve all's log ---\n${meshOutput}`,
+            `${mode}: after case ${index} (FUZZ_SEED=${SEED}), ${attack.name} against ${service} (${detail}): ${problem}\n--- serve all's log ---\n${meshOutput}`,
           );
         }
       }

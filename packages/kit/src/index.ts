@@ -2,12 +2,11 @@
 export { serve, serviceRegistration, type ServeOptions, type RunningServer, type ServiceRegistration } from "./server/serve.js";
 export { runService, type RunServiceOptions } from "./server/run-service.js";
 export { surviveUnhandledRejections, unhandledRejectionCount } from "./server/unhandled-rejections.js";
-export { ServerConfigSchema, type ServerConfig } from "./server/server-config.js";
+export { ServerConfigSchema, type ServerConfig, type ServerConfigInput, type ServerLimits } from "./server/server-config.js";
 export { HealthRegistry } from "./health/health-service.js";
-export { rpcServerTracing, rpcClientTracing } from "./telemetry/rpc-tracing.js";
+export { rpcClientTracing } from "./telemetry/rpc-tracing.js";
 export { setupTracing, shutdownTracing, type TracingSetup } from "./telemetry/setup-tracing.js";
 export { inActiveSpan } from "./telemetry/active-span.js";
-export { createConcurrencyLimit } from "./limits/concurrency-limit.js";
 export {
   mapDomainError,
   toConnectError,
@@ -15,8 +14,8 @@ export {
   type ErrorClass,
   type ErrorCodeRule,
 } from "./errors/domain-error-mapping.js";
-export { domainErrorInterceptor, type DomainErrorInterceptorOptions } from "./errors/domain-error-interceptor.js";
-export { bearerAuth, bearerToken, digest as tokenDigest, tokensEqual } from "./auth/bearer-auth.js";
+export { wrapServiceImpl, type ServicePipelineOptions } from "./server/calls/service-pipeline.js";
+export { bearerToken, digest as tokenDigest, tokensEqual } from "./auth/bearer-auth.js";
 export {
   AUTH_TOKEN_ENV,
   agreedMeshToken,

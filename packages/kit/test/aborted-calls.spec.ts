@@ -10,7 +10,7 @@ import { toBinary, create } from "@bufbuild/protobuf";
 import { LeanVerifierService, Verdict, VerifyRequestSchema } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
 import { serve, serviceRegistration, type RunningServer } from "../src/server/serve.js";
-import type { ServerConfig } from "../src/server/server-config.js";
+import type { ServerConfigInput } from "../src/server/server-config.js";
 
 const running: RunningServer[] = [];
 const escaped: unknown[] = [];
@@ -24,7 +24,7 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.shutdown()));
 });
 
-async function start(config: Partial<ServerConfig> = {}) {
+async function start(config: ServerConfigInput = {}) {
   const server = await serve({
     name: "aborted-calls",
     services: [

@@ -3,20 +3,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
 import { create } from "@bufbuild/protobuf";
-import {
-  Code,
-  ConnectError,
-  createClient,
-  createContextValues,
-  type StreamResponse,
-  type Transport,
-  type UnaryRequest,
-} from "@connectrpc/connect";
+import { Code, ConnectError, createClient, createHandlerContext, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
-import { LeanVerifierService, Verdict, VerifyRequestSchema } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import { LeanVerifierService, Verdict, VerifyBatchRequestSchema, VerifyRequestSchema } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { LearnerService, type TrainStepRequest } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { serve, serviceRegistration, type RunningServer } from "../src/server/serve.js";
-import { domainErrorInterceptor } from "../src/errors/domain-error-interceptor.js";
+import { wrapServiceImpl } from "../src/server/calls/service-pipeline.js";
 
 class ProofRejected extends Error {}
 class StepOutOfOrder extends Error {}
@@ -89,7 +81,7 @@ afterAll(async () => {
 
 const transports: Record<string, (baseUrl: string) => Transport> = {
   grpc: (baseUrl) => createGrpcTransport({ baseUrl }),
-  connect: (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "2" }),
+  connect: (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "1.1" }),
 };
 
 async function caught(call: () => Promise<unknown>): Promise<ConnectError> {
@@ -168,46 +160,50 @@ describe.each(Object.keys(transports).flatMap((protocol) => Object.keys(callShap
   },
 );
 
-describe("domainErrorInterceptor, called directly", () => {
-  const interceptor = domainErrorInterceptor({
-    mappings: new Map([[LeanVerifierService.typeName, [[ProofRejected, Code.InvalidArgument]] as const]]),
-  });
-
-  function verifyRequest(signal: AbortSignal, service = LeanVerifierService): UnaryRequest {
-    return {
-      stream: false,
-      service,
+describe("the service pipeline, called directly", () => {
+  function contextWith(signal: AbortSignal) {
+    return createHandlerContext({
+      service: LeanVerifierService,
       method: LeanVerifierService.method.verify,
+      protocolName: "test",
       requestMethod: "POST",
       url: "/leangrpo.v1.LeanVerifierService/Verify",
-      signal,
-      header: new Headers(),
-      contextValues: createContextValues(),
-      message: create(VerifyRequestSchema),
-    };
+      requestSignal: signal,
+    });
   }
 
   it("answers an aborted call with its abort reason, whatever its work threw afterwards", async () => {
     const controller = new AbortController();
     const deadline = new ConnectError("the operation timed out", Code.DeadlineExceeded);
     controller.abort(deadline);
-    const call = interceptor(async () => {
-      throw new ProofRejected("thrown after the deadline");
-    });
-    await expect(call(verifyRequest(controller.signal))).rejects.toBe(deadline);
+    const impl = wrapServiceImpl(
+      LeanVerifierService,
+      {
+        async verify() {
+          throw new ProofRejected("thrown after the deadline");
+        },
+      },
+      { errors: [[ProofRejected, Code.InvalidArgument]] },
+    );
+    const error = await (impl.verify(create(VerifyRequestSchema), contextWith(controller.signal)) as Promise<unknown>).catch(
+      (e: unknown) => e,
+    );
+    expect(ConnectError.from(error).code).toBe(Code.DeadlineExceeded);
   });
 
   it("does the same for a stream aborted while it is read", async () => {
     const controller = new AbortController();
-    const call = interceptor(async (request) => {
-      async function* responses() {
-        yield { index: 0 };
-        throw new ProofRejected("thrown after the cancel");
-      }
-      return { ...request, stream: true, message: responses(), header: new Headers(), trailer: new Headers() } as unknown as StreamResponse;
-    });
-    const response = (await call(verifyRequest(controller.signal))) as StreamResponse;
-    const iterator = response.message[Symbol.asyncIterator]();
+    const impl = wrapServiceImpl(
+      LeanVerifierService,
+      {
+        async *verifyBatch() {
+          yield { index: 0 };
+          throw new ProofRejected("thrown after the cancel");
+        },
+      },
+      { errors: [[ProofRejected, Code.InvalidArgument]] },
+    );
+    const iterator = impl.verifyBatch(create(VerifyBatchRequestSchema), contextWith(controller.signal))[Symbol.asyncIterator]();
     expect((await iterator.next()).value).toEqual({ index: 0 });
     controller.abort(new ConnectError("the client cancelled the call", Code.Canceled));
     const error = await iterator.next().then(
@@ -217,11 +213,30 @@ describe("domainErrorInterceptor, called directly", () => {
     expect(ConnectError.from(error).code).toBe(Code.Canceled);
   });
 
-  it("leaves the errors of services without a mapping alone", async () => {
-    const unmapped = new ProofRejected("not the learner's error");
-    const call = interceptor(async () => {
-      throw unmapped;
-    });
-    await expect(call(verifyRequest(new AbortController().signal, LearnerService as never))).rejects.toBe(unmapped);
+  it("answers an error no mapping knows INTERNAL, and reports it with its stack", async () => {
+    const reported: unknown[] = [];
+    const bug = new TypeError(BUG_MESSAGE);
+    const impl = wrapServiceImpl(
+      LeanVerifierService,
+      {
+        verify() {
+          throw bug;
+        },
+      },
+      { errors: [[ProofRejected, Code.InvalidArgument]], onUnmapped: (error) => reported.push(error) },
+    );
+    const error = await (impl.verify(create(VerifyRequestSchema), contextWith(new AbortController().signal)) as Promise<unknown>).catch(
+      (e: unknown) => e,
+    );
+    expect([ConnectError.from(error).code, ConnectError.from(error).rawMessage]).toEqual([Code.Internal, BUG_MESSAGE]);
+    expect(reported).toEqual([bug]);
+  });
+
+  it("answers UNIMPLEMENTED for a method the service lacks", async () => {
+    const impl = wrapServiceImpl(LeanVerifierService, {});
+    const error = await (impl.verify(create(VerifyRequestSchema), contextWith(new AbortController().signal)) as Promise<unknown>).catch(
+      (e: unknown) => e,
+    );
+    expect(ConnectError.from(error).code).toBe(Code.Unimplemented);
   });
 });

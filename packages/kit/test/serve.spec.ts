@@ -6,7 +6,7 @@ import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } f
 import { LeanVerifierService, Verdict, type VerifyRequest } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
 import { serve, serviceRegistration, type RunningServer } from "../src/server/serve.js";
-import type { ServerConfig } from "../src/server/server-config.js";
+import type { ServerConfigInput } from "../src/server/server-config.js";
 
 /** A verifier whose behaviour the test steers through the proof text. */
 function steerableVerifier() {
@@ -39,7 +39,7 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.shutdown()));
 });
 
-async function start(config: Partial<ServerConfig> = {}, verifier = steerableVerifier()) {
+async function start(config: ServerConfigInput = {}, verifier = steerableVerifier()) {
   const server = await serve({
     name: "test",
     services: [serviceRegistration(LeanVerifierService, verifier.impl)],
@@ -51,8 +51,10 @@ async function start(config: Partial<ServerConfig> = {}, verifier = steerableVer
 
 const transports: Record<string, (baseUrl: string) => Transport> = {
   grpc: (baseUrl) => createGrpcTransport({ baseUrl }),
-  connect: (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "2" }),
-  "grpc-web": (baseUrl) => createGrpcWebTransport({ baseUrl, httpVersion: "2" }),
+  "connect over HTTP/2": (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "2" }),
+  "connect over HTTP/1.1": (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "1.1" }),
+  "grpc-web over HTTP/2": (baseUrl) => createGrpcWebTransport({ baseUrl, httpVersion: "2" }),
+  "grpc-web over HTTP/1.1": (baseUrl) => createGrpcWebTransport({ baseUrl, httpVersion: "1.1" }),
 };
 
 async function codeOf(promise: Promise<unknown>): Promise<Code | "ok"> {

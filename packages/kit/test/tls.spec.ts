@@ -13,7 +13,8 @@ import { serve, serviceRegistration, type RunningServer } from "../src/server/se
 let server: RunningServer;
 let ca: Buffer;
 
-beforeAll(async () => {
+/** A self-signed certificate for localhost and 127.0.0.1. */
+async function tlsFiles() {
   const dir = mkdtempSync(join(tmpdir(), "kit-tls-"));
   const [keyFile, certFile] = [join(dir, "key.pem"), join(dir, "cert.pem")];
   execFileSync(
@@ -37,11 +38,16 @@ beforeAll(async () => {
     ],
     { stdio: "ignore" },
   );
-  ca = readFileSync(certFile);
+  return { ca: readFileSync(certFile), config: { cert_file: certFile, key_file: keyFile } };
+}
+
+beforeAll(async () => {
+  const files = await tlsFiles();
+  ca = files.ca;
   server = await serve({
     name: "tls-test",
     services: [serviceRegistration(LeanVerifierService, { verify: (req) => ({ verdict: Verdict.PROVED, reason: req.proof }) })],
-    config: { tls: { cert_file: certFile, key_file: keyFile }, shutdown: { drain_delay_ms: 0, grace_period_ms: 1_000 } },
+    config: { tls: files.config, shutdown: { drain_delay_ms: 0, grace_period_ms: 1_000 } },
   });
 });
 afterAll(() => server?.shutdown());
@@ -51,7 +57,7 @@ describe("serve() with TLS", () => {
     expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const grpc = createClient(LeanVerifierService, createGrpcTransport({ baseUrl: server.url, nodeOptions: { ca } }));
     expect((await grpc.verify({ proof: "over tls" })).reason).toBe("over tls");
-    const connect = createClient(Health, createConnectTransport({ baseUrl: server.url, httpVersion: "2", nodeOptions: { ca } }));
+    const connect = createClient(Health, createConnectTransport({ baseUrl: server.url, httpVersion: "1.1", nodeOptions: { ca } }));
     expect((await connect.check({ service: "" })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
   });
 
@@ -61,5 +67,36 @@ describe("serve() with TLS", () => {
     expect(error).toBeInstanceOf(ConnectError);
     // connect-node's client reports the failed handshake as INTERNAL with the TLS reason.
     expect((error as ConnectError).rawMessage).toMatch(/certificate/i);
+  });
+});
+
+describe("a server beyond loopback", () => {
+  const base = { services: [], config: { shutdown: { drain_delay_ms: 0, grace_period_ms: 100 } } };
+
+  it("does not start without a token", async () => {
+    await expect(serve({ ...base, name: "exposed", config: { ...base.config, host: "0.0.0.0" } })).rejects.toThrow(
+      'server.host "0.0.0.0" is beyond loopback and no token is set',
+    );
+  });
+
+  it("does not start without TLS, saying how to give a certificate or to trust the network", async () => {
+    const start = serve({ ...base, name: "exposed", config: { ...base.config, host: "0.0.0.0", auth: { token: "t" } } });
+    await expect(start).rejects.toThrow(/beyond loopback without TLS, so the token would cross the network in clear text/);
+    await expect(start).rejects.toThrow(/server\.tls\.cert_file .* server\.allow_plaintext: true/);
+  });
+
+  it("starts with allow_plaintext, or with TLS", async () => {
+    const plain = await serve({
+      ...base,
+      name: "exposed",
+      config: { ...base.config, host: "0.0.0.0", auth: { token: "t" }, allow_plaintext: true },
+    });
+    await plain.shutdown();
+    const secure = await serve({
+      ...base,
+      name: "exposed",
+      config: { ...base.config, host: "0.0.0.0", auth: { token: "t" }, tls: (await tlsFiles()).config },
+    });
+    await secure.shutdown();
   });
 });

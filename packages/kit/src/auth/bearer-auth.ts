@@ -1,29 +1,9 @@
-// Optional shared-secret auth: `authorization: Bearer <token>` on every call.
-// Health and reflection stay open: probes need health without a secret, and reflection
-// describes only the public contract (the protos in this repository), never data.
+// Shared-secret auth: `authorization: Bearer <token>` on every call to a service.
+// The server decides it in its call admission (server/calls/call-admission.ts), on the
+// request headers; health and reflection stay open there. This file holds the token
+// comparison and the client side.
 import { createHash, timingSafeEqual } from "node:crypto";
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-
-export interface BearerAuthOptions {
-  token: string;
-  /** Services callable without a token. */
-  openServices?: ReadonlySet<string>;
-}
-
-export function bearerAuth(options: BearerAuthOptions): Interceptor {
-  if (options.token.length === 0) throw new Error("bearerAuth needs a non-empty token");
-  const expected = digest(options.token);
-  return (next) => async (req) => {
-    if (options.openServices?.has(req.service.typeName)) return next(req);
-    const header = req.header.get("authorization") ?? "";
-    const match = /^Bearer\s+(.+)$/i.exec(header);
-    if (!match) {
-      throw new ConnectError('missing credentials: send the header "authorization: Bearer <token>"', Code.Unauthenticated);
-    }
-    if (!tokensEqual(match[1]!, expected)) throw new ConnectError("invalid bearer token", Code.Unauthenticated);
-    return next(req);
-  };
-}
+import type { Interceptor } from "@connectrpc/connect";
 
 /**
  * Constant time, whatever the lengths: both sides are SHA-256 digests (32 bytes) before

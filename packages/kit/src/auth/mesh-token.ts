@@ -59,8 +59,10 @@ export function isLoopbackHost(host: string): boolean {
 export function requireAuthBeyondLoopback(server: { host: string; auth: { token?: string } }, env: NodeJS.ProcessEnv = process.env): void {
   const token = agreedMeshToken([{ key: "server.auth.token", token: server.auth.token }], env);
   if (token !== undefined) server.auth.token = token;
-  if (server.auth.token === undefined && !isLoopbackHost(server.host))
-    throw new Error(
-      `server.host "${server.host}" is beyond loopback and no token is set: set ${AUTH_TOKEN_ENV} (or server.auth.token), which every caller then presents as "authorization: Bearer <token>"`,
-    );
+  if (server.auth.token === undefined && !isLoopbackHost(server.host)) throw new Error(noTokenBeyondLoopback(server.host));
+}
+
+/** What a server beyond loopback without a token is told. */
+export function noTokenBeyondLoopback(host: string): string {
+  return `server.host "${host}" is beyond loopback and no token is set: set ${AUTH_TOKEN_ENV} (or server.auth.token), which every caller then presents as "authorization: Bearer <token>"`;
 }

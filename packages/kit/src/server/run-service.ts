@@ -7,6 +7,7 @@ import { setupTracing } from "../telemetry/setup-tracing.js";
 import { createLogger } from "../log.js";
 import { requireAuthBeyondLoopback } from "../auth/mesh-token.js";
 import { serve, type RunningServer, type ServiceRegistration } from "./serve.js";
+import { requireSafeExposure } from "./exposure.js";
 import { surviveUnhandledRejections } from "./unhandled-rejections.js";
 import type { ServerConfig } from "./server-config.js";
 
@@ -45,6 +46,7 @@ export async function runService<S extends z.ZodType<{ server: ServerConfig }>>(
       overrides: positionals,
     });
     requireAuthBeyondLoopback(config.server);
+    requireSafeExposure(config.server);
   } catch (error: unknown) {
     const message = error instanceof ConfigError || error instanceof TypeError || error instanceof Error ? error.message : String(error);
     process.stderr.write(`lean-grpo ${options.name}: ${message}\n${USAGE}\n`);

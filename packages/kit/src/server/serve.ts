@@ -1,28 +1,35 @@
-// serve(): one HTTP/2 port answering gRPC, gRPC-Web and Connect for a set of
-// services, with reflection, health, tracing, limits, optional auth and a
-// graceful drain. Every call passes the request gate (auth on headers, a slot
-// under the concurrency cap, a deadline) and is then served by connect-node.
-import * as http2 from "node:http2";
-import { readFileSync } from "node:fs";
-import { setMaxListeners } from "node:events";
-import type { AddressInfo } from "node:net";
+// serve(): one port answering gRPC, gRPC-Web and Connect for a set of services, with
+// reflection, health, tracing, limits, optional auth and TLS, and a graceful drain.
+//
+//   listener (connections/)   accepts under the connection caps and deadlines
+//     ├─ HTTP/2   → the kit's HTTP/2 sessions, each stream by its content type:
+//     │               gRPC → gRPC engine (grpc/, @grpc/grpc-js)
+//     │               Connect, gRPC-Web → web engine (web/, connect-node)
+//     └─ HTTP/1.1 → web engine (Connect, gRPC-Web)
+//   calls/                    what both engines run for every call: admission (auth on
+//                             the headers, budgets, default deadline) and the service
+//                             pipeline around each handler (tracing, domain errors)
 import type { DescService } from "@bufbuild/protobuf";
-import type { Interceptor, ServiceImpl } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
 import type { Logger } from "pino";
 import { HealthRegistry, createHealthService } from "../health/health-service.js";
 import { createReflectionServices } from "../reflection/reflection-service.js";
-import { rpcServerTracing, UNTRACED_SERVICES } from "../telemetry/rpc-tracing.js";
 import { shutdownTracing } from "../telemetry/setup-tracing.js";
-import { createConcurrencyLimit } from "../limits/concurrency-limit.js";
-import { bearerAuth } from "../auth/bearer-auth.js";
-import { domainErrorInterceptor } from "../errors/domain-error-interceptor.js";
 import type { DomainErrorMapping } from "../errors/domain-error-mapping.js";
-import { createRequestGate, type CallRoute } from "./request-gate.js";
-import { GrpcMessageResponse } from "./grpc-message-encoding.js";
-import { ServerConfigSchema, type ServerConfig } from "./server-config.js";
 import { createLogger } from "../log.js";
+import { isLoopbackHost } from "../auth/mesh-token.js";
+import { createCallAdmission } from "./calls/call-admission.js";
+import { callRoutes } from "./calls/call-routes.js";
+import { wrapServiceImpl } from "./calls/service-pipeline.js";
+import { ConnectionRegistry } from "./connections/connection-registry.js";
+import { listenForConnections } from "./connections/connection-listener.js";
+import { defaultConnectionCap } from "./connections/open-file-limit.js";
+import { createGrpcEngine } from "./grpc/grpc-engine.js";
+import { createHttp2Sessions } from "./connections/http2-sessions.js";
+import { createWebEngine } from "./web/web-engine.js";
+import { ServerConfigSchema, type ServerConfigInput } from "./server-config.js";
+import { requireSafeExposure } from "./exposure.js";
 
 /** A service and its implementation; missing methods answer UNIMPLEMENTED. */
 // biome-ignore lint/suspicious/noExplicitAny: a list of registrations mixes services; each is checked where it is built
@@ -57,9 +64,7 @@ export interface ServeOptions {
   name: string;
   services: ServiceRegistration[];
   /** The `server` config section; defaults fill what is missing. */
-  config?: Partial<ServerConfig>;
-  /** Extra interceptors, run inside tracing, auth and limits, outside the services' error mappings. */
-  interceptors?: Interceptor[];
+  config?: ServerConfigInput;
   /** Install SIGTERM/SIGINT handlers that drain and exit (the process's single owner of shutdown). */
   handleSignals?: boolean;
   logger?: Logger;
@@ -71,21 +76,20 @@ export interface RunningServer {
   host: string;
   port: number;
   health: HealthRegistry;
-  /** HTTP/2 streams (calls) open right now. */
+  /** Calls admitted and not yet answered, right now. */
   inFlight(): number;
+  /** Connections held right now. */
+  connections(): number;
   /** NOT_SERVING, drain delay, stop accepting, wait for in-flight calls up to the grace period, close. */
   shutdown(): Promise<void>;
 }
 
-/** Services that stay open without a token and are not limited or traced. */
-const INFRASTRUCTURE_SERVICES = UNTRACED_SERVICES;
-
 export async function serve(options: ServeOptions): Promise<RunningServer> {
   const config = ServerConfigSchema.parse(options.config ?? {});
+  requireSafeExposure(config);
+  const { limits } = config;
   const logger = options.logger ?? createLogger(options.name);
   const shutdownController = new AbortController();
-  // Every call in flight links its own signal to this one.
-  setMaxListeners(0, shutdownController.signal);
 
   const health = new HealthRegistry(options.services.map((s) => s.service.typeName));
   const healthService = createHealthService(health);
@@ -95,73 +99,45 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     ...createReflectionServices([...options.services.map((s) => s.service), healthService.service]),
   ];
   const registrations = [...options.services, ...infrastructure];
+  const onUnmapped = (error: unknown, rpc: string) => logger.error({ err: error, rpc }, "handler failed");
+  const services = registrations.map(({ service, impl, errors }) => ({
+    service,
+    impl: wrapServiceImpl(service, impl, { errors, onUnmapped }),
+  }));
 
-  const auth = config.auth.token ? bearerAuth({ token: config.auth.token, openServices: INFRASTRUCTURE_SERVICES }) : undefined;
-  const interceptors: Interceptor[] = [
-    rpcServerTracing(),
-    // Decided again here, after the gate, so that a call reaching a handler is always authenticated.
-    ...(auth ? [auth] : []),
-    ...(options.interceptors ?? []),
-    // Innermost, so that tracing and every other interceptor see the mapped status.
-    ...domainErrorMapping(options.services, logger),
-  ];
-
-  const connectHandler = connectNodeAdapter({
-    routes(router) {
-      for (const { service, impl } of registrations) router.service(service, impl as ServiceImpl<DescService>);
-    },
-    interceptors,
-    readMaxBytes: config.limits.read_max_bytes,
-    writeMaxBytes: config.limits.write_max_bytes,
-    maxTimeoutMs: config.limits.max_timeout_ms,
-    shutdownSignal: shutdownController.signal,
+  const routes = callRoutes(registrations.map((r) => r.service));
+  const admission = createCallAdmission({ token: config.auth.token, limits });
+  const maxConnections = limits.connections.max ?? defaultConnectionCap();
+  const registry = new ConnectionRegistry({
+    max: maxConnections,
+    perPeer: limits.connections.per_peer ?? Math.ceil(maxConnections / 4),
+    handshakeTimeoutMs: limits.connections.handshake_timeout_ms,
+    idleTimeoutMs: limits.connections.idle_timeout_ms,
+    onIdle: (connection) => sessions.goAway(connection),
   });
-  const admit = createRequestGate({
-    routes: callRoutes(registrations),
-    limit: createConcurrencyLimit({ maxConcurrentCalls: config.limits.max_concurrent_calls }),
-    authenticate: auth && authenticateWith(auth),
-    defaultTimeoutMs: config.limits.default_timeout_ms ?? config.limits.max_timeout_ms,
-    defaultStreamTimeoutMs: config.limits.default_stream_timeout_ms ?? 0,
-    maxTimeoutMs: config.limits.max_timeout_ms,
-  });
-
-  const server = config.tls
-    ? http2.createSecureServer({ cert: readFileSync(config.tls.cert_file), key: readFileSync(config.tls.key_file) })
-    : http2.createServer();
-  const sessions = new Set<http2.ServerHttp2Session>();
-  let openStreams = 0;
-  let streamsDrained: (() => void) | undefined;
-
-  server.on("session", (session: http2.ServerHttp2Session) => {
-    sessions.add(session);
-    session.once("close", () => sessions.delete(session));
-  });
-  const onStream = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, _flags: number, rawHeaders: string[]) => {
-    openStreams++;
-    // "close", not the answer's end: the drain must not destroy a session whose last
-    // trailers are still on their way.
-    stream.once("close", () => {
-      openStreams--;
-      if (openStreams === 0) streamsDrained?.();
-    });
-    stream.on("error", (error) => logger.debug({ err: error }, "stream error"));
-    void admit(stream, headers).then((admitted) => {
-      if (!admitted) return;
-      // Handed to connect-node through Node's own compat objects, exactly as
-      // http2.createServer(handler) would.
-      connectHandler(new http2.Http2ServerRequest(stream, headers, undefined as never, rawHeaders), new GrpcMessageResponse(stream));
-    });
+  const callHooks = {
+    onCallOpened: (connection: string) => registry.callOpened(connection),
+    onCallEnded: (connection: string) => registry.callEnded(connection),
   };
-  server.on("stream", onStream);
-
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(config.port, config.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
+  const grpc = createGrpcEngine({ services, routes, admission, limits, ...callHooks });
+  const web = createWebEngine({ services, routes, admission, limits, shutdownSignal: shutdownController.signal, ...callHooks });
+  const sessions = createHttp2Sessions({
+    streamsPerConnection: limits.connections.streams_per_connection,
+    grpc: (stream, headers) => grpc.handleStream(stream, headers),
+    other: (stream, headers, rawHeaders) => web.handleStream(stream, headers, rawHeaders),
+    logger,
   });
-  const { port } = server.address() as AddressInfo;
+
+  const listener = await listenForConnections({
+    host: config.host,
+    port: config.port,
+    tls: config.tls,
+    registry,
+    handshakeTimeoutMs: limits.connections.handshake_timeout_ms,
+    serve: { http2: (socket) => sessions.accept(socket), http1: (socket) => web.accept(socket) },
+    logger,
+  });
+  const port = listener.port;
   const urlHost = config.host.includes(":") ? `[${config.host}]` : config.host;
   const url = `${config.tls ? "https" : "http"}://${urlHost}:${port}`;
 
@@ -170,19 +146,28 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   let shuttingDown: Promise<void> | undefined;
   const shutdown = () => {
     shuttingDown ??= (async () => {
-      logger.info({ inFlight: openStreams }, "draining");
+      logger.info({ inFlight: admission.inFlight() }, "draining");
       for (const stop of stopReadiness) stop();
       health.shutdown();
       if (config.shutdown.drain_delay_ms > 0) await sleep(config.shutdown.drain_delay_ms);
-      server.close();
+      listener.close();
       // GOAWAY: open calls finish, no new ones start on these connections.
-      for (const session of sessions) session.close();
-      if (openStreams > 0) {
-        await Promise.race([new Promise<void>((resolve) => (streamsDrained = resolve)), sleep(config.shutdown.grace_period_ms)]);
-      }
-      if (openStreams > 0) logger.warn({ inFlight: openStreams }, "grace period over; aborting calls");
-      shutdownController.abort();
-      for (const session of sessions) session.destroy();
+      sessions.drain(config.shutdown.grace_period_ms);
+      web.drain();
+      registry.closeIdle();
+      const graceEnds = Date.now() + config.shutdown.grace_period_ms;
+      while (admission.inFlight() > 0 && Date.now() < graceEnds) await sleep(10);
+      if (admission.inFlight() > 0) logger.warn({ inFlight: admission.inFlight() }, "grace period over; aborting calls");
+      // Answered is not yet delivered: a call's last frames are out once its stream
+      // closes. A moment for that (streams a client keeps half-open are not waited for).
+      const flushEnds = Math.min(graceEnds, Date.now() + FLUSH_MS);
+      while (sessions.openStreams() > 0 && Date.now() < flushEnds) await sleep(10);
+      const reason = new ConnectError("the server is shutting down", Code.Unavailable);
+      shutdownController.abort(reason);
+      grpc.abortCalls(reason);
+      sessions.close();
+      web.close();
+      registry.close();
       await Promise.all(
         options.services.map(async (registration) => {
           try {
@@ -210,10 +195,24 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     process.once("SIGINT", onSignal);
   }
 
+  if (config.allow_plaintext && !config.tls && !isLoopbackHost(config.host)) {
+    logger.warn(
+      { host: config.host },
+      "serving without TLS beyond loopback (server.allow_plaintext): the bearer token crosses the network in clear text",
+    );
+  }
   // Announced last: whoever reacts to this line (a supervisor, a test) may signal at
   // once, and until process.once("SIGTERM") has run the OS default would kill us.
   logger.info({ url, services: options.services.map((s) => s.service.typeName) }, "serving");
-  return { url, host: config.host, port, health, inFlight: () => openStreams, shutdown };
+  return {
+    url,
+    host: config.host,
+    port,
+    health,
+    inFlight: () => admission.inFlight(),
+    connections: () => registry.size,
+    shutdown,
+  };
 }
 
 /** Polls a registration's readiness check into its health status; returns the stop. */
@@ -239,38 +238,8 @@ function watchReadiness(registration: ServiceRegistration, health: HealthRegistr
   };
 }
 
-function domainErrorMapping(services: ServiceRegistration[], logger: Logger): Interceptor[] {
-  // Every service gets one, declared or not: an error no mapping knows answers INTERNAL
-  // and is logged, whatever the protocol.
-  const mappings = new Map<string, DomainErrorMapping>();
-  for (const { service, errors } of services) mappings.set(service.typeName, errors ?? []);
-  return [
-    domainErrorInterceptor({
-      mappings,
-      onUnmapped: (error, request) =>
-        logger.error({ err: error, rpc: `${request.service.typeName}/${request.method.name}` }, "handler failed"),
-    }),
-  ];
-}
-
-/** Every method served, by HTTP path, for the request gate. */
-function callRoutes(registrations: ServiceRegistration[]): Map<string, CallRoute> {
-  const routes = new Map<string, CallRoute>();
-  for (const { service } of registrations) {
-    for (const method of service.methods) {
-      routes.set(`/${service.typeName}/${method.name}`, { service: service.typeName, streaming: method.methodKind !== "unary" });
-    }
-  }
-  return routes;
-}
-
-/** The auth interceptor's own decision, asked of the headers alone (before any body is read). */
-function authenticateWith(auth: Interceptor) {
-  const check = auth(async () => undefined as never);
-  return async (service: string, header: Headers) => {
-    await check({ service: { typeName: service }, header } as never);
-  };
-}
+/** How long a drained server waits for its answered calls' last frames to leave. */
+const FLUSH_MS = 1_000;
 
 function sleep(ms: number) {
   return new Promise<void>((resolve) => setTimeout(resolve, ms).unref());

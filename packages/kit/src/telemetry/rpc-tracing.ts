@@ -1,6 +1,7 @@
-// OpenTelemetry spans for RPCs, as connect interceptors (connect-es has no OTel
-// package; instrumentation-http does not see node:http2). One interceptor serves
-// every protocol connect-node answers: gRPC, gRPC-Web and Connect.
+// OpenTelemetry spans for the calls a client makes, as a connect interceptor
+// (connect-es has no OTel package; instrumentation-http does not see node:http2).
+// Server spans are made around each handler by the server's service pipeline
+// (server/calls/service-pipeline.ts), with the same name and attributes.
 //
 // Attributes are the classic RPC set that instrumentation-grpc and otelgrpc emit
 // and that backends query: rpc.system, rpc.service, rpc.method, rpc.grpc.status_code.
@@ -12,16 +13,11 @@ import {
   trace,
   type Context,
   type Span,
-  type TextMapGetter,
   type TextMapSetter,
   type Tracer,
 } from "@opentelemetry/api";
 import { Code, ConnectError, type Interceptor, type StreamResponse } from "@connectrpc/connect";
 
-const headerGetter: TextMapGetter<Headers> = {
-  get: (headers, key) => headers.get(key) ?? undefined,
-  keys: (headers) => [...headers.keys()],
-};
 const headerSetter: TextMapSetter<Headers> = {
   set: (headers, key, value) => headers.set(key, value),
 };
@@ -29,30 +25,8 @@ const headerSetter: TextMapSetter<Headers> = {
 export interface RpcTracingOptions {
   /** Defaults to the global tracer provider's "@lean-grpo/kit" tracer. */
   tracer?: Tracer;
-  /** Services not traced (health checks and reflection by default on the server). */
+  /** Services not traced. */
   skipServices?: ReadonlySet<string>;
-}
-
-export const UNTRACED_SERVICES: ReadonlySet<string> = new Set([
-  "grpc.health.v1.Health",
-  "grpc.reflection.v1.ServerReflection",
-  "grpc.reflection.v1alpha.ServerReflection",
-]);
-
-/** Server spans: continue the caller's W3C traceparent, one span per call. */
-export function rpcServerTracing(options: RpcTracingOptions = {}): Interceptor {
-  const skip = options.skipServices ?? UNTRACED_SERVICES;
-  return (next) => async (req) => {
-    if (skip.has(req.service.typeName)) return next(req);
-    const tracer = options.tracer ?? trace.getTracer("@lean-grpo/kit");
-    const parent = propagation.extract(context.active(), req.header, headerGetter);
-    const span = tracer.startSpan(
-      `${req.service.typeName}/${req.method.name}`,
-      { kind: SpanKind.SERVER, attributes: rpcAttributes(req.service.typeName, req.method.name) },
-      parent,
-    );
-    return traceCall(span, trace.setSpan(parent, span), () => next(req));
-  };
 }
 
 /** Client spans: a child of the active span, propagated in the request headers. */

@@ -1,7 +1,8 @@
-// The request gate, attacked through a real serve() on loopback: auth is decided on
-// the headers while the body is still unsent, every stream (health watches too)
-// holds a slot under max_concurrent_calls, and a call that sends no deadline gets
-// the configured default even when its body never ends.
+// The call admission, attacked through a real serve() on loopback: auth is decided on
+// the headers while the body is still unsent, every call holds a slot in its budget
+// (health watches in their own, so that they never take a service's slots nor stop
+// health checks), and a call that sends no deadline gets the configured default even
+// when its body never ends.
 import * as http2 from "node:http2";
 import { afterEach, describe, expect, it } from "vitest";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
@@ -9,7 +10,7 @@ import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } f
 import { LeanVerifierService, Verdict } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
 import { serve, serviceRegistration, type RunningServer } from "../src/server/serve.js";
-import { ServerConfigSchema, type ServerConfig } from "../src/server/server-config.js";
+import { ServerConfigSchema, type ServerConfigInput } from "../src/server/server-config.js";
 
 const running: RunningServer[] = [];
 afterEach(async () => {
@@ -17,7 +18,7 @@ afterEach(async () => {
 });
 
 let verifyCalls = 0;
-async function start(config: Partial<ServerConfig> = {}) {
+async function start(config: ServerConfigInput = {}) {
   const server = await serve({
     name: "request-gate",
     services: [
@@ -34,7 +35,7 @@ async function start(config: Partial<ServerConfig> = {}) {
   return server;
 }
 
-const limits = (extra: Partial<ServerConfig["limits"]>): ServerConfig["limits"] => ({
+const limits = (extra: NonNullable<ServerConfigInput["limits"]>): ServerConfigInput["limits"] => ({
   read_max_bytes: 1 << 20,
   write_max_bytes: 1 << 20,
   max_concurrent_calls: 256,
@@ -67,8 +68,8 @@ function halfOpenCall(url: string, headers: http2.OutgoingHttpHeaders = {}) {
 
 const transports: Record<string, (baseUrl: string) => Transport> = {
   grpc: (baseUrl) => createGrpcTransport({ baseUrl }),
-  connect: (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "2" }),
-  "grpc-web": (baseUrl) => createGrpcWebTransport({ baseUrl, httpVersion: "2" }),
+  connect: (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "1.1" }),
+  "grpc-web": (baseUrl) => createGrpcWebTransport({ baseUrl, httpVersion: "1.1" }),
 };
 
 describe("auth is decided on the headers", () => {
@@ -79,8 +80,9 @@ describe("auth is decided on the headers", () => {
     const { headers } = await call.answered;
     call.close();
     expect(headers?.["grpc-status"]).toBe(String(Code.Unauthenticated));
-    // In the spec's encoding (only non-printable bytes and "%" escaped), which every client decodes alike.
-    expect(headers?.["grpc-message"]).toBe('missing credentials: send the header "authorization: Bearer <token>"');
+    expect(decodeURIComponent(String(headers?.["grpc-message"]))).toBe(
+      'missing credentials: send the header "authorization: Bearer <token>"',
+    );
     expect(verifyCalls).toBe(0);
   });
 
@@ -118,9 +120,9 @@ describe("a call without a deadline gets the default one", () => {
   });
 });
 
-describe.each(Object.keys(transports))("every stream is counted (%s)", (protocol) => {
-  it("Health.Watch streams hold slots: past max_concurrent_calls the next watch is RESOURCE_EXHAUSTED", async () => {
-    const server = await start({ limits: limits({ max_concurrent_calls: 2 }) });
+describe.each(Object.keys(transports))("health has budgets of its own (%s)", (protocol) => {
+  it("Health.Watch streams past max_watches are RESOURCE_EXHAUSTED; checks and the service's own slots are untouched", async () => {
+    const server = await start({ limits: limits({ max_concurrent_calls: 1, open_services: { max_watches: 2, calls_per_connection: 8 } }) });
     const health = createClient(Health, transports[protocol]!(server.url));
     const controller = new AbortController();
     const watching = [0, 1].map(async () => {
@@ -135,13 +137,62 @@ describe.each(Object.keys(transports))("every stream is counted (%s)", (protocol
     })().catch((e: unknown) => ConnectError.from(e));
     expect(third).toBeInstanceOf(ConnectError);
     expect((third as ConnectError).code).toBe(Code.ResourceExhausted);
-    expect((third as ConnectError).rawMessage).toContain("server.limits.max_concurrent_calls");
+    expect((third as ConnectError).rawMessage).toContain("server.limits.open_services.max_watches");
+    // While the watches are held: checks answer, and the verifier has its one slot.
+    expect((await health.check({ service: "" })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+    const verifier = createClient(LeanVerifierService, transports[protocol]!(server.url));
+    expect((await verifier.verify({ proof: "p" })).verdict).toBe(Verdict.PROVED);
     controller.abort();
     await Promise.allSettled(watching);
     await waitFor(() => server.inFlight() === 0);
-    // The verifier's own slots are its own: the watches never took them.
-    const verifier = createClient(LeanVerifierService, transports[protocol]!(server.url));
-    expect((await verifier.verify({ proof: "p" })).verdict).toBe(Verdict.PROVED);
+  });
+});
+
+describe("anonymous clients cannot starve what others need", () => {
+  it("watches held without a token leave Health/Check answering for everyone, and authenticated calls their slots", async () => {
+    const server = await start({ auth: { token: "s3cret" }, limits: limits({ max_concurrent_calls: 4 }) });
+    const { open_services } = ServerConfigSchema.parse({}).limits;
+    // The attack: many connections, each holding as many watches as it may, no token.
+    const sessions = Array.from({ length: 45 }, () => http2.connect(server.url));
+    const watches: http2.ClientHttp2Stream[] = [];
+    for (const session of sessions) {
+      session.on("error", () => {});
+      for (let i = 0; i < open_services.calls_per_connection + 2; i++) {
+        const stream = session.request({
+          ":method": "POST",
+          ":path": "/grpc.health.v1.Health/Watch",
+          "content-type": "application/grpc",
+          te: "trailers",
+        });
+        stream.on("error", () => {});
+        stream.end(Buffer.from([0, 0, 0, 0, 0]));
+        watches.push(stream);
+      }
+    }
+    await waitFor(() => server.inFlight() >= open_services.max_watches);
+    expect(server.inFlight()).toBe(open_services.max_watches);
+    try {
+      // A probe on a connection of its own, and a caller with the token, both get through.
+      const probe = createClient(Health, createGrpcTransport({ baseUrl: server.url }));
+      expect((await probe.check({ service: "" })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+      const verifier = createClient(LeanVerifierService, createGrpcTransport({ baseUrl: server.url }));
+      const results = await Promise.all(
+        [0, 1, 2, 3].map(() => verifier.verify({ proof: "p" }, { headers: { authorization: "Bearer s3cret" } })),
+      );
+      expect(results.map((r) => r.verdict)).toEqual([Verdict.PROVED, Verdict.PROVED, Verdict.PROVED, Verdict.PROVED]);
+    } finally {
+      for (const session of sessions) session.destroy();
+    }
+  });
+
+  it("a call without the token takes no slot of the service", async () => {
+    const server = await start({ auth: { token: "s3cret" }, limits: limits({ max_concurrent_calls: 1 }) });
+    const anonymous = Array.from({ length: 5 }, () => halfOpenCall(server.url));
+    const answers = await Promise.all(anonymous.map((c) => c.answered));
+    for (const c of anonymous) c.close();
+    expect(answers.map((a) => a.headers?.["grpc-status"])).toEqual(Array(5).fill(String(Code.Unauthenticated)));
+    const verifier = createClient(LeanVerifierService, createGrpcTransport({ baseUrl: server.url }));
+    expect((await verifier.verify({ proof: "p" }, { headers: { authorization: "Bearer s3cret" } })).verdict).toBe(Verdict.PROVED);
   });
 });
 
