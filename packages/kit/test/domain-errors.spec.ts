@@ -160,6 +160,15 @@ describe.each(Object.keys(transports).flatMap((protocol) => Object.keys(callShap
   },
 );
 
+/** What a call ends with, whether the handler throws at once or rejects later. */
+async function settled(call: () => unknown): Promise<unknown> {
+  try {
+    return await call();
+  } catch (error) {
+    return error;
+  }
+}
+
 describe("the service pipeline, called directly", () => {
   function contextWith(signal: AbortSignal) {
     return createHandlerContext({
@@ -185,9 +194,7 @@ describe("the service pipeline, called directly", () => {
       },
       { errors: [[ProofRejected, Code.InvalidArgument]] },
     );
-    const error = await (impl.verify(create(VerifyRequestSchema), contextWith(controller.signal)) as Promise<unknown>).catch(
-      (e: unknown) => e,
-    );
+    const error = await settled(() => impl.verify(create(VerifyRequestSchema), contextWith(controller.signal)));
     expect(ConnectError.from(error).code).toBe(Code.DeadlineExceeded);
   });
 
@@ -225,18 +232,14 @@ describe("the service pipeline, called directly", () => {
       },
       { errors: [[ProofRejected, Code.InvalidArgument]], onUnmapped: (error) => reported.push(error) },
     );
-    const error = await (impl.verify(create(VerifyRequestSchema), contextWith(new AbortController().signal)) as Promise<unknown>).catch(
-      (e: unknown) => e,
-    );
+    const error = await settled(() => impl.verify(create(VerifyRequestSchema), contextWith(new AbortController().signal)));
     expect([ConnectError.from(error).code, ConnectError.from(error).rawMessage]).toEqual([Code.Internal, BUG_MESSAGE]);
     expect(reported).toEqual([bug]);
   });
 
   it("answers UNIMPLEMENTED for a method the service lacks", async () => {
     const impl = wrapServiceImpl(LeanVerifierService, {});
-    const error = await (impl.verify(create(VerifyRequestSchema), contextWith(new AbortController().signal)) as Promise<unknown>).catch(
-      (e: unknown) => e,
-    );
+    const error = await settled(() => impl.verify(create(VerifyRequestSchema), contextWith(new AbortController().signal)));
     expect(ConnectError.from(error).code).toBe(Code.Unimplemented);
   });
 });

@@ -68,20 +68,43 @@ export function wrapServiceImpl<T extends DescService>(
 
 type StatusOf = (error: unknown, ctx: HandlerContext) => ConnectError;
 
-/** Unary and client-streaming: one response, or one error. */
+/**
+ * Unary and client-streaming: one response, or one error. A handler that answers at
+ * once is answered at once (no promise in between); one that returns a promise gets one.
+ */
 function singleResponseHandler(handler: AnyHandler, statusOf: StatusOf, spans: ServerSpans | undefined) {
-  return async (input: unknown, ctx: HandlerContext) => {
+  return (input: unknown, ctx: HandlerContext): unknown => {
     const span = spans?.start(ctx);
+    let output: unknown;
     try {
-      const output = span?.context ? await context.with(span.context, () => handler(input, ctx)) : await handler(input, ctx);
+      output = span?.context ? context.with(span.context, handler, undefined, input, ctx) : handler(input, ctx);
+    } catch (error) {
+      throw failed(error, ctx, statusOf, span?.span);
+    }
+    if (!isThenable(output)) {
       if (span) endSpan(span.span);
       return output;
-    } catch (error) {
-      const status = statusOf(error, ctx);
-      if (span) endSpan(span.span, status);
-      throw status;
     }
+    return output.then(
+      (value) => {
+        if (span) endSpan(span.span);
+        return value;
+      },
+      (error: unknown) => {
+        throw failed(error, ctx, statusOf, span?.span);
+      },
+    );
   };
+}
+
+function failed(error: unknown, ctx: HandlerContext, statusOf: StatusOf, span: Span | undefined): ConnectError {
+  const status = statusOf(error, ctx);
+  if (span) endSpan(span, status);
+  return status;
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | undefined)?.then === "function";
 }
 
 /** Server-streaming and bidi: the span ends, and errors are mapped, when the response stream does. */

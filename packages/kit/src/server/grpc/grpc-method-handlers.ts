@@ -24,10 +24,10 @@ export function grpcMethodHandler(method: DescMethod, handler: Handler, gate: Gr
   switch (method.methodKind) {
     case "unary":
       return (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) =>
-        void respond(contextOf(gate, call), call, callback, handler, call.request);
+        respond(contextOf(gate, call), call, callback, handler, call.request);
     case "client_streaming":
       return (call: grpc.ServerReadableStream<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) =>
-        void respond(contextOf(gate, call), call, callback, handler, call);
+        respond(contextOf(gate, call), call, callback, handler, call);
     case "server_streaming":
       return (call: grpc.ServerWritableStream<unknown, unknown>) => void stream(contextOf(gate, call), call, handler, call.request);
     case "bidi_streaming":
@@ -43,14 +43,33 @@ function contextOf(gate: GrpcCallGate, call: SurfaceCall): GrpcCallContext {
 }
 
 /** Unary and client-streaming: the handler's one response, or its error, with the headers and trailers it set. */
-async function respond(ctx: GrpcCallContext, call: SurfaceCall, callback: grpc.sendUnaryData<unknown>, handler: Handler, input: unknown) {
-  let value: unknown;
-  let failure: ConnectError | undefined;
+function respond(ctx: GrpcCallContext, call: SurfaceCall, callback: grpc.sendUnaryData<unknown>, handler: Handler, input: unknown) {
+  let output: unknown;
   try {
-    value = await handler(input, ctx);
+    output = handler(input, ctx);
   } catch (error) {
-    failure = ConnectError.from(error);
+    settle(ctx, call, callback, ConnectError.from(error), undefined);
+    return;
   }
+  // A handler that answers at once is answered at once, with no promise in between.
+  if (typeof (output as PromiseLike<unknown> | undefined)?.then !== "function") {
+    settle(ctx, call, callback, undefined, output);
+    return;
+  }
+  (output as PromiseLike<unknown>).then(
+    (value) => settle(ctx, call, callback, undefined, value),
+    (error: unknown) =>
+      settle(ctx, call, callback, ConnectError.from(error ?? new Error("the handler failed without an error")), undefined),
+  );
+}
+
+function settle(
+  ctx: GrpcCallContext,
+  call: SurfaceCall,
+  callback: grpc.sendUnaryData<unknown>,
+  failure: ConnectError | undefined,
+  value: unknown,
+) {
   if (ctx.aborted) return; // grpc-js has answered already (deadline, cancel)
   ctx.answered = true;
   sendHeader(ctx, call);
