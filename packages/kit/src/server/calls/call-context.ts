@@ -11,7 +11,6 @@ const DEADLINE_SLACK_MS = 25;
 
 export abstract class CallContext implements HandlerContext {
   readonly requestMethod = "POST";
-  readonly timeoutMs: () => number | undefined;
   /** Set by the engine once the call's answer (its response, or its error) is on its way. */
   answered = false;
   private controller: AbortController | undefined;
@@ -27,8 +26,11 @@ export abstract class CallContext implements HandlerContext {
     readonly protocolName: string,
     /** When the call's deadline passes (epoch ms), if it has one. */
     readonly deadlineAt: number | undefined,
-  ) {
-    this.timeoutMs = deadlineAt === undefined ? noDeadline : () => deadlineAt - Date.now();
+  ) {}
+
+  /** Time left before the deadline, ms; undefined when the call has none. */
+  timeoutMs(): number | undefined {
+    return this.deadlineAt === undefined ? undefined : this.deadlineAt - Date.now();
   }
 
   /** One request header by its lower-case name, as a fetch Headers would give it, without building one. */
@@ -103,10 +105,6 @@ export abstract class CallContext implements HandlerContext {
     this.lazyValues ??= createContextValues();
     return this.lazyValues;
   }
-}
-
-function noDeadline(): undefined {
-  return undefined;
 }
 
 /** One header of any handler's context: the cheap lookup on the kit's own, the Headers otherwise. */
