@@ -78,11 +78,11 @@ async function authenticatedCall(): Promise<string> {
 const openFiles = () => readdirSync(`/proc/${mesh.pid}/fd`).length;
 
 describe("serve all, auth on, default limits", () => {
-  it("keeps answering every health check while 300 anonymous Health.Watch streams are held", async () => {
+  it("keeps answering every health check while 300 anonymous Health.Watch streams are held against one service", async () => {
     const sessions: http2.ClientHttp2Session[] = [];
     try {
       for (let i = 0; i < 75; i++) {
-        const session = http2.connect(urls.get(SERVICES[i % SERVICES.length]!)!);
+        const session = http2.connect(urls.get("verifier")!);
         session.on("error", () => {});
         sessions.push(session);
         for (let j = 0; j < 4; j++) {
