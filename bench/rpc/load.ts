@@ -1,12 +1,13 @@
 // Load generator for bench/rpc: a @grpc/grpc-js client in its own process that keeps
 // `concurrency` unary calls in flight for `seconds` and prints one JSON line of results.
-// Usage: tsx bench/rpc/load.ts <host:port> <concurrency> <seconds> [warmupSeconds]
+// Usage: tsx bench/rpc/load.ts <host:port> <concurrency> <seconds> [warmupSeconds] [announce]
+// With "announce", it first prints the line "measuring" when the measured phase starts.
 import * as grpc from "@grpc/grpc-js";
 import { create, toBinary, fromBinary } from "@bufbuild/protobuf";
 import { TokenizeRequestSchema, TokenizeResponseSchema } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { loadResult } from "../support/load-result.js";
 
-const [target = "127.0.0.1:50051", concArg = "1", secArg = "5", warmArg = "1"] = process.argv.slice(2);
+const [target = "127.0.0.1:50051", concArg = "1", secArg = "5", warmArg = "1", announce] = process.argv.slice(2);
 const concurrency = Number(concArg);
 const seconds = Number(secArg);
 const warmup = Number(warmArg);
@@ -52,6 +53,7 @@ async function phase(durationMs: number, record: boolean) {
 }
 
 await phase(warmup * 1000, false);
+if (announce === "announce") console.log("measuring");
 const { latencies, errors, elapsedMs } = await phase(seconds * 1000, true);
 latencies.sort((a, b) => a - b);
 console.log(JSON.stringify(loadResult(concurrency, latencies, errors, elapsedMs)));

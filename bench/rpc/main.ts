@@ -2,9 +2,13 @@
 // @grpc/grpc-js server with the same handler, measured in the same run by the same
 // grpc-js load process. The two servers run side by side and are measured in alternating
 // turns (the order flips every round), so on a shared machine neither gets the quieter
-// half. Prints JSON. Usage: npm run bench:rpc [-- seconds-per-turn [rounds]]
+// half. Beside throughput and latency, each server's CPU time per call (from /proc, over
+// the turn): the figure another process on the machine disturbs least.
+// Prints JSON. Usage: npm run bench:rpc [-- seconds-per-turn [rounds]]
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { LoadResult } from "../support/load-result.js";
 
@@ -21,13 +25,24 @@ function node(script: string, args: string[] = []): ChildProcess {
 }
 
 async function firstLine(child: ChildProcess): Promise<string> {
+  return (await lines(child, 1))[0]!;
+}
+
+/** The first `count` lines a child prints, each as soon as it is printed (`onLine`). */
+async function lines(child: ChildProcess, count: number, onLine: (line: string) => void = () => {}): Promise<string[]> {
+  const out: string[] = [];
   let buffer = "";
   for await (const chunk of child.stdout!) {
     buffer += chunk;
-    const newline = buffer.indexOf("\n");
-    if (newline >= 0) return buffer.slice(0, newline).trim();
+    for (let newline = buffer.indexOf("\n"); newline >= 0; newline = buffer.indexOf("\n")) {
+      const line = buffer.slice(0, newline).trim();
+      buffer = buffer.slice(newline + 1);
+      out.push(line);
+      onLine(line);
+      if (out.length === count) return out;
+    }
   }
-  throw new Error("process exited before printing a line");
+  throw new Error("process exited before printing its lines");
 }
 
 interface Server {
@@ -37,11 +52,25 @@ interface Server {
   port?: string;
 }
 
-async function load(port: string, concurrency: number): Promise<LoadResult> {
-  const child = node("load.ts", [`127.0.0.1:${port}`, String(concurrency), String(seconds), "1"]);
-  const result = JSON.parse(await firstLine(child)) as LoadResult;
+/** A process's CPU time so far (user + system), ms; Linux. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  // utime and stime, in clock ticks of 10 ms.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+type Turn = LoadResult & { serverCpuMs: number };
+
+async function load(server: Server, concurrency: number): Promise<Turn> {
+  const child = node("load.ts", [`127.0.0.1:${server.port}`, String(concurrency), String(seconds), "1", "announce"]);
+  // The server's CPU time over the measured phase only (after the load's warm-up).
+  let before = 0;
+  const [, report] = await lines(child, 2, (line) => {
+    if (line === "measuring") before = cpuMs(server.child!.pid!);
+  });
+  const serverCpuMs = cpuMs(server.child!.pid!) - before;
   await once(child, "exit");
-  return result;
+  return { ...(JSON.parse(report!) as LoadResult), serverCpuMs };
 }
 
 const servers: Server[] = [
@@ -49,7 +78,8 @@ const servers: Server[] = [
   { name: "kit", script: "kit-server.ts" },
 ];
 const turns: { round: number; concurrency: number; order: string[] }[] = [];
-const results = new Map<string, LoadResult[]>();
+const results = new Map<string, Turn[]>();
+const loadAverageAtStart = loadavg();
 try {
   for (const server of servers) {
     server.child = node(server.script);
@@ -61,7 +91,7 @@ try {
       turns.push({ round, concurrency, order: order.map((s) => s.name) });
       for (const server of order) {
         const key = `${server.name}/${concurrency}`;
-        results.set(key, [...(results.get(key) ?? []), await load(server.port!, concurrency)]);
+        results.set(key, [...(results.get(key) ?? []), await load(server, concurrency)]);
       }
     }
   }
@@ -74,7 +104,7 @@ try {
 }
 
 /** One server's turns at one concurrency: throughput summed over the turns, latency percentiles averaged. */
-function combined(name: string, concurrency: number): LoadResult & { turns: number } {
+function combined(name: string, concurrency: number): LoadResult & { turns: number; serverCpuUsPerCall: number } {
   const all = results.get(`${name}/${concurrency}`)!;
   const calls = all.reduce((a, r) => a + r.calls, 0);
   const mean = (f: (r: LoadResult) => number) => Number((all.reduce((a, r) => a + f(r), 0) / all.length).toFixed(3));
@@ -85,6 +115,7 @@ function combined(name: string, concurrency: number): LoadResult & { turns: numb
     callsPerSecond: Number((calls / (seconds * all.length)).toFixed(1)),
     p50Ms: mean((r) => r.p50Ms),
     p99Ms: mean((r) => r.p99Ms),
+    serverCpuUsPerCall: Number(((all.reduce((a, r) => a + r.serverCpuMs, 0) * 1000) / calls).toFixed(1)),
     turns: all.length,
   };
 }
@@ -97,6 +128,8 @@ const rows = concurrencies.map((concurrency) => {
     kit,
     grpcJs,
     throughputRatio: Number((kit.callsPerSecond / grpcJs.callsPerSecond).toFixed(3)),
+    p99Ratio: Number((kit.p99Ms / grpcJs.p99Ms).toFixed(3)),
+    serverCpuRatio: Number((kit.serverCpuUsPerCall / grpcJs.serverCpuUsPerCall).toFixed(3)),
     // The ratio per round too: how much of it is the machine rather than the server.
     throughputRatioPerRound: results
       .get(`kit/${concurrency}`)!
@@ -110,7 +143,8 @@ console.log(
       method: "leangrpo.v1.InferenceService/Tokenize (unary, gRPC over h2c, loopback)",
       secondsPerTurn: seconds,
       rounds,
-      goal: "the kit (connect-node behind its request gate) beside a plain grpc-js server: the ratio is the cost of serving gRPC, gRPC-Web and Connect on one port",
+      goal: "the kit (grpc-js for gRPC behind the kit's listener, call admission, tracing and error mapping; connect-node for Connect and gRPC-Web on the same port) at >= 0.95x the throughput of a plain grpc-js server, p99 <= 1.1x",
+      loadAverage: { start: loadAverageAtStart.map((l) => Number(l.toFixed(2))), end: loadavg().map((l) => Number(l.toFixed(2))) },
       rows,
       turns,
     },

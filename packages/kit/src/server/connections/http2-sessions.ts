@@ -28,6 +28,9 @@ export interface Http2Sessions {
 export function createHttp2Sessions(options: Http2SessionsOptions): Http2Sessions {
   const sessions = new Map<string, http2.ServerHttp2Session>();
   let openStreams = 0;
+  const streamClosed = () => {
+    openStreams--;
+  };
   const server = http2.createServer({ settings: { maxConcurrentStreams: options.streamsPerConnection } });
   server.on("session", (session: http2.ServerHttp2Session) => {
     const key = `${session.socket.remoteAddress}|${session.socket.remotePort}`;
@@ -37,7 +40,7 @@ export function createHttp2Sessions(options: Http2SessionsOptions): Http2Session
   });
   server.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, _flags: number, rawHeaders: string[]) => {
     openStreams++;
-    stream.once("close", () => openStreams--);
+    stream.once("close", streamClosed);
     const contentType = headers["content-type"] ?? "";
     if (contentType.startsWith("application/grpc") && !contentType.startsWith("application/grpc-web")) options.grpc(stream, headers);
     else options.other(stream, headers, rawHeaders);

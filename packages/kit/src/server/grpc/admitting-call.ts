@@ -46,7 +46,9 @@ export class GrpcCallGate {
 
   constructor(readonly options: GrpcCallGateOptions) {}
 
-  readonly interceptor: ServerInterceptor = (descriptor, call) => new AdmittingCall(call, this, this.options.routes.get(descriptor.path));
+  // grpc-js types an interceptor's result as its own class; it only ever calls the interface's methods.
+  readonly interceptor: ServerInterceptor = (descriptor, call) =>
+    new AdmittingCall(call, this, this.options.routes.get(descriptor.path)) as unknown as ServerInterceptingCall;
 
   contextOf(metadata: Metadata): GrpcCallContext | undefined {
     return (metadata as CarryingMetadata)[kCallContext];
@@ -64,7 +66,13 @@ export class GrpcCallGate {
   }
 }
 
-class AdmittingCall extends ServerInterceptingCall implements InterceptingServerListener {
+/**
+ * The intercepting call of one call: it implements grpc-js's interface directly and
+ * forwards to the call beneath (grpc-js's own ServerInterceptingCall would add a
+ * responder object and a listener wrapper per call, for the asynchronous interceptors
+ * this one is not).
+ */
+class AdmittingCall implements ServerInterceptingCallInterface, InterceptingServerListener {
   private listener: InterceptingServerListener | undefined;
   private admitted: Admitted | undefined;
   private ctx: GrpcCallContext | undefined;
@@ -75,11 +83,9 @@ class AdmittingCall extends ServerInterceptingCall implements InterceptingServer
     private readonly call: ServerInterceptingCallInterface,
     private readonly gate: GrpcCallGate,
     private readonly route: GrpcRoute | undefined,
-  ) {
-    super(call);
-  }
+  ) {}
 
-  override start(listener: InterceptingServerListener): void {
+  start(listener: InterceptingServerListener): void {
     this.listener = listener;
     this.call.start(this);
   }
@@ -135,21 +141,45 @@ class AdmittingCall extends ServerInterceptingCall implements InterceptingServer
     this.listener!.onCancel();
   }
 
-  override sendMetadata(metadata: Metadata): void {
+  sendMetadata(metadata: Metadata): void {
     this.call.sendMetadata(metadata);
   }
 
-  override sendMessage(message: unknown, callback: () => void): void {
+  sendMessage(message: unknown, callback: () => void): void {
     this.call.sendMessage(message, callback);
   }
 
-  override sendStatus(statusObject: Parameters<ServerInterceptingCallInterface["sendStatus"]>[0]): void {
+  sendStatus(statusObject: Parameters<ServerInterceptingCallInterface["sendStatus"]>[0]): void {
     this.finish();
     this.call.sendStatus(statusObject);
   }
 
-  override startRead(): void {
+  startRead(): void {
     this.call.startRead();
+  }
+
+  getPeer() {
+    return this.call.getPeer();
+  }
+
+  getDeadline() {
+    return this.call.getDeadline();
+  }
+
+  getHost() {
+    return this.call.getHost();
+  }
+
+  getAuthContext() {
+    return this.call.getAuthContext();
+  }
+
+  getConnectionInfo() {
+    return this.call.getConnectionInfo();
+  }
+
+  getMetricsRecorder() {
+    return this.call.getMetricsRecorder();
   }
 
   private finish() {
