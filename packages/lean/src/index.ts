@@ -23,3 +23,15 @@ export {
   type HeaderScreen,
   type TheoremHeaderFields,
 } from "./header-screen.js";
+export { positionAt, type SourcePosition } from "./screen/position.js";
+export type { BannedConstruct, SourcePart } from "./screen/construct.js";
+export { BANNED_CONSTRUCTS, findBannedUse, lastComponent, type BannedUse } from "./screen/banned-constructs.js";
+export { CONTEXT_COMMANDS } from "./screen/context-commands.js";
+export { lexicalRefusal, screenSourcePart, type Refusal } from "./screen/source-screen.js";
+export {
+  screenTheorem,
+  screenTheoremSource,
+  type TheoremField,
+  type TheoremScreen,
+  type TheoremSourceFields,
+} from "./screen/theorem-screen.js";

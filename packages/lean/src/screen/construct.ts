@@ -1,6 +1,7 @@
 // One entry of the screen: a construct refused before Lean runs, the parts of the
 // source it is refused in, why, and how to find it in Lean's tokens.
-import type { LeanToken, TokenTable } from "@lean-grpo/lean";
+import type { TokenTable } from "../token-table.js";
+import type { LeanToken } from "../tokens.js";
 
 /** The parts of a checked source: the dataset's statement and context, and the model's proof (or tactic). */
 export type SourcePart = "statement" | "context" | "proof";
@@ -13,13 +14,16 @@ export interface BannedConstruct {
   parts: readonly SourcePart[];
   /**
    * Whether the construct begins at `tokens[at]`; the index just past its last token
-   * when it does. The redeclaration entry depends on the theorem's name.
+   * when it does. The redeclaration entry depends on the theorem's name; `source` is
+   * the text the tokens' positions index.
    */
-  matchAt(tokens: readonly LeanToken[], at: number, theoremName: string, table: TokenTable): number | undefined;
+  matchAt(tokens: readonly LeanToken[], at: number, theoremName: string, table: TokenTable, source: string): number | undefined;
 }
 
 export const EVERYWHERE: readonly SourcePart[] = ["statement", "context", "proof"];
 export const PROOF_ONLY: readonly SourcePart[] = ["proof"];
+/** The dataset's parts: the context and the statement. */
+export const THEOREM_ONLY: readonly SourcePart[] = ["statement", "context"];
 
 export type Matcher = BannedConstruct["matchAt"];
 

@@ -9,16 +9,15 @@
 // A proof body must not leave its declaration. After a parse error Lean's command
 // loop resumes at the next token that begins a command, anywhere in the text, so a
 // body may hold no such token at all ("a command" below), whatever its position.
-import {
-  BUILTIN_TABLE,
-  COMMAND_KEYWORDS,
-  commandStartedBy,
-  keywordOf,
-  tokenize,
-  tokensResynchronised,
-  type LeanToken,
-  type TokenTable,
-} from "@lean-grpo/lean";
+// Which commands a context may hold, and what a statement is, are allow-lists of
+// their own (context-commands.ts, statement-head.ts); the entries here apply inside
+// every command.
+import { tokensResynchronised } from "../blank.js";
+import { BUILTIN_TABLE } from "../builtin-tokens.js";
+import { COMMAND_KEYWORDS, commandStartedBy, keywordOf } from "../commands.js";
+import type { TokenTable } from "../token-table.js";
+import { tokenize } from "../tokenize.js";
+import type { LeanToken } from "../tokens.js";
 import { construct, EVERYWHERE, PROOF_ONLY, single, type BannedConstruct, type Matcher, type SourcePart } from "./construct.js";
 import { ELABORATION_TIME_CODE } from "./elaboration-code.js";
 
@@ -35,7 +34,7 @@ function word(name: string, why: string, parts = EVERYWHERE): BannedConstruct {
 }
 
 /** A keyword: the plain one-part identifier (`Set.image.def` and `«def»` are names, not the keyword). */
-function keyword(name: string, why: string, parts = EVERYWHERE): BannedConstruct {
+function keyword(name: string, why: string, parts: readonly SourcePart[] = EVERYWHERE): BannedConstruct {
   return construct(
     name,
     why,
@@ -76,6 +75,8 @@ const SORRY = "leaves the goal unproved";
 const NATIVE = "trusts compiled code instead of a kernel-checked proof (axiom Lean.ofReduceBool)";
 const METAPROGRAM = "runs arbitrary code at elaboration time";
 const SYNTAX = "redefines syntax or elaborators (e.g. makes a tactic mean sorry)";
+/** Notation that only abbreviates a term is a context's (context-commands.ts checks its tokens); a statement or proof holds none. */
+const NOTATION_PARTS: readonly SourcePart[] = ["statement", "proof"];
 const COMPILER = "makes compiled code disagree with the kernel";
 const SEARCH = "uses library search, which has produced proofs that hide a sorry (DeepSeek-Prover-V2, App. B)";
 const COMMAND = "is a top-level command; a proof body is one term, and commands after it can change what the theorem's name resolves to";
@@ -191,12 +192,12 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
   keyword("macro", SYNTAX),
   keyword("macro_rules", SYNTAX),
   keyword("syntax", SYNTAX),
-  keyword("notation", SYNTAX),
-  keyword("infix", SYNTAX),
-  keyword("infixl", SYNTAX),
-  keyword("infixr", SYNTAX),
-  keyword("prefix", SYNTAX),
-  keyword("postfix", SYNTAX),
+  keyword("notation", SYNTAX, NOTATION_PARTS),
+  keyword("infix", SYNTAX, NOTATION_PARTS),
+  keyword("infixl", SYNTAX, NOTATION_PARTS),
+  keyword("infixr", SYNTAX, NOTATION_PARTS),
+  keyword("prefix", SYNTAX, NOTATION_PARTS),
+  keyword("postfix", SYNTAX, NOTATION_PARTS),
   keyword("axiom", "adds an unproved assumption"),
   word("implemented_by", COMPILER),
   word("extern", COMPILER),
@@ -274,19 +275,34 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
   // Routes from a body to code run while elaborating, or to the environment (elaboration-code.ts).
   ...ELABORATION_TIME_CODE,
   construct(
-    "quote after a symbol",
-    "starts a character literal right after a symbol, where the environment's token table (not read for this header) may hold a " +
-      "longer token ending in `'`; Lean would then read code where the screen reads a literal, so the screen does not guess",
-    PROOF_ONLY,
-    (tokens, at, _theoremName, table) => {
+    "quote next to a symbol",
+    "puts a `'` where the environment's token table (not read for this header) decides how Lean reads it: a character literal " +
+      "glued to a symbol may be the end of a longer token (`⁻¹'`), and a token of the fallback table that holds a `'` may be no " +
+      "token there, so Lean opens a character literal at it; either way Lean would read code where the screen reads a literal",
+    EVERYWHERE,
+    (tokens, at, _theoremName, table, source) => {
+      if (table.source !== "builtin") return undefined;
       const [before, token] = [tokens[at - 1], tokens[at]!];
       const glued = token.kind === "char" && before?.kind === "symbol" && before.end === token.start && !OPENING.has(before.text);
-      return table.source === "builtin" && glued ? at + 1 : undefined;
+      return glued || (token.kind === "symbol" && quoteOpensCharLiteral(token, source)) ? at + 1 : undefined;
     },
   ),
   // Last: every other token that begins a command (alias, open without in, #find, deriving, ...).
   construct("a command", ANY_COMMAND, PROOF_ONLY, anyCommand),
 ];
+
+/**
+ * Whether Lean, reading `token` without a token for it, could open a character literal at one of its quotes:
+ * at a `'` not followed by another `'` (Lean's check), one character or escape then `'`.
+ */
+function quoteOpensCharLiteral(token: LeanToken, source: string): boolean {
+  for (let at = source.indexOf("'", token.start); at >= 0 && at < token.end; at = source.indexOf("'", at + 1)) {
+    // A character literal is at most `'\uXXXX'`: the slice holds it whole.
+    const first = tokenize(source.slice(at, at + 10)).tokens[0];
+    if (first?.kind === "char" && first.start === 0) return true;
+  }
+  return false;
+}
 
 /** `Foo.«bar baz»` → `bar baz`: the last component of a name, unescaped, as Lean's lexer reads it. */
 export function lastComponent(name: string): string {
@@ -322,17 +338,10 @@ export function findBannedUse(
   const tokens = tokenize(text, { tokens: table }).tokens;
   const direct = firstBannedUse(text, tokens, 0, part, theoremName, table);
   if (direct) return direct;
-  const braces = bracesInStrings(tokens);
-  if (braces.length > MAX_HIDDEN_READINGS) {
-    return {
-      construct: BRACES_IN_STRINGS,
-      index: braces[MAX_HIDDEN_READINGS]!,
-      text: "{",
-    };
-  }
-  for (const brace of braces) {
-    const rest = text.slice(brace + 1);
-    const hidden = firstBannedUse(rest, tokensResynchronised(rest, { tokens: table }), brace + 1, part, theoremName, table);
+  const { readings, tooManyAt } = hiddenReadings(text, tokens, table);
+  if (tooManyAt !== undefined) return { construct: BRACES_IN_STRINGS, index: tooManyAt, text: "{" };
+  for (const reading of readings) {
+    const hidden = firstBannedUse(reading.text, reading.tokens, reading.offset, part, theoremName, table);
     if (hidden) return { ...hidden, hiddenInString: true };
   }
   return undefined;
@@ -348,13 +357,36 @@ const BRACES_IN_STRINGS = construct(
   () => undefined,
 );
 
-function bracesInStrings(tokens: readonly LeanToken[]): number[] {
-  const at: number[] = [];
+/** The rest of a text from just after a `{` inside a plain string, read as code: `offset` places its tokens in the text. */
+export interface HiddenReading {
+  offset: number;
+  text: string;
+  tokens: LeanToken[];
+}
+
+/**
+ * The readings of `text` (whose tokens are `tokens`) that Lean could make at each `{`
+ * inside a plain string: as the start of an interpolated term, by a syntax the screen
+ * does not know, and after a parse error there, resynchronised from inside the string.
+ * `tooManyAt` is the `{` past the most the screen reads (then it refuses).
+ */
+export function hiddenReadings(
+  text: string,
+  tokens: readonly LeanToken[],
+  table: TokenTable,
+): { readings: HiddenReading[]; tooManyAt?: number } {
+  const braces: number[] = [];
   for (const token of tokens) {
     if (token.kind !== "string") continue;
-    for (let i = token.text.indexOf("{"); i >= 0; i = token.text.indexOf("{", i + 1)) at.push(token.start + i);
+    for (let i = token.text.indexOf("{"); i >= 0; i = token.text.indexOf("{", i + 1)) braces.push(token.start + i);
   }
-  return at;
+  if (braces.length > MAX_HIDDEN_READINGS) return { readings: [], tooManyAt: braces[MAX_HIDDEN_READINGS]! };
+  return {
+    readings: braces.map((brace) => {
+      const rest = text.slice(brace + 1);
+      return { offset: brace + 1, text: rest, tokens: tokensResynchronised(rest, { tokens: table }) };
+    }),
+  };
 }
 
 function firstBannedUse(
@@ -370,7 +402,7 @@ function firstBannedUse(
     if (!banned.parts.includes(part)) continue;
     for (let at = 0; at < tokens.length; at++) {
       if (first && tokens[at]!.start + offset >= first.index) break;
-      const end = banned.matchAt(tokens, at, theoremName, table);
+      const end = banned.matchAt(tokens, at, theoremName, table, text);
       if (end === undefined) continue;
       const index = tokens[at]!.start + offset;
       if (!first || index < first.index) first = { construct: banned, index, text: text.slice(tokens[at]!.start, tokens[end - 1]!.end) };
@@ -378,9 +410,4 @@ function firstBannedUse(
     }
   }
   return first;
-}
-
-/** Lean's first lexical error in `text`, read with `table`; after one, Lean resynchronises character by character. */
-export function findLexicalError(text: string, table: TokenTable = BUILTIN_TABLE): { message: string; index: number } | undefined {
-  return tokenize(text, { tokens: table }).error;
 }
