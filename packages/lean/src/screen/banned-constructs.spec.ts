@@ -104,7 +104,7 @@ const EXAMPLES: Record<string, string[]> = {
     "by exact «Lean».Kernel.whnf",
   ],
   "environment API": ["by exact setEnv e", "by exact Foo.addDeclCore e 0 d none false", "by exact withOptions id"],
-  "open of a metaprogramming namespace": [
+  "metaprogramming namespace opened": [
     "by\n  open Lean in exact foo",
     "by\n  open Nat Lean.Elab in exact foo",
     "by\n  open _root_.Lean in exact foo",
@@ -183,7 +183,10 @@ describe("BANNED_CONSTRUCTS", () => {
         expect(findBannedUse(`theorem foo : (${proof.replace(/^by /u, "by\n  ")}) = 1`, "statement", THEOREM), proof).toBeDefined();
       }
     }
-    expect(findBannedUse("open IO\ndef f := 1", "context", THEOREM)?.construct.name).toBe("open of a metaprogramming namespace");
+    expect(findBannedUse("open IO\ndef f := 1", "context", THEOREM)?.construct.name).toBe("metaprogramming namespace opened");
+    expect(findBannedUse("namespace IO\ndef f := Process.output", "context", THEOREM)?.construct.name).toBe(
+      "metaprogramming namespace opened",
+    );
     expect(findBannedUse("theorem foo : (unsafeBaseIO (pure true)) = true", "statement", THEOREM)?.construct.name).toBe("environment API");
   });
 

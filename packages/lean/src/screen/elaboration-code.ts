@@ -12,31 +12,8 @@
 import { COMMAND_KEYWORDS, keywordOf } from "../commands.js";
 import { HEADER_OPTIONS } from "../header-screen.js";
 import type { LeanToken } from "../tokens.js";
+import { METAPROGRAMMING_NAMESPACES } from "./metaprogramming.js";
 import { construct, EVERYWHERE, PROOF_ONLY, single, THEOREM_ONLY, type BannedConstruct, type Matcher } from "./construct.js";
-
-/** Namespaces whose members run or build elaboration-time code: `Lean.*` (Elab, Meta, Environment, Kernel, ...), IO and its kin. */
-const METAPROGRAMMING_NAMESPACES = new Set([
-  "Lean",
-  "IO",
-  "EIO",
-  "BaseIO",
-  "EStateM",
-  "System",
-  "Elab",
-  "Meta",
-  "Kernel",
-  "Environment",
-  "Parser",
-  "Syntax",
-  "Macro",
-  "MacroM",
-  "CoreM",
-  "MetaM",
-  "TermElabM",
-  "TacticM",
-  "CommandElabM",
-  "Unsafe",
-]);
 
 /** Names of the environment's and the compiler's API, in any namespace (`Lean.addDecl`, `addDecl` after an `open`). */
 const ENVIRONMENT_API = new Set([
@@ -193,8 +170,14 @@ const unlistedAttribute: Matcher = (tokens, at) => {
 /** Symbols an `open` may hold between its namespaces: `open Nat (succ)`, `open Nat renaming succ → s, zero → z`. */
 const OPEN_SYMBOLS = new Set(["(", ")", "→", "->", ","]);
 
-/** `open A B … in` (or `open … hiding/renaming …`) naming a metaprogramming namespace. */
+/**
+ * `open A B … in` (or `open … hiding/renaming …`) naming a metaprogramming namespace, or `namespace` entering
+ * one: either way its members answer to short names.
+ */
 const openMetaprogramming: Matcher = (tokens, at) => {
+  if (keywordOf(tokens[at]!) === "namespace") {
+    return METAPROGRAMMING_NAMESPACES.has(firstComponent(tokens[at + 1] ?? tokens[at]!) ?? "") ? at + 2 : undefined;
+  }
   if (keywordOf(tokens[at]!) !== "open") return undefined;
   for (let i = at + 1; i < tokens.length && keywordOf(tokens[i]!) !== "in"; i++) {
     const token = tokens[i]!;
@@ -241,8 +224,8 @@ export const ELABORATION_TIME_CODE: readonly BannedConstruct[] = [
     single((t) => t.kind === "identifier" && t.components!.some((c) => ENVIRONMENT_API.has(c))),
   ),
   construct(
-    "open of a metaprogramming namespace",
-    `opens the elaborator's, the environment's or IO's namespace, so its API is reachable by short names: it ${CODE}`,
+    "metaprogramming namespace opened",
+    `opens (or, with \`namespace\`, enters) the elaborator's, the environment's or IO's namespace, so its API is reachable by short names: it ${CODE}`,
     EVERYWHERE,
     openMetaprogramming,
   ),
