@@ -4,7 +4,7 @@ export { isIdFirst, isIdRest, isLetterLike, isSubscriptAlnum } from "./character
 export { COMMAND_KEYWORDS, COMMAND_SYMBOLS, commandStartedBy, keywordOf } from "./commands.js";
 export { tokenize, type TokenizeOptions } from "./tokenize.js";
 export type { LeanToken, LeanTokenKind, LexError, LexResult } from "./tokens.js";
-export { BUILTIN_COMMAND_TOKENS, BUILTIN_TABLE, BUILTIN_TOKENS } from "./builtin-tokens.js";
+export { BUILTIN_COMMAND_TOKENS, BUILTIN_TABLE, BUILTIN_TOKENS, PRESUMED_TABLE } from "./builtin-tokens.js";
 export { makeTokenTable, type TokenTable, type TokenTableSource } from "./token-table.js";
 export {
   codeTokens,
@@ -29,6 +29,7 @@ export { BANNED_CONSTRUCTS, findBannedUse, lastComponent, type BannedUse } from 
 export { CONTEXT_COMMANDS } from "./screen/context-commands.js";
 export { lexicalRefusal, screenSourcePart, type Refusal } from "./screen/source-screen.js";
 export {
+  MAX_THEOREM_TEXT_CHARS,
   screenTheorem,
   screenTheoremSource,
   type TheoremField,

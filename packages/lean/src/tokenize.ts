@@ -168,9 +168,16 @@ class Lexer {
       }
     }
     this.i = start + (token?.length ?? this.width(start));
-    const text = this.src.slice(start, this.i);
-    const word = Array.from(text).every((c, k) => (k === 0 ? isIdFirst(c.codePointAt(0)!) : isIdRest(c.codePointAt(0)!)));
-    this.push(word ? "identifier" : "symbol", start, word ? { components: [text], escaped: false } : {});
+    const word = this.isWord(start, this.i);
+    this.push(word ? "identifier" : "symbol", start, word ? { components: [this.src.slice(start, this.i)], escaped: false } : {});
+  }
+
+  /** Whether `src[from, to)` is a word by Lean's identifier rules (a keyword of the table, such as `theorem`). */
+  private isWord(from: number, to: number): boolean {
+    for (let at = from; at < to; at += this.width(at)) {
+      if (!(at === from ? isIdFirst(this.cp(at)) : isIdRest(this.cp(at)))) return false;
+    }
+    return true;
   }
 
   /** Index just past the `-/` closing a comment whose body starts at `from` (Lean's finishCommentBlock); undefined when none does. */

@@ -275,10 +275,13 @@ describe("the token table decides what a quote is", () => {
     });
   });
 
-  it("reads Mathlib's `#s` as a card on the environment's table, and refuses it as a command on the fallback table", () => {
+  it("reads Mathlib's `#s` as a card on the environment's table and by default, and as a command on the strict fallback", () => {
     const statement = "theorem t (s : Finset ℕ) : #s = 3";
     expect(screenTheoremSource({ context: "", statement }, mathlibLike)).toEqual({ ok: true });
+    expect(screenTheoremSource({ context: "", statement })).toEqual({ ok: true });
     expect(screenTheoremSource({ context: "", statement }, BUILTIN_TABLE)).toMatchObject({ ok: false, field: "statement" });
+    // The listed `#` commands are commands on every table.
+    expect(screenTheoremSource({ context: "", statement: "theorem t : True\n#eval 1" })).toMatchObject({ ok: false });
   });
 
   it("accepts the usual quote-ended notations with space after them", () => {

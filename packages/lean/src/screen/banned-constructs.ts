@@ -18,7 +18,17 @@ import { COMMAND_KEYWORDS, commandStartedBy, keywordOf } from "../commands.js";
 import type { TokenTable } from "../token-table.js";
 import { tokenize } from "../tokenize.js";
 import type { LeanToken } from "../tokens.js";
-import { construct, EVERYWHERE, PROOF_ONLY, single, type BannedConstruct, type Matcher, type SourcePart } from "./construct.js";
+import {
+  construct,
+  EVERYWHERE,
+  HASH_COMMAND,
+  PROOF_ONLY,
+  single,
+  startKeysOf,
+  type BannedConstruct,
+  type Matcher,
+  type SourcePart,
+} from "./construct.js";
 import { ELABORATION_TIME_CODE } from "./elaboration-code.js";
 
 export type { BannedConstruct, Matcher, SourcePart } from "./construct.js";
@@ -30,6 +40,7 @@ function word(name: string, why: string, parts = EVERYWHERE): BannedConstruct {
     why,
     parts,
     single((t) => t.kind === "identifier" && t.components!.includes(name)),
+    [name],
   );
 }
 
@@ -40,6 +51,7 @@ function keyword(name: string, why: string, parts: readonly SourcePart[] = EVERY
     why,
     parts,
     single((t) => keywordOf(t) === name),
+    [name],
   );
 }
 
@@ -50,16 +62,18 @@ function hashCommand(name: string, why: string, parts = EVERYWHERE): BannedConst
     why,
     parts,
     single((t) => t.kind === "hashCommand" && t.text.startsWith(name)),
+    [HASH_COMMAND],
   );
 }
 
 /** An identifier whose components hold `path` in a row (`Lean.Elab`, also in `Lean.Elab.Term.elabTerm`). */
-function path(name: string, why: string, test: (components: string[]) => boolean): BannedConstruct {
+function path(name: string, why: string, component: string, test: (components: string[]) => boolean): BannedConstruct {
   return construct(
     name,
     why,
     EVERYWHERE,
     single((t) => t.kind === "identifier" && test(t.components!)),
+    [component],
   );
 }
 
@@ -208,14 +222,16 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
     EVERYWHERE,
     (tokens, at) =>
       tokens[at]!.kind === "identifier" && tokens[at]!.components!.includes("unsafe") && !isAesopRulePhase(tokens, at) ? at + 1 : undefined,
+    ["unsafe"],
   ),
   construct(
     "set_option debug.*/kernel.*",
     "switches off kernel checking (debug.skipKernelTC) or compiler guarantees",
     EVERYWHERE,
     followedBy("set_option", (name) => UNSAFE_OPTION_GROUPS.has(optionGroup(name) ?? "") && name.components!.join(".").includes(".")),
+    ["set_option"],
   ),
-  path("debug.", "names a debug option (debug.skipKernelTC switches off the kernel)", (components) =>
+  path("debug.", "names a debug option (debug.skipKernelTC switches off the kernel)", "debug", (components) =>
     components.slice(0, -1).includes("debug"),
   ),
   construct(
@@ -230,12 +246,13 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
     "exposes private internals (e.g. Environment.mk)",
     EVERYWHERE,
     followedBy("open", (t) => keywordOf(t) === "private"),
+    ["open"],
   ),
   keyword("initialize", METAPROGRAM),
   keyword("builtin_initialize", METAPROGRAM),
-  path("IO.", "reaches files, processes and the network", (components) => components[0] === "IO" && components.length > 1),
-  path("Lean.Elab", "reaches the elaborator's internals", (components) => holdsInARow(components, "Lean", "Elab")),
-  path("Lean.Meta", "reaches the elaborator's internals", (components) => holdsInARow(components, "Lean", "Meta")),
+  path("IO.", "reaches files, processes and the network", "IO", (components) => components[0] === "IO" && components.length > 1),
+  path("Lean.Elab", "reaches the elaborator's internals", "Lean", (components) => holdsInARow(components, "Lean", "Elab")),
+  path("Lean.Meta", "reaches the elaborator's internals", "Lean", (components) => holdsInARow(components, "Lean", "Meta")),
   word("modifyEnv", "writes the environment past the kernel"),
   word("addDecl", "writes the environment past the kernel"),
   word("apply?", SEARCH),
@@ -249,6 +266,7 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
       if (!DECLARING.has(keywordOf(tokens[at]!) ?? "") || declared?.kind !== "identifier") return undefined;
       return declared.components!.at(-1) === lastComponent(theoremName) ? at + 2 : undefined;
     },
+    DECLARING,
   ),
   ...[
     "theorem",
@@ -296,9 +314,9 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
  * at a `'` not followed by another `'` (Lean's check), one character or escape then `'`.
  */
 function quoteOpensCharLiteral(token: LeanToken, source: string): boolean {
-  for (let at = source.indexOf("'", token.start); at >= 0 && at < token.end; at = source.indexOf("'", at + 1)) {
+  for (let quote = token.text.indexOf("'"); quote >= 0; quote = token.text.indexOf("'", quote + 1)) {
     // A character literal is at most `'\uXXXX'`: the slice holds it whole.
-    const first = tokenize(source.slice(at, at + 10)).tokens[0];
+    const first = tokenize(source.slice(token.start + quote, token.start + quote + 10)).tokens[0];
     if (first?.kind === "char" && first.start === 0) return true;
   }
   return false;
@@ -327,15 +345,16 @@ export interface BannedUse {
  * words whose syntax takes an interpolated string). A plain string that holds `{`
  * is also read the other ways Lean could read it — as interpolated, by a syntax the
  * screen does not know, and, after a parse error there, resynchronised from inside
- * the string — and a banned construct in any such reading refuses the text.
+ * the string — and a banned construct in any such reading refuses the text. `tokens`
+ * are the text's, when the caller has read them already.
  */
 export function findBannedUse(
   text: string,
   part: SourcePart,
   theoremName: string,
   table: TokenTable = BUILTIN_TABLE,
+  tokens: readonly LeanToken[] = tokenize(text, { tokens: table }).tokens,
 ): BannedUse | undefined {
-  const tokens = tokenize(text, { tokens: table }).tokens;
   const direct = firstBannedUse(text, tokens, 0, part, theoremName, table);
   if (direct) return direct;
   const { readings, tooManyAt } = hiddenReadings(text, tokens, table);
@@ -349,12 +368,16 @@ export function findBannedUse(
 
 /** How many `{` inside plain strings a text may hold; each costs one more reading of the rest of the text. */
 const MAX_HIDDEN_READINGS = 16;
+/** How many characters those readings may re-read in all, so that a text costs at most about twice its plain reading. */
+const MAX_HIDDEN_CHARS = 64 * 1024;
 
 const BRACES_IN_STRINGS = construct(
   "many `{` in strings",
-  `holds more than ${MAX_HIDDEN_READINGS} \`{\` inside string literals, each of which Lean may read as an interpolation; the screen does not guess`,
+  `holds more \`{\` inside string literals than the screen reads (${MAX_HIDDEN_READINGS}, and ${MAX_HIDDEN_CHARS} characters ` +
+    "read again after them in all); Lean may read each as an interpolation, and the screen does not guess",
   EVERYWHERE,
   () => undefined,
+  [],
 );
 
 /** The rest of a text from just after a `{` inside a plain string, read as code: `offset` places its tokens in the text. */
@@ -381,6 +404,11 @@ export function hiddenReadings(
     for (let i = token.text.indexOf("{"); i >= 0; i = token.text.indexOf("{", i + 1)) braces.push(token.start + i);
   }
   if (braces.length > MAX_HIDDEN_READINGS) return { readings: [], tooManyAt: braces[MAX_HIDDEN_READINGS]! };
+  let reread = 0;
+  for (const brace of braces) {
+    reread += text.length - brace - 1;
+    if (reread > MAX_HIDDEN_CHARS) return { readings: [], tooManyAt: brace };
+  }
   return {
     readings: braces.map((brace) => {
       const rest = text.slice(brace + 1);
@@ -389,6 +417,29 @@ export function hiddenReadings(
   };
 }
 
+/** Per part, the constructs refused there: those tried at every token, and the others by the keys they begin at. */
+interface PartIndex {
+  everywhere: { construct: BannedConstruct; order: number }[];
+  byKey: Map<string, { construct: BannedConstruct; order: number }[]>;
+}
+
+const partIndexes = new Map<SourcePart, PartIndex>();
+
+function partIndex(part: SourcePart): PartIndex {
+  let index = partIndexes.get(part);
+  if (!index) {
+    index = { everywhere: [], byKey: new Map() };
+    for (const [order, banned] of BANNED_CONSTRUCTS.entries()) {
+      if (!banned.parts.includes(part)) continue;
+      if (!banned.startKeys) index.everywhere.push({ construct: banned, order });
+      else for (const key of banned.startKeys) index.byKey.set(key, [...(index.byKey.get(key) ?? []), { construct: banned, order }]);
+    }
+    partIndexes.set(part, index);
+  }
+  return index;
+}
+
+/** The first token where a construct of the part begins; of several there, the one listed first. */
 function firstBannedUse(
   text: string,
   tokens: readonly LeanToken[],
@@ -397,17 +448,23 @@ function firstBannedUse(
   theoremName: string,
   table: TokenTable,
 ): BannedUse | undefined {
-  let first: BannedUse | undefined;
-  for (const banned of BANNED_CONSTRUCTS) {
-    if (!banned.parts.includes(part)) continue;
-    for (let at = 0; at < tokens.length; at++) {
-      if (first && tokens[at]!.start + offset >= first.index) break;
+  const { everywhere, byKey } = partIndex(part);
+  for (let at = 0; at < tokens.length; at++) {
+    let found: { construct: BannedConstruct; order: number; end: number } | undefined;
+    const tryAt = ({ construct: banned, order }: { construct: BannedConstruct; order: number }) => {
+      if (found && found.order <= order) return;
       const end = banned.matchAt(tokens, at, theoremName, table, text);
-      if (end === undefined) continue;
-      const index = tokens[at]!.start + offset;
-      if (!first || index < first.index) first = { construct: banned, index, text: text.slice(tokens[at]!.start, tokens[end - 1]!.end) };
-      break;
+      if (end !== undefined) found = { construct: banned, order, end };
+    };
+    everywhere.forEach(tryAt);
+    for (const key of startKeysOf(tokens[at]!)) byKey.get(key)?.forEach(tryAt);
+    if (found) {
+      return {
+        construct: found.construct,
+        index: tokens[at]!.start + offset,
+        text: text.slice(tokens[at]!.start, tokens[found.end - 1]!.end),
+      };
     }
   }
-  return first;
+  return undefined;
 }

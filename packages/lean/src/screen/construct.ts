@@ -18,6 +18,11 @@ export interface BannedConstruct {
    * the text the tokens' positions index.
    */
   matchAt(tokens: readonly LeanToken[], at: number, theoremName: string, table: TokenTable, source: string): number | undefined;
+  /**
+   * The keys of the tokens it can begin at (startKeysOf), when it names them: the screen
+   * then tries it only there. Without them it is tried at every token.
+   */
+  startKeys?: ReadonlySet<string>;
 }
 
 export const EVERYWHERE: readonly SourcePart[] = ["statement", "context", "proof"];
@@ -27,9 +32,24 @@ export const THEOREM_ONLY: readonly SourcePart[] = ["statement", "context"];
 
 export type Matcher = BannedConstruct["matchAt"];
 
-export function construct(name: string, why: string, parts: readonly SourcePart[], matchAt: Matcher): BannedConstruct {
-  return { name, why, parts, matchAt };
+export function construct(
+  name: string,
+  why: string,
+  parts: readonly SourcePart[],
+  matchAt: Matcher,
+  startKeys?: Iterable<string>,
+): BannedConstruct {
+  return { name, why, parts, matchAt, ...(startKeys === undefined ? {} : { startKeys: new Set(startKeys) }) };
 }
+
+/** What a token is looked up by: an identifier's components (a keyword is one), `#command` for a `#` command, else its text. */
+export function startKeysOf(token: LeanToken): readonly string[] {
+  if (token.kind === "identifier") return token.components!;
+  return token.kind === "hashCommand" ? [HASH_COMMAND] : [token.text];
+}
+
+/** The key of every `#` command token (`#eval`, `#evalx`, Mathlib's `#find`). */
+export const HASH_COMMAND = "#command";
 
 /** One token matching `test`. */
 export function single(test: (token: LeanToken) => boolean): Matcher {

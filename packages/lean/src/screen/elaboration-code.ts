@@ -198,6 +198,7 @@ export const ELABORATION_TIME_CODE: readonly BannedConstruct[] = [
     `writes a monadic program (a \`do\` block); a theorem or its proof has no use for one, and run_tac, by_elab and the macros over them run it: it ${CODE}`,
     EVERYWHERE,
     single((t) => keywordOf(t) === "do"),
+    ["do"],
   ),
   construct(
     "syntax quotation",
@@ -216,24 +217,28 @@ export const ELABORATION_TIME_CODE: readonly BannedConstruct[] = [
     `names the elaborator, the environment, the kernel or IO (\`Lean.*\`, \`IO.*\`, ...): it ${CODE}`,
     EVERYWHERE,
     single((t) => METAPROGRAMMING_NAMESPACES.has(firstComponent(t) ?? "")),
+    METAPROGRAMMING_NAMESPACES,
   ),
   construct(
     "environment API",
     "names an API that writes the environment, evaluates code or sets options (addDecl, modifyEnv, evalTactic, withOptions, ...)",
     EVERYWHERE,
     single((t) => t.kind === "identifier" && t.components!.some((c) => ENVIRONMENT_API.has(c))),
+    ENVIRONMENT_API,
   ),
   construct(
     "metaprogramming namespace opened",
     `opens (or, with \`namespace\`, enters) the elaborator's, the environment's or IO's namespace, so its API is reachable by short names: it ${CODE}`,
     EVERYWHERE,
     openMetaprogramming,
+    ["open", "namespace"],
   ),
   construct(
     "set_option (not allowed in a proof)",
     `sets an option a proof may not scope; allowed: ${[...ALLOWED_OPTIONS].join(", ")}, linter.*, pp.* (options such as debug.skipKernelTC switch off the kernel)`,
     PROOF_ONLY,
     unlistedOption(ALLOWED_OPTIONS),
+    ["set_option"],
   ),
   construct(
     "set_option (not allowed in a theorem)",
@@ -241,6 +246,7 @@ export const ELABORATION_TIME_CODE: readonly BannedConstruct[] = [
       "(options such as debug.skipKernelTC switch off the kernel)",
     THEOREM_ONLY,
     unlistedOption(THEOREM_OPTIONS),
+    ["set_option"],
   ),
   construct(
     "attribute (not allowed)",
@@ -254,17 +260,20 @@ export const ELABORATION_TIME_CODE: readonly BannedConstruct[] = [
     "reads a file while Lean elaborates the text (core's `include_str`); a theorem or its proof has no files to read",
     EVERYWHERE,
     single((t) => keywordOf(t) === "include_str"),
+    ["include_str"],
   ),
   construct(
     "eval%",
     `evaluates a term in the interpreter while elaborating (Mathlib's \`eval%\`, Meta.evalExpr): it ${CODE}`,
     EVERYWHERE,
     interpreterEval,
+    ["eval", "eval%"],
   ),
   construct(
     "polyrith",
     "sends the goal to an external server (and prints a proof to paste rather than proving)",
     EVERYWHERE,
     single((t) => keywordOf(t) === "polyrith"),
+    ["polyrith"],
   ),
 ];

@@ -14,6 +14,7 @@ import { blankComments } from "../blank.js";
 import { BUILTIN_TABLE } from "../builtin-tokens.js";
 import type { TokenTable } from "../token-table.js";
 import { tokenize } from "../tokenize.js";
+import type { LeanToken } from "../tokens.js";
 import { findBannedUse } from "./banned-constructs.js";
 import type { SourcePart } from "./construct.js";
 import { positionAt } from "./position.js";
@@ -51,14 +52,23 @@ export function screenSourcePart(
   table: TokenTable = BUILTIN_TABLE,
   label: string = part,
 ): Refusal | undefined {
-  const lexical = lexicalRefusal(text, table, label);
-  if (lexical) return lexical;
-  const code = blankComments(text, { tokens: table });
-  const use = findBannedUse(code, part, theoremName, table);
+  return lexicalRefusal(text, table, label) ?? bannedRefusal(blankComments(text, { tokens: table }), part, theoremName, table, label);
+}
+
+/** The first banned construct of `code` (a part with its comments blanked, known to lex), as a refusal. */
+export function bannedRefusal(
+  code: string,
+  part: SourcePart,
+  theoremName: string,
+  table: TokenTable,
+  label: string = part,
+  tokens?: readonly LeanToken[],
+): Refusal | undefined {
+  const use = findBannedUse(code, part, theoremName, table, tokens);
   if (!use) return undefined;
   const shown = use.text.trim() === use.construct.name ? `\`${use.construct.name}\`` : `${use.construct.name} (\`${use.text.trim()}\`)`;
   const where = use.hiddenInString
     ? " (inside a string, where Lean may read it as code: as an interpolation, or after a parse error there)"
     : "";
-  return { index: use.index, reason: `banned ${shown} at ${placeIn(text, use.index, label)}${where}: it ${use.construct.why}` };
+  return { index: use.index, reason: `banned ${shown} at ${placeIn(code, use.index, label)}${where}: it ${use.construct.why}` };
 }

@@ -7,20 +7,23 @@
 // (statement-head.ts) and hold no banned construct. The proof, which only the verifier
 // receives, is screened there with the same constructs (source-screen.ts).
 //
-// The token table decides what a token is: the verifier screens again with the table
-// Lean reports for the header; the services that never see Lean screen with the
-// fallback table, which may miss a notation of the imports (then they refuse more).
+// The token table decides what a token is. The services that never see Lean, and the
+// verifier before a worker takes the request, screen with PRESUMED_TABLE (the fallback
+// list read as Mathlib reads it); the verifier screens again on the worker's lease with
+// the table Lean reported for the header (or the strict fallback where Lean could not
+// report one), and only what passes that is sent to Lean.
 import { blankComments } from "../blank.js";
-import { BUILTIN_TABLE } from "../builtin-tokens.js";
+import { PRESUMED_TABLE } from "../builtin-tokens.js";
 import { codeTokens, declaredTheoremName, statementWithoutProof } from "../declarations.js";
 import { screenTheoremHeader, type TheoremHeaderFields } from "../header-screen.js";
 import { commandStartedBy } from "../commands.js";
 import { crlfToLf } from "../line-ends.js";
 import type { TokenTable } from "../token-table.js";
+import { tokenize } from "../tokenize.js";
 import type { LeanToken } from "../tokens.js";
 import { hiddenReadings, type HiddenReading } from "./banned-constructs.js";
 import { contextCommandRefusal } from "./context-commands.js";
-import { lexicalRefusal, placeIn, screenSourcePart, type Refusal } from "./source-screen.js";
+import { bannedRefusal, lexicalRefusal, placeIn, type Refusal } from "./source-screen.js";
 import { statementHeadRefusal } from "./statement-head.js";
 
 export interface TheoremSourceFields {
@@ -32,15 +35,24 @@ export type TheoremField = "header" | "imports" | "context" | "statement";
 
 export type TheoremScreen<F extends TheoremField = TheoremField> = { ok: true } | { ok: false; field: F; reason: string };
 
+/** Longest context or statement screened, characters (a dataset's are a few hundred; the screen's time grows with it). */
+export const MAX_THEOREM_TEXT_CHARS = 64 * 1024;
+
 /**
  * Screens a theorem's context and statement, read with `table` (the header's token
- * table where known, else the fallback). An empty field (a math task has no statement)
+ * table where known; PRESUMED_TABLE by default). An empty field (a math task has no statement)
  * passes; whether a statement is required is the caller's to say.
  */
 export function screenTheoremSource(
   theorem: TheoremSourceFields,
-  table: TokenTable = BUILTIN_TABLE,
+  table: TokenTable = PRESUMED_TABLE,
 ): TheoremScreen<"context" | "statement"> {
+  for (const field of ["statement", "context"] as const) {
+    const length = theorem[field].length;
+    if (length > MAX_THEOREM_TEXT_CHARS) {
+      return { ok: false, field, reason: `is ${length} characters long; at most ${MAX_THEOREM_TEXT_CHARS} are accepted` };
+    }
+  }
   const statement = crlfToLf(theorem.statement);
   const context = crlfToLf(theorem.context);
   const name = statement.trim() === "" ? "" : (declaredTheoremName(statementCode(statement, table)) ?? "");
@@ -52,7 +64,7 @@ export function screenTheoremSource(
 }
 
 /** Screens everything of a theorem that reaches Lean: the header (or imports), the context and the statement. */
-export function screenTheorem(theorem: TheoremHeaderFields & TheoremSourceFields, table: TokenTable = BUILTIN_TABLE): TheoremScreen {
+export function screenTheorem(theorem: TheoremHeaderFields & TheoremSourceFields, table: TokenTable = PRESUMED_TABLE): TheoremScreen {
   const header = screenTheoremHeader(theorem);
   return header.ok ? screenTheoremSource(theorem, table) : header;
 }
@@ -68,19 +80,21 @@ function screenStatement(statement: string, theoremName: string, table: TokenTab
   const code = statementCode(statement, table);
   const tokens = codeTokens(code, { tokens: table });
   return earliest(
-    screenSourcePart(code, "statement", theoremName, table),
+    bannedRefusal(code, "statement", theoremName, table, "statement", tokens),
     statementHeadRefusal(tokens, code, table),
     ...inHiddenReadings(code, tokens, table, (reading) => commandRefusal(code, reading, table)),
   );
 }
 
 function screenContext(context: string, theoremName: string, table: TokenTable): Refusal | undefined {
-  const lexical = lexicalRefusal(context, table, "context");
-  if (lexical) return lexical;
-  const code = blankComments(context, { tokens: table });
-  const tokens = codeTokens(code, { tokens: table });
+  const lexed = tokenize(context, { tokens: table });
+  if (lexed.error) return lexicalRefusal(context, table, "context");
+  // Comments blanked (read again only when there are some): what Lean is sent.
+  const hasComments = lexed.tokens.some((token) => !isCode(token));
+  const code = hasComments ? blankComments(context, { tokens: table }) : context;
+  const tokens = hasComments ? codeTokens(code, { tokens: table }) : lexed.tokens;
   return earliest(
-    screenSourcePart(context, "context", theoremName, table),
+    bannedRefusal(code, "context", theoremName, table, "context", tokens),
     contextCommandRefusal(tokens, code, table),
     ...inHiddenReadings(code, tokens, table, (reading) =>
       contextCommandRefusal(reading.tokens.filter(isCode), code, table, reading.offset),

@@ -45,7 +45,8 @@ export type Theorem = Message<"leangrpo.v1.Theorem"> & {
 
   /**
    * Lean source placed between the header and the statement: `open`, `variable`,
-   * helper definitions. Checked for banned commands like a proof is.
+   * helper definitions. Only listed commands are accepted (declarations, scopes,
+   * notation that runs no code; docs/guide/security.md); anything else is INVALID_ARGUMENT.
    *
    * @generated from field: string context = 4;
    */
