@@ -45,8 +45,7 @@ export type Theorem = Message<"leangrpo.v1.Theorem"> & {
 
   /**
    * Lean source placed between the header and the statement: `open`, `variable`,
-   * helper definitions. Only listed commands are accepted (declarations, scopes,
-   * notation that runs no code; docs/guide/security.md); anything else is INVALID_ARGUMENT.
+   * helper definitions. Checked for banned commands like a proof is.
    *
    * @generated from field: string context = 4;
    */
