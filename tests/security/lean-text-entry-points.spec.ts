@@ -1,11 +1,13 @@
 // Lean commands in a theorem's context or statement, through every entry point that
 // takes a theorem, over gRPC: the verifier's Verify, VerifyBatch and StartProof, the
 // reward service's Score and ScoreGroup (which ask the verifier), and the
-// orchestrator's StartRun and Evaluate with inline theorems. Each call is refused with
+// orchestrator's StartRun and Evaluate with inline theorems or a dataset file. Each call is refused with
 // INVALID_ARGUMENT naming the field, and nothing of the theorem reaches the REPL
 // stand-in behind the real verifier, which would elaborate it (and log it) otherwise.
 // The same mesh proves an honest theorem with a context, so the harness does let Lean
 // text through when it should.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { TaskKind } from "@lean-grpo/gen/leangrpo/v1/common_pb";
@@ -76,11 +78,29 @@ const ENTRY_POINTS: Record<string, { call: (t: ReturnType<typeof theorem>) => Pr
     call: (t) => mesh.orchestrator.startRun({ theorems: [theorem({}), { ...t, id: "t2" }] }),
     field: (f) => new RegExp(`line 2, field "${f}": `),
   },
+  "StartRun (dataset file)": {
+    call: (t) => mesh.orchestrator.startRun({ datasetPath: datasetFile(t) }),
+    field: (f) => new RegExp(`line 2, field "${f}": `),
+  },
+  "Evaluate (dataset file)": {
+    call: (t) => drain(mesh.orchestrator.evaluate({ datasetPath: datasetFile(t) })),
+    field: (f) => new RegExp(`line 2, field "${f}": `),
+  },
   "Evaluate (inline theorems)": {
     call: (t) => drain(mesh.orchestrator.evaluate({ theorems: [t] })),
     field: (f) => new RegExp(`line 1, field "${f}": `),
   },
 };
+
+/** A dataset file of an honest record then `theorem`'s, in the orchestrator's data root; its name. */
+function datasetFile(t: ReturnType<typeof theorem>): string {
+  const name = `attack-${(datasets += 1)}.jsonl`;
+  const record = (r: ReturnType<typeof theorem>) =>
+    JSON.stringify({ name: r.name || undefined, id: r.id, statement: r.statement, context: r.context, header: r.header });
+  writeFileSync(join(mesh.dataRoot, name), `${record(theorem({}))}\n${record({ ...t, id: "t2" })}\n`);
+  return name;
+}
+let datasets = 0;
 
 const ATTACKS = [
   ...Object.entries(HOSTILE_CONTEXTS).map(([name, context]) => ({

@@ -24,6 +24,8 @@ export interface LeanTextMesh {
   verifier: Client<typeof LeanVerifierService>;
   reward: Client<typeof RewardService>;
   orchestrator: Client<typeof OrchestratorService>;
+  /** The orchestrator's data_root: dataset files written here are reachable by StartRun's and Evaluate's dataset_path. */
+  dataRoot: string;
   /** The text of every command and tactic the REPL stand-in received, in order. */
   replInputs(): string[];
   close(): Promise<void>;
@@ -88,6 +90,7 @@ export async function startLeanTextMesh(): Promise<LeanTextMesh> {
     verifier: client(LeanVerifierService, verifierUrl),
     reward: client(RewardService, rewardUrl),
     orchestrator: client(OrchestratorService, orchestratorUrl),
+    dataRoot: dir,
     replInputs: () =>
       existsSync(log)
         ? readFileSync(log, "utf8")
