@@ -41,6 +41,8 @@ export const HOSTILE_CONTEXTS: Readonly<Record<string, string>> = {
   "set_option that switches off the kernel": `set_option debug.skipKernelTC true\ntheorem ${MARKER} : False := sorry`,
   "a command Lean may read inside a string": `def s := "{${SHELL}}"`,
   "a notation atom that hides a command": `infixl:65 " ∘' " => Function.comp\ndef x := f ∘'"' + " ${SHELL} --"`,
+  "a character Lean reads no token at, then a quote": `def x := 1\né'"' + " ${SHELL} --"`,
+  "a character Lean reads no token at, digits, then a quote": `def x := 1\né2'"' + " ${SHELL} --"`,
   "deriving, then a macro": `deriving instance Repr for Nat\nmacro "${MARKER}" : term => \`(1)`,
 };
 

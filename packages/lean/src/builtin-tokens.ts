@@ -183,6 +183,24 @@ const CORE_SYMBOLS = [
   "Type*",
   "Sort*",
   "#",
+  // goals and coercions, congruences and set operations
+  "⊢",
+  "↑",
+  "⇑",
+  "↥",
+  "≡",
+  "[MOD",
+  "[ZMOD",
+  "[PMOD",
+  "∖",
+  "∆",
+  "≈",
+  "≪",
+  "≫",
+  "∠",
+  "→₀",
+  "ᵀ",
+  "⬝ᵥ",
 ];
 
 const CORE_KEYWORDS = [

@@ -7,7 +7,9 @@
 // before its first error hold none — the gap the screen closes by refusing the text.
 import { describe, expect, it } from "vitest";
 import {
+  BUILTIN_COMMAND_TOKENS,
   BUILTIN_TABLE,
+  BUILTIN_TOKENS,
   CONTEXT_COMMANDS,
   commandStartedBy,
   makeTokenTable,
@@ -34,11 +36,7 @@ const theorem = (fields: { context?: string; statement?: string; header?: string
 });
 
 /** A Mathlib-like environment's table: `#` alone is a token (`#s`), and the quote-ended notations are tokens. */
-const mathlibLike = makeTokenTable(
-  [...BUILTIN_TABLE.commandTokens, "#", "''", "⁻¹'", "∑'", "×'", "(", ")", ":", "=", "+", ":=", ",", "by", "fun", "=>", "my_command"],
-  [...BUILTIN_TABLE.commandTokens, "my_command"],
-  "environment",
-);
+const mathlibLike = makeTokenTable([...BUILTIN_TOKENS, "#", "my_command"], [...BUILTIN_COMMAND_TOKENS, "my_command"], "environment");
 
 const EVAL = '#eval IO.Process.output { cmd := "sh", args := #["-c", "id"] }';
 /** A command that runs IO, with no quote of its own (so the payloads' quotes pair as written). */
@@ -282,6 +280,21 @@ describe("the token table decides what a quote is", () => {
     expect(screenTheoremSource({ context: "", statement }, BUILTIN_TABLE)).toMatchObject({ ok: false, field: "statement" });
     // The listed `#` commands are commands on every table.
     expect(screenTheoremSource({ context: "", statement: "theorem t : True\n#eval 1" })).toMatchObject({ ok: false });
+  });
+
+  it("refuses a quote glued to a symbol or a numeral on every table, where Lean may read a longer token or a name", () => {
+    // After `é`, where no token begins, Lean's loop resumes one byte on, inside the character, and reads a name that takes in
+    // `2'`: then `"' + "` is a string and the command after it is code, where the lexer reads a numeral, a character literal
+    // and a string. A notation that a context's `open` brings into scope is a longer token the same way.
+    const context = `def x := 1\né2'"' + " ${HOSTILE} --"`;
+    expect(commandsBeforeError(context)).toEqual(["def"]);
+    for (const table of [mathlibLike, BUILTIN_TABLE, undefined]) {
+      expect(screenTheoremSource({ context, statement: "" }, table)).toMatchObject({
+        ok: false,
+        reason: expect.stringMatching(/^banned quote next to a symbol \(`'"'`\) at context 2:2/),
+      });
+    }
+    expect(screenTheoremSource({ context: "def c : Char := 'a'\ndef x := a ⧸ b", statement: "" }, mathlibLike)).toEqual({ ok: true });
   });
 
   it("accepts the usual quote-ended notations with space after them", () => {

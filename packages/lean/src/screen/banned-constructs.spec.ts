@@ -128,6 +128,7 @@ const EXAMPLES: Record<string, string[]> = {
     `by exact h\nwhere @[${Array.from({ length: 80 }, () => "simp").join(", ")}, tactic simp] h : True := trivial`,
   ],
   "quote next to a symbol": [
+    'by exact 1\né2\'"\' + " #eval 1 --"',
     'by exact f ⬝\'"\'"#eval evil\n-- "',
     "by exact x ⨍'a'",
     // `×'` is a token of the fallback table, but Lean without Mathlib reads `×` then the character literal `' '`.

@@ -105,6 +105,9 @@ const DECLARING = new Set(["theorem", "lemma", "def", "abbrev", "instance", "axi
 /** Symbols after which no token continues into a quote (brackets, separators). */
 const OPENING = new Set(["(", "[", "{", "⟨", ",", ";", ":", ":=", "=", "|", "⦃", "‹"]);
 
+/** Tokens a character literal glued after may be read differently from, where the token table is not Lean's own. */
+const GLUED_BEFORE_QUOTE: ReadonlySet<string> = new Set(["symbol", "number", "scientific", "fieldIndex"]);
+
 /** Option groups that switch off the kernel's or the compiler's guarantees. */
 const UNSAFE_OPTION_GROUPS = new Set(["debug", "kernel", "compiler", "interpreter"]);
 
@@ -294,15 +297,22 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
   ...ELABORATION_TIME_CODE,
   construct(
     "quote next to a symbol",
-    "puts a `'` where the environment's token table (not read for this header) decides how Lean reads it: a character literal " +
-      "glued to a symbol may be the end of a longer token (`⁻¹'`), and a token of the fallback table that holds a `'` may be no " +
-      "token there, so Lean opens a character literal at it; either way Lean would read code where the screen reads a literal",
+    "puts a `'` where the token table decides how Lean reads it: a character literal glued to a symbol or a numeral may be the " +
+      "end of a longer token (`⁻¹'`, or a notation a context's `open` brings into scope), or, after a character Lean reads no " +
+      "token at (it moves on one byte and reads a name that takes in the digits and the quote), the end of a name; and where " +
+      "the header's own table is not known, a listed token that holds a `'` may be no token there, so Lean opens a character " +
+      "literal at it; either way Lean would read code where the screen reads a literal",
     EVERYWHERE,
     (tokens, at, _theoremName, table, source) => {
-      if (table.source !== "builtin") return undefined;
       const [before, token] = [tokens[at - 1], tokens[at]!];
-      const glued = token.kind === "char" && before?.kind === "symbol" && before.end === token.start && !OPENING.has(before.text);
-      return glued || (token.kind === "symbol" && quoteOpensCharLiteral(token, source)) ? at + 1 : undefined;
+      const glued =
+        token.kind === "char" &&
+        before !== undefined &&
+        before.end === token.start &&
+        GLUED_BEFORE_QUOTE.has(before.kind) &&
+        !OPENING.has(before.text);
+      const unsure = table.source !== "environment" && token.kind === "symbol" && quoteOpensCharLiteral(token, source);
+      return glued || unsure ? at + 1 : undefined;
     },
   ),
   // Last: every other token that begins a command (alias, open without in, #find, deriving, ...).

@@ -14,7 +14,7 @@ import { blankComments } from "../blank.js";
 import { BUILTIN_TABLE } from "../builtin-tokens.js";
 import type { TokenTable } from "../token-table.js";
 import { tokenize } from "../tokenize.js";
-import type { LeanToken } from "../tokens.js";
+import type { LeanToken, LexResult } from "../tokens.js";
 import { findBannedUse } from "./banned-constructs.js";
 import type { SourcePart } from "./construct.js";
 import { positionAt } from "./position.js";
@@ -32,8 +32,12 @@ export function placeIn(text: string, index: number, label: string): string {
 }
 
 /** The first lexical error of `text` as Lean reads it; an unterminated comment is reported where it opens. */
-export function lexicalRefusal(text: string, table: TokenTable, label: string): Refusal | undefined {
-  const { tokens, error } = tokenize(text, { tokens: table });
+export function lexicalRefusal(
+  text: string,
+  table: TokenTable,
+  label: string,
+  { tokens, error }: LexResult = tokenize(text, { tokens: table }),
+): Refusal | undefined {
   if (!error) return undefined;
   const comment = error.message === "unterminated comment" ? tokens.at(-1) : undefined;
   const index = comment?.unterminated ? comment.start : error.index;

@@ -88,7 +88,8 @@ function screenStatement(statement: string, theoremName: string, table: TokenTab
 
 function screenContext(context: string, theoremName: string, table: TokenTable): Refusal | undefined {
   const lexed = tokenize(context, { tokens: table });
-  if (lexed.error) return lexicalRefusal(context, table, "context");
+  const lexical = lexicalRefusal(context, table, "context", lexed);
+  if (lexical) return lexical;
   // Comments blanked (read again only when there are some): what Lean is sent.
   const hasComments = lexed.tokens.some((token) => !isCode(token));
   const code = hasComments ? blankComments(context, { tokens: table }) : context;
