@@ -94,7 +94,8 @@ const ENTRY_POINTS: Record<string, { call: (t: ReturnType<typeof theorem>) => Pr
 
 /** A dataset file of an honest record then `theorem`'s, in the orchestrator's data root; its name. */
 function datasetFile(t: ReturnType<typeof theorem>): string {
-  const name = `attack-${(datasets += 1)}.jsonl`;
+  datasets += 1;
+  const name = `attack-${datasets}.jsonl`;
   const record = (r: ReturnType<typeof theorem>) =>
     JSON.stringify({ name: r.name || undefined, id: r.id, statement: r.statement, context: r.context, header: r.header });
   writeFileSync(join(mesh.dataRoot, name), `${record(theorem({}))}\n${record({ ...t, id: "t2" })}\n`);
