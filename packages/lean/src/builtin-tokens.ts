@@ -183,6 +183,24 @@ const CORE_SYMBOLS = [
   "Type*",
   "Sort*",
   "#",
+  // goals and coercions, congruences and set operations
+  "⊢",
+  "↑",
+  "⇑",
+  "↥",
+  "≡",
+  "[MOD",
+  "[ZMOD",
+  "[PMOD",
+  "∖",
+  "∆",
+  "≈",
+  "≪",
+  "≫",
+  "∠",
+  "→₀",
+  "ᵀ",
+  "⬝ᵥ",
 ];
 
 const CORE_KEYWORDS = [
@@ -356,3 +374,13 @@ export const BUILTIN_TOKENS: readonly string[] = [
 export const BUILTIN_COMMAND_TOKENS: readonly string[] = [...COMMAND_KEYWORDS, ...COMMAND_SYMBOLS, ...HASH_COMMANDS];
 
 export const BUILTIN_TABLE: TokenTable = makeTokenTable(BUILTIN_TOKENS, BUILTIN_COMMAND_TOKENS, "builtin");
+
+/**
+ * The fallback list read as a Mathlib environment reads it — `#` a token of its own, so
+ * `#s` is Finset's card and only the listed `#` commands are commands, and a quote next
+ * to a symbol read as the lexer reads it. For screening early, where the header's own
+ * table is not known (the reward service, the orchestrator, the verifier before a
+ * worker): what it lets through is screened again on the header's table before any of
+ * it reaches Lean; what it refuses, every table refuses.
+ */
+export const PRESUMED_TABLE: TokenTable = makeTokenTable([...BUILTIN_TOKENS, "#"], BUILTIN_COMMAND_TOKENS, "presumed");

@@ -101,6 +101,16 @@ export const COMMAND_KEYWORDS: ReadonlySet<string> = new Set([
   "initialize",
   "builtin_initialize",
   "whatsnew",
+  // commands of core and of Mathlib's dependencies that the fallback table would otherwise read as names
+  "unif_hint",
+  "declare_config_elab",
+  "register_error_explanation",
+  "register_tactic_tag",
+  "tactic_extension",
+  "register_linter_set",
+  "add_aesop_rules",
+  "erase_aesop_rules",
+  "variable?",
 ]);
 
 /** Symbols that begin a command: attributes before a declaration. (Doc comments do too; callers blank them.) */

@@ -4,13 +4,14 @@
 // The check is an allow-list over Lean's own tokens (this package's lexer), not a
 // deny-list: a header is
 //   import lines (one module each), then any of
-//   open [scoped] Namespace…      (brings names into scope)
+//   open [scoped] Namespace…      (brings names into scope; not IO's or Lean's)
 //   set_option NAME VALUE         (for the options in HEADER_OPTIONS only)
 // with `--` and `/- -/` comments anywhere. Everything else (another command, `in`,
 // a doc comment, a symbol, a string, a lexical error) is refused, so comments,
 // strings and Unicode look-alikes cannot smuggle a command through: whatever the
 // lexer does not read as one of the allowed words is refused.
 import { COMMAND_KEYWORDS, keywordOf } from "./commands.js";
+import { METAPROGRAMMING_NAMESPACES } from "./screen/metaprogramming.js";
 import { tokenize } from "./tokenize.js";
 import type { LeanToken } from "./tokens.js";
 
@@ -65,7 +66,17 @@ export function screenHeader(header: string): HeaderScreen {
       let next = i + 1;
       if (code[next] && keywordOf(code[next]!) === "scoped") next++;
       const first = next;
-      while (code[next] && isName(code[next]!)) next++;
+      while (code[next] && isName(code[next]!)) {
+        const opened = code[next]!.components!.find((part) => part !== "_root_") ?? "";
+        if (METAPROGRAMMING_NAMESPACES.has(opened)) {
+          return refuse(
+            header,
+            code[next]!.start,
+            `opens \`${opened}\`, whose members run or reach code at elaboration time (IO, Lean's elaborator)`,
+          );
+        }
+        next++;
+      }
       if (next === first) return refuse(header, (code[next] ?? token).start, "has an `open` without a namespace after it");
       i = next;
     } else if (command === "set_option") {

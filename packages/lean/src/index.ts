@@ -4,7 +4,7 @@ export { isIdFirst, isIdRest, isLetterLike, isSubscriptAlnum } from "./character
 export { COMMAND_KEYWORDS, COMMAND_SYMBOLS, commandStartedBy, keywordOf } from "./commands.js";
 export { tokenize, type TokenizeOptions } from "./tokenize.js";
 export type { LeanToken, LeanTokenKind, LexError, LexResult } from "./tokens.js";
-export { BUILTIN_COMMAND_TOKENS, BUILTIN_TABLE, BUILTIN_TOKENS } from "./builtin-tokens.js";
+export { BUILTIN_COMMAND_TOKENS, BUILTIN_TABLE, BUILTIN_TOKENS, PRESUMED_TABLE } from "./builtin-tokens.js";
 export { makeTokenTable, type TokenTable, type TokenTableSource } from "./token-table.js";
 export {
   codeTokens,
@@ -23,3 +23,16 @@ export {
   type HeaderScreen,
   type TheoremHeaderFields,
 } from "./header-screen.js";
+export { positionAt, type SourcePosition } from "./screen/position.js";
+export type { BannedConstruct, SourcePart } from "./screen/construct.js";
+export { BANNED_CONSTRUCTS, findBannedUse, lastComponent, type BannedUse } from "./screen/banned-constructs.js";
+export { CONTEXT_COMMANDS } from "./screen/context-commands.js";
+export { lexicalRefusal, screenSourcePart, type Refusal } from "./screen/source-screen.js";
+export {
+  MAX_THEOREM_TEXT_CHARS,
+  screenTheorem,
+  screenTheoremSource,
+  type TheoremField,
+  type TheoremScreen,
+  type TheoremSourceFields,
+} from "./screen/theorem-screen.js";

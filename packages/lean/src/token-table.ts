@@ -5,10 +5,15 @@
 // table of each header it warms (verifier: repl/token-table-query.ts); BUILTIN_TABLE
 // (builtin-tokens.ts) is the fallback where it cannot.
 
-export type TokenTableSource = "environment" | "builtin";
+/**
+ * "environment": read from Lean for the header. "builtin": the fallback list, read
+ * strictly where it may miss a token (every `#word` a command, a quote next to a symbol
+ * refused). "presumed": the fallback list read as a Mathlib environment reads it, for
+ * the early screens of services that never see Lean (builtin-tokens.ts, PRESUMED_TABLE).
+ */
+export type TokenTableSource = "environment" | "builtin" | "presumed";
 
 export interface TokenTable {
-  /** "environment": read from Lean for this header; "builtin": the fallback list, which may miss tokens. */
   readonly source: TokenTableSource;
   /** The longest token that `src` holds at UTF-16 index `at`, or undefined. */
   longestMatch(src: string, at: number): string | undefined;

@@ -12,9 +12,11 @@
 // character literal, and on an environment's table `#s` (Mathlib's card notation) is
 // `#` then `s` while `#eval` is one token. Keywords keep the kind "identifier" (a
 // one-part plain word); the table decides which words those are. Where Lean would
-// report a lexical error this stops with that error: Lean's recovery after one
-// re-reads the text from the next character, so a caller that trusts nothing after an
-// error stays on the safe side.
+// report a lexical error this stops with that error — in a literal, in a numeral, in
+// whitespace (a tab, a carriage return not before a line feed) and at an unterminated
+// comment: Lean's recovery after one re-reads the text from inside the broken token,
+// where this lexer reads nothing, so a caller that trusts nothing after an error stays
+// on the safe side.
 import { BUILTIN_TABLE } from "./builtin-tokens.js";
 import { isDigit, isHexDigit, isIdFirst, isIdRest, isWhitespace } from "./characters.js";
 import type { TokenTable } from "./token-table.js";
@@ -97,8 +99,13 @@ class Lexer {
     }
   }
 
+  /** Lean's `whitespace`: spaces and newlines; a tab, or a carriage return not before a line feed, is its error. */
   private skipWhitespace(): void {
-    while (this.i < this.src.length && isWhitespace(this.cp())) this.i++;
+    while (this.i < this.src.length && isWhitespace(this.cp())) {
+      if (this.src[this.i] === "\t") this.fail("tabs are not allowed; please configure your editor to expand them", this.i);
+      if (this.src[this.i] === "\r" && this.src[this.i + 1] !== "\n") this.fail("isolated carriage returns are not allowed", this.i);
+      this.i++;
+    }
   }
 
   private token(): void {
@@ -115,6 +122,8 @@ class Lexer {
       const end = this.commentEnd(start + 2 + (start + 2 < this.src.length ? this.width(start + 2) : 1));
       this.i = end ?? this.src.length;
       this.push(third === "-" || third === "!" ? "docComment" : "blockComment", start, end === undefined ? { unterminated: true } : {});
+      // Lean reports it at the end of the input; the token stays, marked, for callers that blank comments.
+      if (end === undefined) this.fail("unterminated comment", this.src.length);
     } else if (ch === '"') {
       this.string(start);
     } else if (ch === "'") {
@@ -159,9 +168,16 @@ class Lexer {
       }
     }
     this.i = start + (token?.length ?? this.width(start));
-    const text = this.src.slice(start, this.i);
-    const word = Array.from(text).every((c, k) => (k === 0 ? isIdFirst(c.codePointAt(0)!) : isIdRest(c.codePointAt(0)!)));
-    this.push(word ? "identifier" : "symbol", start, word ? { components: [text], escaped: false } : {});
+    const word = this.isWord(start, this.i);
+    this.push(word ? "identifier" : "symbol", start, word ? { components: [this.src.slice(start, this.i)], escaped: false } : {});
+  }
+
+  /** Whether `src[from, to)` is a word by Lean's identifier rules (a keyword of the table, such as `theorem`). */
+  private isWord(from: number, to: number): boolean {
+    for (let at = from; at < to; at += this.width(at)) {
+      if (!(at === from ? isIdFirst(this.cp(at)) : isIdRest(this.cp(at)))) return false;
+    }
+    return true;
   }
 
   /** Index just past the `-/` closing a comment whose body starts at `from` (Lean's finishCommentBlock); undefined when none does. */
@@ -305,10 +321,15 @@ class Lexer {
     this.i++;
     this.digits(isDigit, false);
     let scientific = false;
-    if (this.src[this.i] === ".") {
+    // `1..5` is the numeral 1 then `..` (Lean looks two characters ahead before taking a decimal point).
+    if (this.src[this.i] === "." && this.src[this.i + 1] !== ".") {
       scientific = true;
       this.i++;
       if (isDigit(this.cp())) this.digits(isDigit, false);
+      else if (!/[eE]/.test(this.src[this.i] ?? "") && (isIdFirst(this.cp()) || this.src[this.i] === "«")) {
+        // `2.foo`: Lean's error, reported at the numeral (older Lean read `2.` then `foo`; either way no name is hidden).
+        this.fail("unexpected identifier after decimal point; consider parenthesizing the number", start);
+      }
     }
     if (this.src[this.i] === "e" || this.src[this.i] === "E") {
       scientific = true;

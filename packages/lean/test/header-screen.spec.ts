@@ -24,6 +24,31 @@ describe("screenHeader", () => {
     expect(screenHeader("set_option maxHeartbeats 0x10")).toMatchObject({ reason: expect.stringContaining("it takes a decimal number") });
   });
 
+  it("refuses opening IO's or Lean's namespaces, whose members would then answer to short names everywhere after", () => {
+    for (const header of [
+      "import Mathlib\nopen IO",
+      "open Nat Lean.Elab",
+      "open scoped Lean",
+      "open _root_.IO.Process",
+      "open «System»",
+      "open Real\topen IO",
+    ]) {
+      const screen = screenHeader(header);
+      expect(screen.ok, header).toBe(false);
+    }
+    expect(screenHeader("import Mathlib\nopen Nat IO")).toMatchObject({
+      reason: expect.stringMatching(/^line 2 opens `IO`, whose members/),
+    });
+    expect(screenHeader("open Real Nat Topology Lean_aux")).toEqual({ ok: true });
+  });
+
+  it("refuses a header that does not lex as Lean (a tab, a lone carriage return)", () => {
+    expect(screenHeader("import Mathlib\n\topen Real")).toMatchObject({
+      reason: expect.stringContaining("does not lex (tabs are not allowed"),
+    });
+    expect(screenHeader("import Mathlib\ropen Real")).toMatchObject({ reason: expect.stringContaining("isolated carriage returns") });
+  });
+
   it("refuses an oversized header before lexing it", () => {
     const header = `import Mathlib\n${"-- padding\n".repeat(MAX_HEADER_CHARS / 10)}`;
     expect(screenHeader(header)).toEqual({

@@ -22,8 +22,10 @@ describe("comments", () => {
     expect(lex("x/-y-/z")).toEqual(["identifier:x", "blockComment:/-y-/", "identifier:z"]);
   });
 
-  it("runs an unterminated block comment to the end, marked unterminated (Lean: unterminated comment)", () => {
-    expect(lex("simp /- open")).toEqual(["identifier:simp", "blockComment:/- open"]);
+  it("runs an unterminated block comment to the end, marked unterminated, and reports Lean's error at the end", () => {
+    expect(kinds(tokenize("simp /- open").tokens)).toEqual(["identifier:simp", "blockComment:/- open"]);
+    expect(errorOf("simp /- open")).toEqual({ message: "unterminated comment", index: 12 });
+    expect(errorOf("/-- doc")).toEqual({ message: "unterminated comment", index: 7 });
     expect(tokenize("simp /- open").tokens[1]!.unterminated).toBe(true);
     expect(tokenize("simp /- a /- b -/ open").tokens[1]!.unterminated).toBe(true);
     expect(tokenize("/-- doc").tokens[0]).toMatchObject({ kind: "docComment", unterminated: true });
@@ -34,10 +36,20 @@ describe("comments", () => {
     expect(lex("x /-/- -/ y")).toEqual(["identifier:x", "blockComment:/-/- -/", "identifier:y"]);
     expect(lex("x /--/ y -/ z")).toEqual(["identifier:x", "docComment:/--/ y -/", "identifier:z"]);
     expect(lex("x /-!/ y -/ z")).toEqual(["identifier:x", "docComment:/-!/ y -/", "identifier:z"]);
-    expect(lex("x /--/")).toEqual(["identifier:x", "docComment:/--/"]);
+    expect(kinds(tokenize("x /--/").tokens)).toEqual(["identifier:x", "docComment:/--/"]);
     expect(tokenize("x /--/").tokens[1]!.unterminated).toBe(true);
     expect(tokenize("x /-").tokens[1]!.unterminated).toBe(true);
     expect(lex("x /-😀-/ y")).toEqual(["identifier:x", "blockComment:/-😀-/", "identifier:y"]);
+  });
+});
+
+describe("whitespace", () => {
+  // Lean's `whitespace` refuses both; after the error it reads on from there, so nothing is hidden, but the text is not Lean.
+  it("refuses a tab and a carriage return that is not part of CRLF, outside literals and comments", () => {
+    expect(errorOf("by\n\tsimp")).toEqual({ message: "tabs are not allowed; please configure your editor to expand them", index: 3 });
+    expect(errorOf("by simp\rrfl")).toEqual({ message: "isolated carriage returns are not allowed", index: 7 });
+    expect(lex("by simp\r\n  rfl")).toEqual(["identifier:by", "identifier:simp", "identifier:rfl"]);
+    expect(lex('"a\tb" -- c\td\n/- \t -/ x')).toEqual(['string:"a\tb"', "lineComment:-- c\td", "blockComment:/- \t -/", "identifier:x"]);
   });
 });
 
@@ -184,6 +196,17 @@ describe("numerals", () => {
     ]);
     expect(errorOf("by exact h.0_axiom cheat : False")?.index).toBe(13);
     expect(errorOf("1e+")?.message).toBe("missing exponent digits in scientific literal");
+  });
+
+  it("stops a numeral before `..`, and refuses an identifier glued after a bare decimal point", () => {
+    expect(lex("[1..5]")).toEqual(["symbol:[", "number:1", "symbol:..", "number:5", "symbol:]"]);
+    expect(lex("1. 2.) 1.e5")).toEqual(["scientific:1.", "scientific:2.", "symbol:)", "scientific:1.e5"]);
+    expect(errorOf("x + 2.foo")).toEqual({
+      message: "unexpected identifier after decimal point; consider parenthesizing the number",
+      index: 4,
+    });
+    expect(errorOf("2.«x»")?.index).toBe(0);
+    expect(lex("h.2.le")).toEqual(["identifier:h", "symbol:.", "fieldIndex:2", "symbol:.", "identifier:le"]);
   });
 
   it("reads the digits after a glued dot as field indices (h.2.1 is not h . 2.1)", () => {

@@ -2,7 +2,7 @@
 import { create, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { envAuthToken, type ServiceRegistration } from "@lean-grpo/kit";
-import { screenTheoremHeader } from "@lean-grpo/lean";
+import { screenTheorem } from "@lean-grpo/lean";
 import { ParameterInfoSchema } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import {
   type ListScorersResponseSchema,
@@ -106,10 +106,10 @@ export function createRewardService(config: RewardConfig): RewardServiceRegistra
   };
 }
 
-/** The theorem, once its header passed the verifier's header check (refused here before any verification is asked for). */
-function screened<T extends { header: string; imports: readonly string[] }>(theorem: T): T {
-  const header = screenTheoremHeader(theorem);
-  if (!header.ok) throw new ConnectError(`theorem.${header.field}: ${header.reason}`, Code.InvalidArgument);
+/** The theorem, once it passed the verifier's theorem screen (refused here before any verification is asked for). */
+function screened<T extends { header: string; imports: readonly string[]; context: string; statement: string }>(theorem: T): T {
+  const screen = screenTheorem(theorem);
+  if (!screen.ok) throw new ConnectError(`theorem.${screen.field}: ${screen.reason}`, Code.InvalidArgument);
   return theorem;
 }
 

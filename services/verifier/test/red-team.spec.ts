@@ -68,7 +68,6 @@ describe("red team: what the screen refuses, by the construct's name", () => {
     ["sorry, «escaped»", "by exact «sorry»", "sorry"],
     ["sorryAx from the root", "by exact _root_.sorryAx _ false", "sorryAx"],
     ["sorry in a termination proof", "by simp\ndecreasing_by sorry", "sorry"],
-    ["a command after a lone carriage return", "by simp\r#eval 1", "#eval"],
     ["local notation after the body", 'by simp\nlocal notation "X" => 1', "a command"],
     ["a deriving handler", "by simp\nderiving instance Repr for Nat", "a command"],
     [
@@ -105,6 +104,16 @@ describe("red team: the screen lexes numerals and string gaps as Lean does", () 
     ['by\n  have := "x\\\n\n#eval 1"\n  simp', "unexpected additional newline in string gap at proof 3:0"],
     ['by\n  have := "x\\\r#eval 1"\n  simp', "invalid escape sequence at proof 2:13"],
   ])("refuses %j: Lean stops inside the string gap and reads the rest of the string as code", async (proof, error) => {
+    const response = await verify(proof);
+    expect(response).toMatchObject({ verdict: Verdict.REJECTED, decidedBy: VerdictTier.SCREEN });
+    expect(response.reason).toBe(`the proof does not lex as Lean: ${error}`);
+  });
+
+  it.each([
+    ["by simp\r#eval 1", "isolated carriage returns are not allowed at proof 1:7"],
+    ["by\n\tsimp", "tabs are not allowed; please configure your editor to expand them at proof 2:0"],
+    ["by exact 2.foo", "unexpected identifier after decimal point; consider parenthesizing the number at proof 1:9"],
+  ])("refuses %j: Lean's whitespace or numeral fails there", async (proof, error) => {
     const response = await verify(proof);
     expect(response).toMatchObject({ verdict: Verdict.REJECTED, decidedBy: VerdictTier.SCREEN });
     expect(response.reason).toBe(`the proof does not lex as Lean: ${error}`);

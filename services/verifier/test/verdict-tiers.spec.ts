@@ -68,7 +68,7 @@ describe("class 1: elaboration-time code cannot change what PROVED means", () =>
       ["by my_new_mathlib_macro do\n    pure ()", "do"],
       ["by\n  set_option «debug».skipKernelTC true in exact h", "set_option debug.*/kernel.*"],
       ["by\n  set_option autoImplicit true in exact h", "set_option (not allowed in a proof)"],
-      ["by\n  open Lean Elab Tactic in exact evalTactic", "open of a metaprogramming namespace"],
+      ["by\n  open Lean Elab Tactic in exact evalTactic", "metaprogramming namespace opened"],
       ["by exact addDeclCore env 0 decl none false", "environment API"],
       ["by exact myOpt `maxRecDepth 0", "name literal"],
       ["by exact Elab.Term.elabTerm stx none", "metaprogramming namespace"],

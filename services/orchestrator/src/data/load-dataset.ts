@@ -1,7 +1,7 @@
 // Reads a Lean or math JSONL file whole and validates every record before anything is
 // used: a run starts with all of it or not at all.
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import { screenTheoremHeader } from "@lean-grpo/lean";
+import { screenTheorem } from "@lean-grpo/lean";
 import { parseJsonLines } from "@lean-grpo/jsonl";
 import type { PathRoot } from "@lean-grpo/kit";
 import { DatasetError, type DatasetIssue } from "./dataset-error.js";
@@ -60,8 +60,8 @@ export function validateInlineTheorems(theorems: readonly Theorem[]): void {
         message: "a theorem needs a Lean statement, or informal_statement + answer for a math task",
       });
     }
-    const header = screenTheoremHeader(theorem);
-    if (!header.ok) issues.push({ line, field: header.field, message: header.reason });
+    const screen = screenTheorem(theorem);
+    if (!screen.ok) issues.push({ line, field: screen.field, message: screen.reason });
     const first = seen.get(theorem.id);
     if (first !== undefined) issues.push({ line, field: "id", message: `"${theorem.id}" is already used by theorem ${first}` });
     seen.set(theorem.id, line);

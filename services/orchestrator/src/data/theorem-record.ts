@@ -4,7 +4,7 @@
 //   math:            problem + answer, or question + ground_truth
 // plus optional id, informal_statement, domain, difficulty; other string/number fields are kept as metadata.
 import { create } from "@bufbuild/protobuf";
-import { screenTheoremHeader, statementWithoutProof } from "@lean-grpo/lean";
+import { screenTheorem, statementWithoutProof } from "@lean-grpo/lean";
 import { TaskKind, TheoremSchema, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { DatasetIssue } from "./dataset-error.js";
 
@@ -122,9 +122,10 @@ export function theoremFromRecord(record: unknown, fallbackId: string): { theore
       informalStatement: informal,
       kind: TaskKind.LEAN_PROOF,
     });
-    // The verifier's header check, here so that a dataset with a bad header fails StartRun and Evaluate before any work.
-    const header = screenTheoremHeader(theorem);
-    if (!header.ok) r.issues.push({ field: header.field, message: header.reason });
+    // The verifier's theorem screen, here so that a dataset the verifier would refuse fails StartRun and Evaluate before any work.
+    const screen = screenTheorem(theorem);
+    if (!screen.ok)
+      r.issues.push({ field: screen.field === "statement" && miniF2F ? "formal_statement" : screen.field, message: screen.reason });
   } else if (r.has("problem") || r.has("question")) {
     const [textField, answerField] = r.has("problem") ? ["problem", "answer"] : ["question", "ground_truth"];
     theorem = create(TheoremSchema, {

@@ -36,17 +36,21 @@ export async function startProof(
 ): Promise<MessageInitShape<typeof StartProofResponseSchema>> {
   const target = theoremTarget(request.theorem, deps.config.default_header, deps.config.allowed_headers);
   const timeoutMs = leanTimeoutMs("timeout_ms", request.timeoutMs, deps.config);
-  const prepared = prepareProofStart(target);
-  if (!prepared.ok) throw new InvalidField("theorem", prepared.reason);
   const pool = deps.pool ?? raise(noReplConfigured());
   const { signal } = context;
   try {
     const result = await pool.run({
       header: target.header,
       signal,
-      run: (lease) => lease.send({ cmd: prepared.value.text, env: lease.headerEnv }, { deadline: Date.now() + timeoutMs, signal }),
+      // Screened again on the worker's lease, with the token table Lean reported for the header.
+      run: async (lease) => {
+        const prepared = prepareProofStart(target, lease.tokenTable);
+        if (!prepared.ok) throw new InvalidField(prepared.field ?? "theorem", prepared.reason);
+        const answer = await lease.send({ cmd: prepared.value.text, env: lease.headerEnv }, { deadline: Date.now() + timeoutMs, signal });
+        return { answer, sorryAt: prepared.value.sorryAt };
+      },
     });
-    const start = readProofStart(result.value, prepared.value.sorryAt);
+    const start = readProofStart(result.value.answer, result.value.sorryAt);
     if (!start.ok) throw new InvalidField("theorem.statement", start.reason);
     const session = deps.sessions.open(result.ranOn, target.name, start.proofState, target.header);
     return { sessionId: session.id, proofState: start.proofState, goals: start.goals, messages: start.messages.map(toLeanMessage) };

@@ -40,6 +40,8 @@ export interface ValidVerifyRequest {
   target: TheoremTarget;
   proof: string;
   timeoutMs: number;
+  /** Names the item of a batch in errors (e.g. "items[3]."); "" for Verify. */
+  fieldPrefix: string;
 }
 
 /** Checks the request's fields; `prefix` names the item of a batch (e.g. "items[3]."). */
@@ -47,7 +49,7 @@ export function validateVerifyRequest(request: VerifyRequest, config: ReplConfig
   try {
     const target = theoremTarget(request.theorem, config.default_header, config.allowed_headers);
     checkText("proof", request.proof, config);
-    return { target, proof: request.proof, timeoutMs: leanTimeoutMs("timeout_ms", request.timeoutMs, config) };
+    return { target, proof: request.proof, timeoutMs: leanTimeoutMs("timeout_ms", request.timeoutMs, config), fieldPrefix: prefix };
   } catch (error) {
     if (error instanceof InvalidField) throw error.under(prefix);
     throw error;
@@ -75,10 +77,16 @@ export async function verifyProof(request: ValidVerifyRequest, signal: AbortSign
     return { verdict, decidedBy, reason, ...fields, timings: { queueMs: 0, headerMs: 0, leanMs: 0, replayMs: 0, ...timings, totalMs } };
   };
 
+  /** A refused proof is the model's REJECTED verdict; a refused context or statement is an invalid request. */
+  const refused = (screened: Extract<Screened<unknown>, { ok: false }>, timings: Partial<Timings> = {}): VerifyResult => {
+    if (screened.field) throw new InvalidField(request.fieldPrefix + screened.field, screened.reason);
+    return finish(Verdict.REJECTED, VerdictTier.SCREEN, screened.reason, {}, timings);
+  };
+
   if (!deps.pool) {
     // Without Lean the screen still answers what it refuses (on the built-in token table).
     const prepared = prepareProof(request.target, request.proof);
-    if (!prepared.ok) return finish(Verdict.REJECTED, VerdictTier.SCREEN, prepared.reason, {});
+    if (!prepared.ok) return refused(prepared);
     throw noReplConfigured();
   }
 
@@ -100,7 +108,7 @@ export async function verifyProof(request: ValidVerifyRequest, signal: AbortSign
       },
     });
     const timings = { queueMs: result.queueMs, headerMs: result.headerMs };
-    if (!result.value.ok) return finish(Verdict.REJECTED, VerdictTier.SCREEN, result.value.reason, {}, timings);
+    if (!result.value.ok) return refused(result.value, timings);
     const elaboration = result.value.value;
     const judgement = classifyProof({
       proof: elaboration.proof,

@@ -1,9 +1,18 @@
 // The Lean source the service checks: the dataset's context and statement, then
-// ` := ` and the model's proof body. Every part is screened for banned constructs
-// before anything reaches Lean; a part that fails makes the verdict REJECTED.
-import { BUILTIN_TABLE, blankComments, codeTokens, crlfToLf, tokensResynchronised, type TokenTable } from "@lean-grpo/lean";
-import { findBannedUse, findLexicalError, type SourcePart } from "./banned-constructs.js";
-import { endPosition, positionAt, type SourcePosition } from "./source-position.js";
+// ` := ` and the model's proof body. Every part passes the screen of @lean-grpo/lean
+// before anything reaches Lean, read with the header's token table: a context or
+// statement that fails it makes the request invalid (the dataset's fault), a proof
+// that fails it makes the verdict REJECTED (the model's).
+import {
+  BUILTIN_TABLE,
+  blankComments,
+  codeTokens,
+  crlfToLf,
+  screenSourcePart,
+  screenTheoremSource,
+  type TokenTable,
+} from "@lean-grpo/lean";
+import { endPosition, type SourcePosition } from "./source-position.js";
 import type { TheoremTarget } from "./theorem-target.js";
 
 export interface CheckedSource {
@@ -13,15 +22,18 @@ export interface CheckedSource {
   proofStart: SourcePosition;
 }
 
-export type Screened<T> = { ok: true; value: T } | { ok: false; reason: string };
+/** `field` names the request field to blame when the theorem, not the proof, is refused ("theorem.context"). */
+export type Screened<T> = { ok: true; value: T } | { ok: false; reason: string; field?: string };
 
 /** Screens the statement, the context and the proof, and joins them. */
 export function prepareProof(target: TheoremTarget, written: string, table: TokenTable = BUILTIN_TABLE): Screened<CheckedSource> {
+  const theorem = screenTarget(target, table);
+  if (theorem) return theorem;
   // Lean reads CRLF as LF: so does the screen, and Lean is sent what the screen read.
   const proof = crlfToLf(written);
+  const refused = screenSourcePart(proof, "proof", target.name, table);
+  if (refused) return { ok: false, reason: refused.reason };
   const stripped = blankComments(proof, { tokens: table });
-  const refused = screenTheorem(target, table) ?? unterminatedComment(proof, table) ?? screenPart(stripped, "proof", target.name, table);
-  if (refused) return { ok: false, reason: refused };
   // "A leading := is accepted": the body is what follows it.
   const first = codeTokens(stripped, { tokens: table })[0];
   const body = (first?.text === ":=" ? stripped.slice(first.end) : stripped).trim();
@@ -34,8 +46,8 @@ export function prepareProofStart(
   target: TheoremTarget,
   table: TokenTable = BUILTIN_TABLE,
 ): Screened<CheckedSource & { sorryAt: SourcePosition }> {
-  const refused = screenTheorem(target, table);
-  if (refused) return { ok: false, reason: refused };
+  const theorem = screenTarget(target, table);
+  if (theorem) return theorem;
   const source = joinToStatement(target, "by sorry");
   const sorryAt = endPosition(source.text.slice(0, -"sorry".length));
   return { ok: true, value: { ...source, sorryAt } };
@@ -44,43 +56,17 @@ export function prepareProofStart(
 /** Screens one tactic of tactic mode like a proof body. */
 export function prepareTactic(written: string, theoremName: string, table: TokenTable = BUILTIN_TABLE): Screened<string> {
   const tactic = crlfToLf(written);
+  const refused = screenSourcePart(tactic, "proof", theoremName, table, "tactic");
+  if (refused) return { ok: false, reason: refused.reason };
   const stripped = blankComments(tactic, { tokens: table });
-  const refused = unterminatedComment(tactic, table, "tactic") ?? screenPart(stripped, "proof", theoremName, table, "tactic");
-  if (refused) return { ok: false, reason: refused };
   if (stripped.trim() === "") return { ok: false, reason: "the tactic is empty (after removing comments)" };
   return { ok: true, value: stripped.trim() };
 }
 
-/**
- * A comment that never closes: Lean refuses the text ("unterminated comment"), so the screen does too, rather
- * than blank the rest of the text and send Lean what precedes it.
- */
-function unterminatedComment(text: string, table: TokenTable, label = "proof"): string | undefined {
-  const comment = tokensResynchronised(text, { tokens: table }).find((token) => token.unterminated);
-  if (!comment) return undefined;
-  const at = positionAt(text, comment.start);
-  return `the ${label} does not lex as Lean: unterminated comment at ${label} ${at.line}:${at.column}`;
-}
-
-function screenTheorem(target: TheoremTarget, table: TokenTable): string | undefined {
-  return screenPart(target.statement, "statement", target.name, table) ?? screenPart(target.context, "context", target.name, table);
-}
-
-function screenPart(text: string, part: SourcePart, theoremName: string, table: TokenTable, label: string = part): string | undefined {
-  // The model's text must lex: after a lexical error Lean re-reads it from the next character, not token by token.
-  const lexical = part === "proof" ? findLexicalError(text, table) : undefined;
-  if (lexical) {
-    const at = positionAt(text, lexical.index);
-    return `the ${label} does not lex as Lean: ${lexical.message} at ${label} ${at.line}:${at.column}`;
-  }
-  const use = findBannedUse(text, part, theoremName, table);
-  if (!use) return undefined;
-  const at = positionAt(text, use.index);
-  const shown = use.text.trim() === use.construct.name ? `\`${use.construct.name}\`` : `${use.construct.name} (\`${use.text.trim()}\`)`;
-  const where = use.hiddenInString
-    ? " (inside a string, where Lean may read it as code: as an interpolation, or after a parse error there)"
-    : "";
-  return `banned ${shown} at ${label} ${at.line}:${at.column}${where}: it ${use.construct.why}`;
+/** The dataset's context and statement through the one theorem screen, on this table. */
+function screenTarget(target: TheoremTarget, table: TokenTable): { ok: false; reason: string; field: string } | undefined {
+  const screen = screenTheoremSource({ context: target.context, statement: target.statement }, table);
+  return screen.ok ? undefined : { ok: false, field: `theorem.${screen.field}`, reason: screen.reason };
 }
 
 function joinToStatement(target: TheoremTarget, body: string): CheckedSource {

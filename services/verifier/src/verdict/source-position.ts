@@ -1,18 +1,8 @@
-// Positions as the REPL reports them: 1-based lines, 0-based columns in code points.
+// Positions as the REPL reports them: 1-based lines, 0-based columns in code points
+// (@lean-grpo/lean reads them the same way for the screen's reasons).
+import { positionAt, type SourcePosition } from "@lean-grpo/lean";
 
-export interface SourcePosition {
-  line: number;
-  column: number;
-}
-
-/** The position of the UTF-16 index `index` in `text`. */
-export function positionAt(text: string, index: number): SourcePosition {
-  const before = text.slice(0, index);
-  const lineStart = before.lastIndexOf("\n") + 1;
-  let line = 1;
-  for (let i = 0; i < lineStart; i++) if (before.charCodeAt(i) === 10) line++;
-  return { line, column: Array.from(before.slice(lineStart)).length };
-}
+export { positionAt, type SourcePosition };
 
 /** Where `text` ends, i.e. the position of whatever is appended to it. */
 export function endPosition(text: string): SourcePosition {

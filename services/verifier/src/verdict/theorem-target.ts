@@ -1,8 +1,19 @@
 // What a proof must prove, taken from the request's Theorem (the dataset's record,
 // never the proof): the header it needs, the statement with its trailing `:= ...`
 // removed, the context placed before it, and the declared name `#print axioms` will
-// ask about.
-import { blankComments, crlfToLf, declaredTheoremName, keywordOf, screenHeader, statementWithoutProof, tokenize } from "@lean-grpo/lean";
+// ask about. The header, the context and the statement pass the one theorem screen of
+// @lean-grpo/lean here, before any worker sees them (on the fallback token table; the
+// proof's screen runs them again on the header's own table).
+import {
+  blankComments,
+  crlfToLf,
+  declaredTheoremName,
+  keywordOf,
+  screenHeader,
+  screenTheoremSource,
+  statementWithoutProof,
+  tokenize,
+} from "@lean-grpo/lean";
 
 export interface TheoremFields {
   name: string;
@@ -61,7 +72,8 @@ export function theoremTarget(
   allowedHeaders: readonly string[] = [],
 ): TheoremTarget {
   if (!theorem) throw new InvalidField("theorem", "is required (the statement to prove comes from it, never from the proof)");
-  const statement = statementWithoutProof(blankComments(theorem.statement).trim());
+  const header = admittedHeader(theorem, defaultHeader, allowedHeaders);
+  const statement = statementWithoutProof(blankComments(crlfToLf(theorem.statement)).trim());
   if (statement === "") {
     throw new InvalidField("theorem.statement", 'is empty; expected a Lean statement such as "theorem add_zero (n : Nat) : n + 0 = n"');
   }
@@ -75,9 +87,11 @@ export function theoremTarget(
   if (theorem.name !== "" && theorem.name !== declared) {
     throw new InvalidField("theorem.name", `is "${theorem.name}" but theorem.statement declares "${declared}"; they must agree`);
   }
-  const context = blankComments(theorem.context).trimEnd();
+  const screen = screenTheoremSource(theorem);
+  if (!screen.ok) throw new InvalidField(`theorem.${screen.field}`, screen.reason);
+  const context = blankComments(crlfToLf(theorem.context)).trimEnd();
   return {
-    header: admittedHeader(theorem, defaultHeader, allowedHeaders),
+    header,
     name: declared,
     statement,
     context,

@@ -2,6 +2,7 @@
 // without an example here fails the coverage test.
 import { describe, expect, it } from "vitest";
 import { BANNED_CONSTRUCTS, findBannedUse, lastComponent } from "./banned-constructs.js";
+import { PROOF_ONLY } from "./construct.js";
 
 const THEOREM = "foo";
 
@@ -103,7 +104,7 @@ const EXAMPLES: Record<string, string[]> = {
     "by exact «Lean».Kernel.whnf",
   ],
   "environment API": ["by exact setEnv e", "by exact Foo.addDeclCore e 0 d none false", "by exact withOptions id"],
-  "open of a metaprogramming namespace": [
+  "metaprogramming namespace opened": [
     "by\n  open Lean in exact foo",
     "by\n  open Nat Lean.Elab in exact foo",
     "by\n  open _root_.Lean in exact foo",
@@ -118,7 +119,7 @@ const EXAMPLES: Record<string, string[]> = {
   ],
   polyrith: ["by polyrith"],
   "eval%": ["by exact (eval% 2 ^ 10 : Nat)", "by\n  have h : 1024 = eval% 2 ^ 10 := rfl\n  simp"],
-  "attribute (not allowed in a proof)": [
+  "attribute (not allowed)": [
     "by exact h\nwhere @[tactic simp] h : True := trivial",
     "by\n  let rec @[init] go : Nat := 0\n  simp",
     "by exact h\nwhere @[simp, term_elab x] h : True := trivial",
@@ -126,7 +127,14 @@ const EXAMPLES: Record<string, string[]> = {
     "by exact h\nwhere @[simp h : True := trivial",
     `by exact h\nwhere @[${Array.from({ length: 80 }, () => "simp").join(", ")}, tactic simp] h : True := trivial`,
   ],
-  "quote after a symbol": ['by exact f ⬝\'"\'"#eval evil\n-- "', "by exact x ⨍'a'"],
+  "quote next to a symbol": [
+    'by exact 1\né2\'"\' + " #eval 1 --"',
+    'by exact f ⬝\'"\'"#eval evil\n-- "',
+    "by exact x ⨍'a'",
+    // `×'` is a token of the fallback table, but Lean without Mathlib reads `×` then the character literal `' '`.
+    "by exact s ×' '\"' = t",
+    "by exact f ''a'",
+  ],
   "a command": [
     "by simp\nalias bar := foo",
     "by simp\nopen Evil",
@@ -138,9 +146,16 @@ const EXAMPLES: Record<string, string[]> = {
   ],
 };
 
+/** Entries refused only in the dataset's context and statement → contexts that must be refused for that entry. */
+const CONTEXT_EXAMPLES: Record<string, string[]> = {
+  "set_option (not allowed in a theorem)": ["set_option maxSteps2 4", "set_option trace.Meta.synthInstance true in\ndef x := 1"],
+};
+
 describe("BANNED_CONSTRUCTS", () => {
   it("has an example for every entry, and nothing else", () => {
-    expect(Object.keys(EXAMPLES).sort()).toEqual(BANNED_CONSTRUCTS.map((construct) => construct.name).sort());
+    expect([...Object.keys(EXAMPLES), ...Object.keys(CONTEXT_EXAMPLES)].sort()).toEqual(
+      BANNED_CONSTRUCTS.map((construct) => construct.name).sort(),
+    );
   });
 
   for (const [name, proofs] of Object.entries(EXAMPLES)) {
@@ -152,6 +167,42 @@ describe("BANNED_CONSTRUCTS", () => {
       }
     });
   }
+
+  for (const [name, contexts] of Object.entries(CONTEXT_EXAMPLES)) {
+    it(`refuses ${name} in a context`, () => {
+      for (const context of contexts) expect(findBannedUse(context, "context", THEOREM)?.construct.name, context).toBe(name);
+    });
+  }
+
+  it("refuses every route to elaboration-time code in the context and the statement too, not only in the proof", () => {
+    const proofOnly = new Set(BANNED_CONSTRUCTS.filter((construct) => construct.parts === PROOF_ONLY).map((construct) => construct.name));
+    for (const name of ["do", "syntax quotation", "name literal", "metaprogramming namespace", "environment API", "eval%", "include_str"]) {
+      expect(proofOnly.has(name), name).toBe(false);
+      for (const proof of EXAMPLES[name]!) {
+        const context = `theorem helper : True := ${proof}`;
+        expect(findBannedUse(context, "context", THEOREM)?.construct.name, context).toBe(name);
+        expect(findBannedUse(`theorem foo : (${proof.replace(/^by /u, "by\n  ")}) = 1`, "statement", THEOREM), proof).toBeDefined();
+      }
+    }
+    expect(findBannedUse("open IO\ndef f := 1", "context", THEOREM)?.construct.name).toBe("metaprogramming namespace opened");
+    expect(findBannedUse("namespace IO\ndef f := Process.output", "context", THEOREM)?.construct.name).toBe(
+      "metaprogramming namespace opened",
+    );
+    expect(findBannedUse("theorem foo : (unsafeBaseIO (pure true)) = true", "statement", THEOREM)?.construct.name).toBe("environment API");
+  });
+
+  it("allows the attributes that register no code on a context's declarations, and no others", () => {
+    for (const context of [
+      "@[simp] theorem h : 1 = 1 := rfl",
+      "@[ext, local simp] structure P where x : Nat",
+      "attribute [local instance] f",
+    ]) {
+      expect(findBannedUse(context, "context", THEOREM), context).toBeUndefined();
+    }
+    for (const context of ["attribute [norm_num Nat.succ _] evalSucc", "@[aesop norm tactic] def t := 1", "@[init] def i := 1"]) {
+      expect(findBannedUse(context, "context", THEOREM)?.construct.name, context).toBe("attribute (not allowed)");
+    }
+  });
 
   it("reports where the first banned construct is", () => {
     const proof = "by\n  simp\n  native_decide\n  sorry";

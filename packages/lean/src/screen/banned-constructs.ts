@@ -9,17 +9,26 @@
 // A proof body must not leave its declaration. After a parse error Lean's command
 // loop resumes at the next token that begins a command, anywhere in the text, so a
 // body may hold no such token at all ("a command" below), whatever its position.
+// Which commands a context may hold, and what a statement is, are allow-lists of
+// their own (context-commands.ts, statement-head.ts); the entries here apply inside
+// every command.
+import { tokensResynchronised } from "../blank.js";
+import { BUILTIN_TABLE } from "../builtin-tokens.js";
+import { COMMAND_KEYWORDS, commandStartedBy, keywordOf } from "../commands.js";
+import type { TokenTable } from "../token-table.js";
+import { tokenize } from "../tokenize.js";
+import type { LeanToken } from "../tokens.js";
 import {
-  BUILTIN_TABLE,
-  COMMAND_KEYWORDS,
-  commandStartedBy,
-  keywordOf,
-  tokenize,
-  tokensResynchronised,
-  type LeanToken,
-  type TokenTable,
-} from "@lean-grpo/lean";
-import { construct, EVERYWHERE, PROOF_ONLY, single, type BannedConstruct, type Matcher, type SourcePart } from "./construct.js";
+  construct,
+  EVERYWHERE,
+  HASH_COMMAND,
+  PROOF_ONLY,
+  single,
+  startKeysOf,
+  type BannedConstruct,
+  type Matcher,
+  type SourcePart,
+} from "./construct.js";
 import { ELABORATION_TIME_CODE } from "./elaboration-code.js";
 
 export type { BannedConstruct, Matcher, SourcePart } from "./construct.js";
@@ -31,16 +40,18 @@ function word(name: string, why: string, parts = EVERYWHERE): BannedConstruct {
     why,
     parts,
     single((t) => t.kind === "identifier" && t.components!.includes(name)),
+    [name],
   );
 }
 
 /** A keyword: the plain one-part identifier (`Set.image.def` and `«def»` are names, not the keyword). */
-function keyword(name: string, why: string, parts = EVERYWHERE): BannedConstruct {
+function keyword(name: string, why: string, parts: readonly SourcePart[] = EVERYWHERE): BannedConstruct {
   return construct(
     name,
     why,
     parts,
     single((t) => keywordOf(t) === name),
+    [name],
   );
 }
 
@@ -51,16 +62,18 @@ function hashCommand(name: string, why: string, parts = EVERYWHERE): BannedConst
     why,
     parts,
     single((t) => t.kind === "hashCommand" && t.text.startsWith(name)),
+    [HASH_COMMAND],
   );
 }
 
 /** An identifier whose components hold `path` in a row (`Lean.Elab`, also in `Lean.Elab.Term.elabTerm`). */
-function path(name: string, why: string, test: (components: string[]) => boolean): BannedConstruct {
+function path(name: string, why: string, component: string, test: (components: string[]) => boolean): BannedConstruct {
   return construct(
     name,
     why,
     EVERYWHERE,
     single((t) => t.kind === "identifier" && test(t.components!)),
+    [component],
   );
 }
 
@@ -76,6 +89,8 @@ const SORRY = "leaves the goal unproved";
 const NATIVE = "trusts compiled code instead of a kernel-checked proof (axiom Lean.ofReduceBool)";
 const METAPROGRAM = "runs arbitrary code at elaboration time";
 const SYNTAX = "redefines syntax or elaborators (e.g. makes a tactic mean sorry)";
+/** Notation that only abbreviates a term is a context's (context-commands.ts checks its tokens); a statement or proof holds none. */
+const NOTATION_PARTS: readonly SourcePart[] = ["statement", "proof"];
 const COMPILER = "makes compiled code disagree with the kernel";
 const SEARCH = "uses library search, which has produced proofs that hide a sorry (DeepSeek-Prover-V2, App. B)";
 const COMMAND = "is a top-level command; a proof body is one term, and commands after it can change what the theorem's name resolves to";
@@ -89,6 +104,9 @@ const DECLARING = new Set(["theorem", "lemma", "def", "abbrev", "instance", "axi
 
 /** Symbols after which no token continues into a quote (brackets, separators). */
 const OPENING = new Set(["(", "[", "{", "⟨", ",", ";", ":", ":=", "=", "|", "⦃", "‹"]);
+
+/** Tokens a character literal glued after may be read differently from, where the token table is not Lean's own. */
+const GLUED_BEFORE_QUOTE: ReadonlySet<string> = new Set(["symbol", "number", "scientific", "fieldIndex"]);
 
 /** Option groups that switch off the kernel's or the compiler's guarantees. */
 const UNSAFE_OPTION_GROUPS = new Set(["debug", "kernel", "compiler", "interpreter"]);
@@ -191,12 +209,12 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
   keyword("macro", SYNTAX),
   keyword("macro_rules", SYNTAX),
   keyword("syntax", SYNTAX),
-  keyword("notation", SYNTAX),
-  keyword("infix", SYNTAX),
-  keyword("infixl", SYNTAX),
-  keyword("infixr", SYNTAX),
-  keyword("prefix", SYNTAX),
-  keyword("postfix", SYNTAX),
+  keyword("notation", SYNTAX, NOTATION_PARTS),
+  keyword("infix", SYNTAX, NOTATION_PARTS),
+  keyword("infixl", SYNTAX, NOTATION_PARTS),
+  keyword("infixr", SYNTAX, NOTATION_PARTS),
+  keyword("prefix", SYNTAX, NOTATION_PARTS),
+  keyword("postfix", SYNTAX, NOTATION_PARTS),
   keyword("axiom", "adds an unproved assumption"),
   word("implemented_by", COMPILER),
   word("extern", COMPILER),
@@ -207,14 +225,16 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
     EVERYWHERE,
     (tokens, at) =>
       tokens[at]!.kind === "identifier" && tokens[at]!.components!.includes("unsafe") && !isAesopRulePhase(tokens, at) ? at + 1 : undefined,
+    ["unsafe"],
   ),
   construct(
     "set_option debug.*/kernel.*",
     "switches off kernel checking (debug.skipKernelTC) or compiler guarantees",
     EVERYWHERE,
     followedBy("set_option", (name) => UNSAFE_OPTION_GROUPS.has(optionGroup(name) ?? "") && name.components!.join(".").includes(".")),
+    ["set_option"],
   ),
-  path("debug.", "names a debug option (debug.skipKernelTC switches off the kernel)", (components) =>
+  path("debug.", "names a debug option (debug.skipKernelTC switches off the kernel)", "debug", (components) =>
     components.slice(0, -1).includes("debug"),
   ),
   construct(
@@ -229,12 +249,13 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
     "exposes private internals (e.g. Environment.mk)",
     EVERYWHERE,
     followedBy("open", (t) => keywordOf(t) === "private"),
+    ["open"],
   ),
   keyword("initialize", METAPROGRAM),
   keyword("builtin_initialize", METAPROGRAM),
-  path("IO.", "reaches files, processes and the network", (components) => components[0] === "IO" && components.length > 1),
-  path("Lean.Elab", "reaches the elaborator's internals", (components) => holdsInARow(components, "Lean", "Elab")),
-  path("Lean.Meta", "reaches the elaborator's internals", (components) => holdsInARow(components, "Lean", "Meta")),
+  path("IO.", "reaches files, processes and the network", "IO", (components) => components[0] === "IO" && components.length > 1),
+  path("Lean.Elab", "reaches the elaborator's internals", "Lean", (components) => holdsInARow(components, "Lean", "Elab")),
+  path("Lean.Meta", "reaches the elaborator's internals", "Lean", (components) => holdsInARow(components, "Lean", "Meta")),
   word("modifyEnv", "writes the environment past the kernel"),
   word("addDecl", "writes the environment past the kernel"),
   word("apply?", SEARCH),
@@ -248,6 +269,7 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
       if (!DECLARING.has(keywordOf(tokens[at]!) ?? "") || declared?.kind !== "identifier") return undefined;
       return declared.components!.at(-1) === lastComponent(theoremName) ? at + 2 : undefined;
     },
+    DECLARING,
   ),
   ...[
     "theorem",
@@ -274,19 +296,41 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
   // Routes from a body to code run while elaborating, or to the environment (elaboration-code.ts).
   ...ELABORATION_TIME_CODE,
   construct(
-    "quote after a symbol",
-    "starts a character literal right after a symbol, where the environment's token table (not read for this header) may hold a " +
-      "longer token ending in `'`; Lean would then read code where the screen reads a literal, so the screen does not guess",
-    PROOF_ONLY,
-    (tokens, at, _theoremName, table) => {
+    "quote next to a symbol",
+    "puts a `'` where the token table decides how Lean reads it: a character literal glued to a symbol or a numeral may be the " +
+      "end of a longer token (`⁻¹'`, or a notation a context's `open` brings into scope), or, after a character Lean reads no " +
+      "token at (it moves on one byte and reads a name that takes in the digits and the quote), the end of a name; and where " +
+      "the header's own table is not known, a listed token that holds a `'` may be no token there, so Lean opens a character " +
+      "literal at it; either way Lean would read code where the screen reads a literal",
+    EVERYWHERE,
+    (tokens, at, _theoremName, table, source) => {
       const [before, token] = [tokens[at - 1], tokens[at]!];
-      const glued = token.kind === "char" && before?.kind === "symbol" && before.end === token.start && !OPENING.has(before.text);
-      return table.source === "builtin" && glued ? at + 1 : undefined;
+      const glued =
+        token.kind === "char" &&
+        before !== undefined &&
+        before.end === token.start &&
+        GLUED_BEFORE_QUOTE.has(before.kind) &&
+        !OPENING.has(before.text);
+      const unsure = table.source !== "environment" && token.kind === "symbol" && quoteOpensCharLiteral(token, source);
+      return glued || unsure ? at + 1 : undefined;
     },
   ),
   // Last: every other token that begins a command (alias, open without in, #find, deriving, ...).
   construct("a command", ANY_COMMAND, PROOF_ONLY, anyCommand),
 ];
+
+/**
+ * Whether Lean, reading `token` without a token for it, could open a character literal at one of its quotes:
+ * at a `'` not followed by another `'` (Lean's check), one character or escape then `'`.
+ */
+function quoteOpensCharLiteral(token: LeanToken, source: string): boolean {
+  for (let quote = token.text.indexOf("'"); quote >= 0; quote = token.text.indexOf("'", quote + 1)) {
+    // A character literal is at most `'\uXXXX'`: the slice holds it whole.
+    const first = tokenize(source.slice(token.start + quote, token.start + quote + 10)).tokens[0];
+    if (first?.kind === "char" && first.start === 0) return true;
+  }
+  return false;
+}
 
 /** `Foo.«bar baz»` → `bar baz`: the last component of a name, unescaped, as Lean's lexer reads it. */
 export function lastComponent(name: string): string {
@@ -311,28 +355,22 @@ export interface BannedUse {
  * words whose syntax takes an interpolated string). A plain string that holds `{`
  * is also read the other ways Lean could read it — as interpolated, by a syntax the
  * screen does not know, and, after a parse error there, resynchronised from inside
- * the string — and a banned construct in any such reading refuses the text.
+ * the string — and a banned construct in any such reading refuses the text. `tokens`
+ * are the text's, when the caller has read them already.
  */
 export function findBannedUse(
   text: string,
   part: SourcePart,
   theoremName: string,
   table: TokenTable = BUILTIN_TABLE,
+  tokens: readonly LeanToken[] = tokenize(text, { tokens: table }).tokens,
 ): BannedUse | undefined {
-  const tokens = tokenize(text, { tokens: table }).tokens;
   const direct = firstBannedUse(text, tokens, 0, part, theoremName, table);
   if (direct) return direct;
-  const braces = bracesInStrings(tokens);
-  if (braces.length > MAX_HIDDEN_READINGS) {
-    return {
-      construct: BRACES_IN_STRINGS,
-      index: braces[MAX_HIDDEN_READINGS]!,
-      text: "{",
-    };
-  }
-  for (const brace of braces) {
-    const rest = text.slice(brace + 1);
-    const hidden = firstBannedUse(rest, tokensResynchronised(rest, { tokens: table }), brace + 1, part, theoremName, table);
+  const { readings, tooManyAt } = hiddenReadings(text, tokens, table);
+  if (tooManyAt !== undefined) return { construct: BRACES_IN_STRINGS, index: tooManyAt, text: "{" };
+  for (const reading of readings) {
+    const hidden = firstBannedUse(reading.text, reading.tokens, reading.offset, part, theoremName, table);
     if (hidden) return { ...hidden, hiddenInString: true };
   }
   return undefined;
@@ -340,23 +378,78 @@ export function findBannedUse(
 
 /** How many `{` inside plain strings a text may hold; each costs one more reading of the rest of the text. */
 const MAX_HIDDEN_READINGS = 16;
+/** How many characters those readings may re-read in all, so that a text costs at most about twice its plain reading. */
+const MAX_HIDDEN_CHARS = 64 * 1024;
 
 const BRACES_IN_STRINGS = construct(
   "many `{` in strings",
-  `holds more than ${MAX_HIDDEN_READINGS} \`{\` inside string literals, each of which Lean may read as an interpolation; the screen does not guess`,
+  `holds more \`{\` inside string literals than the screen reads (${MAX_HIDDEN_READINGS}, and ${MAX_HIDDEN_CHARS} characters ` +
+    "read again after them in all); Lean may read each as an interpolation, and the screen does not guess",
   EVERYWHERE,
   () => undefined,
+  [],
 );
 
-function bracesInStrings(tokens: readonly LeanToken[]): number[] {
-  const at: number[] = [];
-  for (const token of tokens) {
-    if (token.kind !== "string") continue;
-    for (let i = token.text.indexOf("{"); i >= 0; i = token.text.indexOf("{", i + 1)) at.push(token.start + i);
-  }
-  return at;
+/** The rest of a text from just after a `{` inside a plain string, read as code: `offset` places its tokens in the text. */
+export interface HiddenReading {
+  offset: number;
+  text: string;
+  tokens: LeanToken[];
 }
 
+/**
+ * The readings of `text` (whose tokens are `tokens`) that Lean could make at each `{`
+ * inside a plain string: as the start of an interpolated term, by a syntax the screen
+ * does not know, and after a parse error there, resynchronised from inside the string.
+ * `tooManyAt` is the `{` past the most the screen reads (then it refuses).
+ */
+export function hiddenReadings(
+  text: string,
+  tokens: readonly LeanToken[],
+  table: TokenTable,
+): { readings: HiddenReading[]; tooManyAt?: number } {
+  const braces: number[] = [];
+  for (const token of tokens) {
+    if (token.kind !== "string") continue;
+    for (let i = token.text.indexOf("{"); i >= 0; i = token.text.indexOf("{", i + 1)) braces.push(token.start + i);
+  }
+  if (braces.length > MAX_HIDDEN_READINGS) return { readings: [], tooManyAt: braces[MAX_HIDDEN_READINGS]! };
+  let reread = 0;
+  for (const brace of braces) {
+    reread += text.length - brace - 1;
+    if (reread > MAX_HIDDEN_CHARS) return { readings: [], tooManyAt: brace };
+  }
+  return {
+    readings: braces.map((brace) => {
+      const rest = text.slice(brace + 1);
+      return { offset: brace + 1, text: rest, tokens: tokensResynchronised(rest, { tokens: table }) };
+    }),
+  };
+}
+
+/** Per part, the constructs refused there: those tried at every token, and the others by the keys they begin at. */
+interface PartIndex {
+  everywhere: { construct: BannedConstruct; order: number }[];
+  byKey: Map<string, { construct: BannedConstruct; order: number }[]>;
+}
+
+const partIndexes = new Map<SourcePart, PartIndex>();
+
+function partIndex(part: SourcePart): PartIndex {
+  let index = partIndexes.get(part);
+  if (!index) {
+    index = { everywhere: [], byKey: new Map() };
+    for (const [order, banned] of BANNED_CONSTRUCTS.entries()) {
+      if (!banned.parts.includes(part)) continue;
+      if (!banned.startKeys) index.everywhere.push({ construct: banned, order });
+      else for (const key of banned.startKeys) index.byKey.set(key, [...(index.byKey.get(key) ?? []), { construct: banned, order }]);
+    }
+    partIndexes.set(part, index);
+  }
+  return index;
+}
+
+/** The first token where a construct of the part begins; of several there, the one listed first. */
 function firstBannedUse(
   text: string,
   tokens: readonly LeanToken[],
@@ -365,22 +458,23 @@ function firstBannedUse(
   theoremName: string,
   table: TokenTable,
 ): BannedUse | undefined {
-  let first: BannedUse | undefined;
-  for (const banned of BANNED_CONSTRUCTS) {
-    if (!banned.parts.includes(part)) continue;
-    for (let at = 0; at < tokens.length; at++) {
-      if (first && tokens[at]!.start + offset >= first.index) break;
-      const end = banned.matchAt(tokens, at, theoremName, table);
-      if (end === undefined) continue;
-      const index = tokens[at]!.start + offset;
-      if (!first || index < first.index) first = { construct: banned, index, text: text.slice(tokens[at]!.start, tokens[end - 1]!.end) };
-      break;
+  const { everywhere, byKey } = partIndex(part);
+  for (let at = 0; at < tokens.length; at++) {
+    let found: { construct: BannedConstruct; order: number; end: number } | undefined;
+    const tryAt = ({ construct: banned, order }: { construct: BannedConstruct; order: number }) => {
+      if (found && found.order <= order) return;
+      const end = banned.matchAt(tokens, at, theoremName, table, text);
+      if (end !== undefined) found = { construct: banned, order, end };
+    };
+    everywhere.forEach(tryAt);
+    for (const key of startKeysOf(tokens[at]!)) byKey.get(key)?.forEach(tryAt);
+    if (found) {
+      return {
+        construct: found.construct,
+        index: tokens[at]!.start + offset,
+        text: text.slice(tokens[at]!.start, tokens[found.end - 1]!.end),
+      };
     }
   }
-  return first;
-}
-
-/** Lean's first lexical error in `text`, read with `table`; after one, Lean resynchronises character by character. */
-export function findLexicalError(text: string, table: TokenTable = BUILTIN_TABLE): { message: string; index: number } | undefined {
-  return tokenize(text, { tokens: table }).error;
+  return undefined;
 }

@@ -1,0 +1,78 @@
+// The screen of one part of a checked source — the dataset's context or statement, or
+// the model's proof — up to what the part's own shape adds (context-commands.ts,
+// statement-head.ts). It decides on what Lean will read, not on what this package's
+// lexer managed to read:
+//   - a part that does not lex as Lean is refused, wherever the error stands: after a
+//     lexical error Lean's command loop reads on from inside the broken token (a
+//     character literal `'ab'`, an escape `"\q"`, a numeral `2_x`, an unterminated
+//     comment), where this lexer reads nothing;
+//   - then every banned construct of the part, on the text with comments blanked, also
+//     in the readings Lean could make at a `{` inside a plain string (syntax that takes
+//     an interpolated string reads code there, and after a parse error inside one Lean
+//     reads on from inside the string; banned-constructs.ts, hiddenReadings).
+import { blankComments } from "../blank.js";
+import { BUILTIN_TABLE } from "../builtin-tokens.js";
+import type { TokenTable } from "../token-table.js";
+import { tokenize } from "../tokenize.js";
+import type { LeanToken, LexResult } from "../tokens.js";
+import { findBannedUse } from "./banned-constructs.js";
+import type { SourcePart } from "./construct.js";
+import { positionAt } from "./position.js";
+
+/** Why a part is refused, and where (a UTF-16 index into the part as given). */
+export interface Refusal {
+  index: number;
+  reason: string;
+}
+
+/** `label` at line:column of `index` in `text`, as reasons name a place: "context 2:7". */
+export function placeIn(text: string, index: number, label: string): string {
+  const at = positionAt(text, index);
+  return `${label} ${at.line}:${at.column}`;
+}
+
+/** The first lexical error of `text` as Lean reads it; an unterminated comment is reported where it opens. */
+export function lexicalRefusal(
+  text: string,
+  table: TokenTable,
+  label: string,
+  { tokens, error }: LexResult = tokenize(text, { tokens: table }),
+): Refusal | undefined {
+  if (!error) return undefined;
+  const comment = error.message === "unterminated comment" ? tokens.at(-1) : undefined;
+  const index = comment?.unterminated ? comment.start : error.index;
+  return { index, reason: `the ${label} does not lex as Lean: ${error.message} at ${placeIn(text, index, label)}` };
+}
+
+/**
+ * The first refusal of `text` as the part `part` (lexical, then strings, then banned
+ * constructs), read with `table`; `label` names the part in the reason ("tactic" for
+ * one tactic of tactic mode). `text` is the part as it will be sent, LF line ends.
+ */
+export function screenSourcePart(
+  text: string,
+  part: SourcePart,
+  theoremName: string,
+  table: TokenTable = BUILTIN_TABLE,
+  label: string = part,
+): Refusal | undefined {
+  return lexicalRefusal(text, table, label) ?? bannedRefusal(blankComments(text, { tokens: table }), part, theoremName, table, label);
+}
+
+/** The first banned construct of `code` (a part with its comments blanked, known to lex), as a refusal. */
+export function bannedRefusal(
+  code: string,
+  part: SourcePart,
+  theoremName: string,
+  table: TokenTable,
+  label: string = part,
+  tokens?: readonly LeanToken[],
+): Refusal | undefined {
+  const use = findBannedUse(code, part, theoremName, table, tokens);
+  if (!use) return undefined;
+  const shown = use.text.trim() === use.construct.name ? `\`${use.construct.name}\`` : `${use.construct.name} (\`${use.text.trim()}\`)`;
+  const where = use.hiddenInString
+    ? " (inside a string, where Lean may read it as code: as an interpolation, or after a parse error there)"
+    : "";
+  return { index: use.index, reason: `banned ${shown} at ${placeIn(code, use.index, label)}${where}: it ${use.construct.why}` };
+}
