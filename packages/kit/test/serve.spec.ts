@@ -5,6 +5,7 @@ import { Code, ConnectError, createClient, type HandlerContext, type Transport }
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { LeanVerifierService, Verdict, type VerifyRequest } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
+import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { serve, serviceRegistration, type RunningServer } from "../src/server/serve.js";
 import type { ServerConfigInput } from "../src/server/server-config.js";
 
@@ -234,5 +235,39 @@ describe("service lifecycle", () => {
     await call;
     await stopped;
     expect(events).toEqual(["call finished", "closed"]);
+  });
+});
+
+describe("streams in both directions", () => {
+  it("answers a bidi stream of 300 requests, each as it is read, and ends it", async () => {
+    const server = await serve({
+      name: "bidi",
+      services: [
+        serviceRegistration(InferenceService, {
+          async *tokenizeBatch(requests) {
+            let index = 0;
+            for await (const request of requests) {
+              yield { index, tokenIds: [request.prompt?.kind.case === "text" ? request.prompt.kind.value.length : -1] };
+              index++;
+            }
+          },
+        }),
+      ],
+      config: { shutdown: { drain_delay_ms: 0, grace_period_ms: 1_000 } },
+    });
+    running.push(server);
+    for (const transport of [
+      createGrpcTransport({ baseUrl: server.url }),
+      createConnectTransport({ baseUrl: server.url, httpVersion: "2" }),
+    ]) {
+      async function* requests() {
+        for (let i = 0; i < 300; i++) yield { prompt: { kind: { case: "text" as const, value: "x".repeat(i) } } };
+      }
+      const lengths: number[] = [];
+      for await (const response of createClient(InferenceService, transport).tokenizeBatch(requests(), { timeoutMs: 10_000 })) {
+        lengths.push(response.tokenIds[0]!);
+      }
+      expect(lengths).toEqual(Array.from({ length: 300 }, (_, i) => i));
+    }
   });
 });

@@ -27,12 +27,21 @@ export function grpcMethodHandler(method: DescMethod, handler: Handler, gate: Gr
         respond(contextOf(gate, call), call, callback, handler, call.request);
     case "client_streaming":
       return (call: grpc.ServerReadableStream<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) =>
-        respond(contextOf(gate, call), call, callback, handler, call);
+        respond(contextOf(gate, call), call, callback, handler, requestsOf(call));
     case "server_streaming":
       return (call: grpc.ServerWritableStream<unknown, unknown>) => void stream(contextOf(gate, call), call, handler, call.request);
     case "bidi_streaming":
-      return (call: grpc.ServerDuplexStream<unknown, unknown>) => void stream(contextOf(gate, call), call, handler, call);
+      return (call: grpc.ServerDuplexStream<unknown, unknown>) => void stream(contextOf(gate, call), call, handler, requestsOf(call));
   }
+}
+
+/**
+ * The request stream as the handler reads it. Not the call itself: iterating a Node
+ * stream destroys it when the loop ends, and a bidi call's stream is also where the
+ * responses go after the requests have ended.
+ */
+function requestsOf(call: grpc.ServerReadableStream<unknown, unknown> | grpc.ServerDuplexStream<unknown, unknown>): AsyncIterable<unknown> {
+  return { [Symbol.asyncIterator]: () => call.iterator({ destroyOnReturn: false }) };
 }
 
 function contextOf(gate: GrpcCallGate, call: SurfaceCall): GrpcCallContext {
