@@ -100,6 +100,12 @@ def require_auth_beyond_loopback(config: dict, env) -> None:
             f'server.host "{config["server"]["host"]}" is beyond loopback and no token is set: '
             "set LEANGRPO_AUTH_TOKEN (or server.auth.token), which every caller then presents as `authorization: Bearer <token>`"
         )
+    if not loopback and not config["server"]["tls"]["cert_file"] and not config["server"]["allow_plaintext"]:
+        raise ConfigError(
+            f'server.host "{config["server"]["host"]}" is beyond loopback without TLS, so the token would cross the network in clear text: '
+            "give a certificate with server.tls.cert_file and server.tls.key_file (PEM), "
+            "or set server.allow_plaintext: true where the network already encrypts (a service mesh's mTLS, a VPN)"
+        )
 
 
 def check_reasoning_settings_at_start(config: dict) -> None:

@@ -28,6 +28,15 @@ def _int(min_value=None, max_value=None):
     return check
 
 
+def _optional_int(min_value=None):
+    check_int = _int(min_value)
+
+    def check(key, v):
+        return None if v is None else check_int(key, v)
+
+    return check
+
+
 def _number(positive=False, min_value=None, below=None, nullable=False):
     def check(key, v):
         if v is None and nullable:
@@ -98,11 +107,30 @@ SCHEMA = {
         "host": (_string(), "127.0.0.1"),
         "port": (_int(0, 65535), 50054),
         "tls": {"cert_file": (_string(optional=True), None), "key_file": (_string(optional=True), None)},
+        # Beyond loopback without TLS: only where the network already encrypts (the kit's rule).
+        "allow_plaintext": (_bool, False),
         "limits": {
             "read_max_bytes": (_int(1), 4 * 1024 * 1024),
             "write_max_bytes": (_int(1), 16 * 1024 * 1024),
             "max_concurrent_calls": (_int(0), 256),
             "max_timeout_ms": (_int(1), 600_000),
+            # The TypeScript services' deadlines for calls that send none; grpcio applies none (accepted for one server section).
+            "default_timeout_ms": (_optional_int(0), None),
+            "default_stream_timeout_ms": (_optional_int(0), None),
+            "connections": {
+                # grpcio has no cap on connections: set, they are refused (see check_server_limits).
+                "max": (_optional_int(0), None),
+                "per_peer": (_optional_int(0), None),
+                "streams_per_connection": (_int(1), 100),
+                "handshake_timeout_ms": (_int(1), 10_000),
+                "idle_timeout_ms": (_int(0), 60_000),
+            },
+            "open_services": {
+                "calls_per_connection": (_int(1), 4),
+                "max_watches": (_int(1), 64),
+                "max_reflection_streams": (_int(1), 16),
+                "timeout_ms": (_int(1), 10_000),
+            },
         },
         "auth": {"token": (_string(optional=True), None)},
         "shutdown": {"drain_delay_ms": (_int(0), 1_000), "grace_period_ms": (_int(0), 10_000)},
@@ -206,9 +234,20 @@ def load_config(given: dict) -> dict:
     tls = config["server"]["tls"]
     if (tls["cert_file"] is None) != (tls["key_file"] is None):
         raise ConfigError('config keys "server.tls.cert_file" and "server.tls.key_file" must be given together')
+    check_server_limits(config["server"]["limits"])
     check_model_source(config)
     check_reasoning_settings(config["model"])
     return config
+
+
+def check_server_limits(limits: dict) -> None:
+    """The server limits the TypeScript services have and grpcio cannot apply are refused when set, not ignored."""
+    for key in ("max", "per_peer"):
+        if limits["connections"][key] is not None:
+            raise ConfigError(
+                f'config key "server.limits.connections.{key}" is set; the PyTorch learner serves with grpcio, which cannot cap '
+                "connections: leave it unset here and cap connections in front of the learner (a proxy or load balancer)"
+            )
 
 
 def check_reasoning_settings(model: dict) -> None:

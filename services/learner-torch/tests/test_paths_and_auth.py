@@ -136,7 +136,7 @@ def test_a_learner_beyond_loopback_needs_a_token():
     from leangrpo_learner.__main__ import require_auth_beyond_loopback
     from leangrpo_learner.config import ConfigError, load_config
 
-    config = load_config({"server": {"host": "0.0.0.0"}})
+    config = load_config({"server": {"host": "0.0.0.0", "allow_plaintext": True}})
     with pytest.raises(ConfigError, match=r'server.host "0.0.0.0" is beyond loopback and no token is set: set LEANGRPO_AUTH_TOKEN'):
         require_auth_beyond_loopback(config, {})
     require_auth_beyond_loopback(config, {"LEANGRPO_AUTH_TOKEN": "env-token"})
@@ -155,7 +155,7 @@ def test_a_token_given_both_ways_must_agree():
         require_auth_beyond_loopback(both, {"LEANGRPO_AUTH_TOKEN": "env-secret"})
     assert str(refused.value).startswith("server.auth.token and LEANGRPO_AUTH_TOKEN give different tokens")
     assert "secret" not in str(refused.value).replace("LEANGRPO", "")
-    same = load_config({"server": {"host": "0.0.0.0", "auth": {"token": "one"}}})
+    same = load_config({"server": {"host": "0.0.0.0", "auth": {"token": "one"}, "allow_plaintext": True}})
     require_auth_beyond_loopback(same, {"LEANGRPO_AUTH_TOKEN": "one"})
     assert same["server"]["auth"]["token"] == "one"
     configured_only = load_config({"server": {"auth": {"token": "own"}}})

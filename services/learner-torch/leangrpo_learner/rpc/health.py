@@ -45,11 +45,11 @@ class Health:
             with self.changed:
                 self.changed.wait(timeout=1.0)
 
-    def handler(self) -> grpc.GenericRpcHandler:
+    def handler(self, budget) -> grpc.GenericRpcHandler:
         return grpc.method_handlers_generic_handler(
             "grpc.health.v1.Health",
             {
-                "Check": grpc.unary_unary_rpc_method_handler(self.check, Request.FromString, Response.SerializeToString),
-                "Watch": grpc.unary_stream_rpc_method_handler(self.watch, Request.FromString, Response.SerializeToString),
+                "Check": grpc.unary_unary_rpc_method_handler(budget.unary(self.check), Request.FromString, Response.SerializeToString),
+                "Watch": grpc.unary_stream_rpc_method_handler(budget.stream("watch", self.watch), Request.FromString, Response.SerializeToString),
             },
         )

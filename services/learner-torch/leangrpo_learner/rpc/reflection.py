@@ -57,7 +57,7 @@ class Reflection:
             response.error_response.error_message = f"not found: {error.args[0] if error.args else kind}"
         return response
 
-    def handler(self, package: str) -> grpc.GenericRpcHandler:
+    def handler(self, package: str, budget) -> grpc.GenericRpcHandler:
         Request = proto.message(f"{package}.ServerReflectionRequest")
         Response = proto.message(f"{package}.ServerReflectionResponse")
 
@@ -67,5 +67,5 @@ class Reflection:
 
         return grpc.method_handlers_generic_handler(
             f"{package}.ServerReflection",
-            {"ServerReflectionInfo": grpc.stream_stream_rpc_method_handler(info, Request.FromString, Response.SerializeToString)},
+            {"ServerReflectionInfo": grpc.stream_stream_rpc_method_handler(budget.stream("reflection", info), Request.FromString, Response.SerializeToString)},
         )

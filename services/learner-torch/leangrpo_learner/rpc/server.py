@@ -12,8 +12,12 @@ import grpc
 from .health import Health
 from .learner_host import LearnerHost
 from .learner_service import SERVICE, LearnerServicer
+from .open_budget import OpenServiceBudget
 from .reflection import Reflection
 from .tracing import RpcTracing
+
+# Each call runs on one of these threads for as long as it lasts.
+WORKERS = 16
 
 SERVICES = [SERVICE, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]
 
@@ -55,23 +59,29 @@ def start_server(config: dict, host: LearnerHost, tracing: RpcTracing | None = N
     interceptors = [tracing.interceptor()] if tracing else []
     if server_config["auth"]["token"]:
         interceptors.append(BearerTokenInterceptor(server_config["auth"]["token"]))
+    connections = limits["connections"]
+    options = [
+        ("grpc.max_receive_message_length", limits["read_max_bytes"]),
+        ("grpc.max_send_message_length", limits["write_max_bytes"]),
+        ("grpc.max_concurrent_streams", connections["streams_per_connection"]),
+    ]
+    if connections["idle_timeout_ms"] > 0:
+        options.append(("grpc.max_connection_idle_ms", connections["idle_timeout_ms"]))
     server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=16),
+        futures.ThreadPoolExecutor(max_workers=WORKERS),
         interceptors=interceptors,
-        options=[
-            ("grpc.max_receive_message_length", limits["read_max_bytes"]),
-            ("grpc.max_send_message_length", limits["write_max_bytes"]),
-        ],
+        options=options,
         maximum_concurrent_rpcs=limits["max_concurrent_calls"] or None,
     )
     health = Health(SERVICES)
     reflection = Reflection(SERVICES)
+    budget = OpenServiceBudget(limits["open_services"], WORKERS)
     server.add_generic_rpc_handlers(
         (
             LearnerServicer(host).handler(),
-            health.handler(),
-            reflection.handler("grpc.reflection.v1"),
-            reflection.handler("grpc.reflection.v1alpha"),
+            health.handler(budget),
+            reflection.handler("grpc.reflection.v1", budget),
+            reflection.handler("grpc.reflection.v1alpha", budget),
         )
     )
     address = f"{server_config['host']}:{server_config['port']}"
