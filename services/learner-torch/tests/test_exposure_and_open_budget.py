@@ -76,7 +76,9 @@ def test_held_watches_leave_health_checks_and_learner_calls_answering():
             reader.join(timeout=10)
         # Four of the sixteen threads at most; the rest were refused.
         assert errors.count(grpc.StatusCode.RESOURCE_EXHAUSTED) == len(watches) - 4
-        health = learner.unary("Check", M("grpc.health.v1.HealthCheckRequest")(service=""), "grpc.health.v1.HealthCheckResponse", service="grpc.health.v1.Health")
+        health = learner.unary(
+            "Check", M("grpc.health.v1.HealthCheckRequest")(service=""), "grpc.health.v1.HealthCheckResponse", service="grpc.health.v1.Health"
+        )
         assert health.status == 1
         status = learner.unary("GetStatus", M("leangrpo.v1.GetStatusRequest")(), "leangrpo.v1.GetStatusResponse")
         assert status.step == 0

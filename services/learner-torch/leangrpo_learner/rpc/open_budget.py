@@ -34,7 +34,10 @@ class OpenServiceBudget:
                 )
             if kind is not None and self.open[kind] >= self.caps[kind]:
                 key = "max_watches" if kind == "watch" else "max_reflection_streams"
-                return f"{self.caps[kind]} {kind} streams are open, this learner's maximum (server.limits.open_services.{key}, at most a quarter of its worker threads); retry later"
+                return (
+                    f"{self.caps[kind]} {kind} streams are open, this learner's maximum "
+                    f"(server.limits.open_services.{key}, at most a quarter of its worker threads); retry later"
+                )
             self.by_connection[peer] = held + 1
             if kind is not None:
                 self.open[kind] += 1
