@@ -4,10 +4,9 @@
 import { context, propagation, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
-import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
-import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
-import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
+import type { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
+import type { SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { loadTracingSdk } from "./tracing-sdk.js";
 
 export interface TracingSetup {
   /** Undefined when no span is recorded (no exporter, no processors). */
@@ -47,11 +46,13 @@ export function setupTracing(options: SetupTracingOptions): TracingSetup {
     env.OTEL_SDK_DISABLED !== "true" &&
     env.OTEL_TRACES_EXPORTER !== "none" &&
     Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+  const sdk = exporting || processors.length > 0 ? loadTracingSdk() : undefined;
   // The exporter reads the endpoint, headers and protocol details from OTEL_* itself.
-  if (exporting) processors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
+  if (sdk && exporting) processors.push(new sdk.BatchSpanProcessor(new sdk.OTLPTraceExporter()));
 
   let provider: NodeTracerProvider | undefined;
-  if (processors.length > 0) {
+  if (sdk && processors.length > 0) {
+    const { NodeTracerProvider, defaultResource, resourceFromAttributes } = sdk;
     provider = new NodeTracerProvider({
       resource: defaultResource().merge(
         resourceFromAttributes({ "service.name": env.OTEL_SERVICE_NAME || options.serviceName, "service.namespace": "lean-grpo" }),
