@@ -26,7 +26,7 @@ import type { TurnRequest, TurnResult } from "./services-load.js";
 import { REPO_ROOT, type StandInSetup } from "./service-stand-ins.js";
 
 const seconds = Number(process.argv[2] ?? process.env.BENCH_SECONDS ?? 3);
-const rounds = Number(process.argv[3] ?? process.env.BENCH_ROUNDS ?? 3);
+const rounds = Number(process.argv[3] ?? process.env.BENCH_ROUNDS ?? 4);
 /** Only these calls (by name, comma-separated); all by default. */
 const only = (process.argv[4] ?? process.env.BENCH_CALLS)?.split(",");
 /** Calls per turn at least, however long they take. */
