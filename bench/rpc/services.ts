@@ -6,14 +6,14 @@
 //   Score          the reward service's math-answer judge on a fraction against a decimal
 //   TrainStep      the TypeScript learner on models/arith-tiny, a client stream of 2 groups of 4 samples
 //   Generate       the embedded inference service on models/arith-tiny, 4 completions of up to 32 tokens
-//   GenerateStream the same request as a server stream of token deltas
+//   GenerateStream the same request as a server stream (the embedded backend sends each completion whole)
 //   WatchRun       the orchestrator replaying a finished run from_start (made first: the smoke config's run)
 // As bench/rpc/main.ts: each server in its own process, the load (services-load.ts, one call
 // at a time) in another, the two servers measured in alternating turns whose order flips
 // every round, each server's CPU time per call from /proc; every figure beside its baseline
 // from the same run. A call a server cannot serve is reported as such, with its error.
 // Prints JSON. Usage: npm run bench:rpc:services [-- seconds-per-turn [rounds [Call,Call...]]]
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { percentile } from "../support/percentile.js";
@@ -29,6 +29,9 @@ const seconds = Number(process.argv[2] ?? process.env.BENCH_SECONDS ?? 3);
 const rounds = Number(process.argv[3] ?? process.env.BENCH_ROUNDS ?? 4);
 /** Only these calls (by name, comma-separated); all by default. */
 const only = (process.argv[4] ?? process.env.BENCH_CALLS)?.split(",");
+const callNames = serviceCalls({ runId: "", runSteps: 0 }).map((call) => call.name);
+const unknownCalls = only?.filter((name) => !callNames.includes(name)) ?? [];
+if (unknownCalls.length > 0) throw new Error(`no call is named ${unknownCalls.join(" or ")}; the calls: ${callNames.join(", ")}`);
 /** Calls per turn at least, however long they take. */
 const MIN_CALLS = 3;
 /** Calls each server makes of each method before the rounds (model loads, first compilations, the REPL's header). */
@@ -60,12 +63,6 @@ let calls: ReturnType<typeof serviceCalls> = [];
 try {
   const callSetup = await finishedRun(join(dir, "runs"));
   calls = serviceCalls(callSetup).filter((call) => only === undefined || only.includes(call.name));
-  if (calls.length === 0)
-    throw new Error(
-      `no call is named ${only!.join(" or ")}; the calls: ${serviceCalls(callSetup)
-        .map((c) => c.name)
-        .join(", ")}`,
-    );
   const replRules = join(dir, "repl-rules.json");
   writeFileSync(replRules, JSON.stringify(benchRules()));
   for (const server of servers) {
@@ -106,8 +103,10 @@ try {
 async function finishedRun(runsDir: string): Promise<CallSetup> {
   const [data, config] = [join(REPO_ROOT, "examples/arith.jsonl"), join(REPO_ROOT, "configs/train/smoke.yaml")];
   const args = [data, "--config", config, "--steps", String(RUN_STEPS), "--output_dir", runsDir];
-  const train = await runTrain(args, join(dir, "train.log"), "bench:rpc:services, the run WatchRun replays");
-  if (train.code !== 0) throw new Error(`${train.command} exited with ${train.code}; its output is in ${join(dir, "train.log")}`);
+  const log = join(dir, "train.log");
+  const train = await runTrain(args, log, "bench:rpc:services, the run WatchRun replays");
+  // The folder goes when the bench ends: the log's end goes into the error.
+  if (train.code !== 0) throw new Error(`${train.command} exited with ${train.code}:\n${readFileSync(log, "utf8").slice(-4000)}`);
   const [runId] = readdirSync(runsDir);
   if (runId === undefined) throw new Error(`${train.command} left no run in ${runsDir}`);
   return { runId, runSteps: readRunLines(join(runsDir, runId, "metrics.jsonl")).length };
