@@ -43,7 +43,14 @@ describe("parseDnsTarget", () => {
   });
 
   it("rejects targets it cannot read", () => {
-    for (const target of ["inference:50051", "dns:///inference", "dns:///inference:0", "dns:///inference:70000", "dns+http:///a:1", "https+dns:///a:1"]) {
+    for (const target of [
+      "inference:50051",
+      "dns:///inference",
+      "dns:///inference:0",
+      "dns:///inference:70000",
+      "dns+http:///a:1",
+      "https+dns:///a:1",
+    ]) {
       expect(() => parseDnsTarget(target), target).toThrow(/dns:\/\/\/host:port/);
     }
   });
@@ -168,6 +175,8 @@ describe("dns+https:/// targets", () => {
 
     // connect-node reports a failed TLS handshake as INTERNAL, with Node's reason.
     await expect(wrongName.client.tokenize({})).rejects.toThrow(/Hostname\/IP does not match certificate's altnames: Host: replicas\.test/);
-    await expect(untrusted.client.tokenize({})).rejects.toThrow(/unable to verify the first certificate|self-signed|unable to get local issuer/);
+    await expect(untrusted.client.tokenize({})).rejects.toThrow(
+      /unable to verify the first certificate|self-signed|unable to get local issuer/,
+    );
   });
 });

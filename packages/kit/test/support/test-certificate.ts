@@ -18,15 +18,46 @@ export function issueTestCertificate(names: string[]): TestCertificate {
   const file = (name: string) => path.join(dir, name);
   const openssl = (...args: string[]) => execFileSync("openssl", args, { stdio: ["ignore", "ignore", "pipe"] });
   try {
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=test CA", "-keyout", file("ca.key"), "-out", file("ca.crt"));
+    openssl(
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=test CA",
+      "-keyout",
+      file("ca.key"),
+      "-out",
+      file("ca.crt"),
+    );
     openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", `/CN=${names[0]}`, "-keyout", file("tls.key"), "-out", file("tls.csr"));
     const san = names.map((n) => (/^[\d.]+$|:/.test(n) ? `IP:${n}` : `DNS:${n}`)).join(",");
     writeFileSync(file("ext"), `subjectAltName=${san}\nextendedKeyUsage=serverAuth\n`);
     openssl(
-      "x509", "-req", "-in", file("tls.csr"), "-CA", file("ca.crt"), "-CAkey", file("ca.key"), "-CAcreateserial",
-      "-days", "1", "-extfile", file("ext"), "-out", file("tls.crt"),
+      "x509",
+      "-req",
+      "-in",
+      file("tls.csr"),
+      "-CA",
+      file("ca.crt"),
+      "-CAkey",
+      file("ca.key"),
+      "-CAcreateserial",
+      "-days",
+      "1",
+      "-extfile",
+      file("ext"),
+      "-out",
+      file("tls.crt"),
     );
-    return { ca: readFileSync(file("ca.crt"), "utf8"), cert: readFileSync(file("tls.crt"), "utf8"), key: readFileSync(file("tls.key"), "utf8") };
+    return {
+      ca: readFileSync(file("ca.crt"), "utf8"),
+      cert: readFileSync(file("tls.crt"), "utf8"),
+      key: readFileSync(file("tls.key"), "utf8"),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

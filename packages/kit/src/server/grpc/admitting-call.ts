@@ -6,7 +6,13 @@
 //
 // One object per call serves as the intercepting call and as the listener grpc-js
 // reports to: classes, not closures, since this runs for every call.
-import { type Metadata, type ServerInterceptingCall, type ServerInterceptingCallInterface, type ServerInterceptor, status } from "@grpc/grpc-js";
+import {
+  type Metadata,
+  type ServerInterceptingCall,
+  type ServerInterceptingCallInterface,
+  type ServerInterceptor,
+  status,
+} from "@grpc/grpc-js";
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import type { Admission, Admitted } from "../calls/call-admission.js";
