@@ -10,7 +10,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { serve, serviceRegistration, type RunningServer } from "../src/index.js";
-import { issueTestCertificate } from "./support/test-certificate.js";
+import { issueTestCertificate } from "../../../tests/support/test-certificate.js";
 
 const PROBE = fileURLToPath(new URL("../src/bin/health-probe.ts", import.meta.url));
 

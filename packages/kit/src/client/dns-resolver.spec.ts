@@ -6,7 +6,7 @@ import type { BalancedTransport } from "./balanced-transport.js";
 import { createServiceClient, type ServiceClient } from "./create-service-client.js";
 import { endpointUrl, parseDnsTarget } from "./dns-resolver.js";
 import { startReplica, type InferenceImpl, type Replica } from "../../test/support/replicas.js";
-import { issueTestCertificate } from "../../test/support/test-certificate.js";
+import { issueTestCertificate } from "../../../../tests/support/test-certificate.js";
 
 let replicas: Replica[] = [];
 let clients: ServiceClient<typeof InferenceService>[] = [];

@@ -62,3 +62,12 @@ export function issueTestCertificate(names: string[]): TestCertificate {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** Writes a certificate's files (ca.crt, tls.crt, tls.key) into `dir`; returns their paths. */
+export function writeTestCertificate(dir: string, issued: TestCertificate): { ca: string; cert: string; key: string } {
+  const files = { ca: path.join(dir, "ca.crt"), cert: path.join(dir, "tls.crt"), key: path.join(dir, "tls.key") };
+  writeFileSync(files.ca, issued.ca);
+  writeFileSync(files.cert, issued.cert);
+  writeFileSync(files.key, issued.key);
+  return files;
+}
