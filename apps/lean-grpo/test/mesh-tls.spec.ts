@@ -3,7 +3,7 @@
 // dials a TLS service at https://. The commands themselves: test/process/serve-tls.spec.ts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { X509Certificate } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
@@ -106,9 +106,7 @@ describe("requireTrustedInProcess", () => {
     // This process trusts neither test CA (NODE_EXTRA_CA_CERTS is read at start).
     await expect(
       requireTrustedInProcess([{ service: "verifier", keyPrefix: "verifier.", server: server("0.0.0.0", { tls: tls(selfSigned) }) }]),
-    ).rejects.toThrow(
-      /verifier: this mesh's own clients would refuse verifier\.server\.tls\.cert_file .*self-signed.*NODE_EXTRA_CA_CERTS/,
-    );
+    ).rejects.toThrow(/verifier: this mesh's own clients would refuse verifier\.server\.tls\.cert_file .*self-signed.*NODE_EXTRA_CA_CERTS/);
     await expect(
       requireTrustedInProcess([{ service: "reward", keyPrefix: "", server: server("0.0.0.0", { tls: tls(namedOnly) }) }]),
     ).rejects.toThrow(
@@ -145,7 +143,7 @@ describe("describeMeshTls", () => {
 });
 
 describe("planTopology with TLS", () => {
-  it("dials a replica that serves TLS at https://, in the plan and in ${urls.*}, with the server section it will read", () => {
+  it("dials a replica that serves TLS at https://, in the plan and in its callers' URLs, with the server section it will read", () => {
     const certificate = `server.tls.cert_file=${loopback.cert}`;
     const key = `server.tls.key_file=${loopback.key}`;
     const topology = TopologySchema.parse({
@@ -153,7 +151,8 @@ describe("planTopology with TLS", () => {
       base_port: 50400,
       services: {
         verifier: { replicas: 2, overrides: [certificate, key] },
-        reward: { replicas: 1, overrides: ["verifier.url=${urls.verifier}", "server.allow_plaintext=true"] },
+        // The topology's own placeholder, expanded by planTopology.
+        reward: { replicas: 1, overrides: [`verifier.url=$\{urls.verifier}`, "server.allow_plaintext=true"] },
       },
     });
     const plan = planTopology(topology, {});
