@@ -6,7 +6,7 @@
 # tls.key and ca.crt. Clients inside the mesh trust ca.crt; so must callers from outside
 # (grpcurl -cacert, buf curl --cacert, NODE_EXTRA_CA_CERTS): deploy/README.md.
 #
-#   deploy/k8s/make-tls-secret.sh [--namespace NS] [--dir DIR] [--days N] [--cluster-domain D] [--files-only]
+#   deploy/k8s/make-tls-secret.sh [--namespace NS] [--dir DIR] [--days N] [--cluster-domain D] [--name NAME]... [--files-only]
 #
 #   --namespace       the namespace the overlay deploys to (default lean-grpo; the dev overlay: lean-grpo-dev)
 #   --dir             where the files are written (default ./lean-grpo-tls); a CA already there
@@ -14,6 +14,8 @@
 #                     every client's trust
 #   --days            validity of the server certificate (default 365; the CA: 3650)
 #   --cluster-domain  the cluster's DNS domain (default cluster.local)
+#   --name            another name (or IP address) the certificate holds: a name clients outside
+#                     dial (an ingress, a load balancer), compose's learner-torch; repeatable
 #   --files-only      write the files, make no Secret (then: kubectl apply -f DIR/secret.yaml)
 #
 # The Secret is applied with kubectl to the current context (created, or replaced on renewal);
@@ -28,9 +30,10 @@ days=365
 cluster_domain=cluster.local
 files_only=false
 services="inference verifier reward learner orchestrator"
+extra=""
 
 usage() {
-  sed -n '9,17p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '9,19p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
@@ -39,6 +42,7 @@ while [ $# -gt 0 ]; do
     --dir) dir=${2:?--dir needs a value}; shift 2 ;;
     --days) days=${2:?--days needs a value}; shift 2 ;;
     --cluster-domain) cluster_domain=${2:?--cluster-domain needs a value}; shift 2 ;;
+    --name) extra="$extra ${2:?--name needs a value}"; shift 2 ;;
     --files-only) files_only=true; shift ;;
     -h|--help) usage ;;
     *) echo "make-tls-secret.sh: unknown argument $1" >&2; usage ;;
@@ -71,6 +75,14 @@ for service in $services; do
     names="${names:+$names,}DNS:$name"
   done
 done
+for name in $extra; do
+  # An IPv6 address has a colon, an IPv4 one only digits and dots; anything else is a DNS name.
+  case "$name" in
+    *:*) names="$names,IP:$name" ;;
+    *[!0-9.]*) names="$names,DNS:$name" ;;
+    *) names="$names,IP:$name" ;;
+  esac
+done
 cat >"$dir/server.ext" <<EOF
 basicConstraints=critical,CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
@@ -100,7 +112,7 @@ data:
 EOF
 
 echo "wrote $dir: ca.crt (trust this), ca.key (keep off the cluster), tls.crt, tls.key, secret.yaml" >&2
-echo "the certificate names: $(echo "$names" | sed 's/DNS://g')" >&2
+echo "the certificate names: $(echo "$names" | sed 's/DNS://g; s/IP://g')" >&2
 if [ "$files_only" = true ]; then
   echo "apply it with: kubectl apply -f $dir/secret.yaml" >&2
 else
