@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { loadConfig, type ServerConfig } from "@lean-grpo/kit";
 import { RewardConfigSchema } from "@lean-grpo/reward";
 import { requireMeshExposure } from "../src/mesh/mesh-exposure.js";
-import { describeMeshTls, dialHost, requireTrustedInProcess, trustedFile } from "../src/mesh/mesh-tls.js";
+import { describeMeshTls, dialHost, requireTrustedInProcess, servernameFor, trustedFile } from "../src/mesh/mesh-tls.js";
 import { TopologySchema, planTopology } from "../src/mesh/topology.js";
 import { issueTestCertificate, writeTestCertificate } from "../../../tests/support/test-certificate.js";
 
@@ -98,6 +98,15 @@ describe("dialHost", () => {
     expect(dialHost(server("0.0.0.0", { tls: tls(namedOnly) }))).toBe("0.0.0.0");
     expect(dialHost(server("0.0.0.0"))).toBe("0.0.0.0");
     expect(dialHost(server("mesh.example", { tls: tls(namedOnly) }))).toBe("mesh.example");
+  });
+});
+
+describe("servernameFor", () => {
+  it("names the certificate's first DNS name where the dial host is not among its names", () => {
+    expect(servernameFor(server("127.0.0.1", { tls: tls(namedOnly) }))).toBe("mesh.example");
+    expect(servernameFor(server("127.0.0.1", { tls: tls(loopback) }))).toBeUndefined();
+    expect(servernameFor(server("0.0.0.0", { tls: tls(loopback) }))).toBeUndefined();
+    expect(servernameFor(server("127.0.0.1"))).toBeUndefined();
   });
 });
 

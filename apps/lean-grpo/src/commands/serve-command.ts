@@ -17,7 +17,7 @@ import { checkModelDir, configDir } from "./train-config.js";
 import { shareRunsDir } from "../mesh/shared-runs-dir.js";
 import { applyMeshAuth, describeMeshAuth } from "../mesh/mesh-auth.js";
 import { requireMeshExposure } from "../mesh/mesh-exposure.js";
-import { describeMeshTls, dialUrl, requireTrustedInProcess, trustedFile } from "../mesh/mesh-tls.js";
+import { describeMeshTls, dialUrl, requireTrustedInProcess, servernameFor, trustedFile } from "../mesh/mesh-tls.js";
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 
@@ -148,11 +148,12 @@ function printTable(rows: { service: string; url: string; pid?: number }[], tlsF
  * and reflection need, where it would otherwise be answered in HTTP/1.1), and the certificate's
  * CA to trust where it is known.
  */
-function bufCurlTls(server: Pick<ServerConfig, "tls">): string {
+function bufCurlTls(server: Pick<ServerConfig, "host" | "tls">): string {
   if (!server.tls) return " --http2-prior-knowledge";
   const [leaf] = readFileSync(server.tls.cert_file, "utf8").match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
   const ca = leaf ? trustedFile(new X509Certificate(leaf), server.tls.cert_file) : undefined;
-  return ` --http2-prior-knowledge --cacert ${ca ?? "CA.pem"}`;
+  const servername = servernameFor(server);
+  return ` --http2-prior-knowledge --cacert ${ca ?? "CA.pem"}${servername ? ` --servername ${servername}` : ""}`;
 }
 
 /**

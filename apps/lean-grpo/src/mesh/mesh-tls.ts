@@ -31,6 +31,18 @@ export function dialHost(server: Bind): string {
   return [loopback, "localhost", hostname()].find((name) => names(certificate, name)) ?? server.host;
 }
 
+/**
+ * The name a client must check the certificate for when it dials a TLS server at its dial
+ * host, which the certificate does not name (a cluster's certificate served on 127.0.0.1):
+ * the certificate's first DNS name. Undefined when the dial host will do.
+ */
+export function servernameFor(server: Bind): string | undefined {
+  if (server.tls === undefined) return undefined;
+  const certificate = leafCertificate(server.tls);
+  if (names(certificate, dialHost(server))) return undefined;
+  return /DNS:([^,\s]+)/.exec(certificate.subjectAltName ?? "")?.[1];
+}
+
 /** `scheme://host:port` as the mesh's clients dial it. */
 export function dialUrl(server: Bind, port: number): string {
   const host = dialHost(server);
