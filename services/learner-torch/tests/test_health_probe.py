@@ -17,7 +17,9 @@ def issue_certificate(directory, names):
     def openssl(*args):
         subprocess.run(["openssl", *args], check=True, capture_output=True)
 
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=test CA", "-keyout", directory / "ca.key", "-out", directory / "ca.crt")
+    openssl(
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=test CA", "-keyout", directory / "ca.key", "-out", directory / "ca.crt"
+    )
     openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={names[0]}", "-keyout", directory / "tls.key", "-out", directory / "tls.csr")
     (directory / "ext").write_text("subjectAltName=" + ",".join(f"DNS:{n}" for n in names) + "\nextendedKeyUsage=serverAuth\n")
     openssl(
