@@ -17,9 +17,7 @@ import { checkModelDir, configDir } from "./train-config.js";
 import { shareRunsDir } from "../mesh/shared-runs-dir.js";
 import { applyMeshAuth, describeMeshAuth } from "../mesh/mesh-auth.js";
 import { requireMeshExposure } from "../mesh/mesh-exposure.js";
-import { describeMeshTls, dialUrl, requireTrustedInProcess, servernameFor, trustedFile } from "../mesh/mesh-tls.js";
-import { X509Certificate } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { bufCurlFlags, describeMeshTls, dialUrl, requireTrustedInProcess } from "../mesh/mesh-tls.js";
 
 export interface ServeCommandOptions {
   config?: string;
@@ -100,7 +98,7 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
   });
   printTable(
     entries.map((e, i) => ({ service: e.name, url: urls[e.name] ?? servers[i]!.url })),
-    bufCurlTls(exposed[0]!.server),
+    bufCurlFlags(exposed[0]!.server),
   );
   process.stdout.write(`${describeMeshAuth(auth)}\n`);
   for (const line of describeMeshTls(exposed)) process.stdout.write(`${line}\n`);
@@ -109,7 +107,7 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
     const header = auth.token ? ` -H "authorization: Bearer $${AUTH_TOKEN_ENV}"` : "";
     const server = (configs.orchestrator as { server: ServerConfig }).server;
     process.stdout.write(
-      `start a run: npx buf curl --protocol grpc${bufCurlTls(server)}${header} -d '{"datasetPath": "examples/arith.jsonl"}' ${orchestrator}/leangrpo.v1.OrchestratorService/StartRun\n`,
+      `start a run: npx buf curl --protocol grpc${bufCurlFlags(server)}${header} -d '{"datasetPath": "examples/arith.jsonl"}' ${orchestrator}/leangrpo.v1.OrchestratorService/StartRun\n`,
     );
   }
   // Last: whoever waits for the mesh reads up to this line.
@@ -130,7 +128,7 @@ async function serveTopology(file: string, overrides: string[]): Promise<void> {
   onStopSignal(() => running.stop());
   printTable(
     running.replicas.map((r) => ({ service: `${r.service}[${r.index}]`, url: r.url, pid: r.pid() })),
-    bufCurlTls(running.replicas[0]!.server),
+    bufCurlFlags(running.replicas[0]!.server),
   );
   for (const line of describeMeshTls(firsts)) process.stdout.write(`${line}\n`);
 }
@@ -141,19 +139,6 @@ function printTable(rows: { service: string; url: string; pid?: number }[], tlsF
     rows.map((r) => `${r.service.padEnd(15)} ${r.url.padEnd(width)}  SERVING${r.pid ? `  pid ${r.pid}` : ""}`).join("\n") +
       `\n(Ctrl-C to stop; try: npx buf curl --protocol grpc${tlsFlags} --list-services ${rows[0]!.url})\n`,
   );
-}
-
-/**
- * buf curl's flags for a server: HTTP/2 (over TLS too: buf curl then offers only h2, which gRPC
- * and reflection need, where it would otherwise be answered in HTTP/1.1), and the certificate's
- * CA to trust where it is known.
- */
-function bufCurlTls(server: Pick<ServerConfig, "host" | "tls">): string {
-  if (!server.tls) return " --http2-prior-knowledge";
-  const [leaf] = readFileSync(server.tls.cert_file, "utf8").match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
-  const ca = leaf ? trustedFile(new X509Certificate(leaf), server.tls.cert_file) : undefined;
-  const servername = servernameFor(server);
-  return ` --http2-prior-knowledge --cacert ${ca ?? "CA.pem"}${servername ? ` --servername ${servername}` : ""}`;
 }
 
 /**

@@ -144,6 +144,19 @@ export function describeMeshTls(servers: readonly { service: string; server: Bin
   });
 }
 
+/**
+ * buf curl's flags for a server: HTTP/2 (over TLS too: buf curl then offers only h2, which gRPC
+ * and reflection need, where the server would answer HTTP/1.1 to a client that offers it), the
+ * file to trust where it is known, and the name to check where the certificate does not name
+ * the address.
+ */
+export function bufCurlFlags(server: Bind): string {
+  if (!server.tls) return " --http2-prior-knowledge";
+  const ca = trustedFile(leafCertificate(server.tls), server.tls.cert_file);
+  const servername = servernameFor(server);
+  return ` --http2-prior-knowledge --cacert ${ca ?? "CA.pem"}${servername ? ` --servername ${servername}` : ""}`;
+}
+
 /** The file a client should trust for this certificate, where it can be told; undefined otherwise. */
 export function trustedFile(leaf: X509Certificate, certFile: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const extra = env.NODE_EXTRA_CA_CERTS;
