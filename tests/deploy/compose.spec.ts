@@ -1,8 +1,18 @@
 // deploy/compose.yaml is valid for docker-compose, and wires what the stack needs.
 import { describe, expect, it } from "vitest";
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { X509Certificate } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { parse } from "yaml";
+import type { z } from "zod";
+import { InferenceConfigSchema } from "@lean-grpo/inference";
+import { loadConfig } from "@lean-grpo/kit";
+import { LearnerConfigSchema } from "@lean-grpo/learner";
+import { OrchestratorConfigSchema } from "@lean-grpo/orchestrator";
+import { RewardConfigSchema } from "@lean-grpo/reward";
+import { VerifierConfigSchema } from "@lean-grpo/verifier";
 import { repoRoot } from "../support/interop-verifier.js";
 import { parseDockerfile } from "./dockerfile.js";
 
@@ -130,5 +140,98 @@ describe.skipIf(!compose)("deploy/compose.yaml", () => {
       encoding: "utf8",
     });
     expect(broken.status).not.toBe(0);
+  });
+});
+
+// TLS inside the compose mesh (deploy/compose.tls.yaml over compose.yaml): each service's config as
+// it reads it (its mounted file, then its environment) serves TLS from deploy/tls and refuses plain
+// text, the callers dial https:// for names make-tls-secret.sh's certificate holds, Node trusts the
+// CA, and the health checks speak TLS on each service's own port and name.
+describe.skipIf(!compose)("deploy/compose.tls.yaml", () => {
+  const withToken = { ...process.env, LEANGRPO_AUTH_TOKEN: "compose-test-token" };
+  const stack = compose
+    ? parse(
+        execFileSync(
+          "docker-compose",
+          ["-f", `${repoRoot}deploy/compose.yaml`, "-f", `${repoRoot}deploy/compose.tls.yaml`, "--profile", "gpu", "config"],
+          { encoding: "utf8", env: withToken },
+        ),
+      )
+    : undefined;
+  const PORTS: Record<string, number> = { inference: 50051, verifier: 50052, reward: 50053, learner: 50054, orchestrator: 50055 };
+  const SCHEMAS: Record<string, z.ZodType> = {
+    inference: InferenceConfigSchema,
+    verifier: VerifierConfigSchema,
+    reward: RewardConfigSchema,
+    learner: LearnerConfigSchema,
+    orchestrator: OrchestratorConfigSchema,
+  };
+  const tlsDir = `${repoRoot}deploy/tls`;
+  /** What a service mounts read-only at /etc/lean-grpo-tls ("source:target:ro", or an object, by docker-compose version). */
+  const readOnlyMount = (svc: string) => {
+    const volume = (stack.services[svc].volumes ?? []).find((v: any) =>
+      typeof v === "string" ? v.split(":")[1] === "/etc/lean-grpo-tls" : v.target === "/etc/lean-grpo-tls",
+    );
+    const readOnly = typeof volume === "string" ? volume.split(":")[2] === "ro" : volume?.read_only === true;
+    return readOnly ? (typeof volume === "string" ? volume.split(":")[0] : volume.source) : undefined;
+  };
+  const configOf = (svc: string): any => {
+    const file = mounts(stack, svc).find(([, target]) => target === `/etc/lean-grpo/${svc}.yaml`)![0]!;
+    const env = stack.services[svc].environment as Record<string, string>;
+    return loadConfig(SCHEMAS[svc]!, { file, env, envPrefix: `LEANGRPO_${svc.toUpperCase()}_` });
+  };
+
+  it("serves TLS in every service from deploy/tls, refuses plain text, and trusts the CA in every Node process", () => {
+    for (const svc of Object.keys(PORTS)) {
+      const { server } = configOf(svc);
+      expect(server.allow_plaintext, svc).toBe(false);
+      expect(server.tls, svc).toEqual({ cert_file: "/etc/lean-grpo-tls/tls.crt", key_file: "/etc/lean-grpo-tls/tls.key" });
+      expect(readOnlyMount(svc), svc).toBe(tlsDir);
+      expect(stack.services[svc].environment.NODE_EXTRA_CA_CERTS, svc).toBe("/etc/lean-grpo-tls/ca.crt");
+    }
+    // The PyTorch learner reads its JSON alone: the TLS one.
+    const json = mounts(stack, "learner-torch").find(([, target]) => target === "/etc/lean-grpo/learner-torch.json")![0]!;
+    const { torch: _device, ...keys } = JSON.parse(readFileSync(json, "utf8"));
+    const torchServer = LearnerConfigSchema.parse(keys).server;
+    expect(torchServer.allow_plaintext).toBe(false);
+    expect(torchServer.tls).toEqual({ cert_file: "/etc/lean-grpo-tls/tls.crt", key_file: "/etc/lean-grpo-tls/tls.key" });
+    expect(readOnlyMount("learner-torch")).toBe(tlsDir);
+  });
+
+  it("dials every service at https:// (dns+https:/// where it scales), for a name the script's certificate holds", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "compose-tls-"));
+    try {
+      execFileSync("sh", [`${repoRoot}deploy/k8s/make-tls-secret.sh`, "--dir", dir, "--files-only", "--name", "learner-torch"], {
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      const certificate = new X509Certificate(readFileSync(path.join(dir, "tls.crt")));
+      const urls = [...Object.values(configOf("orchestrator").services).flat(), configOf("reward").verifier.url] as string[];
+      expect(urls).toHaveLength(5);
+      for (const url of urls) {
+        const match = /^(?:https:\/\/|dns\+https:\/\/\/)([a-z-]+):(\d+)$/.exec(url);
+        expect(match, url).not.toBeNull();
+        expect(stack.services[match![1]!], url).toBeDefined();
+        expect(Number(match![2]), url).toBe(PORTS[match![1]!]);
+        expect(certificate.checkHost(match![1]!), url).toBe(match![1]);
+      }
+      expect(certificate.checkHost("learner-torch")).toBe("learner-torch");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("health-checks every service over TLS, for its own name, with the probe its image carries", () => {
+    for (const [svc, port] of [...Object.entries(PORTS), ["learner-torch", 50054] as const]) {
+      const test: string[] = stack.services[svc].healthcheck.test;
+      expect(test[0], svc).toBe("CMD");
+      expect(test, svc).toContain(`https://127.0.0.1:${port}`);
+      expect(test[test.indexOf("--server-name") + 1], svc).toBe(svc);
+      expect(test[test.indexOf("--ca") + 1], svc).toBe("/etc/lean-grpo-tls/ca.crt");
+      const program =
+        svc === "learner-torch"
+          ? ["python", "-m", "leangrpo_learner.health_probe"]
+          : [svc === "verifier" ? "node" : "/nodejs/bin/node", `services/${svc}/dist/health-probe.mjs`];
+      expect(test.slice(1, 1 + program.length), svc).toEqual(program);
+    }
   });
 });

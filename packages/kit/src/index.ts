@@ -1,6 +1,7 @@
 // @lean-grpo/kit: what every service of the mesh shares.
 export { serve, serviceRegistration, type ServeOptions, type RunningServer, type ServiceRegistration } from "./server/serve.js";
 export { runService, type RunServiceOptions } from "./server/run-service.js";
+export { ExposureError, requireSafeExposure } from "./server/exposure.js";
 export { surviveUnhandledRejections, unhandledRejectionCount } from "./server/unhandled-rejections.js";
 export { ServerConfigSchema, type ServerConfig, type ServerConfigInput, type ServerLimits } from "./server/server-config.js";
 export { HealthRegistry } from "./health/health-service.js";

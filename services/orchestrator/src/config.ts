@@ -24,8 +24,8 @@ export const OrchestratorConfigSchema = z
       .default(256 * 1024 * 1024),
     /**
      * The services a run drives, each an http(s):// URL, a list of replica URLs, or
-     * dns:///host:port (every address a replica), balanced per call; `lean-grpo train` and
-     * `serve all` fill them with the mesh they start.
+     * dns:///host:port (every address a replica; dns+https:///host:port over TLS), balanced
+     * per call; `lean-grpo train` and `serve all` fill them with the mesh they start.
      */
     services: z
       .object({

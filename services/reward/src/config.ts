@@ -5,7 +5,7 @@
 //     scorers:
 //       length: { weight: 0.5, max_tokens: 8192 }   # weight and parameters; see ListScorers
 //   verifier:
-//     url: http://127.0.0.1:50052         # or a list of URLs, or dns:///host:port
+//     url: http://127.0.0.1:50052         # or a list of URLs, or dns:///host:port (dns+https:/// over TLS)
 import { z } from "zod";
 import { ServerConfigSchema, ServiceTargetSchema } from "@lean-grpo/kit";
 import { PRESET_NAMES } from "./reward/presets.js";

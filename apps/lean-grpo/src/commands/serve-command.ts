@@ -16,6 +16,8 @@ import { applyMeshModel, MeshModelSchema, type MeshModel } from "../mesh/mesh-mo
 import { checkModelDir, configDir } from "./train-config.js";
 import { shareRunsDir } from "../mesh/shared-runs-dir.js";
 import { applyMeshAuth, describeMeshAuth } from "../mesh/mesh-auth.js";
+import { requireMeshExposure } from "../mesh/mesh-exposure.js";
+import { bufCurlFlags, describeMeshTls, dialUrl, requireTrustedInProcess } from "../mesh/mesh-tls.js";
 
 export interface ServeCommandOptions {
   config?: string;
@@ -53,6 +55,16 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
     ? applyMeshModel(model, configs.inference as InferenceConfig | undefined, configs.learner as LearnerConfig | undefined)
     : [];
   if (model && modelUsers.length > 0) checkModelDir(model.dir, configDir());
+  // Before anything starts: beyond loopback TLS or an explicit allow_plaintext for every service, and
+  // certificates that load (serve() checks each server as it starts, after the ones before it).
+  const exposed = entries.map((service) => ({
+    service: service.name,
+    keyPrefix: target === "all" ? `${service.name}.` : "",
+    server: (configs[service.name] as { server: ServerConfig }).server,
+  }));
+  requireMeshExposure(exposed);
+  // The services this process's own clients dial (serve all's wiring) must trust their certificates.
+  if (target === "all") await requireTrustedInProcess(exposed.filter((e) => wiredTargets(entries, configs).has(e.service)));
   // Flushed by the stop request, after the servers drained (stop-signals.ts).
   startTracing(target === "all" ? "lean-grpo" : `lean-grpo-${target}`);
 
@@ -76,20 +88,26 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
             logger: createLogger(service.name),
           }),
     );
-    urls[service.name] = servers.at(-1)!.url;
+    // The URL the others dial: a TLS server bound to every interface at a name its certificate holds.
+    urls[service.name] = config.server.tls ? dialUrl(config.server, Number(new URL(servers.at(-1)!.url).port)) : servers.at(-1)!.url;
   }
   // Handlers first: whoever reads the table may signal at once.
   onStopSignal(async () => {
     // Together: each turns NOT_SERVING at once, so the drain delays overlap.
     await Promise.all(servers.map((server) => server.shutdown()));
   });
-  printTable(entries.map((e, i) => ({ service: e.name, url: servers[i]!.url })));
+  printTable(
+    entries.map((e, i) => ({ service: e.name, url: urls[e.name] ?? servers[i]!.url })),
+    bufCurlFlags(exposed[0]!.server),
+  );
   process.stdout.write(`${describeMeshAuth(auth)}\n`);
+  for (const line of describeMeshTls(exposed)) process.stdout.write(`${line}\n`);
   if (target === "all") {
     const orchestrator = urls.orchestrator!;
     const header = auth.token ? ` -H "authorization: Bearer $${AUTH_TOKEN_ENV}"` : "";
+    const server = (configs.orchestrator as { server: ServerConfig }).server;
     process.stdout.write(
-      `start a run: npx buf curl --protocol grpc --http2-prior-knowledge${header} -d '{"datasetPath": "examples/arith.jsonl"}' ${orchestrator}/leangrpo.v1.OrchestratorService/StartRun\n`,
+      `start a run: npx buf curl --protocol grpc${bufCurlFlags(server)}${header} -d '{"datasetPath": "examples/arith.jsonl"}' ${orchestrator}/leangrpo.v1.OrchestratorService/StartRun\n`,
     );
   }
   // Last: whoever waits for the mesh reads up to this line.
@@ -98,17 +116,45 @@ export async function serveCommand(target: string, options: ServeCommandOptions)
 
 /** `serve all --topology FILE`: every replica is its own `lean-grpo serve <service>` process. */
 async function serveTopology(file: string, overrides: string[]): Promise<void> {
-  const running = await runTopology(planTopology(loadTopology(file, overrides)));
+  const plan = planTopology(loadTopology(file, overrides));
+  // One replica per service stands for all of them: they differ only in their port.
+  const firsts = plan
+    .filter((r) => r.index === 0)
+    .map((r) => ({ service: `${r.service} (topology services.${r.service})`, keyPrefix: "", server: r.server }));
+  requireMeshExposure(firsts);
+  // This process waits for each replica's health, and the replicas dial each other, at these URLs.
+  await requireTrustedInProcess(firsts);
+  const running = await runTopology(plan);
   onStopSignal(() => running.stop());
-  printTable(running.replicas.map((r) => ({ service: `${r.service}[${r.index}]`, url: r.url, pid: r.pid() })));
+  printTable(
+    running.replicas.map((r) => ({ service: `${r.service}[${r.index}]`, url: r.url, pid: r.pid() })),
+    bufCurlFlags(running.replicas[0]!.server),
+  );
+  for (const line of describeMeshTls(firsts)) process.stdout.write(`${line}\n`);
 }
 
-function printTable(rows: { service: string; url: string; pid?: number }[]) {
+function printTable(rows: { service: string; url: string; pid?: number }[], tlsFlags: string) {
   const width = Math.max(...rows.map((r) => r.url.length));
   process.stdout.write(
     rows.map((r) => `${r.service.padEnd(15)} ${r.url.padEnd(width)}  SERVING${r.pid ? `  pid ${r.pid}` : ""}`).join("\n") +
-      `\n(Ctrl-C to stop; try: npx buf curl --protocol grpc --http2-prior-knowledge --list-services ${rows[0]!.url})\n`,
+      `\n(Ctrl-C to stop; try: npx buf curl --protocol grpc${tlsFlags} --list-services ${rows[0]!.url})\n`,
   );
+}
+
+/**
+ * The services another service of this process will dial at the URL `serve all` gives it: a
+ * catalog entry's wire reads a service's URL only when its own config leaves it unset.
+ */
+function wiredTargets(entries: readonly CatalogEntry[], configs: Record<string, unknown>): Set<string> {
+  const read = new Set<string>();
+  const urls = new Proxy({} as Record<string, string>, {
+    get: (_, name) => {
+      read.add(String(name));
+      return "https://wired.invalid:1";
+    },
+  });
+  for (const entry of entries) entry.wire?.(structuredClone(configs[entry.name]) as { server: ServerConfig }, urls);
+  return read;
 }
 
 function onStopSignal(stop: () => Promise<void>) {

@@ -77,14 +77,17 @@ export async function runTopology(plan: PlannedReplica[], readyTimeoutMs = 60_00
 async function waitServing(url: string, timeoutMs: number): Promise<void> {
   const health = createClient(Health, createGrpcTransport({ baseUrl: url }));
   const end = Date.now() + timeoutMs;
+  let last = "no answer";
   for (;;) {
     try {
       const res = await health.check({ service: "" }, { timeoutMs: 1_000 });
       if (res.status === HealthCheckResponse_ServingStatus.SERVING) return;
-    } catch {
-      /* not listening yet */
+      last = HealthCheckResponse_ServingStatus[res.status] ?? String(res.status);
+    } catch (error) {
+      // Not listening yet, or (said at the end) a certificate this process does not trust.
+      last = (error as Error).message;
     }
-    if (Date.now() > end) throw new Error(`${url} did not answer health within ${timeoutMs} ms`);
+    if (Date.now() > end) throw new Error(`${url} did not answer health within ${timeoutMs} ms (last: ${last})`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }

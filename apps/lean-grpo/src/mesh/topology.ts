@@ -2,8 +2,9 @@
 // starts on this machine, and on which ports. Replicas of one service are separate
 // processes, as they would be separate pods, so balancing and failover are real.
 import { z } from "zod";
-import { loadConfig } from "@lean-grpo/kit";
-import { SERVICE_NAMES } from "./service-catalog.js";
+import { loadConfig, type ServerConfig } from "@lean-grpo/kit";
+import { SERVICE_CATALOG, SERVICE_NAMES } from "./service-catalog.js";
+import { dialUrl } from "./mesh-tls.js";
 
 const ServiceTopologySchema = z
   .object({
@@ -37,40 +38,53 @@ export interface PlannedReplica {
   service: string;
   index: number;
   port: number;
+  /** How the others and this process dial it: https:// when it serves TLS. */
   url: string;
   args: string[];
   restart: boolean;
+  /** Its `server` section as the replica will read it (its config file, LEANGRPO_<SERVICE>_ variables, overrides). */
+  server: ServerConfig;
 }
 
 export function loadTopology(file: string, overrides: string[] = []): Topology {
   return loadConfig(TopologySchema, { file, overrides }) as Topology;
 }
 
-/** Assigns ports and expands `${urls.<service>}` in overrides. */
-export function planTopology(topology: Topology): PlannedReplica[] {
+/**
+ * Assigns ports, reads each service's `server` section as its replicas will (to dial a TLS
+ * service at https://), and expands `${urls.<service>}` in overrides.
+ */
+export function planTopology(topology: Topology, env: NodeJS.ProcessEnv = process.env): PlannedReplica[] {
   const services = topology.services as Record<string, ServiceTopology>;
-  const urls: Record<string, string[]> = {};
   const ports: Record<string, number[]> = {};
   let port = topology.base_port;
   for (const name of SERVICE_NAMES) {
-    const replicas = services[name]!.replicas;
-    ports[name] = Array.from({ length: replicas }, () => port++);
-    urls[name] = ports[name]!.map((p) => `http://${topology.host}:${p}`);
+    ports[name] = Array.from({ length: services[name]!.replicas }, () => port++);
   }
+  const expand = (urls: Record<string, string[]>) => (o: string) =>
+    o.replace(/\$\{urls\.([a-z]+)\}/g, (_, target: string) => {
+      if (!(target in urls)) throw new Error(`topology: unknown service "${target}" in ${o}; accepted: ${SERVICE_NAMES.join(", ")}`);
+      return `[${urls[target]!.join(", ")}]`;
+    });
+  // The server sections decide the scheme; they do not depend on the URLs (which stand in as plain text here).
+  const plainUrls = Object.fromEntries(SERVICE_NAMES.map((name) => [name, ports[name]!.map((p) => `http://${topology.host}:${p}`)]));
+  const servers = Object.fromEntries(
+    SERVICE_NAMES.filter((name) => ports[name]!.length > 0).map((name) => {
+      const overrides = services[name]!.overrides.map(expand(plainUrls));
+      return [name, replicaServer(name, services[name]!, topology.host, ports[name]![0]!, overrides, env)];
+    }),
+  );
+  const urls = Object.fromEntries(SERVICE_NAMES.map((name) => [name, ports[name]!.map((p) => dialUrl(servers[name]!, p))]));
   return SERVICE_NAMES.flatMap((name) => {
     const service = services[name]!;
-    const overrides = service.overrides.map((o) =>
-      o.replace(/\$\{urls\.([a-z]+)\}/g, (_, target: string) => {
-        if (!(target in urls)) throw new Error(`topology: unknown service "${target}" in ${o}; accepted: ${SERVICE_NAMES.join(", ")}`);
-        return `[${urls[target]!.join(", ")}]`;
-      }),
-    );
+    const overrides = service.overrides.map(expand(urls));
     return ports[name]!.map((p, index) => ({
       service: name,
       index,
       port: p,
       url: urls[name]![index]!,
       restart: service.restart,
+      server: servers[name]!,
       args: [
         "serve",
         name,
@@ -83,4 +97,23 @@ export function planTopology(topology: Topology): PlannedReplica[] {
       ],
     }));
   });
+}
+
+/** A replica's `server` section, read as `lean-grpo serve <service> --host H --port P [--config F] overrides` will. */
+function replicaServer(
+  name: string,
+  service: ServiceTopology,
+  host: string,
+  port: number,
+  overrides: string[],
+  env: NodeJS.ProcessEnv,
+): ServerConfig {
+  const entry = SERVICE_CATALOG.find((s) => s.name === name)!;
+  return loadConfig(entry.schema, {
+    file: service.config,
+    env,
+    envPrefix: `LEANGRPO_${name.toUpperCase()}_`,
+    flags: { server: { host, port } },
+    overrides,
+  }).server;
 }

@@ -5,7 +5,7 @@ import type { DescMessage, DescMethodStreaming, DescMethodUnary, MessageInitShap
 import type { ContextValues, Interceptor, StreamResponse, Transport, UnaryResponse } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { backoffCeilingMs, fullJitter, retryPolicy, sleep, type RetryOptions } from "./backoff.js";
-import { DnsResolver, systemLookup, type Lookup } from "./dns-resolver.js";
+import { DnsResolver, parseDnsTarget, systemLookup, type Lookup } from "./dns-resolver.js";
 import { EndpointPool, type Endpoint, type EndpointStats } from "./endpoint-pool.js";
 import { restoreRefusedStream } from "./refused-stream.js";
 
@@ -17,6 +17,11 @@ interface CommonOptions {
   retry?: RetryOptions;
   readMaxBytes?: number;
   writeMaxBytes?: number;
+  /**
+   * Certificate authorities trusted for https:// endpoints and dns+https:/// targets, in place
+   * of Node's defaults (its roots plus NODE_EXTRA_CA_CERTS, which a deployment sets instead).
+   */
+  ca?: string | Buffer;
 }
 
 export type BalancedTransportOptions = CommonOptions &
@@ -27,7 +32,10 @@ export type BalancedTransportOptions = CommonOptions &
         target?: never;
       }
     | {
-        /** `dns:///host:port`: one endpoint per address the host resolves to. */
+        /**
+         * `dns:///host:port`: one endpoint per address the host resolves to;
+         * `dns+https:///host:port`: the same over TLS, each certificate checked for host.
+         */
         target: string;
         endpoints?: never;
         /** Re-resolve period. Default 30 s. */
@@ -58,6 +66,9 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
     interceptors: options.interceptors,
     readMaxBytes: options.readMaxBytes,
     writeMaxBytes: options.writeMaxBytes,
+    ca: options.ca,
+    // An address a name resolved to is not what the certificate names: check it for the name.
+    servername: options.target !== undefined ? dnsTlsName(options.target) : undefined,
   });
   let resolver: DnsResolver | undefined;
   if (options.target !== undefined) {
@@ -191,4 +202,10 @@ async function* tracked<T>(messages: AsyncIterable<T>, finish: (reason?: unknown
   } finally {
     finish();
   }
+}
+
+/** The host a dns+https:/// target's certificates must name; undefined for plain dns:///. */
+function dnsTlsName(target: string): string | undefined {
+  const { host, tls } = parseDnsTarget(target);
+  return tls ? host : undefined;
 }

@@ -6,6 +6,7 @@ import type { BalancedTransport } from "./balanced-transport.js";
 import { createServiceClient, type ServiceClient } from "./create-service-client.js";
 import { endpointUrl, parseDnsTarget } from "./dns-resolver.js";
 import { startReplica, type InferenceImpl, type Replica } from "../../test/support/replicas.js";
+import { issueTestCertificate } from "../../../../tests/support/test-certificate.js";
 
 let replicas: Replica[] = [];
 let clients: ServiceClient<typeof InferenceService>[] = [];
@@ -35,13 +36,21 @@ async function startOnEveryLocalhostAddress(addresses: string[]): Promise<Replic
 
 describe("parseDnsTarget", () => {
   it("reads host and port, with or without an authority or IPv6 brackets", () => {
-    expect(parseDnsTarget("dns:///inference:50051")).toEqual({ host: "inference", port: 50051 });
-    expect(parseDnsTarget("dns://8.8.8.8/inference.svc:443")).toEqual({ host: "inference.svc", port: 443 });
-    expect(parseDnsTarget("dns:///[::1]:7")).toEqual({ host: "::1", port: 7 });
+    expect(parseDnsTarget("dns:///inference:50051")).toEqual({ host: "inference", port: 50051, tls: false });
+    expect(parseDnsTarget("dns://8.8.8.8/inference.svc:443")).toEqual({ host: "inference.svc", port: 443, tls: false });
+    expect(parseDnsTarget("dns:///[::1]:7")).toEqual({ host: "::1", port: 7, tls: false });
+    expect(parseDnsTarget("dns+https:///verifier:50052")).toEqual({ host: "verifier", port: 50052, tls: true });
   });
 
   it("rejects targets it cannot read", () => {
-    for (const target of ["inference:50051", "dns:///inference", "dns:///inference:0", "dns:///inference:70000"]) {
+    for (const target of [
+      "inference:50051",
+      "dns:///inference",
+      "dns:///inference:0",
+      "dns:///inference:70000",
+      "dns+http:///a:1",
+      "https+dns:///a:1",
+    ]) {
       expect(() => parseDnsTarget(target), target).toThrow(/dns:\/\/\/host:port/);
     }
   });
@@ -49,6 +58,7 @@ describe("parseDnsTarget", () => {
   it("brackets IPv6 addresses in endpoint URLs", () => {
     expect(endpointUrl("::1", 50051)).toBe("http://[::1]:50051");
     expect(endpointUrl("127.0.0.1", 50051)).toBe("http://127.0.0.1:50051");
+    expect(endpointUrl("::1", 50051, true)).toBe("https://[::1]:50051");
   });
 });
 
@@ -123,5 +133,50 @@ describe("dns:/// targets", () => {
 
     await expect(made.client.tokenize({})).rejects.toMatchObject({ code: Code.Unavailable, message: /ENOTFOUND/ });
     expect(lookup.mock.calls.length).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe("dns+https:/// targets", () => {
+  // A headless Service's name resolves to pod addresses; each pod's certificate names the Service.
+  const named = issueTestCertificate(["replicas.test"]);
+
+  it("dials every address over TLS and checks each certificate for the name, not the address", async () => {
+    const first = await startReplica("r0", undefined, "127.0.0.1", 0, named);
+    replicas = [first, await startReplica("r1", undefined, "127.0.0.2", first.port, named)];
+    const made = createServiceClient(InferenceService, {
+      target: `dns+https:///replicas.test:${first.port}`,
+      lookup: async () => ["127.0.0.1", "127.0.0.2"],
+      ca: named.ca,
+    });
+    clients.push(made);
+
+    const served = await Promise.all(Array.from({ length: 6 }, () => made.client.tokenize({})));
+
+    expect(made.transport.endpoints()).toEqual([`https://127.0.0.1:${first.port}`, `https://127.0.0.2:${first.port}`]);
+    expect(new Set(served.map((r) => r.templatedText))).toEqual(new Set(["r0", "r1"]));
+  });
+
+  it("refuses a replica whose certificate names another host, and one signed by a CA it does not trust", async () => {
+    const other = issueTestCertificate(["elsewhere.test"]);
+    replicas = [await startReplica("impostor", undefined, "127.0.0.1", 0, other)];
+    const wrongName = createServiceClient(InferenceService, {
+      target: `dns+https:///replicas.test:${replicas[0]!.port}`,
+      lookup: async () => ["127.0.0.1"],
+      ca: other.ca,
+      retry: { maxAttempts: 1 },
+    });
+    const untrusted = createServiceClient(InferenceService, {
+      target: `dns+https:///elsewhere.test:${replicas[0]!.port}`,
+      lookup: async () => ["127.0.0.1"],
+      ca: named.ca,
+      retry: { maxAttempts: 1 },
+    });
+    clients.push(wrongName, untrusted);
+
+    // connect-node reports a failed TLS handshake as INTERNAL, with Node's reason.
+    await expect(wrongName.client.tokenize({})).rejects.toThrow(/Hostname\/IP does not match certificate's altnames: Host: replicas\.test/);
+    await expect(untrusted.client.tokenize({})).rejects.toThrow(
+      /unable to verify the first certificate|self-signed|unable to get local issuer/,
+    );
   });
 });

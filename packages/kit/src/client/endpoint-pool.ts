@@ -9,6 +9,13 @@ export interface EndpointTransportOptions {
   interceptors?: Interceptor[];
   readMaxBytes?: number;
   writeMaxBytes?: number;
+  /** For https:// endpoints: the certificate authorities trusted (default: Node's, plus NODE_EXTRA_CA_CERTS). */
+  ca?: string | Buffer;
+  /**
+   * For https:// endpoints: the name their certificates are checked for (and sent as SNI),
+   * when the URLs hold addresses a name resolved to (dns+https:/// targets).
+   */
+  servername?: string;
 }
 
 export interface EndpointStats {
@@ -117,12 +124,20 @@ export class EndpointPool {
   }
 
   private open(url: string): Endpoint {
-    const session = new Http2SessionManager(url);
+    const { ca, servername } = this.options;
+    const tls = url.startsWith("https:") && (ca !== undefined || servername !== undefined) ? { ca, servername } : undefined;
+    const session = new Http2SessionManager(url, undefined, tls);
     if (!this.counters.has(url)) this.counters.set(url, { calls: 0, failures: 0 });
     return {
       url,
       session,
-      transport: createGrpcTransport({ ...this.options, baseUrl: url, sessionManager: session }),
+      transport: createGrpcTransport({
+        interceptors: this.options.interceptors,
+        readMaxBytes: this.options.readMaxBytes,
+        writeMaxBytes: this.options.writeMaxBytes,
+        baseUrl: url,
+        sessionManager: session,
+      }),
       downUntil: 0,
       inFlight: 0,
       retired: false,

@@ -24,8 +24,16 @@ export function tokenizeAs(name: string): InferenceImpl {
   return { tokenize: () => ({ tokenIds: [1, 2, 3], templatedText: name }) };
 }
 
-export async function startReplica(name: string, impl: InferenceImpl = tokenizeAs(name), host = "127.0.0.1", port = 0): Promise<Replica> {
-  const server = http2.createServer(connectNodeAdapter({ routes: (router) => router.service(InferenceService, impl) }));
+export async function startReplica(
+  name: string,
+  impl: InferenceImpl = tokenizeAs(name),
+  host = "127.0.0.1",
+  port = 0,
+  /** Serve TLS with this certificate (PEM). */
+  tls?: { key: string | Buffer; cert: string | Buffer },
+): Promise<Replica> {
+  const handler = connectNodeAdapter({ routes: (router) => router.service(InferenceService, impl) });
+  const server = tls ? http2.createSecureServer({ ...tls }, handler) : http2.createServer(handler);
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);
@@ -44,7 +52,7 @@ export async function startReplica(name: string, impl: InferenceImpl = tokenizeA
   return {
     name,
     port: boundPort,
-    url: endpointUrl(host, boundPort),
+    url: endpointUrl(host, boundPort, tls !== undefined),
     close,
     kill() {
       const closed = close();
