@@ -1,6 +1,8 @@
 // serve() with TLS: the same services and protocols, over h2 with ALPN.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
+import { once } from "node:events";
+import { connect as connectTls } from "node:tls";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -58,6 +60,25 @@ describe("serve() with TLS", () => {
     const grpc = createClient(LeanVerifierService, createGrpcTransport({ baseUrl: server.url, nodeOptions: { ca } }));
     expect((await grpc.verify({ proof: "over tls" })).reason).toBe("over tls");
     const connect = createClient(Health, createConnectTransport({ baseUrl: server.url, httpVersion: "1.1", nodeOptions: { ca } }));
+    expect((await connect.check({ service: "" })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+  });
+
+  it("negotiates HTTP/2 with a client that offers both (browsers, buf curl), HTTP/1.1 with one that offers only that", async () => {
+    const negotiated = async (offered: string[]) => {
+      const { port } = new URL(server.url);
+      const socket = connectTls({ host: "127.0.0.1", port: Number(port), ca, servername: "localhost", ALPNProtocols: offered });
+      try {
+        await once(socket, "secureConnect");
+        return socket.alpnProtocol;
+      } finally {
+        socket.destroy();
+      }
+    };
+    expect(await negotiated(["h2", "http/1.1"])).toBe("h2");
+    expect(await negotiated(["http/1.1", "h2"])).toBe("h2");
+    expect(await negotiated(["http/1.1"])).toBe("http/1.1");
+    // And Connect is answered on the HTTP/2 a browser gets.
+    const connect = createClient(Health, createConnectTransport({ baseUrl: server.url, httpVersion: "2", nodeOptions: { ca } }));
     expect((await connect.check({ service: "" })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
   });
 

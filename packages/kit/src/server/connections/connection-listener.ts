@@ -3,9 +3,8 @@
 // and hands it to the engine for that protocol: HTTP/2 (gRPC) to grpc-js, HTTP/1.1
 // (Connect, gRPC-Web) to connect-node.
 //
-// With TLS, ALPN decides first: a client that offers http/1.1 (a browser, curl, Go's
-// default transport under `buf curl`) gets it; one that offers only h2 (every gRPC
-// client) gets HTTP/2.
+// With TLS, ALPN decides first: a client that offers h2 gets HTTP/2 (gRPC, Connect and
+// gRPC-Web are all served on it); one that offers only http/1.1 gets that.
 import { readFileSync } from "node:fs";
 import * as net from "node:net";
 import * as tls from "node:tls";
@@ -59,7 +58,9 @@ export async function listenForConnections(options: ConnectionListenerOptions): 
     const secure = tls.createServer({
       cert: readFileSync(options.tls.cert_file),
       key: readFileSync(options.tls.key_file),
-      ALPNCallback: ({ protocols }) => (protocols.includes("http/1.1") ? "http/1.1" : protocols.includes("h2") ? "h2" : undefined),
+      // The server's preference: HTTP/2 whenever the client offers it (every protocol is
+      // served on it), HTTP/1.1 for a client that offers only that.
+      ALPNProtocols: ["h2", "http/1.1"],
       handshakeTimeout: options.handshakeTimeoutMs,
     });
     secure.on("connection", (raw: net.Socket) => {
