@@ -131,6 +131,23 @@ export class RootDirectory {
     await this.inParent(relative, true, (parent, name) => parent.replaceHere(name, data, options.mode ?? 0o666));
   }
 
+  /**
+   * Refuses now what writeFile would refuse at `relative` (a symlink on the way or in its place,
+   * something other than a regular file there), creating nothing: a writer of several files
+   * checks them all first, so that a refused request leaves nothing half-written.
+   */
+  async checkWritable(relative: string): Promise<void> {
+    try {
+      await this.inParent(relative, false, async (parent, name) => {
+        const present = await lstat(parent.entry(name)).catch(() => undefined);
+        if (present?.isSymbolicLink()) throw symlinkRefused(parent.place(parent.shown(name)));
+        if (present !== undefined && !present.isFile()) throw notRegular(parent.place(parent.shown(name)));
+      });
+    } catch (error) {
+      if (!(error instanceof PathError) || error.code !== "missing") throw error; // missing parents are made by writeFile
+    }
+  }
+
   /** Appends `data` to the regular file at `relative`, created (with its directories) when missing. */
   async appendFile(relative: string, data: string | Uint8Array): Promise<void> {
     const handle = await this.openAppend(relative);
