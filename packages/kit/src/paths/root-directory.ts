@@ -46,6 +46,16 @@ export interface OpenedFile {
   size: number;
 }
 
+/** A directory made afresh for a writer (RootDirectory.freshDirectory). */
+export interface FreshDirectory {
+  /** Where it is on this host, for messages and for another process given it. */
+  readonly path: string;
+  /** A new file below it; nothing there is replaced and no symlink followed. */
+  createFile(relative: string, options?: { mode?: number }): Promise<FileHandle>;
+  /** Releases it; `keep` false removes it and everything written into it. */
+  close(keep: boolean): Promise<void>;
+}
+
 export class RootDirectory {
   private closed = false;
 
@@ -161,6 +171,48 @@ export class RootDirectory {
   /** The regular file at `relative`, created when missing, opened for appending (a stream's `fd`). Close it after use. */
   async openAppend(relative: string): Promise<FileHandle> {
     return this.inParent(relative, true, (parent, name, requested) => parent.openAppendHere(name, requested));
+  }
+
+  /** A new regular file at `relative` (its directories made), opened for writing; refused if anything is there already. Close it after use. */
+  async createFile(relative: string, options: { mode?: number } = {}): Promise<FileHandle> {
+    return this.inParent(relative, true, (parent, name, requested) =>
+      open(parent.entry(name), CREATE, options.mode ?? 0o666).catch(async (error: unknown) => {
+        if ((error as NodeJS.ErrnoException).code === "EEXIST") {
+          const present = await lstat(parent.entry(name)).catch(() => undefined);
+          if (present?.isSymbolicLink()) throw symlinkRefused(parent.place(parent.shown(name)));
+          throw new PathError(`${this.field} "${parent.shown(name)}" exists already`, this.field, "invalid");
+        }
+        throw await parent.refusal(name, error, "file", requested);
+      }),
+    );
+  }
+
+  /**
+   * The directory at `relative` made afresh (whatever was there removed first, a symlink too,
+   * never followed), for a writer that creates each file once; close(false) removes it again.
+   */
+  async freshDirectory(relative: string): Promise<FreshDirectory> {
+    const names = relativeNames(relative, this.field, this.key);
+    const name = names.pop();
+    if (name === undefined) throw new PathError(`${this.field}: a fresh directory needs a name inside ${this.key}`, this.field, "invalid");
+    // Held open by the fresh directory itself: the caller may close this one meanwhile.
+    const parent = await this.directory(names.join("/") || ".", { create: true });
+    try {
+      await parent.remove(name);
+      const directory = await parent.directory(name, { create: true });
+      return {
+        path: directory.path,
+        createFile: (file, options) => directory.createFile(file, options),
+        async close(keep) {
+          await directory.close();
+          if (!keep) await parent.remove(name);
+          await parent.close();
+        },
+      };
+    } catch (error) {
+      await parent.close();
+      throw error;
+    }
   }
 
   /** What this directory holds, as it lists it (symlinks as symlinks). */
