@@ -7,6 +7,7 @@
 // path relative to the root but never where a symlink points nor anything read from a file.
 import path from "node:path";
 import { PathError } from "./path-error.js";
+import { makeDirectorySync } from "./directory-sync.js";
 import { relativeNames } from "./relative-names.js";
 import { RootDirectory, type DirectoryEntry, type OpenedFile } from "./root-directory.js";
 
@@ -103,6 +104,11 @@ export class PathRoot {
   /** Makes the directory `given` under the root with its parents (no symlink on the way) and returns its absolute path. */
   async directoryForWrite(given: string, field: string): Promise<string> {
     return this.withDirectory(given, field, { create: true }, async (directory) => directory.path);
+  }
+
+  /** directoryForWrite for code that must stay synchronous (a process's log files). */
+  directoryForWriteSync(given: string, field: string): string {
+    return makeDirectorySync(this.dir, this.key, given, field);
   }
 
   /**
