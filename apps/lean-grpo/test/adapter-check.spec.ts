@@ -7,12 +7,12 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HandlerContext } from "@connectrpc/connect";
-import { adapterMessages, loadAdapterEnvelope, readAdapterDir } from "@lean-grpo/adapter-files";
+import { adapterMessages, loadAdapterEnvelope } from "@lean-grpo/adapter-files";
 import type { InferenceService, LoadAdapterRequest } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import { RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { createInferenceService, InferenceConfigSchema } from "@lean-grpo/inference";
 import { loadConfig, serve, type RunningServer, type ServiceRegistration } from "@lean-grpo/kit";
-import type { StepRecord } from "@lean-grpo/orchestrator";
+import { RunOutputs, type StepRecord } from "@lean-grpo/orchestrator";
 import { meshFixture, tinyTraining, type MeshFixture } from "./support/mesh-fixture.js";
 import { watchToEnd, withMesh } from "./support/orchestrator-client.js";
 
@@ -38,7 +38,7 @@ async function inferenceService(staleRun?: string): Promise<RunningServer> {
     for await (const message of requests) messages.push(message);
     const source = messages[0]?.part.case === "source" ? messages[0].part.value : undefined;
     if (source?.version !== 2n) return real.impl.loadAdapter!(replay(messages), ctx);
-    const stale = await readAdapterDir(path.join(fixture.runsDir, staleRun, "adapters", "policy-v1"));
+    const stale = await RunOutputs.for(fixture.runsDir, staleRun).readAdapter("adapters/policy-v1");
     return real.impl.loadAdapter!(replay([...adapterMessages(loadAdapterEnvelope, { version: 2 }, stale)] as LoadAdapterRequest[]), ctx);
   };
   const wrapped: ServiceRegistration<typeof InferenceService> = { ...real, impl: { ...real.impl, loadAdapter } };

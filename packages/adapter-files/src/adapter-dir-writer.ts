@@ -1,10 +1,11 @@
 // Receiving an adapter's files into a directory. The header announces every file (path,
 // size, SHA-256); chunks must then come file after file, each from offset 0 without gaps,
 // ending with eof at exactly the announced size and digest. Anything else throws an
-// AdapterTransferError naming the file and what was expected.
+// AdapterTransferError naming the file and what was expected. The files go into a directory
+// made afresh under a root by the caller (the kit's RootDirectory.freshDirectory: each file
+// created once, no symlink followed), and only once the header has been checked.
 import { createHash, type Hash } from "node:crypto";
-import { mkdir, open, rm, type FileHandle } from "node:fs/promises";
-import path from "node:path";
+import type { FileHandle } from "node:fs/promises";
 import type { FileChunk, FileInfo } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { safeRelativePath } from "./adapter-file-path.js";
 import { AdapterTransferError } from "./adapter-transfer-error.js";
@@ -21,6 +22,16 @@ export const DEFAULT_TRANSFER_LIMITS: TransferLimits = { maxFiles: 64, maxTotalB
 
 const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
 
+/** A fresh, empty directory to receive into (what the kit's RootDirectory.freshDirectory gives). */
+export interface AdapterDirectory {
+  /** Where it is, for messages. */
+  readonly path: string;
+  /** A new file at `relative` (its directories made), for writing; nothing is replaced, no symlink followed. */
+  createFile(relative: string): Promise<FileHandle>;
+  /** Releases it; `keep` false removes it and everything written into it. */
+  close(keep: boolean): Promise<void>;
+}
+
 interface OpenFile {
   path: string;
   info: FileInfo;
@@ -33,21 +44,26 @@ export class AdapterDirWriter {
   private readonly done = new Set<string>();
   private current: OpenFile | undefined;
 
+  private closed = false;
+
   private constructor(
-    readonly dir: string,
+    private readonly directory: AdapterDirectory,
     private readonly expected: ReadonlyMap<string, FileInfo>,
   ) {}
 
-  /** Checks the announced files, then empties `dir` for them. */
+  /** Where the files go, for messages. */
+  get dir(): string {
+    return this.directory.path;
+  }
+
+  /** Checks the announced files, then asks `directory` for the fresh directory they go into. */
   static async create(
-    dir: string,
+    directory: () => Promise<AdapterDirectory>,
     files: readonly FileInfo[],
     limits: TransferLimits = DEFAULT_TRANSFER_LIMITS,
   ): Promise<AdapterDirWriter> {
     const expected = announcedFiles(files, limits);
-    await rm(dir, { recursive: true, force: true });
-    await mkdir(dir, { recursive: true });
-    return new AdapterDirWriter(dir, expected);
+    return new AdapterDirWriter(await directory(), expected);
   }
 
   async write(chunk: FileChunk): Promise<void> {
@@ -67,7 +83,7 @@ export class AdapterDirWriter {
     if (chunk.eof) await this.finishFile(file);
   }
 
-  /** Checks that every announced file arrived whole. */
+  /** Checks that every announced file arrived whole, and keeps them. */
   async finish(): Promise<void> {
     if (this.current) {
       throw new AdapterTransferError(
@@ -78,13 +94,17 @@ export class AdapterDirWriter {
     const missing = [...this.expected.keys()].filter((p) => !this.done.has(p));
     if (missing.length > 0)
       throw new AdapterTransferError(`files announced but not sent: ${missing.map((p) => `"${p}"`).join(", ")}`, "invalid");
+    this.closed = true;
+    await this.directory.close(true);
   }
 
   /** Removes the directory and everything written to it (after a failure). */
   async discard(): Promise<void> {
     await this.current?.handle.close().catch(() => {});
     this.current = undefined;
-    await rm(this.dir, { recursive: true, force: true });
+    if (this.closed) return;
+    this.closed = true;
+    await this.directory.close(false);
   }
 
   /** The open file a chunk continues, or the announced file it starts. */
@@ -100,9 +120,7 @@ export class AdapterDirWriter {
     }
     if (this.done.has(relative)) throw new AdapterTransferError(`chunk for "${relative}", which was already complete (eof)`, "invalid");
     if (this.current) throw new AdapterTransferError(`"${relative}" started before "${this.current.path}" ended (eof)`, "invalid");
-    const target = path.join(this.dir, relative);
-    await mkdir(path.dirname(target), { recursive: true });
-    this.current = { path: relative, info, handle: await open(target, "w"), written: 0n, hash: createHash("sha256") };
+    this.current = { path: relative, info, handle: await this.directory.createFile(relative), written: 0n, hash: createHash("sha256") };
     return this.current;
   }
 

@@ -17,6 +17,6 @@ export {
   type AdapterPart,
 } from "./adapter-envelope.js";
 export { adapterMessages, DEFAULT_CHUNK_SIZE, type AdapterFile } from "./send-adapter.js";
-export { readAdapterDir } from "./read-adapter-dir.js";
-export { AdapterDirWriter, DEFAULT_TRANSFER_LIMITS, type TransferLimits } from "./adapter-dir-writer.js";
+export { readAdapterDir, type AdapterDirectoryReader } from "./read-adapter-dir.js";
+export { AdapterDirWriter, DEFAULT_TRANSFER_LIMITS, type AdapterDirectory, type TransferLimits } from "./adapter-dir-writer.js";
 export { receiveAdapter } from "./receive-adapter.js";

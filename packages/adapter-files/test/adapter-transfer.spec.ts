@@ -1,7 +1,7 @@
 // Sending and receiving an adapter through both envelopes, and every way a received
 // stream can be wrong. Digests are computed here with node:crypto, not by the module.
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -9,6 +9,7 @@ import { create } from "@bufbuild/protobuf";
 import { LoadAdapterRequestSchema, type LoadAdapterRequest } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import type { ExportAdapterResponse } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { rm } from "node:fs/promises";
+import { PathRoot } from "@lean-grpo/kit";
 import {
   adapterMessages,
   AdapterTransferError,
@@ -16,6 +17,7 @@ import {
   loadAdapterEnvelope,
   readAdapterDir,
   receiveAdapter,
+  type AdapterDirectory,
   type AdapterFile,
   type AdapterPart,
 } from "../src/index.js";
@@ -37,13 +39,25 @@ function scratch(): { root: string; dir: string } {
   return { root, dir: path.join(root, "adapter") };
 }
 
+/** `dir` made afresh under its parent, as a service makes one under its root (kit/paths). */
+async function fresh(dir: string): Promise<AdapterDirectory> {
+  return new PathRoot({ dir: path.dirname(dir), key: "adapters.dir" }).withDirectory(".", "name", { create: true }, (root) =>
+    root.freshDirectory(path.basename(dir)),
+  );
+}
+
+/** The files of `dir`, read through its parent opened as a root. */
+async function readBack(dir: string): Promise<AdapterFile[]> {
+  return new PathRoot({ dir: path.dirname(dir), key: "adapters.dir" }).withDirectory(path.basename(dir), "name", {}, readAdapterDir);
+}
+
 async function* streamOf<T>(messages: Iterable<T>): AsyncIterable<T> {
   yield* messages;
 }
 
 async function receive(messages: Iterable<LoadAdapterRequest>, dir: string): Promise<AdapterPart[]> {
   const parts: AdapterPart[] = [];
-  for await (const part of receiveAdapter(loadAdapterEnvelope, streamOf(messages), () => dir)) parts.push(part);
+  for await (const part of receiveAdapter(loadAdapterEnvelope, streamOf(messages), () => fresh(dir))) parts.push(part);
   return parts;
 }
 
@@ -140,7 +154,7 @@ describe("round trip", () => {
     const parts: AdapterPart[] = [];
     const messages = adapterMessages(exportAdapterEnvelope, { version: 12, baseModel: "m" }, sent, 1000);
     for await (const part of receiveAdapter<ExportAdapterResponse>(exportAdapterEnvelope, streamOf(messages), (header) =>
-      path.join(dir, header.name),
+      fresh(path.join(dir, header.name)),
     ))
       parts.push(part);
     expect(parts[0]).toMatchObject({ case: "header", value: { name: "policy-v12", version: 12 } });
@@ -152,7 +166,7 @@ describe("round trip", () => {
     const first = scratch();
     await receive(loadMessages(), first.dir);
     const second = scratch();
-    const read = await readAdapterDir(first.dir);
+    const read = await readBack(first.dir);
     expect(read.map((f) => f.path)).toEqual([config.path, weights.path]);
     await receive(adapterMessages(loadAdapterEnvelope, { version: 3 }, read, 700), second.dir);
     expect(readFileSync(path.join(second.dir, weights.path)).equals(weights.data)).toBe(true);
@@ -164,6 +178,29 @@ describe("round trip", () => {
     await receive(loadMessages([{ path: "stale", data: Buffer.from("old") }]), dir);
     await receive(loadMessages(), dir);
     expect(readdirSync(dir).sort()).toEqual([config.path, weights.path]);
+  });
+
+  it("never writes through a symlink planted where the directory or one of its files goes", async () => {
+    const { root, dir } = scratch();
+    const outside = mkdtempSync(path.join(tmpdir(), "adapter-outside-"));
+    roots.push(outside);
+    writeFileSync(path.join(outside, config.path), "VICTIM");
+    // The adapter directory itself a link out: the link is removed, a real directory made.
+    symlinkSync(outside, dir);
+    await receive(loadMessages(), dir);
+    expect(readFileSync(path.join(outside, config.path), "utf8")).toBe("VICTIM");
+    expect(readdirSync(outside)).toEqual([config.path]);
+    expect(readFileSync(path.join(dir, config.path)).equals(config.data)).toBe(true);
+    // A file of it a link out, planted before the next transfer: gone with the old directory.
+    await rm(path.join(dir, weights.path));
+    symlinkSync(path.join(outside, config.path), path.join(dir, weights.path));
+    await receive(loadMessages(), dir);
+    expect(readFileSync(path.join(outside, config.path), "utf8")).toBe("VICTIM");
+    expect(readFileSync(path.join(dir, weights.path)).equals(weights.data)).toBe(true);
+    // Reading one back lists a symlink as no file of the adapter.
+    mkdirSync(path.join(root, "read"));
+    symlinkSync(path.join(outside, config.path), path.join(root, "read", config.path));
+    expect(await readBack(path.join(root, "read"))).toEqual([]);
   });
 });
 
@@ -277,7 +314,7 @@ describe("a damaged stream is refused, naming the file and what was expected", (
 
   it("a receiver that stops reading early leaves no directory behind", async () => {
     const { dir } = scratch();
-    for await (const part of receiveAdapter(loadAdapterEnvelope, streamOf(loadMessages()), () => dir)) {
+    for await (const part of receiveAdapter(loadAdapterEnvelope, streamOf(loadMessages()), () => fresh(dir))) {
       if (part.case === "chunk") break;
     }
     expect(existsSync(dir)).toBe(false);

@@ -3,7 +3,7 @@
 // processes started afterwards inherit the destination through the environment.
 import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, existsSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -72,6 +72,25 @@ describe("log destination", () => {
     try {
       runScript(`kit.configureLogDestination({ dir: ${JSON.stringify(path.join(dir, "logs"))}, stderr: false }); kit.createLogger("x");`);
       expect(existsSync(path.join(dir, "logs"))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("never appends through a symlink planted where a log file goes: that logger's lines go to stderr", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "kit-log-"));
+    try {
+      mkdirSync(path.join(dir, "logs"));
+      writeFileSync(path.join(dir, "victim.txt"), "VICTIM\n");
+      symlinkSync(path.join(dir, "victim.txt"), path.join(dir, "logs", "learner.log"));
+      const { stderr } = runScript(
+        `kit.configureLogDestination({ dir: ${JSON.stringify(path.join(dir, "logs"))}, stderr: false });
+         kit.createLogger("learner").info("one"); kit.createLogger("learner").info("two"); kit.createLogger("reward").info("kept");`,
+      );
+      expect(readFileSync(path.join(dir, "victim.txt"), "utf8")).toBe("VICTIM\n");
+      expect(stderr).toContain(`log file ${path.join(dir, "logs", "learner.log")} refused (it is a symlink); its lines go to stderr`);
+      expect(lines(stderr).map((l) => l.msg)).toEqual(["one", "two"]);
+      expect(lines(readFileSync(path.join(dir, "logs", "reward.log"), "utf8")).map((l) => l.msg)).toEqual(["kept"]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -7,9 +7,15 @@
 // a router that looks at the destination when a line is written. The destination also lives
 // in the environment (LEANGRPO_LOG_DIR, LEANGRPO_LOG_STDERR) so that worker threads and child
 // processes started afterwards log to the same place.
-import { mkdirSync, openSync, writeSync } from "node:fs";
+//
+// The directory is opened once per process and held; each file is opened inside it with
+// O_NOFOLLOW (descriptor-paths.ts), and must be a regular file with no other hard link: a
+// symlink or link planted where a log file goes is never appended through (that logger's
+// lines go to stderr instead, with one line saying why).
+import { closeSync, constants, fstatSync, mkdirSync, openSync, writeSync } from "node:fs";
 import path from "node:path";
 import { pino, type Logger } from "pino";
+import { entryPath } from "./paths/descriptor-paths.js";
 
 export interface LogDestination {
   /** Directory for one `<logger name>.log` file per logger name; unset: no files. */
@@ -28,7 +34,7 @@ function fromEnvironment(): LogDestination {
 }
 
 let destination: LogDestination = fromEnvironment();
-const files = new Map<string, number>();
+const files = new Map<string, number | undefined>();
 
 /** Sends every logger of this process (and of threads and processes started from now on) to `next`. */
 export function configureLogDestination(next: LogDestination): void {
@@ -51,13 +57,31 @@ function safeName(name: string): string {
   return name.replace(/[^A-Za-z0-9._-]/g, "_");
 }
 
-function fileDescriptor(file: string): number {
-  let fd = files.get(file);
-  if (fd === undefined) {
-    mkdirSync(path.dirname(file), { recursive: true });
-    fd = openSync(file, "a");
-    files.set(file, fd);
+const directories = new Map<string, number>();
+const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** The log file's descriptor, opened on its first line; undefined (once said on stderr) when it is refused. */
+function fileDescriptor(file: string): number | undefined {
+  if (files.has(file)) return files.get(file);
+  const dir = path.dirname(file);
+  let fd: number | undefined;
+  try {
+    let directory = directories.get(dir);
+    if (directory === undefined) {
+      mkdirSync(dir, { recursive: true });
+      directory = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+      directories.set(dir, directory);
+    }
+    fd = openSync(entryPath(directory, dir, path.basename(file)), APPEND, 0o666);
+    const info = fstatSync(fd);
+    if (!info.isFile() || info.nlink > 1) throw new Error("it is not a regular file of its own (a FIFO, device or hard link)");
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd);
+    fd = undefined;
+    const why = (error as NodeJS.ErrnoException).code === "ELOOP" ? "it is a symlink" : (error as Error).message;
+    writeSync(2, `log file ${file} refused (${why}); its lines go to stderr\n`);
   }
+  files.set(file, fd);
   return fd;
 }
 
@@ -66,9 +90,10 @@ function routedStream(name: string): { write(line: string): void } {
   return {
     write(line: string) {
       const file = logFile(name);
+      const fd = file === undefined ? undefined : fileDescriptor(file);
       // Synchronous: a line written just before the process exits (a fatal error) is kept.
-      if (file) writeSync(fileDescriptor(file), line);
-      if (destination.stderr) writeSync(2, line);
+      if (fd !== undefined) writeSync(fd, line);
+      if (destination.stderr || (file !== undefined && fd === undefined)) writeSync(2, line);
     },
   };
 }

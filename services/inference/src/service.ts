@@ -1,6 +1,4 @@
 // InferenceService: the handler, mountable in-process (embedded mode, tests) or served by src/server.ts.
-import { mkdir, rm } from "node:fs/promises";
-import { join } from "node:path";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { PathRoot, type ServiceRegistration } from "@lean-grpo/kit";
@@ -116,16 +114,16 @@ export function createInferenceImpl(
       if (uploading.has(name)) throw new ConnectError(`adapter "${name}" is being uploaded by another LoadAdapter`, Code.AlreadyExists);
       checkAdapterBytes(source.files, config.adapters.max_bytes);
       uploading.add(name);
-      const path = join(config.adapters.dir, name);
+      // Written under adapters.dir through kit/paths: no symlink planted there is written through.
+      const root = new PathRoot({ dir: config.adapters.dir, key: "adapters.dir" });
       try {
-        await mkdir(config.adapters.dir, { recursive: true });
-        await receiveFiles(path, source.files, { [Symbol.asyncIterator]: () => iterator });
+        const path = await receiveFiles(root, name, source.files, { [Symbol.asyncIterator]: () => iterator });
         await backend.loadAdapter(name, path, ctx.signal);
         const loaded = { name, version: source.version, path, loadedAt: new Date() };
         return { adapter: adapterInfo(loaded), unloaded: adapters.add(loaded) };
       } catch (error) {
         // Files the backend never took (refused, or the call ended) would stay on disk for good.
-        await rm(path, { recursive: true, force: true });
+        await root.withDirectory(".", "source.name", { create: true }, (dir) => dir.remove(name)).catch(() => {});
         throw error;
       } finally {
         uploading.delete(name);
@@ -159,8 +157,12 @@ export function createInferenceImpl(
   };
 }
 
-async function receiveFiles(dir: string, files: FileInfo[], rest: AsyncIterable<LoadAdapterRequest>) {
-  const writer = await AdapterFileWriter.create(dir, files);
+/** Receives the files into adapters.dir/<name>, made afresh; returns where they are. */
+async function receiveFiles(root: PathRoot, name: string, files: FileInfo[], rest: AsyncIterable<LoadAdapterRequest>): Promise<string> {
+  const writer = await AdapterFileWriter.create(
+    () => root.withDirectory(".", "source.name", { create: true }, (dir) => dir.freshDirectory(name)),
+    files,
+  );
   try {
     for await (const message of rest) {
       if (message.part.case !== "chunk") {
@@ -169,6 +171,7 @@ async function receiveFiles(dir: string, files: FileInfo[], rest: AsyncIterable<
       await writer.write(message.part.value);
     }
     await writer.finish();
+    return writer.dir;
   } catch (error) {
     await writer.discard();
     throw error;
@@ -190,7 +193,11 @@ function versionOf(adapters: AdapterRegistry, name: string): bigint {
   return adapters.list().find((a) => a.name === name)?.version ?? 0n;
 }
 
-/** `given` as a PEFT adapter directory under adapters.dir: relative, no `..`, no symlink out, its files regular files. */
+/**
+ * `given` as a PEFT adapter directory under adapters.dir: relative, no `..`, no symlink below
+ * adapters.dir, its files regular files. Its path goes to the backend, which reads it by path
+ * (vLLM is another process); the embedded backend reads its files without following a symlink.
+ */
 async function adapterDirectory(adaptersDir: string, given: string): Promise<string> {
   const root = new PathRoot({ dir: adaptersDir, key: "adapters.dir" });
   const dir = await root.existing(given, "source.path", "directory");

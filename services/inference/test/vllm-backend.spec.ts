@@ -2,7 +2,7 @@
 // called over gRPC, against an OpenAI-compatible stand-in that answers as vLLM does.
 import { afterEach, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, existsSync, realpathSync, symlinkSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, existsSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
@@ -363,6 +363,29 @@ describe("adapters", () => {
     expect(error?.rawMessage).toContain("must be relative and stay inside the adapter directory");
   });
 
+  it("writes an upload into a real directory even where a symlink out was planted under its name", async () => {
+    const { client, vllm, adapterDir } = await start();
+    const outside = mkdtempSync(join(tmpdir(), "adapter-outside-"));
+    writeFileSync(join(outside, "adapter_config.json"), "VICTIM");
+    symlinkSync(outside, join(adapterDir, "policy-v7"));
+    const config = Buffer.from(JSON.stringify({ r: 8, lora_alpha: 16, peft_type: "LORA" }));
+    const sha = createHash("sha256").update(config).digest("hex");
+    await client.loadAdapter(
+      messagesOf([
+        {
+          part: {
+            case: "source",
+            value: { name: "policy-v7", version: 7n, files: [{ path: "adapter_config.json", size: BigInt(config.length), sha256: sha }] },
+          },
+        },
+        { part: { case: "chunk", value: { path: "adapter_config.json", offset: 0n, data: config, eof: true } } },
+      ]),
+    );
+    expect(readFileSync(join(outside, "adapter_config.json"), "utf8")).toBe("VICTIM");
+    expect(readFileSync(join(adapterDir, "policy-v7", "adapter_config.json")).equals(config)).toBe(true);
+    expect(vllm.adapters.get("policy-v7")).toBe(join(realpathSync(adapterDir), "policy-v7"));
+  });
+
   it("loads a directory by path only under adapters.dir: no absolute path, no .., no symlink out", async () => {
     const { client, vllm, adapterDir } = await start();
     symlinkSync(tmpdir(), join(adapterDir, "out"));
@@ -375,7 +398,14 @@ describe("adapters", () => {
         );
     expect((await load("/etc"))?.rawMessage).toBe('source.path "/etc" is absolute; give a path relative to adapters.dir');
     expect((await load("../x"))?.rawMessage).toContain('contains ".."');
-    expect((await load("out"))?.rawMessage).toBe('source.path "out" leads out of adapters.dir (through a symlink)');
+    expect((await load("out"))?.rawMessage).toBe('source.path "out" is a symlink; symlinks inside adapters.dir are refused');
+    // A file of an adapter directory planted as a link to one elsewhere.
+    mkdirSync(join(adapterDir, "planted"));
+    writeFileSync(join(adapterDir, "planted", "adapter_model.safetensors"), "");
+    symlinkSync("/etc/hostname", join(adapterDir, "planted", "adapter_config.json"));
+    expect((await load("planted"))?.rawMessage).toBe(
+      'source.path "planted/adapter_config.json" is a symlink; symlinks inside adapters.dir are refused',
+    );
     expect((await load("none"))?.code).toBe(Code.NotFound);
     expect(vllm.requests.filter((r) => r.path === "/v1/load_lora_adapter")).toEqual([]);
   });

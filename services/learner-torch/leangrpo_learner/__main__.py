@@ -150,6 +150,7 @@ def serve_distributed(config: dict) -> int:
 
     from .distributed.process_group import ProcessGroupCollective, init_process_group
     from .distributed.worker_loop import run_worker
+    from .path_root import PathRoot
     from .rpc.learner_host import LearnerHost, load_learner
 
     device = init_process_group()
@@ -165,7 +166,7 @@ def serve_distributed(config: dict) -> int:
             return code
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # torchrun stops the group through rank 0
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        run_worker(learner, collective)
+        run_worker(learner, collective, PathRoot(config["checkpoint_dir"], "checkpoint_dir"))
         return 0
     finally:
         dist.destroy_process_group()

@@ -40,8 +40,10 @@ def parse_header(data: bytes | memoryview, where: str) -> tuple[dict, int]:
         raise SafetensorsError(f"{where}: header length {length} does not fit the file ({len(data)} bytes)")
     try:
         header = json.loads(bytes(data[8 : 8 + length]).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise SafetensorsError(f"{where}: the header is not JSON ({error})") from None
+    except json.JSONDecodeError as error:  # its message names a place, not the text there
+        raise SafetensorsError(f"{where}: the header is not JSON ({error.msg} at character {error.pos + 1})") from None
+    except UnicodeDecodeError:
+        raise SafetensorsError(f"{where}: the header is not UTF-8") from None
     if not isinstance(header, dict):
         raise SafetensorsError(f"{where}: the header must be a JSON object")
     return header, 8 + length

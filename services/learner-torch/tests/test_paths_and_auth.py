@@ -26,21 +26,21 @@ def tree(tmp_path):
     return tmp_path, PathRoot(str(root), "checkpoint_dir")
 
 
-def refusal(call, *args) -> PathError:
+def refusal(call, *args, **kwargs) -> PathError:
     with pytest.raises(PathError) as error:
-        call(*args)
+        call(*args, **kwargs)
     return error.value
 
 
-def test_path_root_refuses_absolute_dotdot_and_symlinks_out(tree):
+def test_path_root_refuses_absolute_dotdot_and_symlinks(tree):
     base, root = tree
-    assert refusal(root.existing_directory, "/etc", "path").args[0] == 'path "/etc" is absolute; give a path relative to checkpoint_dir'
+    assert refusal(root.open_directory, "/etc", "path").args[0] == 'path "/etc" is absolute; give a path relative to checkpoint_dir'
     for given in ["..", "../x", "ck/../../x", "ck\\..\\..\\x"]:
-        assert 'contains ".."' in refusal(root.existing_directory, given, "path").args[0]
-    assert refusal(root.existing_directory, "up", "path").args[0] == 'path "up" leads out of checkpoint_dir (through a symlink)'
-    assert refusal(root.directory_for_write, "up/planted", "path").code == "invalid"
+        assert 'contains ".."' in refusal(root.open_directory, given, "path").args[0]
+    assert refusal(root.open_directory, "up", "path").args[0] == 'path "up" is a symlink; symlinks inside checkpoint_dir are refused'
+    assert refusal(root.open_directory, "up/planted", "path", create=True).code == "invalid"
     assert not (base / "planted").exists()
-    missing = refusal(root.existing_directory, "nope", "path")
+    missing = refusal(root.open_directory, "nope", "path")
     assert (missing.code, missing.args[0]) == ("missing", 'path "nope" does not exist under checkpoint_dir')
     made = root.directory_for_write("runs/r1/checkpoints/step-1", "path")
     assert made.is_dir() and made == (base / "root" / "runs/r1/checkpoints/step-1").resolve()
@@ -48,14 +48,12 @@ def test_path_root_refuses_absolute_dotdot_and_symlinks_out(tree):
 
 def test_path_root_checks_the_files_read_inside_a_directory(tree):
     _, root = tree
-    directory = root.existing_directory("ck", "path")
-    assert (
-        refusal(root.check_files, directory, ["trainer_state.json"], "path").args[0]
-        == 'path "ck/trainer_state.json" leads out of checkpoint_dir (through a symlink)'
-    )
-    fifo = refusal(root.check_files, directory, ["optimizer.safetensors"], "path")
-    assert fifo.args[0] == 'path "ck/optimizer.safetensors" is not a regular file (a directory, FIFO or device is refused)'
-    root.check_files(directory, ["absent.json"], "path")  # a missing file is the reader's to report
+    with root.open_directory("ck", "path") as directory:
+        planted = refusal(directory.read_bytes, "trainer_state.json")
+        assert planted.args[0] == 'path "ck/trainer_state.json" is a symlink; symlinks inside checkpoint_dir are refused'
+        fifo = refusal(directory.read_bytes, "optimizer.safetensors")
+        assert fifo.args[0] == 'path "ck/optimizer.safetensors" is not a regular file (a directory, FIFO or device is refused)'
+        assert directory.read_optional("absent.json") is None  # a missing file is the reader's to report
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +82,34 @@ def test_save_checkpoint_writes_under_checkpoint_dir_only(served):
     assert list(outside.iterdir()) == [] and not (base / "planted").exists()
 
 
+def test_save_checkpoint_never_writes_through_a_symlink_planted_in_checkpoint_dir(served):
+    base, learner = served
+    outside = base / "outside-planted"
+    (outside / "adapter-here").mkdir(parents=True)
+    victim = outside / "victim.bin"
+    victim.write_bytes(b"VICTIM-7a21")
+
+    def save(path):
+        return rpc_error(lambda: learner.unary("SaveCheckpoint", M("leangrpo.v1.SaveCheckpointRequest")(path=path), "leangrpo.v1.SaveCheckpointResponse"))
+
+    # A checkpoint's optimizer state swapped for a link to a file elsewhere.
+    (base / "checkpoints" / "ck").mkdir()
+    os.symlink(os.path.relpath(victim, base / "checkpoints" / "ck"), base / "checkpoints" / "ck" / "optimizer.safetensors")
+    error = save("ck")
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert error.details() == 'path "ck/optimizer.safetensors" is a symlink; symlinks inside checkpoint_dir are refused'
+    assert victim.read_bytes() == b"VICTIM-7a21"
+    # Its adapter directory swapped for a link to a directory elsewhere.
+    (base / "checkpoints" / "ck2").mkdir()
+    os.symlink(outside / "adapter-here", base / "checkpoints" / "ck2" / "adapter")
+    error = save("ck2")
+    assert error.details() == 'path "ck2/adapter" is a symlink; symlinks inside checkpoint_dir are refused'
+    assert list((outside / "adapter-here").iterdir()) == []
+    # Refused before anything was written beside the links.
+    assert sorted(p.name for p in (base / "checkpoints" / "ck").iterdir()) == ["optimizer.safetensors"]
+    assert sorted(p.name for p in (base / "checkpoints" / "ck2").iterdir()) == ["adapter"]
+
+
 def test_load_checkpoint_reads_under_checkpoint_dir_only_and_never_echoes_a_file(served):
     base, learner = served
 
@@ -97,7 +123,8 @@ def test_load_checkpoint_reads_under_checkpoint_dir_only_and_never_echoes_a_file
     (base / "checkpoints" / "planted").mkdir()
     os.symlink(base / "secret.json", base / "checkpoints" / "planted" / "trainer_state.json")
     planted = load("planted")
-    assert planted.code() == grpc.StatusCode.INVALID_ARGUMENT and "leads out of checkpoint_dir" in planted.details()
+    assert planted.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert planted.details() == 'path "planted/trainer_state.json" is a symlink; symlinks inside checkpoint_dir are refused'
     (base / "checkpoints" / "bad").mkdir()
     (base / "checkpoints" / "bad" / "trainer_state.json").write_text("SECRET-77aa {")
     bad = load("bad")

@@ -16,6 +16,7 @@ from reasoning_fixtures import encode, model_dir
 from leangrpo_learner.config import ConfigError, load_config
 from leangrpo_learner.errors import CheckpointError, ModelError, SampleError
 from leangrpo_learner.lora.peft_files import load_peft_adapter, save_peft_files
+from leangrpo_learner.path_root import PathRoot
 from leangrpo_learner.lora.token_rows import EMBEDDING_ROWS_KEY, HEAD_ROWS_KEY
 from leangrpo_learner.model.causal_lm import ForwardOptions
 from leangrpo_learner.reasoning.block_mask import block_states
@@ -227,7 +228,9 @@ def test_a_step_moves_only_reasoning_rows_and_resume_restores_them(tmp_path, fix
     else:
         assert HEAD_ROWS_KEY not in after
     assert torch.equal(learner.model.weights["model.embed_tokens.weight"], base_embedding)  # the base (standard rows, copies) stays frozen
-    saved, *_ = learner.save_checkpoint(str(tmp_path / "ckpt"))
+    checkpoints = PathRoot(str(tmp_path), "checkpoint_dir")
+    with checkpoints.open_directory("ckpt", "path", create=True) as ckpt:
+        learner.save_checkpoint(ckpt)
     assert (tmp_path / "ckpt" / REASONING_MAP_FILE).exists() and (tmp_path / "ckpt" / "adapter" / REASONING_MAP_FILE).exists()
     config_json = json.loads((tmp_path / "ckpt" / "adapter" / "adapter_config.json").read_text())
     ids = list(range(N_S, 2 * N_S))
@@ -235,17 +238,20 @@ def test_a_step_moves_only_reasoning_rows_and_resume_restores_them(tmp_path, fix
     step(learner, 2)
     continued = learner.adapter.peft_tensors()
     resumed = learner_of(directory, reasoning_vocab_size=N_S)
-    resumed.load_checkpoint(saved)
+    with checkpoints.open_directory("ckpt", "path") as ckpt:
+        resumed.load_checkpoint(ckpt)
     step(resumed, 2)
     for key, value in continued.items():
         assert torch.allclose(resumed.adapter.peft_tensors()[key], value, atol=1e-6), key
     # A checkpoint with another map is refused, naming the keys.
     other = learner_of(directory, reasoning_vocab_size=N_S - 1)
     with pytest.raises(CheckpointError, match="model.reasoning_vocab_size / model.reasoning_map must match"):
-        other.load_checkpoint(saved)
+        with checkpoints.open_directory("ckpt", "path") as ckpt:
+            other.load_checkpoint(ckpt)
     plain = load_learner(config(directory), torch.device("cpu"))
     with pytest.raises(CheckpointError, match="this run has none"):
-        plain.load_checkpoint(saved)
+        with checkpoints.open_directory("ckpt", "path") as ckpt:
+            plain.load_checkpoint(ckpt)
 
 
 def test_frozen_rows_leave_copies_inert_and_requests_need_a_vocabulary(tmp_path):

@@ -2,7 +2,7 @@
 // μ = 2 replays, micro-batches and a warm-up + cosine schedule, so that the optimizer
 // moments, the update count (schedule position, bias corrections) and the dropout stream
 // all have to come back for step 3 to match.
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,6 +15,7 @@ import { SampleError } from "../src/training/sample-error.js";
 import type { TrainingExample } from "../src/training/training-example.js";
 import { fixtureExamples, readAlgorithmFixture } from "./support/algorithm-fixtures.js";
 import { learnerOptions, loadTinyModel } from "./support/learner-setup.js";
+import { inCheckpointDirectory } from "./support/checkpoint-directory.js";
 
 const examples: TrainingExample[] = fixtureExamples(await readAlgorithmFixture());
 const options = learnerOptions({
@@ -65,10 +66,14 @@ describe("learner checkpoints and rejected steps", () => {
         await straight.trainStep(request(step));
         await stopped.trainStep(request(step));
       }
-      const saved = await stopped.saveCheckpoint(path.join(dir, "step-2"));
+      const saved = await inCheckpointDirectory(dir, "step-2", (d) => stopped.saveCheckpoint(d), true);
       expect(saved).toMatchObject({ step: 2, adapterVersion: 2 });
       expect(saved.sizeBytes).toBeGreaterThan(0);
-      expect(await restarted.loadCheckpoint(saved.path)).toEqual({ step: 2, adapterVersion: 2, algorithm: "dgpo" });
+      expect(await inCheckpointDirectory(dir, "step-2", (d) => restarted.loadCheckpoint(d))).toEqual({
+        step: 2,
+        adapterVersion: 2,
+        algorithm: "dgpo",
+      });
       expect(restarted.optimizerUpdates).toBe(4);
 
       const expected = await straight.trainStep(request(3));
@@ -93,7 +98,8 @@ describe("learner checkpoints and rejected steps", () => {
     try {
       await learner.trainStep(request(1));
       const before = weights(learner);
-      await expect(learner.loadCheckpoint(path.join(dir, "missing"))).rejects.toThrow(
+      await mkdir(path.join(dir, "missing"));
+      await expect(inCheckpointDirectory(dir, "missing", (d) => learner.loadCheckpoint(d))).rejects.toThrow(
         /trainer_state.json: ENOENT; is it a directory written by SaveCheckpoint/,
       );
       expect(learner.step).toBe(1);

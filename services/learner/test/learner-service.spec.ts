@@ -3,7 +3,7 @@
 // ExportAdapter (manifest + chunks whose SHA-256 match), checkpoints, status, algorithms.
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -269,24 +269,60 @@ describe("LearnerService over gRPC", () => {
         await expectCode(client.saveCheckpoint({ path: target }), Code.InvalidArgument, /^path ".*" (is absolute|contains "\.\.")/);
       }
       await symlink(outside, path.join(dir, "link-out"));
-      await expectCode(client.saveCheckpoint({ path: "link-out/planted" }), Code.InvalidArgument, /leads out of checkpoint_dir/);
+      await expectCode(
+        client.saveCheckpoint({ path: "link-out/planted" }),
+        Code.InvalidArgument,
+        /^path "link-out" is a symlink; symlinks inside checkpoint_dir are refused$/,
+      );
       expect(await readdir(outside)).toEqual([]);
       // LoadCheckpoint used to load any directory and quote its files in errors.
       await expectCode(client.loadCheckpoint({ path: "/etc" }), Code.InvalidArgument, /is absolute/);
-      await expectCode(client.loadCheckpoint({ path: "link-out" }), Code.InvalidArgument, /leads out of checkpoint_dir/);
+      await expectCode(client.loadCheckpoint({ path: "link-out" }), Code.InvalidArgument, /^path "link-out" is a symlink/);
       await mkdir(path.join(dir, "planted-state"));
       await writeFile(path.join(outside, "state.json"), "SECRET-5e1d not json");
       await symlink(path.join(outside, "state.json"), path.join(dir, "planted-state", "trainer_state.json"));
       await expectCode(
         client.loadCheckpoint({ path: "planted-state" }),
         Code.InvalidArgument,
-        /planted-state\/trainer_state.json" leads out/,
+        /^path "planted-state\/trainer_state.json" is a symlink; symlinks inside checkpoint_dir are refused$/,
       );
       await mkdir(path.join(dir, "bad-state"));
       await writeFile(path.join(dir, "bad-state", "trainer_state.json"), "SECRET-5e1d not json");
       const bad = await client.loadCheckpoint({ path: "bad-state" }).catch((e: unknown) => ConnectError.from(e));
       expect(bad).toBeInstanceOf(ConnectError);
       expect((bad as ConnectError).rawMessage).toBe("trainer_state.json is not valid JSON; is it a directory written by SaveCheckpoint?");
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+
+  it("never writes through a symlink planted inside checkpoint_dir (a file or a directory of the checkpoint)", async () => {
+    const outside = await mkdtemp(path.join(tmpdir(), "learner-outside-"));
+    try {
+      const victim = path.join(outside, "victim.bin");
+      await writeFile(victim, "VICTIM-7a21");
+      await mkdir(path.join(outside, "adapter-here"));
+      // A saved checkpoint with its optimizer state swapped for a link to a file elsewhere.
+      await mkdir(path.join(dir, "ck"));
+      await symlink(path.relative(path.join(dir, "ck"), victim), path.join(dir, "ck", "optimizer.safetensors"));
+      await expectCode(
+        client.saveCheckpoint({ path: "ck" }),
+        Code.InvalidArgument,
+        /^path "ck\/optimizer.safetensors" is a symlink; symlinks inside checkpoint_dir are refused$/,
+      );
+      expect(await readFile(victim, "utf8")).toBe("VICTIM-7a21");
+      // Its adapter directory swapped for a link to a directory elsewhere.
+      await mkdir(path.join(dir, "ck2"));
+      await symlink(path.join(outside, "adapter-here"), path.join(dir, "ck2", "adapter"));
+      await expectCode(
+        client.saveCheckpoint({ path: "ck2" }),
+        Code.InvalidArgument,
+        /^path "ck2\/adapter" is a symlink; symlinks inside checkpoint_dir are refused$/,
+      );
+      expect(await readdir(path.join(outside, "adapter-here"))).toEqual([]);
+      // The links themselves are left as they were, and nothing was half-written beside them.
+      expect(await readdir(path.join(dir, "ck"))).toEqual(["optimizer.safetensors"]);
+      expect(await readdir(path.join(dir, "ck2"))).toEqual(["adapter"]);
     } finally {
       await rm(outside, { recursive: true, force: true });
     }

@@ -24,6 +24,7 @@ import { AlgorithmConfigError } from "../src/algorithms/algorithm-config-error.j
 import { Learner, type StepRequest } from "../src/training/learner.js";
 import type { TrainingExample } from "../src/training/training-example.js";
 import { learnerOptions } from "./support/learner-setup.js";
+import { inCheckpointDirectory } from "./support/checkpoint-directory.js";
 
 const ARITH = path.resolve(import.meta.dirname, "../../../models/arith-tiny");
 const N_S = 147;
@@ -114,9 +115,9 @@ describe("learner with a reasoning vocabulary", { timeout: 600_000 }, () => {
       const map = JSON.parse(new TextDecoder().decode(straight.reasoningMapFile!));
       expect(map).toMatchObject({ standard_vocab_size: N_S, reasoning_vocab_size: N_S, markers: { start: ":", end: "\\boxed{" } });
 
-      const saved = await stopped.saveCheckpoint(path.join(dir, "step-2"));
+      const saved = await inCheckpointDirectory(dir, "step-2", (d) => stopped.saveCheckpoint(d), true);
       expect(JSON.parse(await readFile(path.join(saved.path, "adapter", REASONING_MAP_FILE), "utf8")).sha256).toBe(model.reasoning!.sha256);
-      await restarted.loadCheckpoint(saved.path);
+      await inCheckpointDirectory(dir, "step-2", (d) => restarted.loadCheckpoint(d));
       expect(rows(restarted)).toEqual(rows(stopped));
       const expected = await straight.trainStep(request(3));
       const got = await restarted.trainStep(request(3));
@@ -136,9 +137,11 @@ describe("learner with a reasoning vocabulary", { timeout: 600_000 }, () => {
       expect(JSON.parse(new TextDecoder().decode(files["adapter_config.json"])).trainable_token_indices).toBeUndefined();
       // Refused: resuming a checkpoint with trained rows into a frozen learner.
       const training = new Learner(model, options);
-      const saved = await training.saveCheckpoint(path.join(dir, "rows"));
+      await inCheckpointDirectory(dir, "rows", (d) => training.saveCheckpoint(d), true);
       training.dispose();
-      await expect(frozen.loadCheckpoint(saved.path)).rejects.toThrow(/has trained reasoning rows but learner\.reasoning_rows is frozen/);
+      await expect(inCheckpointDirectory(dir, "rows", (d) => frozen.loadCheckpoint(d))).rejects.toThrow(
+        /has trained reasoning rows but learner\.reasoning_rows is frozen/,
+      );
     } finally {
       frozen.dispose();
     }
@@ -151,11 +154,13 @@ describe("learner with a reasoning vocabulary", { timeout: 600_000 }, () => {
     const mine = new Learner(model, options);
     const none = new Learner(plain, options);
     try {
-      const saved = await theirs.saveCheckpoint(path.join(dir, "other-map"));
-      await expect(mine.loadCheckpoint(saved.path)).rejects.toThrow(
+      await inCheckpointDirectory(dir, "other-map", (d) => theirs.saveCheckpoint(d), true);
+      await expect(inCheckpointDirectory(dir, "other-map", (d) => mine.loadCheckpoint(d))).rejects.toThrow(
         /was saved with another reasoning map .*model\.reasoning_vocab_size \/ model\.reasoning_map must match/,
       );
-      await expect(none.loadCheckpoint(saved.path)).rejects.toThrow(/set model\.reasoning_vocab_size to match/);
+      await expect(inCheckpointDirectory(dir, "other-map", (d) => none.loadCheckpoint(d))).rejects.toThrow(
+        /set model\.reasoning_vocab_size to match/,
+      );
       const plainExamples = examples.map((e) => ({ ...e, completionIds: e.completionIds.map((id) => id % N_S) }));
       await expect(none.trainStep({ ...request(1), examples: plainExamples })).rejects.toThrow(AlgorithmConfigError);
       await expect(none.trainStep({ ...request(1), examples: plainExamples })).rejects.toThrow(

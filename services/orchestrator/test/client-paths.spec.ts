@@ -77,12 +77,12 @@ describe("StartRun's dataset_path and eval.data", () => {
     }
   });
 
-  it("refuses .. and symlinks that lead out of data_root", async () => {
+  it("refuses .. and every symlink inside data_root", async () => {
     expect((await start("../secret.txt")).rawMessage).toContain('contains ".."');
     const outOfRoot = await start("escape.jsonl");
     expect(outOfRoot.code).toBe(Code.InvalidArgument);
-    expect(outOfRoot.rawMessage).toBe('dataset_path "escape.jsonl" leads out of data_root (through a symlink)');
-    expect((await start("sub/up/secret.txt")).rawMessage).toContain("leads out of data_root");
+    expect(outOfRoot.rawMessage).toBe('dataset_path "escape.jsonl" is a symlink; symlinks inside data_root are refused');
+    expect((await start("sub/up/secret.txt")).rawMessage).toBe('dataset_path "sub/up" is a symlink; symlinks inside data_root are refused');
   });
 
   it("refuses /dev/zero and a FIFO at once instead of reading forever or hanging", async () => {
@@ -143,7 +143,7 @@ describe("Evaluate's paths", () => {
 
   it("reads dataset_path under data_root only", async () => {
     expect((await evaluate({ datasetPath: "/proc/self/environ" })).rawMessage).toContain("is absolute");
-    expect((await evaluate({ datasetPath: "escape.jsonl" })).rawMessage).toContain("leads out of data_root");
+    expect((await evaluate({ datasetPath: "escape.jsonl" })).rawMessage).toContain("is a symlink; symlinks inside data_root are refused");
     expect((await evaluate({ datasetPath: "fifo.jsonl" })).rawMessage).toContain("not a regular file");
   });
 
@@ -151,7 +151,82 @@ describe("Evaluate's paths", () => {
     for (const field of ["adapterPath", "checkpointPath"] as const) {
       expect((await evaluate({ datasetPath: "train.jsonl", [field]: "/tmp" })).code).toBe(Code.InvalidArgument);
       expect((await evaluate({ datasetPath: "train.jsonl", [field]: "../data" })).code).toBe(Code.InvalidArgument);
-      expect((await evaluate({ datasetPath: "train.jsonl", [field]: "sub/up" })).rawMessage).toContain("leads out of data_root");
+      expect((await evaluate({ datasetPath: "train.jsonl", [field]: "sub/up" })).rawMessage).toContain(
+        "is a symlink; symlinks inside data_root are refused",
+      );
     }
+  });
+});
+
+describe("symlinks planted inside runs_dir", () => {
+  const RUN = (id: string, state = "FAILED") => ({
+    id,
+    state,
+    algorithm: "grpo",
+    step: 1,
+    total_steps: 2,
+    dataset: "train.jsonl",
+    created_at: "2026-01-01T00:00:00.000Z",
+    updated_at: "2026-01-01T00:00:00.000Z",
+    error: "",
+    last_checkpoint_step: 1,
+    checkpointed: true,
+    last_metrics: {},
+  });
+  let runs: string;
+  let outside: string;
+
+  beforeAll(() => {
+    runs = path.join(base, "runs");
+    outside = path.join(base, "outside-run");
+    mkdirSync(path.join(runs, "honest"), { recursive: true });
+    writeFileSync(path.join(runs, "honest", "run.json"), JSON.stringify(RUN("honest")));
+    writeFileSync(path.join(runs, "honest", "config.json"), JSON.stringify({ run: {}, dataset: "train.jsonl" }));
+    // A run folder that is a link to a run-shaped folder elsewhere.
+    mkdirSync(outside);
+    writeFileSync(path.join(outside, "run.json"), JSON.stringify(RUN("linked")));
+    writeFileSync(path.join(outside, "config.json"), JSON.stringify({ run: {}, dataset: "train.jsonl" }));
+    symlinkSync(outside, path.join(runs, "linked"));
+    // run.json itself a link to a secret, and a run.json that is a secret's text.
+    mkdirSync(path.join(runs, "secret-link"));
+    symlinkSync(path.join(base, "secret.txt"), path.join(runs, "secret-link", "run.json"));
+    mkdirSync(path.join(runs, "not-json"));
+    writeFileSync(path.join(runs, "not-json", "run.json"), SECRET);
+    mkdirSync(path.join(runs, "bad-step"));
+    writeFileSync(path.join(runs, "bad-step", "run.json"), JSON.stringify({ ...RUN("bad-step"), step: "SECRET-7f3a" }));
+  });
+  afterAll(() => rmSync(runs, { recursive: true, force: true }));
+
+  it("ListRuns lists real run folders only", async () => {
+    const { runs: listed } = await orchestrator.client.listRuns({});
+    expect(listed.map((r) => r.id)).toEqual(["honest"]);
+  });
+
+  it("GetRun and WatchRun refuse a run folder that is a symlink, naming it, and read nothing through it", async () => {
+    const get = await refused(orchestrator.client.getRun({ runId: "linked" }));
+    expect(get.code).toBe(Code.InvalidArgument);
+    expect(get.rawMessage).toBe('run_id "linked" is a symlink; symlinks inside runs_dir are refused');
+    expect((await refused(drain(orchestrator.client.watchRun({ runId: "linked", fromStart: true })))).rawMessage).toContain("is a symlink");
+    expect((await refused(drain(orchestrator.client.evaluate({ runId: "linked", datasetPath: "train.jsonl" })))).rawMessage).toContain(
+      "is a symlink",
+    );
+    expect((await orchestrator.client.getRun({ runId: "honest" })).run?.id).toBe("honest");
+  });
+
+  it("StartRun neither resumes nor starts over a run folder that is a symlink, and leaves what it points to alone", async () => {
+    const resume = await refused(orchestrator.client.startRun({ resumeRunId: "linked" }));
+    expect(resume.rawMessage).toBe('resume_run_id "linked" is a symlink; symlinks inside runs_dir are refused');
+    const fresh = await refused(orchestrator.client.startRun({ runId: "linked", datasetPath: "train.jsonl" }));
+    expect(fresh.rawMessage).toBe('run_id "linked" is a symlink; symlinks inside runs_dir are refused');
+    expect(readdirSync(outside).sort()).toEqual(["config.json", "run.json"]);
+  });
+
+  it("never quotes a run file: run.json as a link to a secret, as a secret's text, or with a field that is one", async () => {
+    const link = await refused(orchestrator.client.getRun({ runId: "secret-link" }));
+    expect(link.rawMessage).toBe('run_id "secret-link/run.json" is a symlink; symlinks inside runs_dir are refused');
+    const text = await refused(orchestrator.client.getRun({ runId: "not-json" }));
+    expect(text.rawMessage).toBe("not-json/run.json is not valid JSON");
+    const field = await refused(orchestrator.client.getRun({ runId: "bad-step" }));
+    expect(field.rawMessage).toBe('bad-step/run.json: "step" is not a non-negative integer; is it a run.json this orchestrator wrote?');
   });
 });

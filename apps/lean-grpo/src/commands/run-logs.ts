@@ -1,11 +1,11 @@
 // Where a training run's service logs go: runs/<id>/logs/<service>.log (the kit's loggers,
 // in this process, its threads and its children), and also stderr as JSON with --verbose or
 // when stderr is not a terminal (a collector reads it). The terminal keeps progress, the
-// evaluations, the summary and one-line errors, which name this folder.
+// evaluations, the summary and one-line errors, which name this folder. The folder is made
+// under runs_dir without following a symlink (kit/paths), and removed the same way.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { existsSync, readdirSync, rmSync } from "node:fs";
-import path from "node:path";
-import { configureLogDestination } from "@lean-grpo/kit";
+import { existsSync } from "node:fs";
+import { configureLogDestination, PathError, PathRoot } from "@lean-grpo/kit";
 
 export interface RunLogs {
   dir: string;
@@ -27,9 +27,10 @@ export function currentLogDir(): string | undefined {
 }
 
 export function startRunLogs(runsDir: string, runId: string, options: { verbose: boolean }): RunLogs {
-  const runDir = path.join(runsDir, runId);
-  const dir = path.join(runDir, "logs");
-  const existed = existsSync(runDir);
+  const runs = new PathRoot({ dir: runsDir, key: "runs_dir" });
+  const existed = existsSync(runs.resolve(runId, "run id"));
+  // A run folder or logs/ that is a symlink is refused here, before any line is written.
+  const dir = runs.directoryForWriteSync(`${runId}/logs`, "run id");
   configureLogDestination({ dir, stderr: options.verbose || !process.stderr.isTTY });
   current = dir;
   return {
@@ -39,8 +40,8 @@ export function startRunLogs(runsDir: string, runId: string, options: { verbose:
         return await start();
       } catch (error) {
         const refused = error instanceof ConnectError && REFUSALS.has(error.code);
-        if (refused && !existed && !existsSync(path.join(runDir, "run.json")) && onlyLogs(runDir)) {
-          rmSync(runDir, { recursive: true, force: true });
+        if (refused && !existed && (await onlyLogs(runs, runId))) {
+          await runs.withDirectory(".", "run id", {}, (all) => all.remove(runId));
           current = undefined;
         }
         throw error;
@@ -49,6 +50,11 @@ export function startRunLogs(runsDir: string, runId: string, options: { verbose:
   };
 }
 
-function onlyLogs(runDir: string): boolean {
-  return !existsSync(runDir) || readdirSync(runDir).every((name) => name === "logs");
+/** Whether the run's folder holds nothing but logs/ (no run.json: the run never started). */
+async function onlyLogs(runs: PathRoot, runId: string): Promise<boolean> {
+  const entries = await runs.list(runId, "run id").catch((error: unknown) => {
+    if (error instanceof PathError && error.code === "missing") return [];
+    throw error;
+  });
+  return entries.every((entry) => entry.name === "logs");
 }

@@ -2,7 +2,7 @@
 // on its registration; serve() applies it around every handler (see
 // domain-error-interceptor.ts), so handlers throw their domain errors as they are.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { PathError } from "../paths/path-root.js";
+import { PathError } from "../paths/path-error.js";
 import { pathErrorToConnect } from "../paths/path-error-status.js";
 
 // `any[]` so that classes with any constructor signature fit.

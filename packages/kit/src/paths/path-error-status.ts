@@ -1,6 +1,6 @@
 // The status a refused path answers with, for services that map errors by hand.
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { PathError } from "./path-root.js";
+import type { PathError } from "./path-error.js";
 
 const CODES = { invalid: Code.InvalidArgument, missing: Code.NotFound, too_large: Code.ResourceExhausted } as const;
 

@@ -1,25 +1,17 @@
 // Every path a client names (a dataset, eval data, a checkpoint, an adapter, a model, a run
-// id) is resolved here, under a root the operator configured: relative paths only, no `..`,
-// no symlink that leads out of the root, regular files only (no FIFO, device or directory
-// where a file is read), a size cap checked before reading, and errors that name the field
-// and the path given but never anything read from the file or the directory.
-import { constants } from "node:fs";
-import { lstat, mkdir, open, realpath, stat } from "node:fs/promises";
+// id) and every file a service keeps under a configured root (runs, checkpoints, adapters)
+// is reached here: relative paths only, no `..`, no symlink anywhere below the root (one
+// planted there is refused, never followed: root-directory.ts walks one name at a time from
+// an open directory), regular files only where a file is read (no FIFO, device or
+// directory), a size cap checked before reading, and errors that name the field and the
+// path relative to the root but never where a symlink points nor anything read from a file.
 import path from "node:path";
+import { PathError } from "./path-error.js";
+import { makeDirectorySync } from "./directory-sync.js";
+import { relativeNames } from "./relative-names.js";
+import { RootDirectory, type DirectoryEntry, type OpenedFile } from "./root-directory.js";
 
-/** Why a client-given path was refused; `code` says which status answers it. */
-export class PathError extends Error {
-  override readonly name = "PathError";
-  constructor(
-    message: string,
-    /** The request field or config key the path came from. */
-    readonly field: string,
-    /** invalid: a malformed or escaping path (INVALID_ARGUMENT); missing: nothing there (NOT_FOUND); too_large: over the cap (RESOURCE_EXHAUSTED). */
-    readonly code: "invalid" | "missing" | "too_large",
-  ) {
-    super(message);
-  }
-}
+export { PathError } from "./path-error.js";
 
 export interface PathRootOptions {
   /** The directory every path resolves under (made absolute against the working directory). */
@@ -30,7 +22,7 @@ export interface PathRootOptions {
 
 /** One configured root and the checks every path under it passes. */
 export class PathRoot {
-  /** The root as an absolute path (not yet through realpath: it may not exist yet). */
+  /** The root as an absolute path (not through realpath: it may not exist yet). Symlinks above and at it are the operator's and are followed. */
   readonly dir: string;
   readonly key: string;
 
@@ -41,16 +33,48 @@ export class PathRoot {
 
   /**
    * The absolute path of `given` under the root, checked by its text alone: not empty, no NUL,
-   * not absolute, no `..` segment. Symlinks are checked by the methods that touch the disk.
+   * not absolute, no `..` segment. Only for naming it: the disk is reached through openDirectory,
+   * openFile, readBytes and the other methods, which refuse symlinks on the way.
    */
   resolve(given: string, field: string): string {
-    if (given === "") throw new PathError(`${field} is empty; give a path relative to ${this.key}`, field, "invalid");
-    if (given.includes("\0")) throw new PathError(`${field} holds a NUL character`, field, "invalid");
-    if (path.isAbsolute(given) || /^[A-Za-z]:[\\/]/.test(given))
-      throw new PathError(`${field} "${given}" is absolute; give a path relative to ${this.key}`, field, "invalid");
-    if (given.split(/[\\/]/).includes(".."))
-      throw new PathError(`${field} "${given}" contains "..": paths stay inside ${this.key}`, field, "invalid");
+    relativeNames(given, field, this.key);
     return path.join(this.dir, given);
+  }
+
+  /** The directory `given` under the root, held open (made with its parents when `create`). Close it after use. */
+  async openDirectory(given: string, field: string, options: { create?: boolean } = {}): Promise<RootDirectory> {
+    relativeNames(given, field, this.key);
+    const root = await RootDirectory.openRoot(this.dir, this.key, field, options.create === true);
+    try {
+      return await root.directory(given, options);
+    } finally {
+      await root.close();
+    }
+  }
+
+  /** Runs `use` on the directory `given` under the root, closed afterwards. */
+  async withDirectory<T>(
+    given: string,
+    field: string,
+    options: { create?: boolean },
+    use: (directory: RootDirectory) => Promise<T>,
+  ): Promise<T> {
+    const directory = await this.openDirectory(given, field, options);
+    try {
+      return await use(directory);
+    } finally {
+      await directory.close();
+    }
+  }
+
+  /** A regular file under the root, opened for reading (to stream it). Close its handle after use. */
+  async openFile(given: string, field: string): Promise<OpenedFile> {
+    return this.withRoot(given, field, false, (root) => root.openFile(given));
+  }
+
+  /** The entries of the directory `given` under the root, as it lists them (symlinks as symlinks). */
+  async list(given: string, field: string): Promise<DirectoryEntry[]> {
+    return this.withDirectory(given, field, {}, (directory) => directory.entries());
   }
 
   /** A regular file under the root, read whole as UTF-8 after its size is checked against `maxBytes`. */
@@ -59,85 +83,51 @@ export class PathRoot {
   }
 
   async readBytes(given: string, field: string, maxBytes: number): Promise<Buffer> {
-    const real = await this.existing(given, field, "file");
-    // O_NONBLOCK: a FIFO swapped in after the check must not hang open(); O_NOFOLLOW: nor a symlink.
-    const handle = await open(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW).catch(
-      (error: NodeJS.ErrnoException) => {
-        throw new PathError(`${field} "${given}" cannot be opened (${error.code ?? "error"})`, field, "invalid");
-      },
-    );
-    try {
-      const info = await handle.stat();
-      if (!info.isFile()) throw notRegular(given, field);
-      if (info.size > maxBytes) throw tooLarge(given, field, maxBytes);
-      // Read no more than the cap even if the file grows, or reports no size (procfs-like files).
-      const buffer = Buffer.alloc(Math.min(info.size, maxBytes) + 1);
-      let filled = 0;
-      while (filled < buffer.length) {
-        const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
-        if (bytesRead === 0) break;
-        filled += bytesRead;
-      }
-      if (filled > maxBytes) throw tooLarge(given, field, maxBytes);
-      return buffer.subarray(0, filled);
-    } finally {
-      await handle.close();
-    }
+    return this.withRoot(given, field, false, (root) => root.readBytes(given, maxBytes));
   }
 
   /**
-   * The real path of an existing file or directory under the root: a symlink may point
-   * anywhere inside the root, never out of it; a file must be a regular file.
+   * Checks that `given` is an existing regular file or directory under the root, reached
+   * without a symlink, and returns its absolute path. Only for a reader that must be given a
+   * path (another process): the path may change after the check. Read through openDirectory
+   * or openFile instead wherever this process reads.
    */
   async existing(given: string, field: string, kind: "file" | "directory"): Promise<string> {
-    const resolved = this.resolve(given, field);
-    const root = await this.realRoot(field);
-    let real: string;
-    try {
-      real = await realpath(resolved);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" || code === "ENOTDIR")
-        throw new PathError(`${field} "${given}" does not exist under ${this.key}`, field, "missing");
-      throw new PathError(`${field} "${given}" cannot be resolved (${code ?? "error"})`, field, "invalid");
-    }
-    if (!isInside(root, real)) throw escapes(given, field, this.key);
-    const info = await stat(real);
-    if (kind === "directory" && !info.isDirectory()) throw new PathError(`${field} "${given}" is not a directory`, field, "invalid");
-    if (kind === "file" && !info.isFile()) throw notRegular(given, field);
-    return real;
+    if (kind === "directory") return this.withDirectory(given, field, {}, async (directory) => directory.path);
+    return this.withRoot(given, field, false, async (root) => {
+      const { handle } = await root.openFile(given);
+      await handle.close();
+      return path.join(root.path, ...relativeNames(given, field, this.key));
+    });
+  }
+
+  /** Makes the directory `given` under the root with its parents (no symlink on the way) and returns its absolute path. */
+  async directoryForWrite(given: string, field: string): Promise<string> {
+    return this.withDirectory(given, field, { create: true }, async (directory) => directory.path);
+  }
+
+  /** directoryForWrite for code that must stay synchronous (a process's log files). */
+  directoryForWriteSync(given: string, field: string): string {
+    return makeDirectorySync(this.dir, this.key, given, field);
   }
 
   /**
-   * A directory under the root to write into, created with its parents: every part that
-   * already exists must stay inside the root once symlinks are followed.
+   * Every named file inside `dir` (a directory under the root, as existing() returned it) is a
+   * regular file reached without a symlink; a missing one is the reader's error to report.
    */
-  async directoryForWrite(given: string, field: string): Promise<string> {
-    const resolved = this.resolve(given, field);
-    await mkdir(this.dir, { recursive: true });
-    const root = await this.realRoot(field);
-    // The deepest part that exists decides where mkdir would write.
-    let existing = resolved;
-    while (!(await exists(existing))) existing = path.dirname(existing);
-    if (!isInside(root, await realpath(existing))) throw escapes(given, field, this.key);
-    await mkdir(resolved, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
-      throw new PathError(`${field} "${given}" cannot be created (${error.code ?? "error"})`, field, "invalid");
-    });
-    // Checked again once it exists: a part swapped for a symlink meanwhile is caught here.
-    return this.existing(given, field, "directory");
-  }
-
-  /** Every named file inside `dir` (a real directory under the root) is a regular file under the root. */
   async checkFiles(dir: string, names: readonly string[], field: string): Promise<void> {
-    const root = await this.realRoot(field);
-    for (const name of names) {
-      const file = path.join(dir, name);
-      const shown = path.relative(root, file);
-      const real = await realpath(file).catch(() => undefined);
-      if (real === undefined) continue; // a missing file is the reader's error to report
-      if (!isInside(root, real)) throw escapes(shown, field, this.key);
-      if (!(await stat(real)).isFile()) throw notRegular(shown, field);
-    }
+    await this.withRoot(".", field, false, async (root) => {
+      const relative = path.relative(root.path, dir);
+      if (relative.startsWith("..") || path.isAbsolute(relative))
+        throw new PathError(`${field}: the directory checked is not under ${this.key}`, field, "invalid");
+      for (const name of names) {
+        const opened = await root.openFile(path.join(relative, name)).catch((error: unknown) => {
+          if (error instanceof PathError && error.code === "missing") return undefined;
+          throw error;
+        });
+        await opened?.handle.close();
+      }
+    });
   }
 
   /** `absolute` (a path under the root) as the relative path a client would give. */
@@ -145,35 +135,13 @@ export class PathRoot {
     return path.relative(this.dir, absolute);
   }
 
-  private async realRoot(field: string): Promise<string> {
+  private async withRoot<T>(given: string, field: string, create: boolean, use: (root: RootDirectory) => Promise<T>): Promise<T> {
+    relativeNames(given, field, this.key);
+    const root = await RootDirectory.openRoot(this.dir, this.key, field, create);
     try {
-      return await realpath(this.dir);
-    } catch {
-      throw new PathError(`${field}: ${this.key} does not exist on this server`, field, "missing");
+      return await use(root);
+    } finally {
+      await root.close();
     }
   }
-}
-
-function isInside(root: string, real: string): boolean {
-  const rel = path.relative(root, real);
-  return rel === "" || (!rel.startsWith(`..${path.sep}`) && rel !== ".." && !path.isAbsolute(rel));
-}
-
-async function exists(file: string): Promise<boolean> {
-  return lstat(file).then(
-    () => true,
-    () => false,
-  );
-}
-
-function escapes(given: string, field: string, key: string): PathError {
-  return new PathError(`${field} "${given}" leads out of ${key} (through a symlink)`, field, "invalid");
-}
-
-function notRegular(given: string, field: string): PathError {
-  return new PathError(`${field} "${given}" is not a regular file (a directory, FIFO or device is refused)`, field, "invalid");
-}
-
-function tooLarge(given: string, field: string, maxBytes: number): PathError {
-  return new PathError(`${field} "${given}" is larger than ${maxBytes} bytes, the most this server reads`, field, "too_large");
 }

@@ -1,7 +1,7 @@
 // A name that becomes one directory or file name on the server (a run id, an adapter name):
 // letters, digits, ".", "_" and "-", not starting with "." (so never "." or ".."), at most
 // 128 characters. Checked by every RPC that takes one, before it touches the disk.
-import { PathError } from "./path-root.js";
+import { PathError } from "./path-error.js";
 
 const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
 

@@ -39,10 +39,16 @@ export function parseReasoningMap(text: string, where: string): ReasoningMapFile
     if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error("not a JSON object");
     body = value as Record<string, unknown>;
   } catch (error) {
-    throw new ReasoningVocabError(`${where} is not a reasoning token map (${(error as Error).message})`);
+    // Not the parser's message: V8 quotes the text it failed on, and a file is not the client's to read.
+    const position = /at position (\d+)/.exec((error as Error).message);
+    const why =
+      (error as Error).message === "not a JSON object"
+        ? "not a JSON object"
+        : `not JSON${position ? ` at character ${Number(position[1]) + 1}` : ""}`;
+    throw new ReasoningVocabError(`${where} is not a reasoning token map (${why})`);
   }
   if (body.format !== REASONING_MAP_FORMAT) {
-    throw new ReasoningVocabError(`${where}: "format" is ${JSON.stringify(body.format)}; expected "${REASONING_MAP_FORMAT}"`);
+    throw new ReasoningVocabError(`${where}: "format" is not "${REASONING_MAP_FORMAT}"`);
   }
   const standardSize = body.standard_vocab_size;
   if (!Number.isSafeInteger(standardSize) || (standardSize as number) < 1) {

@@ -57,8 +57,7 @@ function bufferSource(bytes: Uint8Array): ByteSource {
   };
 }
 
-async function fileSource(path: string): Promise<ByteSource> {
-  const handle: FileHandle = await open(path, "r");
+async function fileSource(path: string, handle: FileHandle): Promise<ByteSource> {
   const { size } = await handle.stat();
   return {
     size,
@@ -88,11 +87,18 @@ export class SafetensorsFile {
 
   /** Opens a file and validates its header; call close() when done. */
   static async open(path: string): Promise<SafetensorsFile> {
-    const source = await fileSource(path);
+    return SafetensorsFile.fromHandle(await open(path, "r"), path);
+  }
+
+  /**
+   * Reads a file already open (one opened under a root without following symlinks); `name`
+   * names it in messages. Takes the handle over: close() closes it, and so does a failure here.
+   */
+  static async fromHandle(handle: FileHandle, name: string): Promise<SafetensorsFile> {
     try {
-      return await SafetensorsFile.fromSource(source, path);
+      return await SafetensorsFile.fromSource(await fileSource(name, handle), name);
     } catch (error) {
-      await source.close();
+      await handle.close();
       throw error;
     }
   }
@@ -128,7 +134,11 @@ export class SafetensorsFile {
     try {
       header = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(headerBytes));
     } catch (error) {
-      throw new SafetensorsFormatError(`${name}: header is not valid UTF-8 JSON (${(error as Error).message})`);
+      // Not the parser's message: V8 quotes the text it failed on, and a file is not the client's to read.
+      const position = /at position (\d+)/.exec((error as Error).message);
+      throw new SafetensorsFormatError(
+        `${name}: header is not valid UTF-8 JSON${position ? ` (at character ${Number(position[1]) + 1})` : ""}`,
+      );
     }
     if (typeof header !== "object" || header === null || Array.isArray(header)) {
       throw new SafetensorsFormatError(`${name}: header must be a JSON object of tensor entries`);

@@ -1,7 +1,7 @@
 // Writes an adapter's files as they stream in (LoadAdapter) through the shared transfer
 // module, which checks paths, order, sizes and digests; its errors become status codes here.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { AdapterDirWriter, AdapterTransferError, type TransferProblem } from "@lean-grpo/adapter-files";
+import { AdapterDirWriter, AdapterTransferError, type AdapterDirectory, type TransferProblem } from "@lean-grpo/adapter-files";
 import type { FileChunk, FileInfo } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 
 const CODE_OF: Record<TransferProblem, Code> = {
@@ -13,19 +13,23 @@ const CODE_OF: Record<TransferProblem, Code> = {
 export class AdapterFileWriter {
   private constructor(private readonly files: AdapterDirWriter) {}
 
-  /** Prepares an empty directory for the announced files. */
-  static async create(dir: string, files: FileInfo[]): Promise<AdapterFileWriter> {
+  /** Checks the announced files, then takes the fresh directory `directory` makes for them. */
+  static async create(directory: () => Promise<AdapterDirectory>, files: FileInfo[]): Promise<AdapterFileWriter> {
     if (files.length === 0) {
       throw new ConnectError(
         "source.files is empty: list the adapter's files (with size and sha256) or give source.path",
         Code.InvalidArgument,
       );
     }
-    return new AdapterFileWriter(await withStatus(() => AdapterDirWriter.create(dir, files)));
+    return new AdapterFileWriter(await withStatus(() => AdapterDirWriter.create(directory, files)));
   }
 
   write(chunk: FileChunk): Promise<void> {
     return withStatus(() => this.files.write(chunk));
+  }
+
+  get dir(): string {
+    return this.files.dir;
   }
 
   /** Checks that every announced file arrived whole. */

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import logging
 
+from ..path_root import PathRoot
+
 log = logging.getLogger("leangrpo_learner")
 
 
-def run_worker(learner, collective) -> None:
+def run_worker(learner, collective, checkpoints: PathRoot) -> None:
+    """`checkpoints` is this rank's checkpoint_dir: a load_checkpoint names a path under it, opened as rank 0 opens it."""
     while True:
         command, payload = collective.receive_command()
         if command == "stop":
@@ -17,7 +20,8 @@ def run_worker(learner, collective) -> None:
             if command == "train_step":
                 learner.train_step(payload)
             elif command == "load_checkpoint":
-                learner.load_checkpoint(payload)
+                with checkpoints.open_directory(payload, "path") as directory:
+                    learner.load_checkpoint(directory)
             elif command == "compute_logprobs":  # torch.sharding "fsdp": every rank joins each forward
                 learner.compute_logprobs(*payload)
             else:

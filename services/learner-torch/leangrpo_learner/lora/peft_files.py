@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .. import safetensors_io
 from ..errors import AdapterError
+from ..path_root import RootDirectory
 from ..model.linear_modules import LINEAR_MODULES
 from ..model.model_config import ModelConfig
 from .lora_adapter import LoraAdapter
@@ -133,21 +134,23 @@ def parse_peft_config(raw) -> LoraConfig:
     return LoraConfig(rank, float(alpha), tuple(targets), float(dropout), use_rslora)
 
 
-def load_peft_adapter(directory: Path, model) -> LoraAdapter:
+def load_peft_adapter(directory: Path | RootDirectory, model) -> LoraAdapter:
     """Reads an adapter for `model`: anything with lora_layout(LoraConfig) (the native CausalLM, the
-    transformers source), or a ModelConfig, which means the native layout."""
+    transformers source), or a ModelConfig, which means the native layout. `directory` is a path (a
+    model fixture, an operator's file) or a directory opened under a root, read without following symlinks."""
 
     def read(name: str) -> bytes:
-        try:
-            return (directory / name).read_bytes()
-        except OSError as error:
-            code = {2: "ENOENT", 20: "ENOTDIR", 13: "EACCES"}.get(error.errno, error.strerror)
-            raise AdapterError(f"cannot read {directory / name}: {code}") from None
+        data = _read_optional(directory, name)
+        if data is None:
+            raise AdapterError(f"cannot read {_shown(directory, name)}: ENOENT")
+        return data
 
     try:
         raw = json.loads(read(ADAPTER_CONFIG_FILE).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise AdapterError(f"{ADAPTER_CONFIG_FILE} is not valid JSON ({error})") from None
+    except json.JSONDecodeError as error:  # its message names a place, not the text there
+        raise AdapterError(f"{ADAPTER_CONFIG_FILE} is not valid JSON ({error.msg} at character {error.pos + 1})") from None
+    except UnicodeDecodeError:
+        raise AdapterError(f"{ADAPTER_CONFIG_FILE} is not valid JSON (not UTF-8)") from None
     config = parse_peft_config(raw)
     try:
         tensors = safetensors_io.load_bytes(read(ADAPTER_WEIGHTS_FILE), ADAPTER_WEIGHTS_FILE)
@@ -182,14 +185,32 @@ def _adapter_token_rows(raw: dict, model) -> TokenRows | None:
     return TokenRows(start, count, untied)
 
 
-def _check_reasoning_map(directory: Path, vocabulary) -> None:
+def _check_reasoning_map(directory: Path | RootDirectory, vocabulary) -> None:
+    data = _read_optional(directory, REASONING_MAP_FILE)
     try:
-        text = (directory / REASONING_MAP_FILE).read_text("utf-8")
-    except FileNotFoundError:
-        text = None
-    except OSError as error:
-        raise AdapterError(f"cannot read {directory / REASONING_MAP_FILE}: {error.strerror}") from None
-    try:
-        check_same_reasoning_map(text, vocabulary.map if vocabulary is not None else None, f"adapter {directory}")
+        text = None if data is None else data.decode("utf-8")
+        check_same_reasoning_map(text, vocabulary.map if vocabulary is not None else None, f"adapter {_shown(directory, '')}")
+    except UnicodeDecodeError:
+        raise AdapterError(f"{REASONING_MAP_FILE} is not UTF-8") from None
     except ReasoningVocabError as error:
         raise AdapterError(str(error)) from None
+
+
+def _read_optional(directory: Path | RootDirectory, name: str) -> bytes | None:
+    """A file of the adapter directory, or None when it is not there."""
+    if isinstance(directory, RootDirectory):
+        return directory.read_optional(name)
+    try:
+        return (directory / name).read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        code = {20: "ENOTDIR", 13: "EACCES", 21: "EISDIR"}.get(error.errno, error.strerror)
+        raise AdapterError(f"cannot read {directory / name}: {code}") from None
+
+
+def _shown(directory: Path | RootDirectory, name: str) -> str:
+    """How messages name a file of the directory: relative to the root when it is under one."""
+    if isinstance(directory, RootDirectory):
+        return "/".join(part for part in (directory.relative, name) if part)
+    return str(directory / name)

@@ -51,10 +51,12 @@ def parse_reasoning_map(text: str, where: str) -> ReasoningMapFile:
         body = json.loads(text)
         if not isinstance(body, dict):
             raise ValueError("not a JSON object")
+    except json.JSONDecodeError as error:  # its message names a place, not the text there
+        raise ReasoningVocabError(f"{where} is not a reasoning token map (not JSON at character {error.pos + 1})") from None
     except ValueError as error:
         raise ReasoningVocabError(f"{where} is not a reasoning token map ({error})") from None
     if body.get("format") != REASONING_MAP_FORMAT:
-        raise ReasoningVocabError(f'{where}: "format" is {json.dumps(body.get("format"))}; expected "{REASONING_MAP_FORMAT}"')
+        raise ReasoningVocabError(f'{where}: "format" is not "{REASONING_MAP_FORMAT}"')
     standard = body.get("standard_vocab_size")
     if isinstance(standard, bool) or not isinstance(standard, int) or standard < 1:
         raise ReasoningVocabError(f'{where}: "standard_vocab_size" must be a positive integer')

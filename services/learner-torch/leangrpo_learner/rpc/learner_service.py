@@ -22,10 +22,8 @@ from ..training.training_example import TrainingExample
 from .learner_host import LearnerHost
 from .status_codes import RpcAbort, abort_with
 from ..path_root import PathRoot
-from ..training.checkpoint_files import ADAPTER_DIR, OPTIMIZER_FILE, STATE_FILE
 
 # What LoadCheckpoint reads inside the directory: each must be a regular file under checkpoint_dir.
-CHECKPOINT_FILES = [STATE_FILE, OPTIMIZER_FILE, f"{ADAPTER_DIR}/{ADAPTER_CONFIG_FILE}", f"{ADAPTER_DIR}/{ADAPTER_WEIGHTS_FILE}"]
 
 M = proto.message
 SERVICE = "leangrpo.v1.LearnerService"
@@ -186,10 +184,10 @@ class LearnerServicer:
         try:
             with self.host.lock:
                 learner = self.host.learner()
-                # Relative to checkpoint_dir, never outside it (path_root.py); answered as given.
+                # Relative to checkpoint_dir, never outside it, and written through the directory held open (path_root.py); answered as given.
                 given = request.path or checkpoint_name(learner.step)
-                target = self._checkpoint_root().directory_for_write(given, "path")
-                _, step, version, size = learner.save_checkpoint(str(target))
+                with self._checkpoint_root().open_directory(given, "path", create=True) as directory:
+                    _, step, version, size = learner.save_checkpoint(directory)
             return M("leangrpo.v1.SaveCheckpointResponse")(path=os.path.normpath(given), step=step, adapter_version=version, size_bytes=size)
         except Exception as error:  # noqa: BLE001
             abort_with(context, error)
@@ -198,13 +196,12 @@ class LearnerServicer:
         try:
             if not request.path:
                 raise _invalid("path is empty; give the directory SaveCheckpoint wrote, relative to checkpoint_dir")
-            root = self._checkpoint_root()
-            directory = root.existing_directory(request.path, "path")
-            root.check_files(directory, CHECKPOINT_FILES, "path")
-            with self.host.lock:
-                learner = self.host.learner()
-                step, version, algorithm = learner.load_checkpoint(str(directory))
-                self.host.broadcast("load_checkpoint", str(directory))
+            with self._checkpoint_root().open_directory(request.path, "path") as directory:
+                with self.host.lock:
+                    learner = self.host.learner()
+                    step, version, algorithm = learner.load_checkpoint(directory)
+                    # Each rank opens it under its own checkpoint_dir the same way.
+                    self.host.broadcast("load_checkpoint", request.path)
             return M("leangrpo.v1.LoadCheckpointResponse")(step=step, adapter_version=version, algorithm=algorithm)
         except Exception as error:  # noqa: BLE001
             abort_with(context, error)

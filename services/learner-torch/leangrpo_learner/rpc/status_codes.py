@@ -40,7 +40,8 @@ def abort_with(context, error: BaseException):
     if isinstance(error, RpcAbort):
         context.abort(error.code, str(error))
     if isinstance(error, PathError):
-        context.abort(grpc.StatusCode.NOT_FOUND if error.code == "missing" else grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        codes = {"missing": grpc.StatusCode.NOT_FOUND, "too_large": grpc.StatusCode.RESOURCE_EXHAUSTED}
+        context.abort(codes.get(error.code, grpc.StatusCode.INVALID_ARGUMENT), str(error))
     for kind, code in CODES:
         if isinstance(error, kind):
             context.abort(code, str(error))

@@ -11,18 +11,19 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
 from ..artifact_names import CHECKPOINT_ADAPTER_DIR
 from .. import safetensors_io
 from ..errors import CheckpointError
+from ..path_root import PathError, RootDirectory
 
 ADAPTER_DIR = CHECKPOINT_ADAPTER_DIR
 OPTIMIZER_FILE = "optimizer.safetensors"
 STATE_FILE = "trainer_state.json"
 FORMAT_VERSION = 1
+MAX_STATE_BYTES = 1 << 20  # trainer_state.json is a few hundred bytes; anything near this is not one
 MOMENT = re.compile(r"^(.*)\.(exp_avg|exp_avg_sq)$")
 
 
@@ -36,13 +37,12 @@ class TrainerState:
     base_model: str
 
 
-def write_checkpoint_state(directory: Path, state: TrainerState, moments: dict[str, tuple[torch.Tensor, torch.Tensor]]) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
+def checkpoint_state_files(state: TrainerState, moments: dict[str, tuple[torch.Tensor, torch.Tensor]]) -> dict[str, bytes]:
+    """optimizer.safetensors and trainer_state.json of a checkpoint, by file name."""
     tensors = {}
     for key, (m, v) in moments.items():
         tensors[f"{key}.exp_avg"] = m
         tensors[f"{key}.exp_avg_sq"] = v
-    (directory / OPTIMIZER_FILE).write_bytes(safetensors_io.serialize(tensors, {"format": "pt"}))
     doc = {
         "format_version": FORMAT_VERSION,
         "step": state.step,
@@ -52,29 +52,34 @@ def write_checkpoint_state(directory: Path, state: TrainerState, moments: dict[s
         "seed": state.seed,
         "base_model": state.base_model,
     }
-    (directory / STATE_FILE).write_text(json.dumps(doc, indent=2))
+    return {OPTIMIZER_FILE: safetensors_io.serialize(tensors, {"format": "pt"}), STATE_FILE: json.dumps(doc, indent=2).encode("utf-8")}
 
 
-def _field(doc: dict, key: str, file: Path) -> int:
+def _field(doc: dict, key: str, file: str) -> int:
     value = doc.get(key)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise CheckpointError(f'{file}: "{key}" is {json.dumps(value)}; expected a non-negative integer')
+        # The value is not quoted: what a file holds is not the client's to read.
+        raise CheckpointError(f'{file}: "{key}" must be a non-negative integer')
     return value
 
 
-def read_checkpoint_state(directory: Path) -> tuple[TrainerState, dict[str, tuple[torch.Tensor, torch.Tensor]]]:
-    file = directory / STATE_FILE
+def read_checkpoint_state(directory: RootDirectory) -> tuple[TrainerState, dict[str, tuple[torch.Tensor, torch.Tensor]]]:
+    file = STATE_FILE
     try:
-        doc = json.loads(file.read_text("utf-8"))
-    except OSError as error:
-        code = {2: "ENOENT", 20: "ENOTDIR", 13: "EACCES", 21: "EISDIR"}.get(error.errno, error.strerror)
-        raise CheckpointError(f"cannot read {STATE_FILE}: {code}; is it a directory written by SaveCheckpoint?") from None
+        data = directory.read_bytes(STATE_FILE, MAX_STATE_BYTES)
+    except PathError as error:  # a symlink or a FIFO in its place is refused as the path error it is
+        if error.code != "missing":
+            raise
+        raise CheckpointError(f"cannot read {STATE_FILE}: ENOENT; is it a directory written by SaveCheckpoint?") from None
+    try:
+        doc = json.loads(data.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError):
         # Not the parser's message: what a file holds is not the client's to read.
         raise CheckpointError(f"{STATE_FILE} is not valid JSON; is it a directory written by SaveCheckpoint?") from None
-    if not isinstance(doc, dict) or doc.get("format_version") != FORMAT_VERSION:
-        version = doc.get("format_version") if isinstance(doc, dict) else None
-        raise CheckpointError(f"{file}: format_version {json.dumps(version)} is not supported; accepted: {FORMAT_VERSION}")
+    if not isinstance(doc, dict):
+        raise CheckpointError(f"{STATE_FILE} is not a JSON object; is it a directory written by SaveCheckpoint?")
+    if doc.get("format_version") != FORMAT_VERSION:
+        raise CheckpointError(f"{file}: its format_version is not supported; accepted: {FORMAT_VERSION}")
     state = TrainerState(
         step=_field(doc, "step", file),
         adapter_version=_field(doc, "adapter_version", file),
@@ -83,10 +88,13 @@ def read_checkpoint_state(directory: Path) -> tuple[TrainerState, dict[str, tupl
         seed=_field(doc, "seed", file),
         base_model=doc["base_model"] if isinstance(doc.get("base_model"), str) else "",
     )
+    optimizer = directory.read_optional(OPTIMIZER_FILE)
+    if optimizer is None:
+        raise CheckpointError(f"cannot read {OPTIMIZER_FILE}: ENOENT; is it a directory written by SaveCheckpoint?")
     try:
-        tensors = safetensors_io.load_file(directory / OPTIMIZER_FILE)
+        tensors = safetensors_io.load_bytes(optimizer, OPTIMIZER_FILE)
     except safetensors_io.SafetensorsError as error:
-        raise CheckpointError(f"cannot read {directory / OPTIMIZER_FILE}: {error}") from None
+        raise CheckpointError(f"cannot read {OPTIMIZER_FILE}: {error}") from None
     first, second = {}, {}
     for name, tensor in tensors.items():
         match = MOMENT.match(name)
@@ -99,10 +107,3 @@ def read_checkpoint_state(directory: Path) -> tuple[TrainerState, dict[str, tupl
             raise CheckpointError(f'{OPTIMIZER_FILE}: "{key}.exp_avg" has no "{key}.exp_avg_sq"')
         moments[key] = (first[key], second[key])
     return state, moments
-
-
-def checkpoint_size(directory: Path) -> int:
-    files = [OPTIMIZER_FILE, STATE_FILE, f"{ADAPTER_DIR}/adapter_config.json", f"{ADAPTER_DIR}/adapter_model.safetensors"]
-    # With a reasoning vocabulary, its map beside the state and in the adapter.
-    maps = [f for f in ("reasoning_token_map.json", f"{ADAPTER_DIR}/reasoning_token_map.json") if (directory / f).exists()]
-    return sum((directory / f).stat().st_size for f in files + maps)

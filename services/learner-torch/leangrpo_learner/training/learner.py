@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import torch
 
@@ -20,15 +19,16 @@ from ..completion_logprobs import LOGIT_FLOATS_PER_CHUNK, Projection, completion
 from ..errors import AdapterError, CheckpointError, SampleError, StepOrderError, UnknownVersionError
 from ..lora.lora_adapter import LoraAdapter
 from ..lora.lora_config import LoraConfig
-from ..lora.peft_files import export_peft_files, load_peft_adapter, save_peft_files
+from ..lora.peft_files import export_peft_files, load_peft_adapter
 from ..model.causal_lm import CausalLM, ForwardOptions
 from ..model.reasoning_expansion import initial_rows, token_rows_of
 from ..optimizer.adamw import AdamW, AdamWSettings
 from ..reasoning.map_file import REASONING_MAP_FILE, map_file_bytes
 from ..optimizer.grad_clipping import clip_by_global_norm
+from ..path_root import RootDirectory
 from ..optimizer.lr_schedule import learning_rate_multiplier
 from ..sampling import SamplingDistribution, SamplingMessage, resolve_sampling
-from .checkpoint_files import ADAPTER_DIR, TrainerState, checkpoint_size, read_checkpoint_state, write_checkpoint_state
+from .checkpoint_files import ADAPTER_DIR, TrainerState, checkpoint_state_files, read_checkpoint_state
 from .prepared_batch import prepare_batch
 from .sample_validation import validate_examples
 from .single_process import SingleProcess
@@ -280,27 +280,33 @@ class Learner:
             raise UnknownVersionError(f"adapter version {version} is not held; held versions: {held} (0 means the latest)")
         return wanted, files
 
-    def save_checkpoint(self, directory: str) -> tuple[str, int, int, int]:
-        target = Path(directory).resolve()
-        save_peft_files(export_peft_files(self.adapter, self.options.base_model, self.vocabulary), target / ADAPTER_DIR)
+    def save_checkpoint(self, directory: RootDirectory) -> tuple[str, int, int, int]:
+        """Writes a checkpoint into `directory` (opened under checkpoint_dir, path_root.py), each file replaced whole."""
+        files = {f"{ADAPTER_DIR}/{name}": data for name, data in export_peft_files(self.adapter, self.options.base_model, self.vocabulary).items()}
         if self.vocabulary is not None:  # the map beside the trainer state too, as the TS learner writes it
-            save_peft_files({REASONING_MAP_FILE: map_file_bytes(self.vocabulary.map, self.vocabulary.markers)}, target)
+            files[REASONING_MAP_FILE] = map_file_bytes(self.vocabulary.map, self.vocabulary.markers)
         state = TrainerState(self.step, self.adapter_version, self.algorithm, self.optimizer.updates, self.seed, self.options.base_model)
-        write_checkpoint_state(target, state, self.optimizer.moments())
-        return str(target), self.step, self.adapter_version, checkpoint_size(target)
+        files.update(checkpoint_state_files(state, self.optimizer.moments()))
+        for name in files:  # all refused or none written: a planted symlink leaves no half checkpoint beside it
+            directory.check_writable(name)
+        for name, data in files.items():
+            directory.write_bytes(name, data)
+        return str(directory.path), self.step, self.adapter_version, sum(len(data) for data in files.values())
 
-    def load_checkpoint(self, directory: str) -> tuple[int, int, str]:
-        """Replaces adapter, optimizer and counters with a checkpoint's; on any error nothing changes."""
-        source = Path(directory).resolve()
-        state, moments = read_checkpoint_state(source)
+    def load_checkpoint(self, directory: RootDirectory) -> tuple[int, int, str]:
+        """Replaces adapter, optimizer and counters with the checkpoint in `directory` (opened under checkpoint_dir).
+        On any error nothing changes."""
+        state, moments = read_checkpoint_state(directory)
         try:
-            adapter = load_peft_adapter(source / ADAPTER_DIR, self.model).to(self.model.device)
+            with directory.directory(ADAPTER_DIR) as adapter_directory:
+                adapter = load_peft_adapter(adapter_directory, self.model).to(self.model.device)
         except AdapterError as error:
             raise CheckpointError(str(error)) from None
         wants_rows = self.vocabulary is not None and self.options.reasoning_rows == "train"
         if (adapter.token_rows is not None) != wants_rows:
+            carries = "carries" if adapter.token_rows is not None else "has no"
             raise CheckpointError(
-                f"{source / ADAPTER_DIR} {'carries' if adapter.token_rows is not None else 'has no'} trained reasoning rows, but this learner's "
+                f"{directory.relative or '.'}/{ADAPTER_DIR} {carries} trained reasoning rows, but this learner's "
                 f"reasoning_rows is {self.options.reasoning_rows!r}{'' if self.vocabulary is not None else ' with no reasoning vocabulary'}; "
                 "set reasoning_rows to the run's that saved it"
             )

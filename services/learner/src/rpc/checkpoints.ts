@@ -1,7 +1,9 @@
 // SaveCheckpoint / LoadCheckpoint: adapter, optimizer state, step and RNG state on the
 // learner's filesystem (see training/checkpoint-files.ts), always under checkpoint_dir:
-// a request's path is relative to it (kit/paths refuses absolute paths, `..` and symlinks
-// out of it), so no client can make the learner write or read anywhere else.
+// a request's path is relative to it, and the checkpoint's directory is opened there by
+// kit/paths (no absolute path, no `..`, no symlink anywhere below checkpoint_dir) and held
+// open while its files are written or read, so no client and no planted symlink can make
+// the learner write or read anywhere else.
 import path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
@@ -13,18 +15,9 @@ import {
   type SaveCheckpointRequest,
   type SaveCheckpointResponse,
 } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
-import { CHECKPOINT_ADAPTER_DIR, checkpointName } from "@lean-grpo/adapter-files";
+import { checkpointName } from "@lean-grpo/adapter-files";
 import { PathRoot } from "@lean-grpo/kit";
-import { OPTIMIZER_FILE, STATE_FILE } from "../training/checkpoint-files.js";
 import type { LearnerHost } from "./learner-host.js";
-
-/** What LoadCheckpoint reads inside the directory: each must be a regular file under the root. */
-const CHECKPOINT_FILES = [
-  STATE_FILE,
-  OPTIMIZER_FILE,
-  path.join(CHECKPOINT_ADAPTER_DIR, "adapter_config.json"),
-  path.join(CHECKPOINT_ADAPTER_DIR, "adapter_model.safetensors"),
-];
 
 function checkpointRoot(host: LearnerHost): PathRoot {
   return new PathRoot({ dir: host.config.checkpoint_dir, key: "checkpoint_dir" });
@@ -35,8 +28,10 @@ export async function saveCheckpoint(host: LearnerHost, request: SaveCheckpointR
   const root = checkpointRoot(host);
   const saved = await learner.exclusive(async () => {
     const given = request.path || checkpointName(learner.step);
-    const target = await root.directoryForWrite(given, "path");
-    return { ...(await learner.saveCheckpoint(target)), given };
+    return root.withDirectory(given, "path", { create: true }, async (directory) => ({
+      ...(await learner.saveCheckpoint(directory)),
+      given,
+    }));
   });
   return create(SaveCheckpointResponseSchema, {
     // As a client gives it back to LoadCheckpoint: relative to checkpoint_dir.
@@ -51,10 +46,10 @@ export async function loadCheckpoint(host: LearnerHost, request: LoadCheckpointR
   if (!request.path)
     throw new ConnectError("path is empty; give the directory SaveCheckpoint wrote, relative to checkpoint_dir", Code.InvalidArgument);
   const root = checkpointRoot(host);
-  const dir = await root.existing(request.path, "path", "directory");
-  await root.checkFiles(dir, CHECKPOINT_FILES, "path");
-  const learner = await host.learner();
-  const loaded = await learner.exclusive(() => learner.loadCheckpoint(dir));
+  const loaded = await root.withDirectory(request.path, "path", {}, async (directory) => {
+    const learner = await host.learner();
+    return learner.exclusive(() => learner.loadCheckpoint(directory));
+  });
   return create(LoadCheckpointResponseSchema, {
     step: BigInt(loaded.step),
     adapterVersion: BigInt(loaded.adapterVersion),

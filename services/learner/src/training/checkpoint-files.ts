@@ -6,8 +6,9 @@
 //   trainer_state.json        step, adapter version, algorithm, optimizer update count (the
 //                             schedule position and bias corrections), and the dropout seed
 //                             (dropout masks are a function of seed and update count)
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
-import path from "node:path";
+// Written and read through a directory opened under checkpoint_dir (kit/paths): no symlink
+// there is followed, and each file is replaced whole.
+import { PathError, type RootDirectory } from "@lean-grpo/kit";
 import type { AdamWState } from "../optimizer/adamw.js";
 import { SafetensorsFile } from "@lean-grpo/lm";
 import { serializeSafetensors } from "@lean-grpo/lm";
@@ -17,6 +18,8 @@ export const ADAPTER_DIR = CHECKPOINT_ADAPTER_DIR;
 export const OPTIMIZER_FILE = "optimizer.safetensors";
 export const STATE_FILE = "trainer_state.json";
 const FORMAT_VERSION = 1;
+/** trainer_state.json is a few hundred bytes; anything near this is not one. */
+const MAX_STATE_BYTES = 1 << 20;
 
 export interface TrainerState {
   step: number;
@@ -30,18 +33,16 @@ export class CheckpointError extends Error {
   override readonly name = "CheckpointError";
 }
 
-export async function writeCheckpointState(
-  directory: string,
+/** optimizer.safetensors and trainer_state.json of a checkpoint, by file name. */
+export function checkpointStateFiles(
   state: TrainerState,
   optimizer: AdamWState,
   shapes: ReadonlyMap<string, number[]>,
-): Promise<void> {
-  await mkdir(directory, { recursive: true });
+): Map<string, Uint8Array> {
   const tensors = [...optimizer.firstMoments].flatMap(([key, m]) => [
     { name: `${key}.exp_avg`, shape: shapes.get(key)!, data: m },
     { name: `${key}.exp_avg_sq`, shape: shapes.get(key)!, data: optimizer.secondMoments.get(key)! },
   ]);
-  await writeFile(path.join(directory, OPTIMIZER_FILE), serializeSafetensors(tensors, { format: "pt" }));
   const json = {
     format_version: FORMAT_VERSION,
     step: state.step,
@@ -51,26 +52,30 @@ export async function writeCheckpointState(
     seed: state.seed,
     base_model: state.baseModel,
   };
-  await writeFile(path.join(directory, STATE_FILE), JSON.stringify(json, null, 2));
+  return new Map([
+    [OPTIMIZER_FILE, serializeSafetensors(tensors, { format: "pt" })],
+    [STATE_FILE, new TextEncoder().encode(JSON.stringify(json, null, 2))],
+  ]);
 }
 
 function field(json: Record<string, unknown>, key: string, file: string): number {
   const value = json[key];
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
-    throw new CheckpointError(`${file}: "${key}" is ${JSON.stringify(value)}; expected a non-negative integer`);
+    // The value is not quoted: what a file holds is not the client's to read.
+    throw new CheckpointError(`${file}: "${key}" must be a non-negative integer`);
   }
   return value;
 }
 
-export async function readCheckpointState(directory: string): Promise<{ state: TrainerState; optimizer: AdamWState }> {
-  const file = path.join(directory, STATE_FILE);
+export async function readCheckpointState(directory: RootDirectory): Promise<{ state: TrainerState; optimizer: AdamWState }> {
+  const file = STATE_FILE;
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = await directory.readText(STATE_FILE, MAX_STATE_BYTES);
   } catch (error) {
-    throw new CheckpointError(
-      `cannot read ${STATE_FILE}: ${(error as NodeJS.ErrnoException).code ?? "error"}; is it a directory written by SaveCheckpoint?`,
-    );
+    // A symlink or a FIFO in its place is refused as the path error it is.
+    if (!(error instanceof PathError) || error.code !== "missing") throw error;
+    throw new CheckpointError(`cannot read ${STATE_FILE}: ENOENT; is it a directory written by SaveCheckpoint?`);
   }
   let json: Record<string, unknown>;
   try {
@@ -79,10 +84,10 @@ export async function readCheckpointState(directory: string): Promise<{ state: T
     // Never the parser's message: it quotes the file, and the file is not the client's to read.
     throw new CheckpointError(`${STATE_FILE} is not valid JSON; is it a directory written by SaveCheckpoint?`);
   }
+  if (typeof json !== "object" || json === null || Array.isArray(json))
+    throw new CheckpointError(`${STATE_FILE} is not a JSON object; is it a directory written by SaveCheckpoint?`);
   if (json.format_version !== FORMAT_VERSION) {
-    throw new CheckpointError(
-      `${file}: format_version ${JSON.stringify(json.format_version)} is not supported; accepted: ${FORMAT_VERSION}`,
-    );
+    throw new CheckpointError(`${file}: its format_version is not supported; accepted: ${FORMAT_VERSION}`);
   }
   const state: TrainerState = {
     step: field(json, "step", file),
@@ -92,8 +97,12 @@ export async function readCheckpointState(directory: string): Promise<{ state: T
     baseModel: typeof json.base_model === "string" ? json.base_model : "",
   };
   const optimizer: AdamWState = { step: field(json, "optimizer_updates", file), firstMoments: new Map(), secondMoments: new Map() };
-  const st = await SafetensorsFile.open(path.join(directory, OPTIMIZER_FILE)).catch((error: Error) => {
-    throw new CheckpointError(`cannot read ${path.join(directory, OPTIMIZER_FILE)}: ${error.message}`);
+  const { handle } = await directory.openFile(OPTIMIZER_FILE).catch((error: unknown) => {
+    if (!(error instanceof PathError) || error.code !== "missing") throw error;
+    throw new CheckpointError(`cannot read ${OPTIMIZER_FILE}: ENOENT; is it a directory written by SaveCheckpoint?`);
+  });
+  const st = await SafetensorsFile.fromHandle(handle, OPTIMIZER_FILE).catch((error: Error) => {
+    throw new CheckpointError(`cannot read ${OPTIMIZER_FILE}: ${error.message}`);
   });
   try {
     for (const name of st.tensors.keys()) {
@@ -105,16 +114,4 @@ export async function readCheckpointState(directory: string): Promise<{ state: T
     await st.close();
   }
   return { state, optimizer };
-}
-
-/** Total bytes of the files directly in a directory and its adapter folder. */
-export async function checkpointSize(directory: string): Promise<number> {
-  const files = [
-    OPTIMIZER_FILE,
-    STATE_FILE,
-    path.join(ADAPTER_DIR, "adapter_config.json"),
-    path.join(ADAPTER_DIR, "adapter_model.safetensors"),
-  ];
-  const sizes = await Promise.all(files.map(async (f) => (await stat(path.join(directory, f))).size));
-  return sizes.reduce((a, b) => a + b, 0);
 }

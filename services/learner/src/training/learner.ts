@@ -3,30 +3,30 @@
 // checkpoints. Operations run one at a time (a step mutates the weights that everything
 // else reads).
 import * as tf from "@tensorflow/tfjs-core";
-import path from "node:path";
 import { adapterName } from "@lean-grpo/adapter-files";
 import type { LossSettings } from "../algorithms/loss-settings.js";
 import { algorithmNamed } from "../algorithms/registry.js";
 import { scoreCompletions, type PromptCompletion } from "@lean-grpo/lm";
 import { type LoraAdapter, TOKEN_ROWS_KEYS } from "@lean-grpo/lm";
 import type { LoraConfig } from "@lean-grpo/lm";
-import { exportPeftAdapter, loadPeftAdapter, savePeftAdapter, type PeftFiles } from "@lean-grpo/lm";
 import {
-  checkSameReasoningMap,
-  REASONING_MAP_FILE,
-  serializeReasoningMap,
-  writeReasoningMapFile,
-  type ReasoningMaskMode,
+  AdapterError,
+  ADAPTER_CONFIG_FILE,
+  ADAPTER_WEIGHTS_FILE,
+  exportPeftAdapter,
+  importPeftAdapter,
+  type PeftFiles,
 } from "@lean-grpo/lm";
+import { checkSameReasoningMap, REASONING_MAP_FILE, serializeReasoningMap, type ReasoningMaskMode } from "@lean-grpo/lm";
+import { PathError, type RootDirectory } from "@lean-grpo/kit";
 import { AlgorithmConfigError } from "../algorithms/algorithm-config-error.js";
 import { createPolicyAdapter } from "./policy-adapter.js";
-import { readFile } from "node:fs/promises";
 import type { BackendName, CausalLM } from "@lean-grpo/lm";
 import type { SamplingDistribution } from "@lean-grpo/lm";
 import { AdamW, type AdamWSettings } from "../optimizer/adamw.js";
 import { clipByGlobalNorm } from "../optimizer/global-norm-clipping.js";
 import { learningRateMultiplier, type LrSchedule } from "../optimizer/learning-rate-schedule.js";
-import { ADAPTER_DIR, checkpointSize, readCheckpointState, writeCheckpointState } from "./checkpoint-files.js";
+import { ADAPTER_DIR, checkpointStateFiles, OPTIMIZER_FILE, readCheckpointState, STATE_FILE } from "./checkpoint-files.js";
 import { cutByLength } from "./micro-batches.js";
 import { prepareBatch, type TrainingModeName } from "./prepared-batch.js";
 import { validateExamples, validateSequences } from "./sample-validation.js";
@@ -401,17 +401,13 @@ export class Learner {
     return { version: wanted, files };
   }
 
-  async saveCheckpoint(directory: string): Promise<{ path: string; step: number; adapterVersion: number; sizeBytes: number }> {
-    const target = path.resolve(directory);
-    await savePeftAdapter(this.adapter, path.join(target, ADAPTER_DIR), { baseModel: this.options.baseModel });
-    const vocab = this.model.reasoning;
-    if (vocab) {
-      // The map travels with the rows: beside the adapter (what PEFT loads) and the checkpoint.
-      await writeReasoningMapFile(path.join(target, ADAPTER_DIR), vocab.map, vocab.markers);
-      await writeReasoningMapFile(target, vocab.map, vocab.markers);
-    }
-    await writeCheckpointState(
-      target,
+  /**
+   * Writes a checkpoint into `directory` (opened under checkpoint_dir: kit/paths), each file
+   * replaced whole; `sizeBytes` counts the adapter, the optimizer state and the trainer state.
+   */
+  async saveCheckpoint(directory: RootDirectory): Promise<{ path: string; step: number; adapterVersion: number; sizeBytes: number }> {
+    const peft = exportPeftAdapter(this.adapter, { baseModel: this.options.baseModel });
+    const state = checkpointStateFiles(
       {
         step: this.stepCount,
         adapterVersion: this.version,
@@ -422,17 +418,42 @@ export class Learner {
       this.optimizer.state(),
       this.tensorShapes(),
     );
-    return { path: target, step: this.stepCount, adapterVersion: this.version, sizeBytes: await checkpointSize(target) };
+    const files = new Map<string, Uint8Array>([
+      [`${ADAPTER_DIR}/${ADAPTER_CONFIG_FILE}`, peft[ADAPTER_CONFIG_FILE]],
+      [`${ADAPTER_DIR}/${ADAPTER_WEIGHTS_FILE}`, peft[ADAPTER_WEIGHTS_FILE]],
+      ...state,
+    ]);
+    const map = this.reasoningMapFile;
+    // The map travels with the rows: beside the adapter (what PEFT loads) and the checkpoint.
+    if (map) files.set(`${ADAPTER_DIR}/${REASONING_MAP_FILE}`, map).set(REASONING_MAP_FILE, map);
+    // All refused or none written: a planted symlink leaves no half checkpoint beside it.
+    for (const file of files.keys()) await directory.checkWritable(file);
+    for (const [file, data] of files) await directory.writeFile(file, data);
+    const sizeBytes =
+      peft[ADAPTER_CONFIG_FILE].byteLength +
+      peft[ADAPTER_WEIGHTS_FILE].byteLength +
+      state.get(OPTIMIZER_FILE)!.byteLength +
+      state.get(STATE_FILE)!.byteLength;
+    return { path: directory.path, step: this.stepCount, adapterVersion: this.version, sizeBytes };
   }
 
-  /** Replaces adapter, optimizer and counters with a checkpoint's; on any error nothing changes. */
-  async loadCheckpoint(directory: string): Promise<{ step: number; adapterVersion: number; algorithm: string }> {
-    const source = path.resolve(directory);
-    const { state, optimizer: optimizerState } = await readCheckpointState(source);
+  /** Replaces adapter, optimizer and counters with the checkpoint in `directory` (opened under checkpoint_dir); on any error nothing changes. */
+  async loadCheckpoint(directory: RootDirectory): Promise<{ step: number; adapterVersion: number; algorithm: string }> {
+    const source = directory.relativePath || ".";
+    const { state, optimizer: optimizerState } = await readCheckpointState(directory);
     // Rows trained for another map would read as other tokens: refused before anything loads.
-    const savedMap = await readFile(path.join(source, ADAPTER_DIR, REASONING_MAP_FILE), "utf8").catch(() => null);
-    checkSameReasoningMap(savedMap, this.model.reasoning?.map, `checkpoint ${source}`);
-    const adapter = await loadPeftAdapter(path.join(source, ADAPTER_DIR), this.model.config);
+    const savedMap = await readOptional(directory, `${ADAPTER_DIR}/${REASONING_MAP_FILE}`);
+    checkSameReasoningMap(savedMap === null ? null : savedMap.toString("utf8"), this.model.reasoning?.map, `checkpoint ${source}`);
+    const adapterFile = async (name: string) => {
+      const bytes = await readOptional(directory, `${ADAPTER_DIR}/${name}`);
+      if (bytes === null)
+        throw new AdapterError(`cannot read ${ADAPTER_DIR}/${name}: ENOENT; is it a directory written by SaveCheckpoint?`);
+      return new Uint8Array(bytes);
+    };
+    const adapter = await importPeftAdapter(
+      { [ADAPTER_CONFIG_FILE]: await adapterFile(ADAPTER_CONFIG_FILE), [ADAPTER_WEIGHTS_FILE]: await adapterFile(ADAPTER_WEIGHTS_FILE) },
+      this.model.config,
+    );
     const rowsWanted = this.model.reasoning !== null && this.options.reasoning?.rows !== "frozen";
     const rowsSaved = adapter.tokenRows !== null;
     if (this.model.reasoning && rowsWanted !== rowsSaved) {
@@ -495,6 +516,14 @@ export class Learner {
     this.optimizer.dispose();
     this.versions.clear();
   }
+}
+
+/** A file of a checkpoint read whole, or null when it is not there (a symlink or a FIFO in its place is refused). */
+async function readOptional(directory: RootDirectory, file: string): Promise<Buffer | null> {
+  return directory.readBytes(file, Number.MAX_SAFE_INTEGER).catch((error: unknown) => {
+    if (error instanceof PathError && error.code === "missing") return null;
+    throw error;
+  });
 }
 
 /** Shape of each adapter tensor in the learner's layout ([in, r] / [r, out]), by PEFT key. */

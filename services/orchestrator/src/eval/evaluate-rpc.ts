@@ -8,7 +8,7 @@ import { setMaxListeners } from "node:events";
 import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { adapterMessages, loadAdapterEnvelope, readAdapterDir } from "@lean-grpo/adapter-files";
+import { adapterMessages, loadAdapterEnvelope } from "@lean-grpo/adapter-files";
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import {
   type EvaluateRequest,
@@ -28,7 +28,7 @@ import { usesChatPrompts } from "../run/rollout/prompts.js";
 import type { AnswerFormStats } from "./answer-form.js";
 import { evaluate } from "./evaluate.js";
 import { EventQueue } from "./event-queue.js";
-import { evaluationTarget } from "./evaluation-target.js";
+import { evaluationTarget, type EvaluatedAdapter } from "./evaluation-target.js";
 
 export async function* evaluateRpc(
   config: OrchestratorConfig,
@@ -45,14 +45,14 @@ export async function* evaluateRpc(
   const files = datasetFiles(config);
   let theorems = await heldoutProblems(request, files);
   if (request.maxProblems > 0) theorems = theorems.slice(0, request.maxProblems);
-  const { adapterDir, shown, runConfig } = await evaluationTarget(request, config.runs_dir, files.root);
+  const { adapter: evaluated, shown, runConfig } = await evaluationTarget(request, config.runs_dir, files.root);
 
   // Every problem in flight listens for the call's end.
   setMaxListeners(HELDOUT_CONCURRENCY * 4, signal);
   const clients = connectMesh(config);
   let adapter = "";
   try {
-    if (adapterDir) adapter = await loadAdapter(clients, adapterDir, signal);
+    if (evaluated) adapter = await loadAdapter(clients, evaluated, signal);
     const events = new EventQueue<EvaluateResponse>();
     const chatPrompts = await usesChatPrompts(runConfig.prompt.format, clients);
     const evaluation = evaluate({
@@ -78,7 +78,7 @@ export async function* evaluateRpc(
       event: {
         case: "summary",
         value: {
-          evaluated: shown ?? adapterDir ?? "base model",
+          evaluated: shown ?? evaluated?.dir ?? "base model",
           problems: report.problems,
           k: report.k,
           samples: report.samples,
@@ -114,9 +114,8 @@ async function heldoutProblems(request: EvaluateRequest, files: DatasetFiles): P
  * own; returns the name. Sent as bytes, not as a path: the inference service reads paths
  * only under its own adapters.dir, and need not share this filesystem.
  */
-async function loadAdapter(clients: MeshClients, dir: string, signal: AbortSignal): Promise<string> {
+async function loadAdapter(clients: MeshClients, { dir, files }: EvaluatedAdapter, signal: AbortSignal): Promise<string> {
   const name = `eval-${randomUUID().slice(0, 8)}-${path.basename(dir)}`;
-  const files = await readAdapterDir(dir);
   const loaded = await clients.withRetry(
     "inference",
     () =>

@@ -7,8 +7,6 @@ import { reasoningMaskOf } from "./config/reasoning-mask.js";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { setMaxListeners } from "node:events";
-import { existsSync } from "node:fs";
-import { writeFile, readFile } from "node:fs/promises";
 import path from "node:path";
 import { TheoremSchema, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import {
@@ -113,7 +111,7 @@ export class RunManager {
     const id = request.runId || resumeId || newRunId(fresh?.exp_name ?? "");
     const outputs = RunOutputs.for(this.config.runs_dir, id);
     // run.json, not the directory: the CLI may have started the run's logs/ in it already.
-    if (!resumeId && existsSync(path.join(outputs.dir, "run.json")))
+    if (!resumeId && (await outputs.exists()))
       throw new ConnectError(`run ${id} already exists in ${outputs.dir}; resume it with resume_run_id`, Code.AlreadyExists);
 
     let config: RunConfig;
@@ -122,9 +120,8 @@ export class RunManager {
     let dataset: string;
     let previous: RunFile | undefined;
     if (resumeId) {
-      const from = RunOutputs.for(this.config.runs_dir, resumeId);
-      if (!existsSync(path.join(from.dir, "run.json")))
-        throw new ConnectError(`run ${resumeId} not found in ${this.config.runs_dir}`, Code.NotFound);
+      const from = RunOutputs.for(this.config.runs_dir, resumeId, "resume_run_id");
+      if (!(await from.exists())) throw new ConnectError(`run ${resumeId} not found in ${this.config.runs_dir}`, Code.NotFound);
       if (request.runId && request.runId !== resumeId)
         throw new ConnectError("a resumed run keeps its id: leave run_id empty or equal to resume_run_id", Code.InvalidArgument);
       previous = await from.readRun();
@@ -171,10 +168,7 @@ export class RunManager {
 
     await outputs.create({ run: config, dataset });
     if (dataset === "inline")
-      await writeFile(
-        path.join(outputs.dir, "dataset.jsonl"),
-        `${theorems.map((t) => JSON.stringify(toJson(TheoremSchema, t))).join("\n")}\n`,
-      );
+      await outputs.writeFile("dataset.jsonl", `${theorems.map((t) => JSON.stringify(toJson(TheoremSchema, t))).join("\n")}\n`);
     const now = timestampFromDate(new Date());
     const run = create(RunSchema, {
       id,
@@ -245,11 +239,7 @@ export class RunManager {
         await outputs.truncateStepsAfter(start);
         const restored = await clients.withRetry("learner", () => clients.learner.getStatus({}, { signal }), signal);
         if (restored.adapterVersion > 0n) {
-          const synced = await clients.withRetry(
-            "inference",
-            () => syncAdapter(clients, restored.adapterVersion, outputs.adaptersDir, signal),
-            signal,
-          );
+          const synced = await clients.withRetry("inference", () => syncAdapter(clients, restored.adapterVersion, outputs, signal), signal);
           adapter = synced.name;
           adapterVersion = synced.version;
         }
@@ -345,7 +335,7 @@ export class RunManager {
   /** GetRun: the run, and from its directory its config, checkpoints, adapters and held-out evaluations. */
   async details(id: string) {
     const run = await this.get(id);
-    return runDetails(run, new RunOutputs(run.outputDir));
+    return runDetails(run, RunOutputs.for(this.config.runs_dir, id));
   }
 
   stop(id: string): Run {
@@ -363,8 +353,8 @@ export class RunManager {
     const active = this.runs.get(id);
     if (active) return active.run;
     const outputs = RunOutputs.for(this.config.runs_dir, id);
-    if (!existsSync(path.join(outputs.dir, "run.json")))
-      throw new ConnectError(`run ${id} not found in ${this.config.runs_dir}`, Code.NotFound);
+    // A run folder that is a symlink is refused here (INVALID_ARGUMENT naming it), never read.
+    if (!(await outputs.exists())) throw new ConnectError(`run ${id} not found in ${this.config.runs_dir}`, Code.NotFound);
     return runFromFile(await outputs.readRun(), outputs.dir);
   }
 
@@ -495,7 +485,9 @@ async function loadTheorems(
   try {
     if (datasetPath === "inline" || (!datasetPath && !fresh)) {
       const file = path.join(outputs.dir, "dataset.jsonl");
-      return readJsonObjects(await readFile(file, "utf8"), file).map(({ record }) => fromJson(TheoremSchema, record as JsonValue));
+      const text = await outputs.readFile("dataset.jsonl");
+      if (text === undefined) throw new ConnectError(`${file} does not exist: the run's inline theorems are gone`, Code.FailedPrecondition);
+      return readJsonObjects(text, file).map(({ record }) => fromJson(TheoremSchema, record as JsonValue));
     }
     if (datasetPath && inline.length > 0) throw new ConnectError("set exactly one of dataset_path and theorems", Code.InvalidArgument);
     if (datasetPath) return await loadDataset(files, datasetPath, field);

@@ -1,20 +1,29 @@
 // One TensorBoard event file (events.out.tfevents.<time>.<host>.<pid>), written through a
 // stream so that a step never waits on the disk; `tensorboard --logdir` reads it as it grows.
-import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+// The file is opened by the caller under runs_dir (kit/paths): nothing planted there is
+// written through.
+import { createWriteStream, type WriteStream } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import { hostname } from "node:os";
-import path from "node:path";
 import { encodeEvent, type SummaryValue } from "./event-proto.js";
 import { tfRecord } from "./tfrecord.js";
 
 export class EventFileWriter {
-  readonly file: string;
   private readonly stream: WriteStream;
   private failure: Error | undefined;
 
-  constructor(dir: string, onError: (error: Error) => void) {
-    mkdirSync(dir, { recursive: true });
-    this.file = path.join(dir, `events.out.tfevents.${Math.floor(Date.now() / 1000)}.${hostname()}.${process.pid}`);
-    this.stream = createWriteStream(this.file, { flags: "a" });
+  /** The name TensorBoard looks for, for a file started now. */
+  static fileName(): string {
+    return `events.out.tfevents.${Math.floor(Date.now() / 1000)}.${hostname()}.${process.pid}`;
+  }
+
+  /** `handle`: the event file (`file`, named by fileName()), opened for appending; closed with the writer. */
+  constructor(
+    handle: FileHandle,
+    readonly file: string,
+    onError: (error: Error) => void,
+  ) {
+    this.stream = createWriteStream("", { fd: handle });
     this.stream.on("error", (error) => {
       this.failure ??= error;
       onError(error);

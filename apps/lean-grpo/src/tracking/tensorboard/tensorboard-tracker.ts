@@ -2,7 +2,7 @@
 // and each step's kept completions as text, in runs/<id>/tensorboard/. View with
 // `tensorboard --logdir runs` (every run is a TensorBoard run of its own).
 import path from "node:path";
-import type { EvalRecord } from "@lean-grpo/orchestrator";
+import { RunOutputs, type EvalRecord } from "@lean-grpo/orchestrator";
 import { samplesMarkdown, type Tracker, type TrackedRun, type TrackedStep } from "../tracker.js";
 import { EventFileWriter } from "./event-file-writer.js";
 import type { SummaryValue } from "./event-proto.js";
@@ -13,7 +13,9 @@ export class TensorBoardTracker implements Tracker {
   private error: Error | undefined;
 
   async start(run: TrackedRun): Promise<void> {
-    this.writer = new EventFileWriter(path.join(run.runDir, "tensorboard"), (error) => (this.error ??= error));
+    const file = path.posix.join("tensorboard", EventFileWriter.fileName());
+    const handle = await new RunOutputs(run.runDir).open((dir) => dir.openAppend(file), true);
+    this.writer = new EventFileWriter(handle, path.join(run.runDir, file), (error) => (this.error ??= error));
     const rows = Object.entries(run.config).map(([key, value]) => `| ${key} | ${JSON.stringify(value)} |`);
     this.writer.add(0, [{ tag: "config", text: `| key | value |\n|---|---|\n${rows.join("\n")}` }]);
     this.check();

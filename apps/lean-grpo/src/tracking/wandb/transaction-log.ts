@@ -4,7 +4,8 @@
 // is crc32 of its type byte and data | length | type FULL, FIRST, MIDDLE or LAST | data;
 // a block's last < 7 bytes are zero padding), each record a protobuf wandb_internal.Record
 // (W&B's wandb/proto/wandb_internal.proto; the framing is its sdk/internal/datastore.py).
-import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { writeSync } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { crc32 } from "node:zlib";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
@@ -16,18 +17,21 @@ const FIRST = 2;
 const MIDDLE = 3;
 const LAST = 4;
 
-/** Appends LevelDB-log chunks to a file, the first 7 bytes being W&B's header. */
+/** Appends LevelDB-log chunks to a file (a new one, opened by the caller), the first 7 bytes being W&B's header. */
 export class TransactionLog {
   private offset = 0;
 
-  constructor(readonly file: string) {
-    mkdirSync(path.dirname(file), { recursive: true });
+  constructor(private readonly handle: FileHandle) {
     const header = Buffer.alloc(HEADER);
     header.write(":W&B", 0, "latin1");
     header.writeUInt16LE(0xbee1, 4);
     header.writeUInt8(0, 6);
-    writeFileSync(file, header);
+    writeAll(handle.fd, header);
     this.offset = HEADER;
+  }
+
+  close(): Promise<void> {
+    return this.handle.close();
   }
 
   /** One record, split into chunks at block boundaries. */
@@ -56,8 +60,13 @@ export class TransactionLog {
       left = left.subarray(room);
       first = false;
     }
-    appendFileSync(this.file, Buffer.concat(out));
+    writeAll(this.handle.fd, Buffer.concat(out));
   }
+}
+
+/** Synchronous, so that the records of a run that ends abruptly are on disk in order. */
+function writeAll(fd: number, data: Buffer): void {
+  for (let done = 0; done < data.length; ) done += writeSync(fd, data, done);
 }
 
 /** A key and its JSON value: HistoryItem, ConfigItem and SummaryItem share the shape (key = 1, value_json = 16). */
@@ -92,15 +101,25 @@ export interface OfflineRunStart {
 
 /** The records of one W&B run, in the order W&B's SDK writes them: header, run, history…, summary, exit, final. */
 export class OfflineRun {
-  readonly dir: string;
-  private readonly log: TransactionLog;
   private num = 0;
 
-  constructor(parent: string, start: OfflineRunStart) {
+  /**
+   * `createFile` makes a new file at a path relative to the W&B directory (the run's wandb/,
+   * opened under runs_dir so that nothing planted there is written through).
+   */
+  static async create(createFile: (relative: string) => Promise<FileHandle>, start: OfflineRunStart): Promise<OfflineRun> {
     const t = start.startTime.toISOString();
     const stamp = `${t.slice(0, 10).replaceAll("-", "")}_${t.slice(11, 19).replaceAll(":", "")}`;
-    this.dir = path.join(parent, `offline-run-${stamp}-${start.runId}`);
-    this.log = new TransactionLog(path.join(this.dir, `run-${start.runId}.wandb`));
+    const dir = `offline-run-${stamp}-${start.runId}`;
+    return new OfflineRun(dir, new TransactionLog(await createFile(path.posix.join(dir, `run-${start.runId}.wandb`))), start);
+  }
+
+  private constructor(
+    /** Its directory, relative to the W&B directory. */
+    readonly dir: string,
+    private readonly log: TransactionLog,
+    start: OfflineRunStart,
+  ) {
     this.write(21, new Uint8Array(0)); // HeaderRecord
     const run = new BinaryWriter()
       .tag(1, WireType.LengthDelimited)
@@ -138,6 +157,10 @@ export class OfflineRun {
       new BinaryWriter().tag(1, WireType.Varint).int32(code).tag(2, WireType.Varint).int32(Math.round(runtimeSeconds)).finish(),
     );
     this.write(20, new Uint8Array(0));
+  }
+
+  close(): Promise<void> {
+    return this.log.close();
   }
 
   private write(field: number, body: Uint8Array): void {

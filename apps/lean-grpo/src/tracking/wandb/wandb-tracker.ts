@@ -3,8 +3,7 @@
 // for W&B's `wandb sync` to upload later (transaction-log.ts). Each step is a history row
 // (train/<metric>, time/<timing>, samples/text), each held-out evaluation one too (eval/...), and
 // the resolved config is the run's config.
-import path from "node:path";
-import type { EvalRecord } from "@lean-grpo/orchestrator";
+import { RunOutputs, type EvalRecord } from "@lean-grpo/orchestrator";
 import { samplesMarkdown, type Tracker, type TrackedRun, type TrackedStep } from "../tracker.js";
 import type { TrackingConfig } from "../tracking-config.js";
 import { WandbApi, type WandbRunRef } from "./wandb-api.js";
@@ -31,7 +30,9 @@ export class WandbTracker implements Tracker {
   async start(run: TrackedRun): Promise<void> {
     const id = wandbRunId(run.runId);
     if (this.config.mode === "offline") {
-      this.offline = new OfflineRun(path.join(run.runDir, "wandb"), {
+      const outputs = new RunOutputs(run.runDir);
+      const createFile = (relative: string) => outputs.open((dir) => dir.createFile(`wandb/${relative}`), true);
+      this.offline = await OfflineRun.create(createFile, {
         runId: id,
         project: this.config.project,
         ...(this.config.entity ? { entity: this.config.entity } : {}),
@@ -79,6 +80,7 @@ export class WandbTracker implements Tracker {
     if (this.offline) {
       this.offline.summary(this.summary);
       this.offline.exit(code, (Date.now() - this.started) / 1000);
+      await this.offline.close();
     } else if (this.online) {
       if (this.pending.length > 0) await this.flush();
       await this.online.api.finish(this.online.ref, code);

@@ -4,11 +4,13 @@
 // decode passes (the core's ContinuousDecoder), as on vLLM; max_batch_rows 0 makes them
 // take turns instead.
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { FinishReason, type Prompt } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { PathError, PathRoot } from "@lean-grpo/kit";
 import {
+  ADAPTER_CONFIG_FILE,
+  ADAPTER_WEIGHTS_FILE,
   checkSameReasoningMap,
   decodeReasoningCompletion,
   loadReasoningModel,
@@ -22,7 +24,7 @@ import {
   ModelLibraryError,
   ModelTokenizer,
   generate,
-  loadPeftAdapter,
+  importPeftAdapter,
   useBackend,
   type GeneratedSequence,
   type LoraAdapter,
@@ -215,14 +217,32 @@ export function createEmbeddedBackend(options: EmbeddedBackendOptions): Inferenc
 
     async loadAdapter(name: string, dir: string) {
       const { model, vocab } = await loaded();
+      // Its files are read from the directory held open, never through a symlink (kit/paths).
+      const files = await new PathRoot({ dir, key: `adapter "${name}"` }).withDirectory(".", "source.path", {}, async (adapter) => {
+        const optional = (file: string) =>
+          adapter.readBytes(file, Number.MAX_SAFE_INTEGER).catch((error: unknown) => {
+            if (error instanceof PathError && error.code === "missing") return null;
+            throw error;
+          });
+        return {
+          map: await optional(REASONING_MAP_FILE),
+          config: await optional(ADAPTER_CONFIG_FILE),
+          weights: await optional(ADAPTER_WEIGHTS_FILE),
+        };
+      });
       // Rows trained for another map would read as other tokens.
-      const savedMap = await readFile(join(dir, REASONING_MAP_FILE), "utf8").catch(() => null);
       try {
-        checkSameReasoningMap(savedMap, vocab?.map, `adapter "${name}"`);
+        checkSameReasoningMap(files.map?.toString("utf8") ?? null, vocab?.map, `adapter "${name}"`);
       } catch (error) {
         throw new ConnectError((error as Error).message, Code.FailedPrecondition);
       }
-      const adapter = await loadPeftAdapter(dir, model.config).catch((error) => {
+      if (files.config === null || files.weights === null)
+        throw new ConnectError(
+          `cannot load the adapter in ${dir}: it has no ${files.config === null ? ADAPTER_CONFIG_FILE : ADAPTER_WEIGHTS_FILE}`,
+          Code.InvalidArgument,
+        );
+      const peft = { [ADAPTER_CONFIG_FILE]: new Uint8Array(files.config), [ADAPTER_WEIGHTS_FILE]: new Uint8Array(files.weights) };
+      const adapter = await importPeftAdapter(peft, model.config).catch((error) => {
         throw asConnectError(error, `cannot load the adapter in ${dir}`);
       });
       adapters.get(name)?.dispose();

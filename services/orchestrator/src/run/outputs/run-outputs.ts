@@ -1,13 +1,24 @@
 // runs/<id>/: config.json (resolved run config + dataset), run.json (state, step, last
 // checkpoint), metrics.jsonl (one line per step), eval.jsonl (held-out accuracy, when the
-// run evaluates), samples.jsonl (a few completions per step to read), checkpoints/step-<N>/,
-// adapters/, report.html (written by the report renderer the composition root gives, run-report.ts).
-import { appendFile, mkdir, readFile, readdir, writeFile } from "node:fs/promises";
-import { existsSync } from "node:fs";
+// run evaluates), samples.jsonl (a few completions per step to read), dataset.jsonl (inline
+// theorems), checkpoints/step-<N>/, adapters/, report.html (written by the report renderer
+// the composition root gives, run-report.ts).
+//
+// Every file is reached through the run's directory opened under runs_dir by kit/paths: a
+// run folder, a file or a folder in it that is a symlink is refused, never followed, and
+// files are replaced whole. No error quotes what a file holds.
 import path from "node:path";
-import { readJsonLines } from "@lean-grpo/jsonl";
-import { checkSafeName, isSafeName } from "@lean-grpo/kit";
-import { ADAPTERS_DIR, CHECKPOINTS_DIR, checkpointName, parseAdapterName, parseCheckpointName } from "@lean-grpo/adapter-files";
+import { jsonErrorPlace, parseJsonLines } from "@lean-grpo/jsonl";
+import { checkSafeName, isSafeName, PathError, PathRoot, type FreshDirectory, type RootDirectory } from "@lean-grpo/kit";
+import {
+  ADAPTERS_DIR,
+  CHECKPOINTS_DIR,
+  checkpointName,
+  parseAdapterName,
+  parseCheckpointName,
+  readAdapterDir,
+  type AdapterFile,
+} from "@lean-grpo/adapter-files";
 import type { EvalRecord } from "./eval-record.js";
 import type { SampleRecord } from "../training/step-samples.js";
 
@@ -54,14 +65,34 @@ export interface RunReasoning {
   markers: [string, string];
 }
 
+const RUN_FILE = "run.json";
+const CONFIG_FILE = "config.json";
+/** The run's files are the server's own: read whole, as they were written. */
+const WHOLE = Number.MAX_SAFE_INTEGER;
+
 export class RunOutputs {
-  constructor(readonly dir: string) {}
+  private readonly runs: PathRoot;
+  readonly id: string;
+
+  /** The run whose directory is `dir` (`<runs_dir>/<id>`); its last name must be a safe run id. */
+  constructor(
+    dir: string,
+    private readonly field = "run_id",
+  ) {
+    const absolute = path.resolve(dir);
+    this.runs = new PathRoot({ dir: path.dirname(absolute), key: "runs_dir" });
+    this.id = checkSafeName(path.basename(absolute), field);
+  }
 
   /** The directory of run `id` under runs_dir; an id that is not one safe name (".." say) is refused. */
   static for(runsDir: string, id: string, field = "run_id"): RunOutputs {
-    return new RunOutputs(path.resolve(runsDir, checkSafeName(id, field)));
+    return new RunOutputs(path.join(path.resolve(runsDir), checkSafeName(id, field)), field);
   }
 
+  /** Where the run's directory is on this host (Run.output_dir, messages); reached only through `open`. */
+  get dir(): string {
+    return path.join(this.runs.dir, this.id);
+  }
   get checkpointsDir(): string {
     return path.join(this.dir, CHECKPOINTS_DIR);
   }
@@ -77,24 +108,53 @@ export class RunOutputs {
    * checkpoint(step) there (`<run id>/checkpoints/step-<N>`).
    */
   learnerCheckpoint(step: number): string {
-    return path.join(path.basename(this.dir), CHECKPOINTS_DIR, checkpointName(step));
+    return path.join(this.id, CHECKPOINTS_DIR, checkpointName(step));
+  }
+
+  /** Runs `use` on the run's directory, held open; `create` makes it (and runs_dir) first. */
+  async open<T>(use: (dir: RootDirectory) => Promise<T>, create = false): Promise<T> {
+    return this.runs.withDirectory(this.id, this.field, { create }, use);
+  }
+
+  /** Whether the run has a run.json; a run folder that is a symlink is refused, not looked into. */
+  async exists(): Promise<boolean> {
+    try {
+      return (await this.open((dir) => dir.kind(RUN_FILE))) !== undefined;
+    } catch (error) {
+      if (error instanceof PathError && error.code === "missing") return false;
+      throw error;
+    }
   }
 
   async create(config: unknown): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
-    await writeFile(path.join(this.dir, "config.json"), `${JSON.stringify(config, null, 2)}\n`);
+    await this.writeFile(CONFIG_FILE, `${JSON.stringify(config, null, 2)}\n`);
   }
 
   async readConfig(): Promise<Record<string, unknown>> {
-    return JSON.parse(await readFile(path.join(this.dir, "config.json"), "utf8")) as Record<string, unknown>;
+    return this.readJsonObject(CONFIG_FILE);
   }
 
   async writeRun(run: RunFile): Promise<void> {
-    await writeFile(path.join(this.dir, "run.json"), `${JSON.stringify(run, null, 2)}\n`);
+    await this.writeFile(RUN_FILE, `${JSON.stringify(run, null, 2)}\n`);
   }
 
   async readRun(): Promise<RunFile> {
-    return JSON.parse(await readFile(path.join(this.dir, "run.json"), "utf8")) as RunFile;
+    return checkRunFile(await this.readJsonObject(RUN_FILE), `${this.id}/${RUN_FILE}`);
+  }
+
+  /** Replaces the run's file `name` (its directory made when missing). */
+  async writeFile(name: string, data: string | Uint8Array): Promise<void> {
+    await this.open((dir) => dir.writeFile(name, data), true);
+  }
+
+  /** The run's file `name` as text; undefined when it does not exist. */
+  async readFile(name: string): Promise<string | undefined> {
+    try {
+      return await this.open((dir) => dir.readText(name, WHOLE));
+    } catch (error) {
+      if (error instanceof PathError && error.code === "missing") return undefined;
+      throw error;
+    }
   }
 
   async appendStep(record: StepRecord): Promise<void> {
@@ -107,26 +167,47 @@ export class RunOutputs {
     return this.readLines<StepSamples>("samples.jsonl");
   }
 
-  /** Checkpoints and adapters saved so far, relative to the run directory, oldest first. */
+  /** Checkpoints and adapters saved so far, relative to the run directory, oldest first (real directories only). */
   async artifacts(): Promise<{ checkpoints: string[]; adapters: string[] }> {
-    const under = async (dir: string, parse: (name: string) => number | undefined) => {
-      const names = existsSync(dir) ? (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name) : [];
-      return names
-        .map((name) => ({ name, n: parse(name) }))
-        .filter((e): e is { name: string; n: number } => e.n !== undefined)
-        .sort((a, b) => a.n - b.n)
-        .map((e) => `${path.basename(dir)}/${e.name}`);
-    };
-    return {
-      checkpoints: await under(this.checkpointsDir, parseCheckpointName),
-      adapters: await under(this.adaptersDir, parseAdapterName),
-    };
+    const under = (dir: RootDirectory, area: string, parse: (name: string) => number | undefined) =>
+      dir
+        .withDirectory(area, {}, (listed) => listed.entries())
+        .catch((error: unknown) => {
+          if (error instanceof PathError && error.code === "missing") return [];
+          throw error;
+        })
+        .then((entries) =>
+          entries
+            .filter((e) => e.kind === "directory")
+            .map((e) => ({ name: e.name, n: parse(e.name) }))
+            .filter((e): e is { name: string; n: number } => e.n !== undefined)
+            .sort((a, b) => a.n - b.n)
+            .map((e) => `${area}/${e.name}`),
+        );
+    try {
+      return await this.open(async (dir) => ({
+        checkpoints: await under(dir, CHECKPOINTS_DIR, parseCheckpointName),
+        adapters: await under(dir, ADAPTERS_DIR, parseAdapterName),
+      }));
+    } catch (error) {
+      if (error instanceof PathError && error.code === "missing") return { checkpoints: [], adapters: [] };
+      throw error;
+    }
   }
 
-  /** The directory of the highest adapter version exported so far; undefined before the first. */
-  async latestAdapterDir(): Promise<string | undefined> {
-    const { adapters } = await this.artifacts();
-    return adapters.length === 0 ? undefined : path.join(this.dir, adapters.at(-1)!);
+  /** The highest adapter version exported so far, relative to the run directory (`adapters/policy-v<N>`); undefined before the first. */
+  async latestAdapter(): Promise<string | undefined> {
+    return (await this.artifacts()).adapters.at(-1);
+  }
+
+  /** The files of the adapter directory `relative` to the run's (`adapters/policy-v<N>`); a symlink among them is no file of it. */
+  async readAdapter(relative: string): Promise<AdapterFile[]> {
+    return this.open((dir) => dir.withDirectory(relative, {}, readAdapterDir));
+  }
+
+  /** adapters/<name>/ made afresh for an adapter received from the learner. */
+  async freshAdapterDirectory(name: string): Promise<FreshDirectory> {
+    return this.open((dir) => dir.freshDirectory(`${ADAPTERS_DIR}/${name}`), true);
   }
 
   async readSteps(): Promise<StepRecord[]> {
@@ -142,37 +223,76 @@ export class RunOutputs {
   }
 
   private async appendLine(file: string, record: object): Promise<void> {
-    await appendFile(path.join(this.dir, file), `${JSON.stringify(record)}\n`);
+    await this.open((dir) => dir.appendFile(file, `${JSON.stringify(record)}\n`), true);
   }
 
   /** The records of a JSONL file of the run; none when it does not exist yet. */
   private async readLines<T>(file: string): Promise<T[]> {
-    return (await readJsonLines(path.join(this.dir, file), { missing: "empty" })).map(({ line, value, error }) => {
+    const text = await this.readFile(file);
+    if (text === undefined) return [];
+    return parseJsonLines(text).map(({ line, value, error }) => {
       if (error !== undefined) throw new Error(`${path.join(this.dir, file)}:${line}: ${error}`);
       return value as T;
     });
   }
 
+  /** A JSON object file of the run; the parser's message is not passed on, as it quotes the file. */
+  private async readJsonObject(file: string): Promise<Record<string, unknown>> {
+    const text = await this.open((dir) => dir.readText(file, WHOLE));
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      throw new Error(`${this.id}/${file} is not valid JSON${jsonErrorPlace(error)}`);
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error(`${this.id}/${file} is not a JSON object`);
+    return value as Record<string, unknown>;
+  }
+
   /** On resume: steps after the checkpoint are trained (and evaluated) again, so their old lines go. */
   async truncateStepsAfter(step: number): Promise<void> {
     const kept = (await this.readSteps()).filter((r) => r.step <= step);
-    await writeFile(path.join(this.dir, "metrics.jsonl"), kept.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    await this.writeFile("metrics.jsonl", kept.map((r) => `${JSON.stringify(r)}\n`).join(""));
     const evals = (await this.readEvals()).filter((r) => r.step <= step);
-    if (evals.length > 0 || existsSync(path.join(this.dir, "eval.jsonl"))) {
-      await writeFile(path.join(this.dir, "eval.jsonl"), evals.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    if (evals.length > 0 || (await this.readFile("eval.jsonl")) !== undefined) {
+      await this.writeFile("eval.jsonl", evals.map((r) => `${JSON.stringify(r)}\n`).join(""));
     }
-    if (existsSync(path.join(this.dir, "samples.jsonl"))) {
+    if ((await this.readFile("samples.jsonl")) !== undefined) {
       const samples = (await this.readSamples()).filter((r) => r.step <= step);
-      await writeFile(path.join(this.dir, "samples.jsonl"), samples.map((r) => `${JSON.stringify(r)}\n`).join(""));
+      await this.writeFile("samples.jsonl", samples.map((r) => `${JSON.stringify(r)}\n`).join(""));
     }
   }
 }
 
-/** Every run directory under `runsDir` that has a run.json. */
+/**
+ * Every run directory under `runsDir` that has a run.json: real directories only (a symlink
+ * in runs_dir is no run, and is neither listed nor read).
+ */
 export async function listRunDirs(runsDir: string): Promise<RunOutputs[]> {
-  if (!existsSync(runsDir)) return [];
-  const entries = await readdir(runsDir, { withFileTypes: true });
-  return entries
-    .filter((e) => e.isDirectory() && isSafeName(e.name) && existsSync(path.join(runsDir, e.name, "run.json")))
-    .map((e) => RunOutputs.for(runsDir, e.name));
+  const root = new PathRoot({ dir: runsDir, key: "runs_dir" });
+  const entries = await root.list(".", "runs_dir").catch((error: unknown) => {
+    if (error instanceof PathError && error.code === "missing") return [];
+    throw error;
+  });
+  const runs = entries.filter((e) => e.kind === "directory" && isSafeName(e.name)).map((e) => RunOutputs.for(runsDir, e.name));
+  const present = await Promise.all(runs.map((run) => run.exists().catch(() => false)));
+  return runs.filter((_, i) => present[i]);
+}
+
+/** run.json's fields have the types the run store wrote; anything else is named, never quoted. */
+function checkRunFile(json: Record<string, unknown>, shown: string): RunFile {
+  const wrong = (key: string, kind: string) => new Error(`${shown}: "${key}" is not ${kind}; is it a run.json this orchestrator wrote?`);
+  for (const key of ["step", "total_steps", "last_checkpoint_step"] as const)
+    if (!Number.isSafeInteger(json[key]) || (json[key] as number) < 0) throw wrong(key, "a non-negative integer");
+  for (const key of ["id", "state", "algorithm", "dataset", "created_at", "updated_at", "error"] as const)
+    if (typeof json[key] !== "string") throw wrong(key, "a string");
+  const metrics = json.last_metrics;
+  if (
+    typeof metrics !== "object" ||
+    metrics === null ||
+    Array.isArray(metrics) ||
+    Object.values(metrics).some((v) => typeof v !== "number" && v !== null)
+  )
+    throw wrong("last_metrics", "an object of numbers");
+  return json as unknown as RunFile;
 }

@@ -14,7 +14,6 @@ import {
   type Run,
   type WatchRunResponse,
 } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { RunOutputs, StepRecord } from "./run-outputs.js";
 import { sampleToProto, type SampleRecord } from "../training/step-samples.js";
@@ -85,7 +84,7 @@ export async function writeRunReport(run: Run, outputs: RunOutputs, render: Repo
     event: { case: "stateChange", value: run },
   });
   const file = path.join(outputs.dir, "report.html");
-  await writeFile(file, await render({ details, events: [...steps, final] }));
+  await outputs.writeFile("report.html", await render({ details, events: [...steps, final] }));
   return file;
 }
 

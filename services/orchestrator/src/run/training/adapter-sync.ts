@@ -1,10 +1,13 @@
 // Moves an adapter version from the learner to the inference service: ExportAdapter's
 // stream is checked and written to runs/<id>/adapters/policy-v<N>/ and relayed, part by
-// part, into LoadAdapter, so the next step samples from the new policy.
+// part, into LoadAdapter, so the next step samples from the new policy. The directory is
+// made afresh under runs_dir (RunOutputs.freshAdapterDirectory): nothing planted there is
+// written through.
 import path from "node:path";
 import { adapterName, exportAdapterEnvelope, loadAdapterEnvelope, receiveAdapter } from "@lean-grpo/adapter-files";
 import type { LoadAdapterRequest } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import type { MeshClients } from "../mesh-clients.js";
+import type { RunOutputs } from "../outputs/run-outputs.js";
 
 export interface SyncedAdapter {
   name: string;
@@ -16,16 +19,18 @@ export interface SyncedAdapter {
 export async function syncAdapter(
   clients: MeshClients,
   version: bigint,
-  adaptersDir: string,
+  outputs: RunOutputs,
   signal?: AbortSignal,
 ): Promise<SyncedAdapter> {
   let synced: SyncedAdapter | undefined;
   const exported = clients.learner.exportAdapter({ version }, { signal });
   // Named by the version the manifest carries, not by the learner's suggested name.
-  const dirOf = (synced: number) => path.join(adaptersDir, adapterName(synced));
+  const dirOf = (synced: number) => path.join(outputs.adaptersDir, adapterName(synced));
 
   async function* relay(): AsyncGenerator<LoadAdapterRequest> {
-    for await (const part of receiveAdapter(exportAdapterEnvelope, exported, (header) => dirOf(header.version))) {
+    for await (const part of receiveAdapter(exportAdapterEnvelope, exported, (header) =>
+      outputs.freshAdapterDirectory(adapterName(header.version)),
+    )) {
       if (part.case === "header") {
         synced = { name: adapterName(part.value.version), version: part.value.version, dir: dirOf(part.value.version) };
         yield loadAdapterEnvelope.header({ version: part.value.version }, part.value.files);

@@ -3,9 +3,9 @@
 // The learner's checkpoint holds only its latest version, so that adapter is loaded into
 // the inference service from the run's own copy (runs/<id>/adapters/policy-v<N>/, written by
 // every adapter sync) and the resumed run samples that step exactly as before.
-import { existsSync } from "node:fs";
 import path from "node:path";
-import { adapterMessages, adapterName, loadAdapterEnvelope, readAdapterDir } from "@lean-grpo/adapter-files";
+import { ADAPTERS_DIR, adapterMessages, adapterName, loadAdapterEnvelope } from "@lean-grpo/adapter-files";
+import { PathError } from "@lean-grpo/kit";
 import type { MeshClients } from "../mesh-clients.js";
 import type { RunOutputs } from "../outputs/run-outputs.js";
 import type { AdapterRef } from "../rollout/step-rollouts.js";
@@ -19,20 +19,21 @@ export async function adapterAfterStep(clients: MeshClients, outputs: RunOutputs
       `resuming an async run needs step ${step}'s line in ${path.join(outputs.dir, "metrics.jsonl")} (the adapter step ${step + 2} sampled with)`,
     );
   if (record.adapter_version === 0) return { name: "", version: 0 };
-  return clients.withRetry("inference", () => loadSavedAdapter(clients, outputs.adaptersDir, record.adapter_version, signal), signal);
+  return clients.withRetry("inference", () => loadSavedAdapter(clients, outputs, record.adapter_version, signal), signal);
 }
 
-async function loadSavedAdapter(clients: MeshClients, adaptersDir: string, version: number, signal?: AbortSignal): Promise<AdapterRef> {
+async function loadSavedAdapter(clients: MeshClients, outputs: RunOutputs, version: number, signal?: AbortSignal): Promise<AdapterRef> {
   const name = adapterName(version);
-  const dir = path.join(adaptersDir, name);
-  if (!existsSync(dir))
+  // Read from the run's directory held open under runs_dir: a symlink there is refused, not followed.
+  const files = await outputs.readAdapter(`${ADAPTERS_DIR}/${name}`).catch((error: unknown) => {
+    if (!(error instanceof PathError) || error.code !== "missing") throw error;
     throw new Error(
-      `adapter version ${version} is not in ${adaptersDir} (no ${name}/); an async run resumes from the adapters it synced (or resume with training.async=false)`,
+      `adapter version ${version} is not in ${outputs.adaptersDir} (no ${name}/); an async run resumes from the adapters it synced (or resume with training.async=false)`,
     );
+  });
   const { adapters } = await clients.inference.listModels({}, { signal });
   if (adapters.some((a) => a.name === name)) return { name, version };
 
-  const files = await readAdapterDir(dir);
   async function* requests() {
     yield* adapterMessages(loadAdapterEnvelope, { version }, files);
   }

@@ -125,12 +125,7 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
             const synced = await inSpan(
               "adapter.sync",
               { ...runAttributes(options.runId, next), "leangrpo.adapter_version": version },
-              () =>
-                clients.withRetry(
-                  "inference",
-                  () => syncAdapter(clients, trained.adapterVersion, options.outputs.adaptersDir, signal),
-                  signal,
-                ),
+              () => clients.withRetry("inference", () => syncAdapter(clients, trained.adapterVersion, options.outputs, signal), signal),
             );
             current = { name: synced.name, version: synced.version };
             if (adapterCheck !== null && probe) {
