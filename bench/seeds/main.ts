@@ -13,7 +13,7 @@
 //
 //   npx tsx bench/seeds/main.ts [--arms readme,seed003,seed003-lr] [--steps 100] [--out runs/bench-seeds]
 //
-// --steps below 100 sets training.steps=N on every arm (a quicker, partial comparison).
+// --steps below 100 sets training.steps=N on every arm, in place of its epochs (a quicker, partial comparison).
 import { mkdirSync, readdirSync } from "node:fs";
 import { loadavg } from "node:os";
 import path from "node:path";
@@ -58,11 +58,9 @@ for (const arm of args.arms.split(",")) {
   const out = path.resolve(args.out, arm);
   mkdirSync(out, { recursive: true });
   const load = loadavg()[0]!;
-  const run = await runTrain(
-    [...base, `exp_name=${arm}`, "--output_dir", out, ...(steps < 100 ? [`training.steps=${steps}`] : [])],
-    path.join(out, "stdout.log"),
-    arm,
-  );
+  // A partial run sets its length in place of the epochs (both on the command line would be refused).
+  const length = steps < 100 ? [...base.filter((w) => !w.startsWith("training.num_train_epochs=")), `training.steps=${steps}`] : base;
+  const run = await runTrain([...length, `exp_name=${arm}`, "--output_dir", out], path.join(out, "stdout.log"), arm);
   const [runDir] = readdirSync(out).filter((name) => name.startsWith(`${arm}-`));
   const evals = runDir ? readRunLines<{ step: number; heldout_accuracy: number }>(path.join(out, runDir, "eval.jsonl")) : [];
   const heldout = Object.fromEntries(evals.map((e) => [e.step, e.heldout_accuracy]));

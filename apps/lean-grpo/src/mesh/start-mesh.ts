@@ -127,7 +127,11 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
 
 /** The orchestrator's config of a mesh started with `options`. */
 export function meshOrchestratorConfig(options: Pick<MeshOptions, "orchestrator">): OrchestratorConfig {
-  return loadConfig(OrchestratorConfigSchema, { flags: deepMerge(EPHEMERAL, options.orchestrator ?? {}) });
+  try {
+    return loadConfig(OrchestratorConfigSchema, { flags: deepMerge(EPHEMERAL, options.orchestrator ?? {}) });
+  } catch (error) {
+    throw error instanceof ConfigError ? sectionConfigError(error, "services.orchestrator") : error;
+  }
 }
 
 /** A service of the mesh started here: its config as it will start, and for the PyTorch learner how. */
