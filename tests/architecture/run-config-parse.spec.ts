@@ -1,7 +1,7 @@
 // A run-config value is parsed once, by its owner. The orchestrator owns the run config
 // (services/orchestrator/src/run/config/run-config.ts): StartRun reads the typed run_config, or the
 // deprecated Struct, in one mapping function (run-config-message.ts) and parses it once with
-// RunConfigSchema (run-manager.ts); everything downstream gets the typed RunConfig. A client
+// RunConfigSchema (parse-run-config.ts); everything downstream gets the typed RunConfig. A client
 // (the CLI) carries the YAML to StartRun as the typed message and reads back the resolved
 // config from the response. So RunConfigSchema used as a value (parse, safeParse, extend,
 // shape) anywhere else in the product's code is a second parse that can drift from the
@@ -19,7 +19,8 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../.
 const OWNERS: Record<string, Record<string, string>> = {
   RunConfigSchema: {
     "services/orchestrator/src/run/config/run-config.ts": "the definition",
-    "services/orchestrator/src/run/run-manager.ts": "the one parse: a StartRun config, a resumed run's config.json, Evaluate's run config",
+    "services/orchestrator/src/run/config/parse-run-config.ts":
+      "the one parse: a StartRun config, a resumed run's config.json, Evaluate's run config, a client's check before it starts anything",
     "services/orchestrator/src/run/config/new-run-id.ts": "exp_name's rule, for a client that names a run's log folder before StartRun",
     "apps/lean-grpo/src/config-reference/config-reference.ts": "describes every key for `lean-grpo config` and the docs (no values read)",
   },
@@ -35,7 +36,7 @@ const OWNERS: Record<string, Record<string, string>> = {
  * is gone (so the entry goes too) and when a file not listed here or above uses the schema.
  */
 const PENDING: Record<string, string> = {
-  // (none: `lean-grpo eval` calls the orchestrator's Evaluate RPC, which parses with run-manager.ts's parseRunConfig)
+  // (none: `lean-grpo eval` calls the orchestrator's Evaluate RPC, which parses with parse-run-config.ts's parseRunConfig)
 };
 
 /** The product's TypeScript: every workspace's src/ under packages/, services/ and apps/. */

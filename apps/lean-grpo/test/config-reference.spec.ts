@@ -7,6 +7,10 @@ import { RunConfigSchema } from "@lean-grpo/orchestrator";
 import { configReference, findConfigKeys } from "../src/config-reference/config-reference.js";
 import { configText } from "../src/commands/config-command.js";
 import { SERVICE_CATALOG } from "../src/mesh/service-catalog.js";
+import { DERIVED_SETS, SEED_NAMES } from "../src/config/seed-names.js";
+import { TorchSectionSchema } from "../src/mesh/torch-learner-config.js";
+import { TopologySchema } from "../src/mesh/topology.js";
+import { SEED_KEYS } from "./seeds/seed-keys.js";
 
 const groups = configReference();
 const all = groups.flatMap((g) => g.keys);
@@ -40,6 +44,51 @@ describe("config reference", () => {
     // (`serve learner` has a model.name of its own, listed too.)
     expect(findConfigKeys(groups, "model.name").map((k) => k.key)).toEqual(["model.dir", "learner.model.name"]);
     expect(all.find((k) => k.key === "model.dir")?.aliases).toContain("model.path (seed 004)");
+  });
+
+  it("holds the PyTorch learner's keys and a topology's, in the spelling each file writes them", async () => {
+    for (const key of Object.keys(TorchSectionSchema.shape)) {
+      expect(
+        findConfigKeys(groups, `services.learner.torch.${key}`).map((k) => k.key),
+        key,
+      ).toEqual([`learner.torch.${key}`]);
+    }
+    for (const key of ["services.learner.impl", "services.learner.python", "services.learner.torchrun.nproc_per_node"])
+      expect(
+        findConfigKeys(groups, key).map((k) => k.owner),
+        key,
+      ).toEqual(["cli (train's mesh) and the PyTorch learner"]);
+    for (const key of describeConfigKeys(TopologySchema)) expect(findConfigKeys(groups, key).length, key).toBeGreaterThan(0);
+    expect(await configText("services.learner.impl")).toMatch(/^learner\.impl {2}\(.*\n {4}type: one of: ts, torch {4}default: "ts"/u);
+    expect(await configText("services.verifier.replicas")).toContain("type: integer >= 0 and <= 64");
+  });
+
+  it("lists every seed and TRL name beside the key it sets, or among the names that set nothing, labelled with who writes it", () => {
+    for (const name of SEED_NAMES) {
+      const found = findConfigKeys(groups, name.name.replace(/\.\*$/u, ".x"));
+      expect(found.length, name.name).toBeGreaterThan(0);
+      const target = "key" in name.to ? name.to.key : "derived" in name.to ? DERIVED_SETS[name.to.derived].key : undefined;
+      if (target && !target.endsWith(".*")) {
+        // Beside its key: an alias of the very key it sets.
+        const key = all.find((k) => k.key === target.replace(/^services\./u, ""));
+        expect(
+          key?.aliases.some((a) => a.startsWith(`${name.name} (`)),
+          `${name.name} beside ${target}`,
+        ).toBe(true);
+      }
+      for (const seed of name.seeds.filter((s) => s !== "TRL")) {
+        expect(Object.keys(SEED_KEYS[seed]), `${name.name} is labelled seed ${seed}`).toContain(name.name);
+      }
+    }
+    // Every name a seed writes answers `lean-grpo config`.
+    for (const [seed, keys] of Object.entries(SEED_KEYS))
+      for (const key of Object.keys(keys))
+        expect(findConfigKeys(groups, key.replace(/\.\*$/u, ".epsilon")).length, `seed ${seed}: ${key}`).toBeGreaterThan(0);
+    // Names no seed writes are TRL's, not seed 001's.
+    expect(all.find((k) => k.key === "logging.report_to")?.aliases).toContain("report_to (TRL)");
+    expect(
+      all.flatMap((k) => k.aliases).filter((a) => /^(report_to|save_steps|max_grad_norm|max_completion_length|beta) \(seed/u.test(a)),
+    ).toEqual([]);
   });
 
   it("prints one key, a group, and refuses an unknown name naming it", async () => {

@@ -1,21 +1,28 @@
-// Every command of the seeds' READMEs (test/seeds/seed-commands.ts) through `lean-grpo train`'s
-// own argument parsing and planning: a command that should run resolves to the settings its
-// seed means and trains one step on the shipped model (one mesh for all, one step each, the
-// distinct run configs only); a command that should be refused is refused before any service
-// starts, with its planned message. docs/guide/seeds.md is rendered from the outcomes.
+// Every command of the seeds' READMEs, and every setting they document, on this project's data
+// (test/seeds/seed-commands.ts) through `lean-grpo train`'s own argument parsing, planning and
+// pre-flight: a command that should run resolves to the settings its seed means and trains one
+// step on the shipped model (one mesh for all, one step each, the distinct run configs only;
+// the PyTorch learner's on a mesh of its own); one that should be refused is refused before any
+// service starts, with its planned message. Then what the runs do: the seed-003-style command
+// answers and trains as the README's configuration does, with W&B keeping every evaluation and
+// the values used; a system prompt reaches the model; a refusal exits 2 with nothing written.
+// docs/guide/seeds.md is rendered from the outcomes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Command } from "commander";
 import { RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { RunConfigMessageSchema, RunConfigSchema } from "@lean-grpo/orchestrator";
+import { RunConfigMessageSchema, RunConfigSchema, RunOutputs } from "@lean-grpo/orchestrator";
 import { toJson } from "@bufbuild/protobuf";
 import { registerTrainCommand, type TrainPlan } from "../src/commands/train-command.js";
 import { trainRunConfig } from "../src/commands/train-config.js";
 import { startMesh } from "../src/mesh/start-mesh.js";
-import { withMesh, watchToEnd } from "./support/orchestrator-client.js";
+import { withMesh, watchToEnd, type OrchestratorClient } from "./support/orchestrator-client.js";
+import { startWandbStandIn } from "./tracking/wandb-stand-in.js";
+import { configReference, findConfigKeys } from "../src/config-reference/config-reference.js";
 import { repoRoot } from "../../../tests/support/interop-verifier.js";
 import { SEED_COMMANDS, type SeedCommand } from "./seeds/seed-commands.js";
 import { seedsPage, type SeedOutcome } from "./seeds/seeds-page.js";
@@ -79,11 +86,21 @@ function trackingText(p: TrainPlan): string {
 }
 
 let baseline: Record<string, unknown>;
+const reference = configReference();
 let cwd: string;
 let runsDir: string;
 const outcomes: SeedOutcome[] = [];
-/** Plans that run, by their run config, so each distinct one trains once. */
-const toRun = new Map<string, { row: SeedCommand; runConfig: ReturnType<typeof trainRunConfig>; datasetPath: string }>();
+interface QuickRun {
+  row: SeedCommand;
+  runConfig: ReturnType<typeof trainRunConfig>;
+  datasetPath: string;
+  /** The learner's section when it is the PyTorch learner (its run goes to a mesh with that learner). */
+  torchLearner?: Record<string, unknown>;
+}
+/** Plans that run, by their run config (and learner), so each distinct one trains once. */
+const toRun = new Map<string, QuickRun>();
+const hasTorch = spawnSync("/usr/bin/python3", ["-c", "import torch, grpc, google.protobuf"]).status === 0;
+if (!hasTorch) console.warn("skipping the seed rows on the PyTorch learner: /usr/bin/python3 lacks torch, grpcio or protobuf");
 
 /** The plan's run config for one quick step: one prompt, 8-token completions, no held-out evaluation; the rest as planned. */
 function quickRun(p: TrainPlan) {
@@ -108,6 +125,9 @@ describe("the seeds' commands", () => {
       const { expect: expected } = row;
       if ("elsewhere" in expected) {
         expect(row.here).toBeUndefined();
+        // Every key it tells users to type is one `lean-grpo config` knows.
+        for (const [, key] of expected.elsewhere.matchAll(/([a-z_][\w.]*\.[\w.]+)=/gu))
+          expect(findConfigKeys(reference, key!), key).not.toEqual([]);
         outcomes[index] = { row, outcome: `not run by the table; here: ${expected.elsewhere}` };
         return;
       }
@@ -144,35 +164,50 @@ describe("the seeds' commands", () => {
         dataset: _dataset,
         ...kind
       } = RunConfigSchema.parse(toJson(RunConfigMessageSchema, quick, { useProtoFieldName: true }));
-      if (!toRun.has(JSON.stringify(kind)))
-        toRun.set(JSON.stringify(kind), { row, runConfig: quick, datasetPath: result.p.file.dataset.path });
+      const learner = result.p.file.services.learner;
+      const torchLearner = learner?.impl === "torch" ? learner : undefined;
+      const key = JSON.stringify({ kind, torchLearner });
+      if (!toRun.has(key))
+        toRun.set(key, { row, runConfig: quick, datasetPath: result.p.file.dataset.path, ...(torchLearner ? { torchLearner } : {}) });
     });
   }
 
-  it("each distinct run config trains one step on the shipped model, on one mesh", async () => {
+  it("each distinct run config trains one step on the shipped model, under the algorithm as the learner names it", async () => {
     expect(toRun.size).toBeGreaterThan(5);
     if (process.env.SEEDS_TIMING) process.stderr.write(`${toRun.size} distinct run configs\n`);
+    const runs = [...toRun.values()];
+    const oneStep = async (client: OrchestratorClient, { row, runConfig, datasetPath }: QuickRun, runId: string) => {
+      await client.startRun({ runId, datasetPath, runConfig });
+      const t0 = performance.now();
+      const final = await watchToEnd(client, runId);
+      if (process.env.SEEDS_TIMING) process.stderr.write(`${runId} ${((performance.now() - t0) / 1000).toFixed(1)} s ${row.written}\n`);
+      expect(final.state, `${row.written}: ${final.error}`).toBe(RunState.COMPLETED);
+      expect(Number(final.step)).toBe(1);
+      expect(final.algorithm, row.written).toBe(runConfig.algorithm?.name?.toLowerCase() ?? "grpo");
+    };
+    const services = (learner: Record<string, unknown>) => ({
+      inference: { adapters: { dir: path.join(runsDir, "adapters") } },
+      learner: { ...learner, checkpoint_dir: path.join(runsDir, "ckpt") },
+    });
     const mesh = await startMesh({
       modelDir: "models/arith-tiny",
-      services: {
-        inference: { embedded: { tensor_backend: "cpu" }, adapters: { dir: path.join(runsDir, "adapters") } },
-        learner: { backend: "cpu", checkpoint_dir: path.join(runsDir, "ckpt") },
-      },
+      services: services({}),
       orchestrator: { runs_dir: runsDir },
     });
     await withMesh(mesh, async (client) => {
-      let n = 0;
-      for (const { row, runConfig, datasetPath } of toRun.values()) {
-        const runId = `seed-${++n}`;
-        await client.startRun({ runId, datasetPath, runConfig });
-        const t0 = performance.now();
-        const final = await watchToEnd(client, runId);
-        if (process.env.SEEDS_TIMING) process.stderr.write(`${runId} ${((performance.now() - t0) / 1000).toFixed(1)} s ${row.written}\n`);
-        expect(final.state, `${row.written}: ${final.error}`).toBe(RunState.COMPLETED);
-        expect(Number(final.step)).toBe(1);
-      }
+      for (const [n, run] of runs.filter((r) => !r.torchLearner).entries()) await oneStep(client, run, `seed-${n + 1}`);
     });
-  }, 300_000);
+    for (const [n, run] of runs.filter((r) => r.torchLearner).entries()) {
+      if (!hasTorch) continue;
+      const torchMesh = await startMesh({
+        modelDir: "models/arith-tiny",
+        services: services(run.torchLearner!),
+        orchestrator: { runs_dir: runsDir },
+      });
+      await withMesh(torchMesh, (client) => oneStep(client, run, `seed-torch-${n + 1}`));
+    }
+    // About a minute on a quiet 2-core machine; the bound is for a loaded one.
+  }, 900_000);
 
   it("docs/guide/seeds.md is the table as it ran", () => {
     expect(outcomes.filter(Boolean)).toHaveLength(SEED_COMMANDS.length);
@@ -180,6 +215,139 @@ describe("the seeds' commands", () => {
     if (process.env.UPDATE_SEEDS_PAGE === "1") writeFileSync(PAGE, page);
     expect(existsSync(PAGE) ? readFileSync(PAGE, "utf8") : "", "run with UPDATE_SEEDS_PAGE=1 to write docs/guide/seeds.md").toBe(page);
   });
+});
+
+/** Held-out greedy accuracy (the eval.jsonl record) of a run at `step`. */
+async function heldoutAt(runDir: string, step: number): Promise<number> {
+  const record = (await new RunOutputs(runDir).readEvals()).find((e) => e.step === step);
+  if (!record) throw new Error(`no held-out evaluation at step ${step} in ${runDir}`);
+  return record.heldout_accuracy;
+}
+
+describe("what the seeds' runs do", () => {
+  // The held-out problems evaluated: enough for the shipped model's 57.5 % to show, few enough to be quick.
+  const HELDOUT = 40;
+
+  it("seed 003's overrides on dataset=arith: the README's prompt and learner settings, non-zero rewards, and W&B keeps step 0 and the values used", async () => {
+    const seed3 = "dataset=arith exp_name=seed3 training.learning_rate=1e-5 dataset.max_train_samples=8 training.num_train_epochs=1";
+    const readme = await plan("examples/arith.jsonl --config configs/train/arith.yaml");
+    const planned = await plan(seed3);
+    // What decides whether the shipped model answers and learns, as the README's command has it.
+    const learningKeys = Object.keys(settings(readme)).filter((k) =>
+      /^(prompt\.|reward\.|model\.dir|training\.(max_tokens|temperature|num_generations|top_|seed)|services\.learner\.lora\.|eval\.data)/u.test(
+        k,
+      ),
+    );
+    expect(learningKeys.length).toBeGreaterThan(8);
+    for (const key of learningKeys) expect(settings(planned)[key], key).toEqual(settings(readme)[key]);
+
+    const server = await startWandbStandIn();
+    const key = process.env.WANDB_API_KEY;
+    process.env.WANDB_API_KEY = "k";
+    const out = path.join(runsDir, "learns");
+    try {
+      const program = new Command().exitOverride();
+      registerTrainCommand(program);
+      await program.parseAsync(
+        [
+          "train",
+          ...shellWords(`${seed3} eval.max_problems=${HELDOUT} logging.base_url=${server.url} logging.mode=online --output_dir ${out}`),
+        ],
+        { from: "user" },
+      );
+    } finally {
+      if (key === undefined) delete process.env.WANDB_API_KEY;
+      else process.env.WANDB_API_KEY = key;
+      process.exitCode = undefined;
+      await server.close();
+    }
+    const [runId] = readdirSync(out).filter((f) => f.startsWith("seed3-"));
+    const runDir = path.join(out, runId!);
+    const outputs = new RunOutputs(runDir);
+    expect((await outputs.readRun()).state).toBe("COMPLETED");
+    // The shipped model answers the group's prompt (the default prompt gets none right) ...
+    const start = await heldoutAt(runDir, 0);
+    expect(start).toBeGreaterThan(0.4);
+    // ... and its one step trains on rewards that are not all zero.
+    const [step] = await outputs.readSteps();
+    expect(step!.metrics.reward_mean).toBeGreaterThan(0);
+
+    // W&B: the run's config is the values it used, and its history starts with the evaluation before step 1.
+    const upsert = server.requests.find((r) => String(r.body.query).includes("upsertBucket"))!;
+    const config = JSON.parse(String((upsert.body.variables as Record<string, unknown>).config)) as Record<string, { value: unknown }>;
+    expect(config["prompt.math_template"]?.value).toBe("{problem}");
+    expect(config["services.learner.optimizer.learning_rate"]?.value).toBe(1e-5);
+    expect(config["services.learner.lora.rank"]?.value).toBe(16);
+    expect(config["dataset.path"]?.value).toBe("examples/arith.jsonl");
+    expect(config["algorithm.config.beta"]?.value).toBe(0.04);
+    const placeholders = Object.entries(config).filter(
+      ([, { value }]) =>
+        value === "{}" || (typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0),
+    );
+    expect(placeholders).toEqual([]);
+    expect(Object.keys(config).filter((k) => /(^|\.)(token|auth|server)(\.|$)/u.test(k))).toEqual([]);
+    const rows = server.requests
+      .flatMap((r) => {
+        const files = r.body.files as Record<string, { content: string[] }> | undefined;
+        return files?.["wandb-history.jsonl"]?.content ?? [];
+      })
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(rows.map((r) => r._step)).toEqual([0, 1]);
+    expect(rows[0]).toMatchObject({ "eval/heldout_accuracy": start });
+    expect(rows[1]).toMatchObject({ "eval/heldout_accuracy": await heldoutAt(runDir, 1) });
+  }, 600_000);
+
+  it("a system prompt (seed 003's dataset.system_prompt) reaches the shipped model through its chat template, which it was not warm-started with", async () => {
+    const accuracyAtStart = async (client: OrchestratorClient, here: string, runId: string) => {
+      const p = await plan(here);
+      const training = {
+        ...((p.file as Record<string, unknown>).training as Record<string, unknown>),
+        steps: 1,
+        batch_size: 1,
+        num_generations: 2,
+      };
+      const runConfig = trainRunConfig({
+        ...p.file,
+        training,
+        eval: { data: "examples/arith-heldout.jsonl", max_problems: HELDOUT },
+      } as typeof p.file);
+      await client.startRun({ runId, datasetPath: p.file.dataset.path, runConfig });
+      const final = await watchToEnd(client, runId);
+      expect(final.state, final.error).toBe(RunState.COMPLETED);
+      return heldoutAt(path.join(runsDir, runId), 0);
+    };
+    const mesh = await startMesh({
+      modelDir: "models/arith-tiny",
+      // The backends a run picks (wasm): greedy held-out decoding is several times faster there than on tfjs-cpu.
+      services: { learner: { checkpoint_dir: runsDir } },
+      orchestrator: { runs_dir: runsDir },
+    });
+    await withMesh(mesh, async (client) => {
+      const without = await accuracyAtStart(client, "dataset=arith", "system-none");
+      const withSystem = await accuracyAtStart(
+        client,
+        "dataset=arith 'dataset.system_prompt=You are an expert mathematician.'",
+        "system-set",
+      );
+      expect(without).toBeGreaterThan(0.4);
+      // A turn the warm start never saw: the model no longer boxes its answers (docs/guide/seeds.md).
+      expect(withSystem).toBeLessThan(without);
+    });
+  }, 600_000);
+
+  it("a refused command exits 2 before any service starts, with the message and nothing written", () => {
+    const out = path.join(runsDir, "refused");
+    const run = spawnSync(
+      process.execPath,
+      ["--import", "tsx", "apps/lean-grpo/src/main.ts", "train", "apps/lean-grpo/test/seeds/theorems.jsonl", "--output_dir", out],
+      { cwd: repoRoot, encoding: "utf8", env: { ...process.env, LEAN_REPL_CMD: "" } },
+    );
+    expect(run.status, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(
+      /^lean-grpo: the dataset .*theorems\.jsonl holds Lean theorems .*no REPL is configured: set services\.verifier\.repl\.command/mu,
+    );
+    expect(existsSync(out)).toBe(false);
+  }, 60_000);
 });
 
 describe("planning", () => {
@@ -190,11 +358,12 @@ describe("planning", () => {
     await expect(plan("examples/arith.jsonl model.model_kwargs.load_in_8bit=true")).rejects.toThrow(
       /load_in_8bit \(override [^)]*\) is seed 003's "8-bit quantized base weights.*not supported/,
     );
-    await expect(plan("examples/arith.jsonl dataset.system_prompt=hi")).rejects.toThrow(/prompt\.math_template/);
     await expect(plan("examples/arith.jsonl model.model_kwargs.torch_dtype=fp16")).rejects.toThrow(/fp16 is not supported.*bf16/);
     await expect(plan("examples/arith.jsonl model.model_kwargs.torch_dtype=bf16")).rejects.toThrow(/services\.learner\.impl=torch/);
     await expect(plan("dataset.name=agentica-org/DeepScaleR-Preview-Dataset")).rejects.toThrow(/not a local file.*dataset\.path=FILE/);
-    await expect(plan("examples/arith.jsonl num_epochs=1 --steps 3")).rejects.toThrow(/training\.steps.*give one of them/);
+    await expect(plan("examples/arith.jsonl num_epochs=1 --steps 3")).rejects.toThrow(
+      /num_epochs: sets the length of the run and so does training\.steps \(flag --steps 3\), both on the command line; give one of them/,
+    );
     await expect(plan("agentica-org/DeepScaleR-Preview-Dataset")).rejects.toThrow(/Hugging Face Hub dataset id.*save it as JSONL/);
     await expect(plan("theorems.jsonl")).rejects.toThrow(/dataset "theorems\.jsonl" does not exist/);
   });
@@ -206,5 +375,86 @@ describe("planning", () => {
   it("--steps is the run's length and -n the group size", async () => {
     const p = await plan("examples/arith.jsonl --steps 3 -n 4");
     expect(settings(p)).toMatchObject({ "training.steps": 3, "training.num_generations": 4 });
+  });
+  it("every key follows command line > file > group > default, a seed's derived one (epochs, batch, dtype) too", async () => {
+    const withFile = (file: string, rest = "") => plan(`examples/arith.jsonl --config ${file} ${rest}`);
+    // The run's length: epochs on the command line over the file's steps, and steps over the file's epochs.
+    expect(settings(await withFile("configs/train/arith.yaml", "training.num_train_epochs=2"))["training.steps"]).toBe(100);
+    expect(settings(await withFile("configs/train/arith.yaml", "num_epochs=0.5"))["training.steps"]).toBe(25);
+    expect(settings(await withFile("apps/lean-grpo/test/seeds/rl_grpo_config_test.yaml", "training.steps=7"))["training.steps"]).toBe(7);
+    // The batch: TRL's per-device batch over the file's batch_size, the file's over a group's.
+    expect(
+      settings(await withFile("configs/train/arith.yaml", "per_device_train_batch_size=4 gradient_accumulation_steps=4")),
+    ).toMatchObject({
+      "training.batch_size": 2,
+    });
+    // A file over a group: dataset=arith's budget gives way to the file's, and the command line over both.
+    expect(settings(await plan("dataset=arith --config configs/train/smoke.yaml"))["training.max_tokens"]).toBe(16);
+    expect(settings(await plan("dataset=arith --config configs/train/smoke.yaml training.max_tokens=24"))["training.max_tokens"]).toBe(24);
+    // A group typed on the command line whose value the file replaces is said.
+    expect((await plan("dataset=arith model=qwen2.5-0.5b-instruct --config configs/train/arith.yaml")).notes).toEqual([
+      expect.stringMatching(
+        /^model\.dir is "models\/arith-tiny" from the --config file, not "models\/Qwen2\.5-0\.5B-Instruct" from model=qwen2\.5-0\.5b-instruct/,
+      ),
+    ]);
+    // Both on one layer: refused, naming both.
+    await expect(plan("examples/arith.jsonl per_device_train_batch_size=8 training.batch_size=2")).rejects.toThrow(
+      /per_device_train_batch_size: sets the batch .* and so does training\.batch_size \(override training\.batch_size=2\), both on the command line/,
+    );
+  });
+  it("maps TRL's names: precision and checkpointing onto the PyTorch learner, the optimizer's, the run's length and interval keys", async () => {
+    const torch = await plan("examples/arith.jsonl services.learner.impl=torch training.bf16=true gradient_checkpointing=true fp16=false");
+    expect(torch.file.services.learner).toMatchObject({ impl: "torch", torch: { dtype: "bfloat16", gradient_checkpointing: true } });
+    const trl = await plan(
+      "examples/arith.jsonl max_steps=40 warmup_ratio=0.1 lr_scheduler_type=cosine weight_decay=0.01 max_grad_norm=0.5 save_steps=5 eval_steps=20 adam_beta2=0.99 beta=0.02 training.epsilon_high=0.28",
+    );
+    expect(settings(trl)).toMatchObject({
+      "training.steps": 40,
+      "services.learner.optimizer.warmup_steps": 4,
+      "services.learner.optimizer.lr_schedule": "cosine",
+      "services.learner.optimizer.total_steps": 40,
+      "services.learner.optimizer.weight_decay": 0.01,
+      "services.learner.optimizer.max_grad_norm": 0.5,
+      "services.learner.optimizer.beta2": 0.99,
+      "training.checkpoint_every": 5,
+      "eval.every": 20,
+      "algorithm.config.beta": 0.02,
+      "algorithm.config.epsilon_high": 0.28,
+    });
+    await expect(plan("examples/arith.jsonl lr_scheduler_type=polynomial")).rejects.toThrow(
+      /"polynomial" is not a schedule here; accepted: constant/,
+    );
+  });
+  it("checks what only the services would have met, before any starts", async () => {
+    // An algorithm in any case is the learner's; an unknown one is refused with the list.
+    expect((await plan("examples/arith.jsonl --algorithm GSPO")).runConfig.algorithm?.name).toBe("gspo");
+    await expect(plan("examples/arith.jsonl --algorithm foo")).rejects.toThrow(/algorithm "foo" is not known; accepted: .*grpo/);
+    // Every service key, the PyTorch learner's among them, by the key the train file writes.
+    await expect(plan("examples/arith.jsonl services.learner.optimizer.lr=1")).rejects.toThrow(
+      /unknown config key "services\.learner\.optimizer\.lr"; accepted keys under "services\.learner\.optimizer": .*learning_rate/,
+    );
+    await expect(plan("examples/arith.jsonl services.learner.impl=torch services.learner.torch.dtype=fp16")).rejects.toThrow(
+      /config key "services\.learner\.torch\.dtype": expected one of "auto" \| "float32" \| "bfloat16"/,
+    );
+    await expect(plan("examples/arith.jsonl services.foo.x=1")).rejects.toThrow(
+      /accepted keys under "services": inference, learner, orchestrator, reward, verifier/,
+    );
+    // A prompt the shipped model's vocabulary cannot encode; with a REPL configured, the seed's Lean theorems
+    // (ASCII, which the shipped vocabulary covers) plan.
+    await expect(plan("examples/arith.jsonl 'prompt.math_template=∀ {problem}'")).rejects.toThrow(
+      /the tokenizer of models\/arith-tiny \(the embedded sampler's model\) cannot encode 800 prompts \(dataset "line-1": .*"∀"/,
+    );
+    const repl = process.env.LEAN_REPL_CMD;
+    process.env.LEAN_REPL_CMD = "lake env repl";
+    const theorems = "apps/lean-grpo/test/seeds/theorems.jsonl";
+    try {
+      expect((await plan(theorems)).file.dataset.path).toBe(theorems);
+    } finally {
+      if (repl === undefined) delete process.env.LEAN_REPL_CMD;
+      else process.env.LEAN_REPL_CMD = repl;
+    }
+    expect((await plan(`${theorems} 'services.verifier.repl.command=lake env repl'`)).file.dataset.path).toBe(theorems);
+    // A remote verifier has a REPL of its own.
+    expect((await plan(`${theorems} services.verifier.url=127.0.0.1:50052`)).file.dataset.path).toBe(theorems);
   });
 });

@@ -4,8 +4,8 @@
 // with W&B unreachable and TensorBoard on ends as the same run without tracking: the same
 // curve, step for step.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, readdirSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -88,7 +88,42 @@ describe("tracking and the run", () => {
     expect(readdirSync(path.join(runDir, "tensorboard"))).toHaveLength(1);
   });
 
-  it("lean-grpo train with W&B unreachable and TensorBoard on ends as the run without tracking", async () => {
+  it("W&B's history keeps the evaluation before step 1, and each later one in its step's row", async () => {
+    const server = await startWandbStandIn();
+    try {
+      const runDir = path.join(dir, "evals");
+      await mkdir(runDir, { recursive: true });
+      // As a run writes them: step 0's evaluation before step 1's event, step 2's before step 2's event.
+      const evaluation = (step: number, accuracy: number) =>
+        JSON.stringify({ step, heldout_accuracy: accuracy, solved: 1, problems: 4, seconds: 1 });
+      await writeFile(path.join(runDir, "eval.jsonl"), `${evaluation(0, 0.25)}\n`);
+      const config = resolveTracking(TrackingSchema.parse({ base_url: server.url }), true);
+      const trackers = startTrackers(config, {
+        runId: "evals",
+        runDir,
+        name: "evals",
+        config: {},
+        warn: () => {},
+        env: { WANDB_API_KEY: "k" },
+      });
+      trackers.step(create(StepEventSchema, { step: 1n, metrics: { loss: 1 } }));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await writeFile(path.join(runDir, "eval.jsonl"), `${evaluation(0, 0.25)}\n${evaluation(2, 0.5)}\n`);
+      trackers.step(create(StepEventSchema, { step: 2n, metrics: { loss: 2 } }));
+      await trackers.finish(create(RunSchema, { state: RunState.COMPLETED }));
+      const rows = server.requests
+        .flatMap((r) => (r.body.files as Record<string, { content: string[] }> | undefined)?.["wandb-history.jsonl"]?.content ?? [])
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(rows.map((r) => r._step)).toEqual([0, 1, 2]);
+      expect(rows[0]).toMatchObject({ "eval/heldout_accuracy": 0.25 });
+      expect(rows[1]).toMatchObject({ "train/loss": 1 });
+      expect(rows[2]).toMatchObject({ "train/loss": 2, "eval/heldout_accuracy": 0.5 });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("lean-grpo train with W&B unreachable and TensorBoard on ends as the run without tracking, the failure in the run's log", async () => {
     const cwd = process.cwd();
     const key = process.env.WANDB_API_KEY;
     process.chdir(repoRoot);
@@ -116,10 +151,13 @@ describe("tracking and the run", () => {
     };
     try {
       const plain = await train("plain", []);
+      // The run's logs are written at warn and above here (tests log nothing by default).
+      process.env.LOG_LEVEL = "warn";
       const tracked = await train("tracked", [
         `logging.base_url=http://127.0.0.1:${await closedPort()}`,
         "logging.report_to=[wandb, tensorboard]",
       ]);
+      delete process.env.LOG_LEVEL;
       for (const outputs of [plain, tracked]) expect((await outputs.readRun()).state).toBe("COMPLETED");
       const curve = (records: StepRecord[]) => records.map((r) => ({ step: r.step, metrics: deterministic(r.metrics) }));
       const [a, b] = [curve(await plain.readSteps()), curve(await tracked.readSteps())];
@@ -127,7 +165,11 @@ describe("tracking and the run", () => {
       expect(b).toEqual(a);
       expect(existsSync(path.join(tracked.dir, "tensorboard"))).toBe(true);
       expect(existsSync(path.join(plain.dir, "tensorboard"))).toBe(false);
+      // The tracker's failure is in the run's own logs, not only on the terminal.
+      const log = readFileSync(path.join(tracked.dir, "logs", "tracking.log"), "utf8");
+      expect(log).toMatch(/"level":40.*tracking: W&B \(online\) failed and is off for the rest of the run \(the run goes on\)/);
     } finally {
+      delete process.env.LOG_LEVEL;
       process.chdir(cwd);
       if (key === undefined) delete process.env.WANDB_API_KEY;
       else process.env.WANDB_API_KEY = key;

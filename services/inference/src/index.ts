@@ -1,2 +1,3 @@
 export { createInferenceService } from "./service.js";
 export { InferenceConfigSchema, type InferenceConfig } from "./config.js";
+export { tokenizeLocally } from "./backend/tokenize-locally.js";

@@ -20,5 +20,13 @@ export { rewardSpec } from "./run/config/reward-spec.js";
 export { checkRewardSpec } from "./run/preflight/reward-check.js";
 export { buildPrompt, usesChatPrompts } from "./run/rollout/prompts.js";
 export { checkPromptsEncode } from "./run/preflight/prompt-check.js";
+export {
+  checkRunOffline,
+  firstPrompts,
+  isLeanTheorem,
+  type FirstPrompt,
+  type OfflineInputs,
+  type OfflineRun,
+} from "./run/preflight/offline-preflight.js";
 export { loadDataset } from "./data/load-dataset.js";
 export type { EvalReport } from "./eval/evaluate.js";

@@ -3,7 +3,8 @@
 import { create } from "@bufbuild/protobuf";
 import { AlgorithmInfoSchema } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { describe, expect, it } from "vitest";
-import { usesDynamicSampling } from "../src/run/config/learner-algorithm.js";
+import { describeAlgorithm, usesDynamicSampling } from "../src/run/config/learner-algorithm.js";
+import type { MeshClients } from "../src/run/mesh-clients.js";
 import { RunConfigSchema } from "../src/run/config/run-config.js";
 
 const knob = (defaultValue: string) => ({ name: "dynamic_sampling", type: "boolean", defaultValue, description: "", allowedValues: [] });
@@ -29,5 +30,26 @@ describe("usesDynamicSampling", () => {
   it("an explicit training.dynamic_sampling decides whatever the algorithm says", () => {
     expect(usesDynamicSampling(run("grpo", {}, true), grpo)).toBe(true);
     expect(usesDynamicSampling(run("dapo", {}, false), dapo)).toBe(false);
+  });
+});
+
+describe("describeAlgorithm", () => {
+  /** The part of the mesh describeAlgorithm calls: a learner that lists these algorithms. */
+  const learnerListing = (...algorithms: (typeof grpo)[]) =>
+    ({
+      learner: { listAlgorithms: async () => ({ algorithms }) },
+      withRetry: <T>(_service: string, call: () => Promise<T>) => call(),
+    }) as unknown as MeshClients;
+
+  it("finds the algorithm by its name in any case, as the learner spells it", async () => {
+    const found = await describeAlgorithm(learnerListing(grpo, dapo), run("DAPO"));
+    expect(found.name).toBe("dapo");
+    expect((await describeAlgorithm(learnerListing(grpo, dapo), run(" Grpo "))).name).toBe("grpo");
+  });
+
+  it("refuses a name the learner does not have, listing what it has", async () => {
+    await expect(describeAlgorithm(learnerListing(grpo, dapo), run("gspo"))).rejects.toThrow(
+      'algorithm.name: the learner has no algorithm "gspo"; it has: grpo, dapo',
+    );
   });
 });

@@ -5,26 +5,36 @@ import type { Command } from "commander";
 import path from "node:path";
 import { toJson } from "@bufbuild/protobuf";
 import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { callerAuth, createLogger, createServiceClient, rpcClientTracing, surviveUnhandledRejections } from "@lean-grpo/kit";
-import { ALGORITHM_NAMES } from "@lean-grpo/learner";
+import {
+  callerAuth,
+  ConfigError,
+  createLogger,
+  createServiceClient,
+  isPlainObject,
+  rpcClientTracing,
+  surviveUnhandledRejections,
+  type SourceEntry,
+} from "@lean-grpo/kit";
+import { ALGORITHM_NAMES, algorithmNamed } from "@lean-grpo/learner";
 import { RunConfigMessageSchema, RunOutputs, newRunId, type RunConfigMessage } from "@lean-grpo/orchestrator";
 import { runProgress } from "./run-progress.js";
 import { runSummaryTable } from "./run-summary.js";
 import { runAdvice } from "./run-advice.js";
-import { checkDatasetFile, checkModelDir, checkReasoningSize, configDir, loadTrainConfig, trainRunConfig } from "./train-config.js";
+import { checkDatasetFile, configDir, loadTrainConfig, trainRunConfig } from "./train-config.js";
 import { startRunLogs } from "./run-logs.js";
 import { onStopRequest } from "../process/stop-signals.js";
 import { tracedAction } from "../process/process-tracing.js";
-import { startMesh } from "../mesh/start-mesh.js";
+import { meshOrchestratorConfig, resolveMeshServices, startMesh, type MeshOptions } from "../mesh/start-mesh.js";
 import { reasoningKeys } from "../mesh/mesh-model.js";
 import { rootRelative } from "../mesh/local-paths.js";
 import { dashboardCommand } from "./dashboard-command.js";
-import { DERIVED_SETS, SEED_NAMES, SeedTranslation } from "../config/seed-names.js";
+import { SEED_NAMES, SeedTranslation, seedNameTarget, sourceLabel } from "../config/seed-names.js";
 import { applySeedDerived } from "../config/seed-derived.js";
-import { checkAlgorithmSection } from "../config/seed-algorithm-config.js";
+import { preflightTrain } from "./train-preflight.js";
 import { resolveTracking, type TrackingConfig } from "../tracking/tracking-config.js";
 import { TrainFileSchema, type TrainFile } from "./train-file.js";
-import { startTrackers, trackedConfig, type RunTrackers } from "../tracking/run-trackers.js";
+import { startTrackers, type RunTrackers } from "../tracking/run-trackers.js";
+import { trackedConfig } from "../tracking/tracked-config.js";
 
 interface TrainOptions {
   config?: string;
@@ -50,6 +60,8 @@ export interface TrainPlan {
   resume?: string;
   runId: string;
   options: TrainOptions;
+  /** What the plan chose that the user may not expect (a group's value the file replaces), printed before the run starts. */
+  notes: string[];
 }
 
 /** The flags that set a config key: the flag, our key, and the seed whose name it is. */
@@ -92,17 +104,17 @@ export function registerTrainCommand(program: Command, run: (plan: TrainPlan) =>
       tracedAction("lean-grpo train", async (dataArg: string | undefined, words: string[], options: TrainOptions) => {
         // The mesh serves in this process: a rejection nobody handled is logged and counted, not fatal.
         surviveUnhandledRejections(createLogger("lean-grpo"));
-        await run(planTrain(dataArg, words, options));
+        await run(await planTrain(dataArg, words, options));
       }),
     );
 }
 
 /**
  * Everything that can be checked before a service starts: the config from every source with
- * the seeds' names applied, the run config, the algorithm section under the learner's own
- * rules, the model directory, the dataset and the tracking section.
+ * the seeds' names applied, the run config, the model directory, the dataset, the tracking
+ * section, and the pre-flight of train-preflight.ts (services, algorithm, run, REPL, prompts).
  */
-export function planTrain(dataArg: string | undefined, words: string[], options: TrainOptions): TrainPlan {
+export async function planTrain(dataArg: string | undefined, words: string[], options: TrainOptions): Promise<TrainPlan> {
   // A first word that sets something (model=x, training.steps=2) is not the dataset.
   const [data, overrides] = dataArg?.includes("=") ? [undefined, [dataArg, ...words]] : [dataArg, words];
   const flags: Record<string, unknown> = {};
@@ -115,54 +127,104 @@ export function planTrain(dataArg: string | undefined, words: string[], options:
   }
   if (data) [flags["dataset.path"], flagNames["dataset.path"]] = [data, data];
   const seeds = new SeedTranslation();
+  const notes: string[] = [];
   const loaded = loadTrainConfig(TrainFileSchema, {
     file: options.config,
     words: overrides,
     flags,
     flagNames,
     configDir: options.configDir,
-    translate: (entries) => seeds.translate(entries),
+    translate: (entries) => {
+      notes.push(...groupValuesTheFileReplaces(entries));
+      return seeds.translate(entries);
+    },
   });
-  const file = applySeedDerived(loaded, seeds);
-  const runConfig = trainRunConfig(file);
+  const file = canonicalAlgorithm(applySeedDerived(loaded, seeds));
   if (!file.dataset.path && !options.resume)
     throw new Error("no dataset: give DATA (a JSONL file), dataset=NAME (configs/dataset) or dataset.path=FILE");
   if (file.dataset.path) checkDatasetFile(file.dataset.path);
   // The orchestrator started here reads files under the working directory, relative to it (local-paths.ts).
   if (file.dataset.path) file.dataset.path = rootRelative(file.dataset.path, "the dataset");
+  const runConfig = trainRunConfig(file);
   if (runConfig.eval?.data) runConfig.eval.data = rootRelative(runConfig.eval.data, "eval.data");
-  const local = (name: string) => file.services[name]?.url === undefined;
-  if (local("learner") && !options.resume) checkRunAlgorithm(file);
-  if (local("inference") || local("learner")) {
-    checkModelDir(file.model.dir, configDir(options.configDir));
-    checkReasoningSize(file.model);
-  }
   const tracking = resolveTracking(
     file.logging,
-    [...seeds.explicit].some((key) => key.startsWith("logging.")),
+    [...seeds.explicit.keys()].some((key) => key.startsWith("logging.")),
   );
+  await preflightTrain({
+    file,
+    runConfig,
+    mesh: meshOptions(file),
+    resume: options.resume !== undefined,
+    configDir: configDir(options.configDir),
+  });
   const runId = options.resume ?? newRunId(runConfig.expName);
-  return { file, runConfig, tracking, runId, options, ...(options.resume ? { resume: options.resume } : {}) };
+  return { file, runConfig, tracking, runId, options, notes, ...(options.resume ? { resume: options.resume } : {}) };
 }
 
-/** The run's algorithm section as the learner will check it at its first step (seed-algorithm-config.ts). */
-function checkRunAlgorithm(file: TrainFile): void {
-  const sections = file as Record<string, unknown>;
-  const algorithm = (sections.algorithm ?? {}) as { name?: string; config?: Record<string, unknown> };
-  const training = (sections.training ?? {}) as { async?: boolean };
-  // An async run sends the rollout correction unless the config sets it (run-config.ts ASYNC_*).
-  const extra = training.async
-    ? { importance_sampling_cap: 2, importance_sampling_level: "token", importance_sampling_action: "truncate" }
-    : {};
-  checkAlgorithmSection(algorithm.name ?? "grpo", algorithm.config ?? {}, extra);
+/** The embedded mesh a plan starts: the model, the service sections, the orchestrator's section with the run folder. */
+export function meshOptions(file: TrainFile): MeshOptions {
+  const { orchestrator, ...services } = file.services;
+  if (orchestrator?.runs_dir !== undefined)
+    throw new ConfigError([
+      {
+        path: "services.orchestrator.runs_dir",
+        source: "train config",
+        message:
+          "services.orchestrator.runs_dir: the run folder of `lean-grpo train` is the top-level runs_dir (seed 004's --output_dir); set that",
+      },
+    ]);
+  return {
+    modelDir: file.model.dir,
+    reasoning: reasoningKeys(file.model),
+    services,
+    orchestrator: { ...orchestrator, runs_dir: file.runs_dir },
+  };
+}
+
+/** The algorithm named as the learner names it (the seeds write "DGPO"), when the learner is the one started here. */
+function canonicalAlgorithm(file: TrainFile): TrainFile {
+  const algorithm = (file as Record<string, unknown>).algorithm as { name?: unknown } | undefined;
+  if (file.services.learner?.url !== undefined || typeof algorithm?.name !== "string") return file;
+  try {
+    return { ...file, algorithm: { ...algorithm, name: algorithmNamed(algorithm.name).name } } as TrainFile;
+  } catch (error) {
+    throw new ConfigError([{ path: "algorithm.name", source: "train config", message: `algorithm.name: ${(error as Error).message}` }]);
+  }
+}
+
+/**
+ * A config group sits under the --config file (command line > file > group > default, as in
+ * Hydra), so a key both set is the file's: each such key whose values differ is a note, since a
+ * group typed on the command line might be expected to win.
+ */
+function groupValuesTheFileReplaces(entries: readonly SourceEntry[]): string[] {
+  const leaves = (entry: SourceEntry): [string, unknown][] =>
+    isPlainObject(entry.value) && Object.keys(entry.value).length > 0
+      ? Object.entries(entry.value).flatMap(([key, value]) => leaves({ ...entry, path: [...entry.path, key], value }))
+      : [[entry.path.join("."), entry.value]];
+  const fromGroups = new Map<string, { value: unknown; source: string }>();
+  for (const entry of entries.filter((e) => e.layer === "group"))
+    for (const [key, value] of leaves(entry)) fromGroups.set(key, { value, source: entry.source });
+  return entries
+    .filter((e) => e.layer === "file")
+    .flatMap(leaves)
+    .flatMap(([key, value]) => {
+      const group = fromGroups.get(key);
+      if (!group || JSON.stringify(group.value) === JSON.stringify(value)) return [];
+      return [
+        `${key} is ${JSON.stringify(value)} from the --config file, not ${JSON.stringify(group.value)} from ${group.source}: a file wins over a group; give ${key}=... on the command line to choose`,
+      ];
+    });
 }
 
 /** Starts the mesh and drives the planned run through OrchestratorService over gRPC. */
 async function runTrain(plan: TrainPlan): Promise<void> {
   const { file, runConfig, runId, options } = plan;
-  const { model, runs_dir, services, dataset } = file;
+  const { runs_dir, dataset } = file;
+  for (const note of plan.notes) process.stderr.write(`lean-grpo: note: ${note}\n`);
   const logs = startRunLogs(runs_dir, runId, { verbose: options.verbose === true });
-  const mesh = await startMesh({ modelDir: model.dir, reasoning: reasoningKeys(model), services, orchestrator: { runs_dir } });
+  const mesh = await startMesh(meshOptions(file));
   const { client, transport } = createServiceClient(OrchestratorService, {
     endpoints: [mesh.urls.orchestrator!],
     // StartRun and WatchRun as children of the command's span; each step is a trace of its own.
@@ -213,12 +275,21 @@ async function runTrain(plan: TrainPlan): Promise<void> {
       },
       process.stdout.isTTY === true,
     );
+    // A tracker's trouble is said where the run is watched and kept in the run's logs (logs/tracking.log).
+    const trackingLog = createLogger("tracking");
     trackers = startTrackers(plan.tracking, {
       runId: started,
       runDir: final.outputDir,
       name: plan.tracking.name ?? (runConfig.expName || started),
-      config: trackedConfig(file, response.config ? toJson(RunConfigMessageSchema, response.config, { useProtoFieldName: true }) : {}),
-      warn: (message) => progress.log(message),
+      config: trackedConfig({
+        file,
+        resolvedRun: response.config ? toJson(RunConfigMessageSchema, response.config, { useProtoFieldName: true }) : {},
+        services: meshConfigs(file),
+      }),
+      warn: (message) => {
+        progress.log(message);
+        trackingLog.warn(message);
+      },
     });
     try {
       for await (const event of client.watchRun({ runId: started, fromStart: true })) {
@@ -254,6 +325,16 @@ async function runTrain(plan: TrainPlan): Promise<void> {
   }
 }
 
+/** Each service's config as the mesh of `file` starts it (the orchestrator's too), or a remote one's URL. */
+function meshConfigs(file: TrainFile): Record<string, unknown> {
+  const options = meshOptions(file);
+  const orchestrator = meshOrchestratorConfig(options);
+  const services = resolveMeshServices(options, orchestrator).map(
+    (s) => [s.entry.name, "remote" in s ? { url: s.remote } : s.config] as const,
+  );
+  return { ...Object.fromEntries(services), orchestrator };
+}
+
 /** Where the trackers' files are and how to open or upload them. */
 function trackingNotes(tracking: TrackingConfig, runDir: string): string {
   const notes: string[] = [];
@@ -267,14 +348,12 @@ function trackingNotes(tracking: TrackingConfig, runDir: string): string {
 /** The seeds' names under the options of `lean-grpo train --help`: each beside the key it sets here. */
 function seedNamesHelp(): string {
   const width = Math.max(...SEED_NAMES.map((n) => n.name.length));
-  const lines = SEED_NAMES.map((n) => {
-    const to = "key" in n.to ? n.to.key : "derived" in n.to ? DERIVED_SETS[n.to.derived] : "refused (the error says what to type)";
-    return `  ${n.name.padEnd(width)}  ${to}   [seed ${n.seeds.join(", ")}]`;
-  });
+  const lines = SEED_NAMES.map((n) => `  ${n.name.padEnd(width)}  ${seedNameTarget(n)}   [${sourceLabel(n.seeds)}]`);
   return (
-    "\nThe seeds' names (as key=value, or in a --config file) and what they set here:\n" +
+    "\nThe seeds' names and TRL's (as key=value, or in a --config file) and what they set here:\n" +
     lines.join("\n") +
     "\n  logging.enabled|project|entity|mode|name, exp_name, logging.report_to: as seed 003 and TRL name them (docs/guide/tracking.md)" +
+    "\nSources, later wins: config groups < --config FILE < LEANGRPO_TRAIN_* < flags < key=value (docs/guide/configuration.md)" +
     "\nSeed 001-004 commands and what each does here: docs/guide/seeds.md\n"
   );
 }

@@ -57,7 +57,12 @@ export function trainRunConfig(file: TrainFile): RunConfigMessage {
     // Of `model:`, the run carries the mask (sent with every Generate and TrainStep); the rest configures the services.
     return runConfigToMessage({ ...run, dataset: datasetRun, model: { reasoning_mask: model.reasoning_mask } });
   } catch (error) {
-    if (error instanceof RunConfigShapeError) throw new ConfigError([{ path: error.path, source: "train config", message: error.message }]);
+    if (error instanceof RunConfigShapeError) {
+      const hint = /unknown key/u.test(error.message)
+        ? " (the seeds' and TRL's names that set a key here are listed by lean-grpo train --help; lean-grpo config NAME says what one sets)"
+        : "";
+      throw new ConfigError([{ path: error.path, source: "train config", message: `${error.message}${hint}` }]);
+    }
     throw error;
   }
 }

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { RunConfigMessageSchema } from "@lean-grpo/orchestrator";
 import { MeshModelSchema } from "../mesh/mesh-model.js";
+import { SERVICE_NAMES } from "../mesh/service-catalog.js";
 import { TrackingSchema } from "../tracking/tracking-config.js";
 
 /**
@@ -30,8 +31,15 @@ export const TrainFileSchema = z
     model: MeshModelSchema,
     /** Where run folders (runs/<id>/) are written and read. */
     runs_dir: z.string().min(1).default("runs"),
-    /** Per-service config sections for the embedded mesh (inference, verifier, reward, learner). */
-    services: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
+    /**
+     * Per-service config sections for the embedded mesh, each the service's own keys (the
+     * reference lists them as services.<service>.*), checked by its schema before anything
+     * starts; a section holding only `url` names a remote service instead.
+     */
+    services: z
+      .object(Object.fromEntries(SERVICE_NAMES.map((name) => [name, z.record(z.string(), z.unknown()).optional()])))
+      .strict()
+      .default({}),
     /** Experiment tracking: Weights & Biases and TensorBoard, with seed 003's logging.* names (docs/guide/tracking.md). */
     logging: TrackingSchema,
   })

@@ -55,7 +55,7 @@ export function configMarkdown(groups: readonly ConfigGroupDoc[]): string {
     "Every key lean-grpo reads, from the zod schemas that parse it: its type and accepted values, its",
     "default, who parses it, and what it means (the comment written beside it in the schema).",
     "`npx lean-grpo config KEY` prints the same for one key or a group (`npx lean-grpo config training`).",
-    "How the sources combine (file < config groups < environment < flags < dotted overrides) is in",
+    "How the sources combine (config groups < file < environment < flags < dotted overrides) is in",
     "[Configuration](../guide/configuration.md).",
     "",
     ...groups.map((g) => `- [${g.title}](#${g.id})`),

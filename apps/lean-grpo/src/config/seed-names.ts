@@ -1,12 +1,13 @@
 // The names the seeds (the projects lean-grpo grew from) give our settings, in one place:
-// each documented config key of seeds 001-004 with the meaning its seed gives it, mapped onto
-// our key, or refused with what the seed meant and what to type here. The train command
+// each documented config key of seeds 001-004 with the meaning its seed gives it, and the
+// names of TRL's GRPOConfig and transformers' TrainingArguments that their trainers take, each
+// mapped onto our key, or refused with what it meant and what to type here. The train command
 // applies them to every config source (file, groups, env, flags, overrides) before the schema
 // sees them (translateSeedNames), then derives the settings that need the whole config
 // (epochs, TRL's per-device batch, the reward values, the dtype: seed-derived.ts).
 // The seeds' own command-line flags are the train command's options (train-command.ts).
 import { existsSync } from "node:fs";
-import { ConfigError, isPlainObject, type ConfigIssue, type SourceEntry } from "@lean-grpo/kit";
+import { ConfigError, isPlainObject, type ConfigIssue, type ConfigLayer, type SourceEntry } from "@lean-grpo/kit";
 
 export const SEEDS = {
   "001": "lean-grpo README (CLI: lean-grpo train, --algo-config, YAML with algorithm_config)",
@@ -15,6 +16,14 @@ export const SEEDS = {
   "004": "GRPO RL training guide (YAML of a custom TRL trainer, --model_path / --output_dir / --max_samples)",
 } as const;
 export type Seed = keyof typeof SEEDS;
+/** Where a name comes from: a seed that writes it, or TRL (GRPOConfig, transformers' TrainingArguments and generate()), whose names the seeds' trainers take. */
+export type NameSource = Seed | "TRL";
+
+/** "seed 003", "seed 001, 002", "TRL", "seed 004; TRL": who writes a name. */
+export function sourceLabel(sources: readonly NameSource[]): string {
+  const seeds = sources.filter((s): s is Seed => s !== "TRL");
+  return [...(seeds.length > 0 ? [`seed ${seeds.join(", ")}`] : []), ...(sources.includes("TRL") ? ["TRL"] : [])].join("; ");
+}
 
 /** A setting that needs the whole config to resolve (seed-derived.ts). */
 export const DERIVED = [
@@ -25,28 +34,52 @@ export const DERIVED = [
   "reward_wrong",
   "reward_no_answer",
   "torch_dtype",
+  "gradient_checkpointing",
+  "warmup_ratio",
+  "lr_schedule",
 ] as const;
 export type Derived = (typeof DERIVED)[number];
 
-/** What each derived setting sets here (for help and docs). */
-export const DERIVED_SETS: Readonly<Record<Derived, string>> = {
-  epochs: "training.steps = ceil(epochs × records / training.batch_size)",
-  per_device_batch: "training.batch_size = per_device × accumulation / num_generations",
-  accumulation: "training.batch_size (with per_device_train_batch_size)",
-  reward_correct: "reward.scorers: math_answer params.correct",
-  reward_wrong: "reward.scorers: math_answer params.wrong",
-  reward_no_answer: "reward.scorers: math_answer params.no_answer",
-  torch_dtype: "services.learner.torch.dtype (impl torch; fp32 is the default learner's)",
+/** Our key each derived setting sets, and how (for help, docs and `lean-grpo config`). */
+export const DERIVED_SETS: Readonly<Record<Derived, { key: string; how: string }>> = {
+  epochs: { key: "training.steps", how: "training.steps = ceil(epochs × records / training.batch_size)" },
+  per_device_batch: {
+    key: "training.batch_size",
+    how: "training.batch_size = per_device_train_batch_size × gradient_accumulation_steps / training.num_generations",
+  },
+  accumulation: { key: "training.batch_size", how: "training.batch_size (with per_device_train_batch_size)" },
+  reward_correct: { key: "reward.scorers", how: "reward.scorers: math_answer params.correct" },
+  reward_wrong: { key: "reward.scorers", how: "reward.scorers: math_answer params.wrong" },
+  reward_no_answer: { key: "reward.scorers", how: "reward.scorers: math_answer params.no_answer" },
+  torch_dtype: {
+    key: "services.learner.torch.dtype",
+    how: "services.learner.torch.dtype with services.learner.impl=torch (bf16 on CUDA); fp32 is the default learner's",
+  },
+  gradient_checkpointing: {
+    key: "services.learner.torch.gradient_checkpointing",
+    how: "services.learner.torch.gradient_checkpointing with services.learner.impl=torch",
+  },
+  warmup_ratio: {
+    key: "services.learner.optimizer.warmup_steps",
+    how: "services.learner.optimizer.warmup_steps = round(ratio × training.steps)",
+  },
+  lr_schedule: {
+    key: "services.learner.optimizer.lr_schedule",
+    how: "services.learner.optimizer.lr_schedule (constant | linear | cosine), with optimizer.total_steps = training.steps unless set",
+  },
 };
 
 export interface SeedName {
-  seeds: readonly Seed[];
+  seeds: readonly NameSource[];
   /** The key as the seed writes it; `.*` at the end: every key under it. */
   name: string;
   /** What it means in the seed. */
   meaning: string;
-  /** Our key it sets (dotted); or a derived setting; or a refusal: what to type here instead. */
-  to: { key: string } | { derived: Derived } | { refuse: string };
+  /**
+   * Our key it sets (dotted); or a derived setting; or nothing (`none`: the values `value`
+   * accepts are what happens here anyway); or a refusal: what to type here instead.
+   */
+  to: { key: string } | { derived: Derived } | { none: string } | { refuse: string };
   /** Converts or checks the value (throws a message on a bad one). */
   value?: (value: unknown) => unknown;
 }
@@ -56,6 +89,25 @@ const MODEL_DIR = { key: "model.dir" };
 const HUB =
   "a local Hugging Face model directory (config.json, tokenizer, safetensors); a Hub id is not downloaded: " +
   "huggingface-cli download ORG/NAME --local-dir models/NAME, then model.dir=models/NAME";
+const FP16 =
+  "fp16 is not supported: the learner trains in float32, or in bf16 autocast on CUDA; use bf16 " +
+  "(training.bf16=true or model.model_kwargs.torch_dtype=bf16, with services.learner.impl=torch) or fp32";
+
+/**
+ * A TRL / transformers name as seeds write it both ways: at the top level (seed 004's YAML) and
+ * under `training.` (seed 003's Hydra group). `top` and `nested` say who writes each spelling.
+ */
+function bothSpellings(
+  name: string,
+  sources: { top: readonly NameSource[]; nested: readonly NameSource[] },
+  rest: Omit<SeedName, "seeds" | "name">,
+): SeedName[] {
+  return [
+    { seeds: sources.top, name, ...rest },
+    { seeds: sources.nested, name: `training.${name}`, ...rest },
+  ];
+}
+const TRL = ["TRL"] as const;
 
 export const SEED_NAMES: readonly SeedName[] = [
   // Model.
@@ -81,11 +133,17 @@ export const SEED_NAMES: readonly SeedName[] = [
   },
   { seeds: ["003"], name: "model.generation_kwargs.max_new_tokens", meaning: "tokens per completion", to: { key: "training.max_tokens" } },
   { seeds: ["003"], name: "model.generation_kwargs.temperature", meaning: "sampling temperature", to: { key: "training.temperature" } },
-  { seeds: ["003"], name: "model.generation_kwargs.top_p", meaning: "nucleus sampling", to: { key: "training.top_p" } },
+  { seeds: TRL, name: "model.generation_kwargs.top_p", meaning: "nucleus sampling (generate())", to: { key: "training.top_p" } },
+  { seeds: TRL, name: "model.generation_kwargs.top_k", meaning: "top-k sampling (generate())", to: { key: "training.top_k" } },
   { seeds: ["004"], name: "max_new_tokens", meaning: "tokens per completion", to: { key: "training.max_tokens" } },
-  { seeds: ["001"], name: "max_completion_length", meaning: "tokens per completion (TRL)", to: { key: "training.max_tokens" } },
+  ...bothSpellings(
+    "max_completion_length",
+    { top: TRL, nested: TRL },
+    { meaning: "tokens per completion", to: { key: "training.max_tokens" } },
+  ),
   { seeds: ["004"], name: "temperature", meaning: "sampling temperature", to: { key: "training.temperature" } },
   { seeds: ["004"], name: "top_p", meaning: "nucleus sampling", to: { key: "training.top_p" } },
+  { seeds: TRL, name: "top_k", meaning: "top-k sampling", to: { key: "training.top_k" } },
   // LoRA.
   { seeds: ["004"], name: "lora_r", meaning: "LoRA rank", to: { key: "services.learner.lora.rank" } },
   { seeds: ["002"], name: "lora_rank", meaning: "LoRA rank", to: { key: "services.learner.lora.rank" } },
@@ -95,12 +153,19 @@ export const SEED_NAMES: readonly SeedName[] = [
   {
     seeds: ["001", "002"],
     name: "algorithm",
-    meaning: "the algorithm by name (a string in the seeds' YAML)",
+    meaning: "the algorithm by name (a string in the seeds' YAML; any case: DGPO is dgpo)",
     to: { key: "algorithm.name" },
   },
   { seeds: ["001", "002"], name: "algorithm_config.*", meaning: "the algorithm's knobs", to: { key: "algorithm.config.*" } },
   { seeds: ["004"], name: "kl_coef", meaning: "KL penalty coefficient against the reference model", to: { key: "algorithm.config.beta" } },
-  { seeds: ["001"], name: "beta", meaning: "KL penalty coefficient (TRL)", to: { key: "algorithm.config.beta" } },
+  ...bothSpellings("beta", { top: TRL, nested: TRL }, { meaning: "KL penalty coefficient", to: { key: "algorithm.config.beta" } }),
+  ...["epsilon", "epsilon_high", "scale_rewards", "num_iterations"].flatMap((knob) =>
+    bothSpellings(
+      knob,
+      { top: TRL, nested: TRL },
+      { meaning: `GRPOConfig's ${knob}, the algorithm's knob`, to: { key: `algorithm.config.${knob}` } },
+    ),
+  ),
   // Group size, batch, length of the run.
   {
     seeds: ["001", "002"],
@@ -114,38 +179,38 @@ export const SEED_NAMES: readonly SeedName[] = [
     meaning: "completions per prompt (the group size G)",
     to: { key: "training.num_generations" },
   },
-  ...["", "training."].flatMap((at): SeedName[] => [
+  ...bothSpellings("learning_rate", { top: ["001", "002", "004"], nested: ["003"] }, { meaning: "AdamW learning rate", to: { key: LR } }),
+  ...bothSpellings(
+    "num_train_epochs",
+    { top: ["002"], nested: ["003"] },
     {
-      seeds: at ? ["003"] : ["002", "004"],
-      name: `${at}learning_rate`,
-      meaning: "AdamW learning rate",
-      to: { key: LR },
-    },
-    {
-      seeds: at ? ["003"] : ["002"],
-      name: `${at}num_train_epochs`,
       meaning: "passes over the training set: training.steps = ceil(epochs × records / training.batch_size)",
       to: { derived: "epochs" },
       value: positiveNumber,
     },
+  ),
+  ...bothSpellings("max_steps", { top: TRL, nested: TRL }, { meaning: "optimizer steps of the run", to: { key: "training.steps" } }),
+  ...bothSpellings(
+    "per_device_train_batch_size",
+    { top: ["004"], nested: ["003"] },
     {
-      seeds: at ? ["003"] : ["004"],
-      name: `${at}per_device_train_batch_size`,
       meaning:
         "completions per device per micro-step (TRL): with gradient_accumulation_steps, completions per optimizer step; " +
         "training.batch_size (prompts) = per_device_train_batch_size × gradient_accumulation_steps / training.num_generations",
       to: { derived: "per_device_batch" },
       value: positiveInteger,
     },
+  ),
+  ...bothSpellings(
+    "gradient_accumulation_steps",
+    { top: ["004"], nested: ["003"] },
     {
-      seeds: at ? ["003"] : ["004"],
-      name: `${at}gradient_accumulation_steps`,
       meaning:
         "micro-steps per optimizer step (TRL); see per_device_train_batch_size (the learner splits a step into micro-batches itself: services.learner.micro_batch_tokens)",
       to: { derived: "accumulation" },
       value: positiveInteger,
     },
-  ]),
+  ),
   {
     seeds: ["004"],
     name: "num_epochs",
@@ -154,13 +219,89 @@ export const SEED_NAMES: readonly SeedName[] = [
     value: positiveNumber,
   },
   { seeds: ["002"], name: "max_proof_steps", meaning: "tactics per proof attempt (tactic mode)", to: { key: "training.max_proof_steps" } },
-  { seeds: ["001"], name: "save_steps", meaning: "checkpoint every N steps", to: { key: "training.checkpoint_every" } },
-  {
-    seeds: ["001"],
-    name: "max_grad_norm",
-    meaning: "gradient clipping (global norm)",
-    to: { key: "services.learner.optimizer.max_grad_norm" },
-  },
+  { seeds: TRL, name: "seed", meaning: "the run's random seed", to: { key: "training.seed" } },
+  // Precision and memory (TrainingArguments): the PyTorch learner's.
+  ...bothSpellings(
+    "gradient_checkpointing",
+    { top: ["004"], nested: ["003"] },
+    {
+      meaning: "recompute each layer's activations in the backward pass instead of keeping them (less memory)",
+      to: { derived: "gradient_checkpointing" },
+      value: boolean,
+    },
+  ),
+  ...bothSpellings(
+    "bf16",
+    { top: TRL, nested: ["003"] },
+    {
+      meaning: "train in bf16 mixed precision (true) or float32 (false)",
+      to: { derived: "torch_dtype" },
+      value: (v) => (boolean(v) ? "bfloat16" : "float32"),
+    },
+  ),
+  ...bothSpellings(
+    "fp16",
+    { top: ["004"], nested: TRL },
+    {
+      meaning: "train in fp16 mixed precision",
+      to: { none: "false only: float32, or bf16 autocast on CUDA, is what the learner trains in" },
+      value: (v) => {
+        if (boolean(v)) throw new Error(FP16);
+        return v;
+      },
+    },
+  ),
+  // Optimizer (TrainingArguments).
+  ...bothSpellings(
+    "max_grad_norm",
+    { top: TRL, nested: TRL },
+    { meaning: "gradient clipping (global norm)", to: { key: "services.learner.optimizer.max_grad_norm" } },
+  ),
+  ...bothSpellings(
+    "weight_decay",
+    { top: TRL, nested: TRL },
+    { meaning: "AdamW weight decay", to: { key: "services.learner.optimizer.weight_decay" } },
+  ),
+  ...bothSpellings("adam_beta1", { top: TRL, nested: TRL }, { meaning: "AdamW beta1", to: { key: "services.learner.optimizer.beta1" } }),
+  ...bothSpellings("adam_beta2", { top: TRL, nested: TRL }, { meaning: "AdamW beta2", to: { key: "services.learner.optimizer.beta2" } }),
+  ...bothSpellings(
+    "adam_epsilon",
+    { top: TRL, nested: TRL },
+    { meaning: "AdamW epsilon", to: { key: "services.learner.optimizer.epsilon" } },
+  ),
+  ...bothSpellings(
+    "warmup_steps",
+    { top: TRL, nested: TRL },
+    { meaning: "linear warm-up steps", to: { key: "services.learner.optimizer.warmup_steps" } },
+  ),
+  ...bothSpellings(
+    "warmup_ratio",
+    { top: TRL, nested: TRL },
+    { meaning: "linear warm-up as a share of the run's steps", to: { derived: "warmup_ratio" }, value: ratio },
+  ),
+  ...bothSpellings(
+    "lr_scheduler_type",
+    { top: TRL, nested: TRL },
+    { meaning: "the learning-rate schedule after warm-up", to: { derived: "lr_schedule" }, value: scheduleName },
+  ),
+  // Checkpoints, evaluation, logging (TrainingArguments).
+  ...bothSpellings(
+    "save_steps",
+    { top: TRL, nested: TRL },
+    { meaning: "checkpoint every N steps", to: { key: "training.checkpoint_every" } },
+  ),
+  ...bothSpellings("eval_steps", { top: TRL, nested: TRL }, { meaning: "evaluate every N steps", to: { key: "eval.every" } }),
+  ...bothSpellings(
+    "logging_steps",
+    { top: ["004"], nested: TRL },
+    {
+      meaning: "log metrics every N steps",
+      to: {
+        refuse:
+          "every step is logged here: the progress line, runs/<id>/steps.jsonl and the trackers (logging.*) each get every step's metrics, so there is no interval to set; the held-out evaluation's interval is eval.every",
+      },
+    },
+  ),
   // Data.
   {
     seeds: ["003"],
@@ -172,11 +313,8 @@ export const SEED_NAMES: readonly SeedName[] = [
   {
     seeds: ["003"],
     name: "dataset.system_prompt",
-    meaning: "a system turn before each problem",
-    to: {
-      refuse:
-        "prompts are templates here: prompt.math_template (default '{problem}\\nPut the final answer in \\\\boxed{}.') and prompt.lean_template, sent as the user turn of the model's chat template (prompt.format)",
-    },
+    meaning: "a system turn before each problem (chat format)",
+    to: { key: "prompt.system" },
   },
   // Reward (seed 004's binary verifier is our math_answer scorer).
   { seeds: ["004"], name: "reward_correct", meaning: "reward of a correct \\boxed{} answer", to: { derived: "reward_correct" } },
@@ -190,8 +328,28 @@ export const SEED_NAMES: readonly SeedName[] = [
     meaning: "where the run's files go (here each run is a directory under it)",
     to: { key: "runs_dir" },
   },
-  { seeds: ["001"], name: "report_to", meaning: "trackers (TRL): wandb, tensorboard", to: { key: "logging.report_to" } },
+  {
+    seeds: TRL,
+    name: "training.output_dir",
+    meaning: "where the run's files go (here each run is a directory under it)",
+    to: { key: "runs_dir" },
+  },
+  ...bothSpellings(
+    "report_to",
+    { top: TRL, nested: TRL },
+    { meaning: "trackers: wandb, tensorboard, all, none", to: { key: "logging.report_to" } },
+  ),
+  ...bothSpellings("run_name", { top: TRL, nested: TRL }, { meaning: "the tracked run's display name", to: { key: "logging.name" } }),
 ];
+
+/** What a seed name does here, in words: the key it sets, how a derived one is computed, or what to type instead. */
+export function seedNameTarget(name: SeedName): string {
+  const to = name.to;
+  if ("key" in to) return to.key;
+  if ("derived" in to) return DERIVED_SETS[to.derived].how;
+  if ("none" in to) return `nothing to set (${to.none})`;
+  return `refused: ${to.refuse}`;
+}
 
 /** The seed name a dotted key is, if any (exact, or under a `.*` name). */
 export function seedNameOf(path: readonly string[]): { name: SeedName; rest: string[] } | undefined {
@@ -210,19 +368,27 @@ export function seedNameOf(path: readonly string[]): { name: SeedName; rest: str
 export interface DerivedValue {
   value: unknown;
   source: string;
+  /** The layer of its source: a key of ours given on a higher layer wins over it, one on the same layer is a conflict. */
+  layer: ConfigLayer;
   /** As written, e.g. num_epochs. */
   name: string;
+}
+
+/** Where a key of ours was set last: its source and layer. */
+export interface ExplicitKey {
+  source: string;
+  layer: ConfigLayer;
 }
 
 /**
  * Applies the seed names to config entries: one per leaf key (a file's mapping is split into
  * its keys, so a seed key inside it is found), renamed to our key, collected as a derived
- * setting, or refused. What the sources set explicitly is recorded (`explicit`), so a derived
- * setting can refuse to contradict it.
+ * setting, or refused. What the sources set explicitly is recorded with its layer
+ * (`explicit`), so a derived setting can yield to a higher layer and refuse to contradict its own.
  */
 export class SeedTranslation {
   readonly derived = new Map<Derived, DerivedValue>();
-  readonly explicit = new Set<string>();
+  readonly explicit = new Map<string, ExplicitKey>();
 
   translate(entries: SourceEntry[]): SourceEntry[] {
     const issues: ConfigIssue[] = [];
@@ -233,11 +399,12 @@ export class SeedTranslation {
       const ours = !found || (found.name.name === "algorithm" && typeof entry.value !== "string");
       if (ours) {
         out.push(entry);
-        this.explicit.add(entry.path.join("."));
+        this.explicit.set(entry.path.join("."), { source: entry.source, layer: entry.layer });
         continue;
       }
       const { name, rest } = found;
       const written = entry.path.join(".");
+      const label = sourceLabel(name.seeds);
       let value = entry.value;
       try {
         if (name.value) value = name.value(value);
@@ -245,7 +412,7 @@ export class SeedTranslation {
         issues.push({
           path: written,
           source: entry.source,
-          message: `${written} (${entry.source}; seed ${name.seeds.join(", ")}: ${name.meaning}): ${(error as Error).message}`,
+          message: `${written} (${entry.source}; ${label}: ${name.meaning}): ${(error as Error).message}`,
         });
         continue;
       }
@@ -253,15 +420,16 @@ export class SeedTranslation {
         issues.push({
           path: written,
           source: entry.source,
-          message: `${written} (${entry.source}) is seed ${name.seeds.join(", ")}'s "${name.meaning}"; ${name.to.refuse}`,
+          message: `${written} (${entry.source}) is ${label}'s "${name.meaning}"; ${name.to.refuse}`,
         });
       } else if ("derived" in name.to) {
-        this.derived.set(name.to.derived, { value, source: entry.source, name: written });
-      } else {
+        this.derived.set(name.to.derived, { value, source: entry.source, layer: entry.layer, name: written });
+      } else if ("key" in name.to) {
         const key = name.to.key.endsWith(".*") ? [...name.to.key.slice(0, -2).split("."), ...rest] : name.to.key.split(".");
         out.push({ ...entry, path: key, value, ...(value === entry.value ? {} : { raw: undefined }) });
-        this.explicit.add(key.join("."));
+        this.explicit.set(key.join("."), { source: entry.source, layer: entry.layer });
       }
+      // `none`: the value is what happens here anyway; nothing to set.
     }
     if (issues.length > 0) throw new ConfigError(issues);
     return out;
@@ -271,7 +439,9 @@ export class SeedTranslation {
 /** A mapping's leaf keys as entries of their own (the merge is key by key anyway). */
 function leaves(entry: SourceEntry): SourceEntry[] {
   if (!isPlainObject(entry.value) || Object.keys(entry.value).length === 0) return [entry];
-  return Object.entries(entry.value).flatMap(([key, value]) => leaves({ path: [...entry.path, key], value, source: entry.source }));
+  return Object.entries(entry.value).flatMap(([key, value]) =>
+    leaves({ path: [...entry.path, key], value, source: entry.source, layer: entry.layer }),
+  );
 }
 
 const DTYPES: Record<string, string> = {
@@ -287,12 +457,27 @@ const DTYPES: Record<string, string> = {
 function dtypeName(value: unknown): string {
   const name = String(value).toLowerCase();
   if (DTYPES[name]) return DTYPES[name];
-  if (["fp16", "float16", "torch.float16", "half"].includes(name)) {
-    throw new Error(
-      "fp16 is not supported: the learner trains in float32, or in bf16 autocast on CUDA; use bf16 (with services.learner.impl=torch) or fp32",
-    );
-  }
+  if (["fp16", "float16", "torch.float16", "half"].includes(name)) throw new Error(FP16);
   throw new Error(`${JSON.stringify(value)} is not a dtype; accepted: fp32, bf16, auto (also float32, bfloat16)`);
+}
+
+function boolean(value: unknown): boolean {
+  if (typeof value !== "boolean") throw new Error(`${JSON.stringify(value)} is not true or false`);
+  return value;
+}
+
+function ratio(value: unknown): number {
+  if (typeof value !== "number" || !(value >= 0 && value < 1)) throw new Error(`${JSON.stringify(value)} is not a number in [0, 1)`);
+  return value;
+}
+
+/** TRL's lr_scheduler_type names that are a schedule here (transformers' get_*_schedule_with_warmup). */
+const SCHEDULES: Record<string, string> = { constant: "constant", constant_with_warmup: "constant", linear: "linear", cosine: "cosine" };
+
+function scheduleName(value: unknown): string {
+  const schedule = SCHEDULES[String(value)];
+  if (schedule) return schedule;
+  throw new Error(`${JSON.stringify(value)} is not a schedule here; accepted: ${Object.keys(SCHEDULES).join(", ")}`);
 }
 
 function positiveNumber(value: unknown): number {

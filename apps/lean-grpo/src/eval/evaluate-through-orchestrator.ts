@@ -32,7 +32,7 @@ export interface EvaluateOptions {
   /** Embedded mesh: the orchestrator's data_root, and what data, adapter and checkpoint are relative to; default: the working directory. */
   dataRoot?: string;
   modelDir: string;
-  services?: Record<string, Record<string, unknown>>;
+  services?: Record<string, Record<string, unknown> | undefined>;
 }
 
 /** The orchestrator's report (its evaluate()), as the Evaluate stream carries it. */

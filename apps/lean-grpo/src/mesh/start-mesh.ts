@@ -1,7 +1,8 @@
 // Starts the services a training run needs in this process, each on its own loopback
 // port through its public createXService(config) (the same code path as `serve all` and
 // a deployment), wired to each other, with the orchestrator last pointed at them all.
-import { deepMerge, loadConfig, serve, type ServerConfig } from "@lean-grpo/kit";
+import { ConfigError, deepMerge, loadConfig, serve, type ServerConfig } from "@lean-grpo/kit";
+import { sectionConfigError } from "./section-error.js";
 import { OrchestratorConfigSchema, type OrchestratorConfig } from "@lean-grpo/orchestrator";
 import { createOrchestratorService } from "@lean-grpo/orchestrator";
 import { renderOfflineReport } from "@lean-grpo/dashboard";
@@ -24,7 +25,7 @@ export interface MeshOptions {
    * A section holding only `url` (e.g. `services.learner.url: 127.0.0.1:50054`) names a remote
    * service: it is not started here and the run calls it there.
    */
-  services?: Record<string, Record<string, unknown>>;
+  services?: Record<string, Record<string, unknown> | undefined>;
   /** Orchestrator settings (runs_dir, retries). */
   orchestrator?: Record<string, unknown>;
   /** Services started in worker threads of their own (default: the learner). */
@@ -62,24 +63,11 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
   const servers: RunningMesh["servers"] = {};
   const started: { shutdown(): Promise<void> }[] = [];
   // Parsed first: the learner started here writes the runs' checkpoints into runs_dir.
-  const orchestratorConfig: OrchestratorConfig = loadConfig(OrchestratorConfigSchema, {
-    flags: deepMerge(EPHEMERAL, options.orchestrator ?? {}),
-  });
+  const orchestratorConfig = meshOrchestratorConfig(options);
   // Every config before any service starts: the mesh token is decided over all of them (mesh-auth.ts).
-  const local: { entry: CatalogEntry; config: ServiceConfig; torch: TorchLearnerOptions | null }[] = [];
-  for (const entry of SERVICE_CATALOG.filter((s) => s.name !== "orchestrator")) {
-    const remote = remoteUrl(entry.name, options.services?.[entry.name]);
-    if (remote) {
-      urls[entry.name] = remote;
-      continue;
-    }
-    // services.learner.impl: torch starts the PyTorch learner; its keys are not the TS schema's.
-    const { config: section, torch } = splitLearnerSection(entry.name, options.services?.[entry.name]);
-    const config = loadConfig(entry.schema, {
-      flags: deepMerge(deepMerge(EPHEMERAL, modelFlags(entry.name, options.modelDir, options.reasoning ?? {})), section),
-    }) as ServiceConfig;
-    local.push({ entry, config, torch });
-  }
+  const resolved = resolveMeshServices(options, orchestratorConfig);
+  const local = resolved.filter((s): s is LocalService => "config" in s);
+  for (const service of resolved) if ("remote" in service) urls[service.entry.name] = service.remote;
   const auth = applyMeshAuth(
     { ...Object.fromEntries(local.map(({ entry, config }) => [entry.name, config])), orchestrator: orchestratorConfig },
     options.auth ?? {},
@@ -87,7 +75,6 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
   try {
     for (const { entry, config, torch } of local) {
       entry.wire?.(config, urls);
-      if (entry.name === "learner") shareRunsDir(config as unknown as { checkpoint_dir: string }, orchestratorConfig);
       if (torch) {
         const server = await startTorchLearner(config as { server: ServerConfig }, torch);
         started.push(server);
@@ -136,6 +123,44 @@ export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
     await Promise.all(started.map((s) => s.shutdown()));
     throw error;
   }
+}
+
+/** The orchestrator's config of a mesh started with `options`. */
+export function meshOrchestratorConfig(options: Pick<MeshOptions, "orchestrator">): OrchestratorConfig {
+  try {
+    return loadConfig(OrchestratorConfigSchema, { flags: deepMerge(EPHEMERAL, options.orchestrator ?? {}) });
+  } catch (error) {
+    throw error instanceof ConfigError ? sectionConfigError(error, "services.orchestrator") : error;
+  }
+}
+
+/** A service of the mesh started here: its config as it will start, and for the PyTorch learner how. */
+export type LocalService = { entry: CatalogEntry; config: ServiceConfig; torch: TorchLearnerOptions | null };
+/** A service of the mesh (all but the orchestrator): started here, or the URL of a remote one. */
+export type MeshService = LocalService | { entry: CatalogEntry; remote: string };
+
+/**
+ * Every service but the orchestrator, resolved as startMesh starts them: each local one's
+ * config through its own schema (so a bad key is refused before anything starts), a section
+ * holding only `url` as a remote service. `lean-grpo train` checks its plan with this too.
+ */
+export function resolveMeshServices(options: MeshOptions, orchestratorConfig: OrchestratorConfig): MeshService[] {
+  return SERVICE_CATALOG.filter((s) => s.name !== "orchestrator").map((entry): MeshService => {
+    const remote = remoteUrl(entry.name, options.services?.[entry.name]);
+    if (remote) return { entry, remote };
+    // services.learner.impl: torch starts the PyTorch learner; its keys are not the TS schema's.
+    const { config: section, torch } = splitLearnerSection(entry.name, options.services?.[entry.name]);
+    let config: ServiceConfig;
+    try {
+      config = loadConfig(entry.schema, {
+        flags: deepMerge(deepMerge(EPHEMERAL, modelFlags(entry.name, options.modelDir, options.reasoning ?? {})), section),
+      }) as ServiceConfig;
+    } catch (error) {
+      throw error instanceof ConfigError ? sectionConfigError(error, `services.${entry.name}`) : error;
+    }
+    if (entry.name === "learner") shareRunsDir(config as unknown as { checkpoint_dir: string }, orchestratorConfig);
+    return { entry, config, torch };
+  });
 }
 
 function remoteUrl(service: string, section: Record<string, unknown> | undefined): string | undefined {

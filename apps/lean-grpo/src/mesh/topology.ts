@@ -24,10 +24,23 @@ const ServiceTopologySchema = z
 
 export const TopologySchema = z
   .object({
+    /** The address every replica binds and is called at (one machine). */
     host: z.string().min(1).default("127.0.0.1"),
     /** Replicas take consecutive ports from here, in service order. */
     base_port: z.number().int().min(1024).max(65000).default(50100),
-    services: z.object(Object.fromEntries(SERVICE_NAMES.map((name) => [name, ServiceTopologySchema.prefault({ replicas: 0 })]))).strict(),
+    /** Per service (inference, verifier, reward, learner, orchestrator): its replicas, config and overrides; a service left out runs no replica. */
+    services: z
+      .object(
+        Object.fromEntries(
+          SERVICE_NAMES.map((name) => [
+            name,
+            ServiceTopologySchema.prefault({ replicas: 0 }).describe(
+              `The ${name} service's replicas: how many, and each one's config and overrides.`,
+            ),
+          ]),
+        ),
+      )
+      .strict(),
   })
   .strict();
 

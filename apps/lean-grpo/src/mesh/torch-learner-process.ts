@@ -6,10 +6,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
-import { AUTH_TOKEN_ENV } from "@lean-grpo/kit";
+import { AUTH_TOKEN_ENV, ConfigError, loadConfig } from "@lean-grpo/kit";
+import { LearnerImplSchema, type LearnerImplSection } from "./torch-learner-config.js";
+import { sectionConfigError } from "./section-error.js";
 
-export const LEARNER_IMPLS = ["ts", "torch"] as const;
-export type LearnerImpl = (typeof LEARNER_IMPLS)[number];
+export { LEARNER_IMPLS, type LearnerImpl } from "./torch-learner-config.js";
 
 export interface TorchLearnerOptions {
   /** Python interpreter with torch, grpcio and protobuf. */
@@ -50,49 +51,37 @@ const LISTENING = /^listening on (\S+):(\d+)\s*$/;
 /**
  * Splits a `services.learner` section into the learner's own config (the TS learner's schema,
  * which knows nothing of implementations) and, for `impl: torch`, how to start the Python one.
+ * The implementation keys are checked by their schema (torch-learner-config.ts), naming the key.
  */
 export function splitLearnerSection(
   service: string,
   section: Record<string, unknown> | undefined,
 ): { config: Record<string, unknown>; torch: TorchLearnerOptions | null } {
   if (service !== "learner") return { config: section ?? {}, torch: null };
-  const { impl = "ts", python, torchrun, torch: torchSection, ...config } = section ?? {};
-  if (!LEARNER_IMPLS.includes(impl as LearnerImpl)) {
-    throw new Error(`services.learner.impl is ${JSON.stringify(impl)}; accepted: ${LEARNER_IMPLS.join(", ")}`);
+  const { impl, python, torchrun, torch: torchSection, ...config } = section ?? {};
+  const given = Object.fromEntries(Object.entries({ impl, python, torchrun, torch: torchSection }).filter(([, v]) => v !== undefined));
+  let keys: LearnerImplSection;
+  try {
+    keys = loadConfig(LearnerImplSchema, { flags: given });
+  } catch (error) {
+    throw error instanceof ConfigError ? sectionConfigError(error, "services.learner") : error;
   }
-  if (impl === "ts") {
-    for (const [key, value] of Object.entries({ python, torchrun, torch: torchSection })) {
-      if (value !== undefined) throw new Error(`services.learner.${key} applies only to impl: torch (impl is ts)`);
+  if (keys.impl === "ts") {
+    for (const key of ["python", "torchrun", "torch"]) {
+      if (given[key] !== undefined) throw new Error(`services.learner.${key} applies only to impl: torch (impl is ts)`);
     }
     return { config, torch: null };
-  }
-  if (python !== undefined && (typeof python !== "string" || python === "")) {
-    throw new Error(`services.learner.python must be the path of a Python interpreter, got ${JSON.stringify(python)}`);
-  }
-  if (torchSection !== undefined && (typeof torchSection !== "object" || torchSection === null || Array.isArray(torchSection))) {
-    throw new Error(`services.learner.torch must be an object (device, threads, blas_threads, ...), got ${JSON.stringify(torchSection)}`);
   }
   return {
     config,
     torch: {
       ...DEFAULTS,
-      python: (python as string | undefined) ?? DEFAULTS.python,
-      torchrun: parseTorchrun(torchrun),
+      python: keys.python,
+      torchrun: keys.torchrun ? { nproc_per_node: keys.torchrun.nproc_per_node } : null,
+      // As given: the PyTorch learner fills its own defaults (the schema's are the same, tested).
       torchSection: (torchSection as Record<string, unknown> | undefined) ?? null,
     },
   };
-}
-
-function parseTorchrun(value: unknown): TorchLearnerOptions["torchrun"] {
-  if (value === undefined || value === null) return null;
-  const ranks = (value as { nproc_per_node?: unknown }).nproc_per_node;
-  const keys = typeof value === "object" ? Object.keys(value) : [];
-  if (typeof value !== "object" || keys.some((k) => k !== "nproc_per_node") || !Number.isInteger(ranks) || (ranks as number) < 1) {
-    throw new Error(
-      `services.learner.torchrun must be {nproc_per_node: <positive integer>}, got ${JSON.stringify(value)}; accepted keys: nproc_per_node`,
-    );
-  }
-  return { nproc_per_node: ranks as number };
 }
 
 type TorchLearnerConfig = { server: { host: string; port: number; auth?: { token?: string } } };

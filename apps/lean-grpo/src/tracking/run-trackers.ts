@@ -48,10 +48,19 @@ class TrackerQueues implements RunTrackers {
     this.each((t) => t.start(run));
   }
 
+  /**
+   * A step, with the held-out evaluations written since: those of earlier steps first (the one
+   * before step 1 arrives with step 1's event), since a tracker's history runs in step order and
+   * W&B drops a row below its latest step; the step's own after it, to join its row.
+   */
   step(event: StepEvent): void {
     const step = trackedStep(event);
-    this.each((t) => t.step(step));
-    this.sendNewEvals();
+    this.each(async (tracker, i) => {
+      const evals = await this.newEvals(i);
+      for (const record of evals.filter((r) => r.step < step.step)) await this.sendEval(tracker, i, record);
+      await tracker.step(step);
+      for (const record of evals.filter((r) => r.step >= step.step)) await this.sendEval(tracker, i, record);
+    });
   }
 
   async finish(final: Run): Promise<void> {
@@ -77,13 +86,19 @@ class TrackerQueues implements RunTrackers {
   /** Held-out evaluations the run has written since each tracker's last look (eval.jsonl), in step order. */
   private sendNewEvals(): void {
     this.each(async (tracker, i) => {
-      const sent = this.evalsSent[i]!;
-      for (const record of await this.outputs.readEvals().catch(() => [] as EvalRecord[])) {
-        if (sent.has(record.step)) continue;
-        sent.add(record.step);
-        await tracker.evaluation(record);
-      }
+      for (const record of await this.newEvals(i)) await this.sendEval(tracker, i, record);
     });
+  }
+
+  private async newEvals(index: number): Promise<EvalRecord[]> {
+    const sent = this.evalsSent[index]!;
+    const records = await this.outputs.readEvals().catch(() => [] as EvalRecord[]);
+    return records.filter((r) => !sent.has(r.step)).sort((a, b) => a.step - b.step);
+  }
+
+  private async sendEval(tracker: Tracker, index: number, record: EvalRecord): Promise<void> {
+    this.evalsSent[index]!.add(record.step);
+    await tracker.evaluation(record);
   }
 
   private each(op: (tracker: Tracker, index: number) => Promise<void>): void {
@@ -129,18 +144,4 @@ function trackedStep(event: StepEvent): TrackedStep {
       solved: s.solved,
     })),
   };
-}
-
-/** The resolved config as dotted keys: the orchestrator's run config and the CLI's own sections. */
-export function trackedConfig(file: Record<string, unknown>, resolvedRun: unknown): Record<string, unknown> {
-  const flat: Record<string, unknown> = {};
-  const walk = (value: unknown, prefix: string) => {
-    if (value !== null && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length > 0) {
-      for (const [key, inner] of Object.entries(value)) walk(inner, prefix ? `${prefix}.${key}` : key);
-    } else if (prefix) flat[prefix] = typeof value === "bigint" ? Number(value) : value;
-  };
-  const { model, services, runs_dir, dataset } = file as Record<string, unknown>;
-  walk({ model, services, runs_dir, dataset }, "");
-  walk(JSON.parse(JSON.stringify(resolvedRun ?? {}, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v))), "");
-  return flat;
 }

@@ -18,7 +18,7 @@ if (!hasTorch) console.warn("skipping the mesh with the PyTorch learner: /usr/bi
 describe("startMesh with services.learner.impl", () => {
   it("refuses an unknown impl before starting anything", async () => {
     await expect(startMesh({ modelDir: "/nonexistent", services: { learner: { impl: "jax" } } })).rejects.toThrow(
-      'services.learner.impl is "jax"; accepted: ts, torch',
+      'config key "services.learner.impl": expected one of "ts" | "torch", received string "jax"',
     );
   });
 

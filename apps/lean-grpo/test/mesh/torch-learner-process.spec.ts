@@ -41,13 +41,27 @@ describe("splitLearnerSection", () => {
   });
 
   it.each([
-    [{ impl: "jax" }, 'services.learner.impl is "jax"; accepted: ts, torch'],
+    [{ impl: "jax" }, 'config key "services.learner.impl": expected one of "ts" | "torch", received string "jax"'],
     [{ python: "/usr/bin/python3" }, "services.learner.python applies only to impl: torch (impl is ts)"],
     [{ impl: "ts", torchrun: { nproc_per_node: 2 } }, "services.learner.torchrun applies only to impl: torch"],
-    [{ impl: "torch", torchrun: { nproc_per_node: 0 } }, "services.learner.torchrun must be {nproc_per_node: <positive integer>}"],
-    [{ impl: "torch", torchrun: { nproc: 2 } }, "accepted keys: nproc_per_node"],
-    [{ impl: "torch", python: "" }, "services.learner.python must be the path of a Python interpreter"],
-    [{ impl: "torch", torch: "cuda" }, "services.learner.torch must be an object"],
+    [
+      { impl: "torch", torchrun: { nproc_per_node: 0 } },
+      'config key "services.learner.torchrun.nproc_per_node": too small: expected number to be >=1',
+    ],
+    [
+      { impl: "torch", torchrun: { nproc: 2 } },
+      'unknown config key "services.learner.torchrun.nproc"; accepted keys under "services.learner.torchrun": nproc_per_node',
+    ],
+    [{ impl: "torch", python: "" }, 'config key "services.learner.python": too small'],
+    [{ impl: "torch", torch: "cuda" }, 'config key "services.learner.torch": expected object, received string "cuda"'],
+    [
+      { impl: "torch", torch: { dtype: "fp16" } },
+      'config key "services.learner.torch.dtype": expected one of "auto" | "float32" | "bfloat16"',
+    ],
+    [
+      { impl: "torch", torch: { devise: "cuda" } },
+      'unknown config key "services.learner.torch.devise"; accepted keys under "services.learner.torch": attn_implementation',
+    ],
   ])("refuses %j naming the key", (section, message) => {
     expect(() => splitLearnerSection("learner", section)).toThrow(message);
   });

@@ -15,6 +15,11 @@ export type SeedExpectation =
 
 export interface SeedCommand {
   seed: Seed;
+  /**
+   * command: a command of the seed's README as written. setting: a flag, key or file of the
+   * seed used as the seed documents it, on this project's data and configs.
+   */
+  kind?: "command" | "setting";
   /** As the seed writes it. */
   written: string;
   /** The arguments of `lean-grpo train` here (absent for `elsewhere` rows). */
@@ -29,6 +34,16 @@ const THEOREMS =
 const DATA = "examples/arith.jsonl";
 const CONFIGS = "apps/lean-grpo/test/seeds";
 const PY003 = "the seed's script and its default Hub dataset are `lean-grpo train` with the shipped dataset group dataset=arith here";
+const TEST004 = `${DATA} --config ${CONFIGS}/rl_grpo_config_test.yaml`;
+/** What the dataset=arith group (and the model=arith-tiny group it chooses) sets for the shipped model. */
+const ARITH_GROUP = {
+  "dataset.path": "examples/arith.jsonl",
+  "eval.data": "examples/arith-heldout.jsonl",
+  "prompt.math_template": "{problem}",
+  "reward.preset": "binary",
+  "training.max_tokens": 32,
+  "services.learner.lora.target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+};
 
 export const SEED_COMMANDS: readonly SeedCommand[] = [
   // Seed 001: the lean-grpo README.
@@ -147,7 +162,7 @@ export const SEED_COMMANDS: readonly SeedCommand[] = [
     written: "uv run python rlvr_vocab/exp/grpo_train.py",
     here: "dataset=arith",
     note: PY003,
-    expect: { runs: { "dataset.path": "examples/arith.jsonl", "eval.data": "examples/arith-heldout.jsonl" } },
+    expect: { runs: { ...ARITH_GROUP, "services.learner.optimizer.learning_rate": 0.001 } },
   },
   {
     seed: "003",
@@ -260,24 +275,10 @@ export const SEED_COMMANDS: readonly SeedCommand[] = [
     written:
       "python models/train_rl_base.py --config configs/rl_grpo_config.yaml --model_path checkpoints/your_sft_checkpoint --output_dir results/rl_grpo_$(date +%Y%m%d_%H%M%S)",
     here: `${DATA} --config ${CONFIGS}/rl_grpo_config.yaml --model_path models/arith-tiny --output_dir results/rl_grpo_20260101_000000`,
-    note: "the guide's math data is examples/arith.jsonl here; your SFT checkpoint is the shipped models/arith-tiny",
+    note: "the guide's math data is examples/arith.jsonl here; your SFT checkpoint is the shipped models/arith-tiny, whose context is 256 tokens",
     expect: {
-      runs: {
-        "model.dir": "models/arith-tiny",
-        runs_dir: "results/rl_grpo_20260101_000000",
-        "services.learner.lora.rank": 16,
-        "services.learner.lora.alpha": 32,
-        "services.learner.lora.dropout": 0.05,
-        "training.num_generations": 2,
-        "training.batch_size": 8,
-        "training.steps": 300,
-        "algorithm.config.beta": 0.05,
-        "services.learner.optimizer.learning_rate": 5e-6,
-        "training.max_tokens": 2048,
-        "training.temperature": 0.7,
-        "training.top_p": 0.9,
-        "reward.scorers": [{ name: "math_answer", weight: 1, params: { correct: 1, wrong: -1, no_answer: -0.5 } }],
-      },
+      error:
+        /prompt plus max_tokens is 2094 tokens \(the longest prompt, dataset "line-1", is 46; training\.max_tokens is 2048\); the context of models\/arith-tiny .* is 256: set training\.max_tokens to at most 210/,
     },
   },
   {
@@ -310,5 +311,149 @@ export const SEED_COMMANDS: readonly SeedCommand[] = [
     written:
       "accelerate launch --multi_gpu models/train_rl_base.py --config configs/rl_grpo_config.yaml --model_path checkpoints/your_sft_checkpoint",
     expect: { elsewhere: "services.learner.impl=torch with services.learner.torchrun.nproc_per_node=N" },
+  },
+  // The seeds' settings on this project's files: each as its seed documents it.
+  {
+    seed: "001",
+    kind: "setting",
+    written: "--algorithm, -a TEXT  Algorithm: grpo, DGPO, dapo, gspo",
+    here: `${DATA} -a DGPO`,
+    note: "seed 001's CLI reference spells it DGPO; algorithm names are read in any case",
+    expect: { runs: { "algorithm.name": "dgpo" } },
+  },
+  {
+    seed: "001",
+    kind: "setting",
+    written: "lean-grpo train theorems.jsonl --algorithm grpo --num-generations 8",
+    here: `${CONFIGS}/theorems.jsonl --algorithm grpo --num-generations 8`,
+    note: "the seed's own theorems.jsonl (Lean theorems, Mathlib imports) with no Lean REPL configured",
+    expect: {
+      error:
+        /the dataset .*theorems\.jsonl holds Lean theorems \(record 1, id "add_zero"\), which only a Lean REPL can check, and no REPL is configured: set services\.verifier\.repl\.command .* or the LEAN_REPL_CMD environment variable/,
+    },
+  },
+  {
+    seed: "003",
+    kind: "setting",
+    written: "training.num_train_epochs=1 (over a configuration file that sets the run's steps)",
+    here: `${DATA} --config configs/train/arith.yaml training.num_train_epochs=1`,
+    note: "the README's configuration (training.steps 100) with seed 003's epochs on the command line, which wins: 800 problems at 16 a step",
+    expect: { runs: { "training.steps": 50, "training.batch_size": 16 } },
+  },
+  {
+    seed: "003",
+    kind: "setting",
+    written: "dataset=arith exp_name=seed3 training.learning_rate=1e-5 dataset.max_train_samples=8 training.num_train_epochs=1",
+    here: "dataset=arith exp_name=seed3 training.learning_rate=1e-5 dataset.max_train_samples=8 training.num_train_epochs=1",
+    note: "seed 003's overrides on the arithmetic group: the group's prompt, reward and budget, the command line's learning rate and length",
+    expect: { runs: { ...ARITH_GROUP, "services.learner.optimizer.learning_rate": 1e-5, "training.steps": 1, exp_name: "seed3" } },
+  },
+  {
+    seed: "003",
+    kind: "setting",
+    written: 'system_prompt: "You are an expert mathematician. Show all your work and explain each step clearly."',
+    here: "dataset=arith 'dataset.system_prompt=You are an expert mathematician. Show all your work and explain each step clearly.'",
+    note: "its conf/dataset/deepscaler.yaml key as a dotted override; a system turn through the model's chat template",
+    expect: { runs: { "prompt.system": "You are an expert mathematician. Show all your work and explain each step clearly." } },
+  },
+  {
+    seed: "003",
+    kind: "setting",
+    written: "Ensure `training.gradient_checkpointing=true`",
+    here: "dataset=arith training.gradient_checkpointing=true",
+    note: "the guide's out-of-memory advice, with the default (TypeScript) learner",
+    expect: {
+      error:
+        /training\.gradient_checkpointing: gradient checkpointing is the PyTorch learner's \(services\.learner\.impl=torch sets services\.learner\.torch\.gradient_checkpointing\)/,
+    },
+  },
+  {
+    seed: "003",
+    kind: "setting",
+    written: "Use mixed precision: `training.bf16=true`",
+    here: "dataset=arith training.bf16=true",
+    note: "with the default (TypeScript) learner, which computes in float32",
+    expect: { error: /training\.bf16: bf16 needs the PyTorch learner on CUDA \(services\.learner\.impl=torch\)/ },
+  },
+  {
+    seed: "004",
+    kind: "setting",
+    written: "gradient_checkpointing: true",
+    here: `${TEST004} gradient_checkpointing=true services.learner.impl=torch 'services.learner.torch={device: cpu}'`,
+    note: "the guide's out-of-memory advice, on the PyTorch learner (here on CPU)",
+    expect: { runs: { "services.learner.impl": "torch", "services.learner.torch.gradient_checkpointing": true } },
+  },
+  {
+    seed: "004",
+    kind: "setting",
+    written: "max_new_tokens: 1024  # From 2048",
+    here: `${TEST004} max_new_tokens=1024`,
+    note: "the guide's out-of-memory advice with the shipped model, whose context is 256 tokens",
+    expect: { error: /prompt plus max_tokens is \d+ tokens .*training\.max_tokens is 1024\); the context of models\/arith-tiny .* is 256/ },
+  },
+  {
+    seed: "004",
+    kind: "setting",
+    written: "max_new_tokens: 200",
+    here: `${DATA} --config ${CONFIGS}/rl_grpo_config.yaml --model_path models/arith-tiny --output_dir results/rl_grpo_20260101_000000 max_new_tokens=200`,
+    note: "the full configuration (rl_grpo_config.yaml) with what its refusal says to type: max_new_tokens at most 210",
+    expect: {
+      runs: {
+        "model.dir": "models/arith-tiny",
+        runs_dir: "results/rl_grpo_20260101_000000",
+        "services.learner.lora.rank": 16,
+        "services.learner.lora.alpha": 32,
+        "services.learner.lora.dropout": 0.05,
+        "training.num_generations": 2,
+        "training.batch_size": 8,
+        "training.steps": 300,
+        "algorithm.config.beta": 0.05,
+        "services.learner.optimizer.learning_rate": 5e-6,
+        "training.max_tokens": 200,
+        "training.temperature": 0.7,
+        "training.top_p": 0.9,
+        "reward.scorers": [{ name: "math_answer", weight: 1, params: { correct: 1, wrong: -1, no_answer: -0.5 } }],
+      },
+    },
+  },
+  {
+    seed: "004",
+    kind: "setting",
+    written: "per_device_train_batch_size: 2  # From 4\ngradient_accumulation_steps: 8  # From 4",
+    here: `${TEST004} per_device_train_batch_size=2 gradient_accumulation_steps=8`,
+    note: "the same 16 completions a step: 8 prompts of 2",
+    expect: { runs: { "training.batch_size": 8, "training.num_generations": 2 } },
+  },
+  {
+    seed: "004",
+    kind: "setting",
+    written: "fp16: true",
+    here: `${TEST004} fp16=true`,
+    note: "the guide's advice for slow training",
+    expect: { error: /fp16 .*fp16 is not supported: the learner trains in float32, or in bf16 autocast on CUDA; use bf16/ },
+  },
+  {
+    seed: "004",
+    kind: "setting",
+    written: "logging_steps: 50  # From 10",
+    here: `${TEST004} logging_steps=50`,
+    note: "the guide's advice for slow training",
+    expect: { error: /logging_steps .* is seed 004's "log metrics every N steps"; every step is logged here/ },
+  },
+  {
+    seed: "004",
+    kind: "setting",
+    written: "kl_coef: 0.01  # From 0.05",
+    here: `${TEST004} kl_coef=0.01 learning_rate=1e-5`,
+    note: "the guide's advice when the reward does not rise",
+    expect: { runs: { "algorithm.config.beta": 0.01, "services.learner.optimizer.learning_rate": 1e-5 } },
+  },
+  {
+    seed: "002",
+    kind: "setting",
+    written: "3. **Command line args** override YAML",
+    here: `${TEST004} --max_samples 10 --steps 3`,
+    note: "the rule on seed 004's test configuration: its num_epochs (the file) against --steps (the command line)",
+    expect: { runs: { "training.steps": 3 } },
   },
 ];

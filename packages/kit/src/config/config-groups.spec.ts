@@ -1,6 +1,7 @@
 // Config groups (Hydra-style): `group=option` picks <root>/<group>/<option>.yaml, placed
-// under the group's key (or at the top level with `# @package _global_`), composed over the
-// --config file and under env, flags and dotted overrides.
+// under the group's key (or at the top level with `# @package _global_`), composed under the
+// --config file (as Hydra's primary config overrides its groups), env, flags and overrides;
+// an option's defaults list chooses options of the groups the command line leaves unchosen.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -91,20 +92,56 @@ describe("loadConfig with groups", () => {
     expect(config.training.dynamic).toBe(true);
   });
 
-  it("composes file < groups < env < flags < overrides", () => {
-    const file = write("run.yaml", "model:\n  dir: from-file\n  dtype: f16\ntraining:\n  steps: 5\n");
+  it("composes defaults < groups < file < env < flags < overrides", () => {
+    const file = write("run.yaml", "model:\n  dtype: f16\ntraining:\n  steps: 5\n");
     const config = loadConfig(Schema, {
       file,
-      groups: { root, choices: [{ group: "model", option: "tiny" }] },
+      groups: { root, choices: [{ group: "model", option: "big" }] },
       envPrefix: "X_",
       env: { X_TRAINING__STEPS: "6" },
       flags: { "algorithm.name": "drgrpo", "training.steps": 7 },
       overrides: ["training.steps=8"],
     });
-    // The group replaces the file's model.dir and keeps its other keys.
-    expect(config.model).toEqual({ dir: "models/tiny", dtype: "f16" });
+    // The file replaces the group's model.dtype and keeps its other keys.
+    expect(config.model).toEqual({ dir: "models/big", dtype: "f16" });
     expect(config.algorithm.name).toBe("drgrpo");
     expect(config.training.steps).toBe(8);
+    const fileOverGroup = loadConfig(Schema, { file, groups: { root, choices: [{ group: "model", option: "big" }] } });
+    expect(fileOverGroup.training.steps).toBe(5);
+  });
+
+  it("composes an option's defaults list before it, unless the command line chose that group", () => {
+    write(
+      "dataset/arith.yaml",
+      "# @package _global_\ndefaults:\n  - /model: tiny\n  - algorithm: dapo\nexp_name: arith\ntraining:\n  steps: 3\n",
+    );
+    write("dataset/self-first.yaml", "# @package _global_\ndefaults:\n  - _self_\n  - algorithm: dapo\ntraining:\n  dynamic: false\n");
+    const data = loadConfig(Schema, { groups: { root, choices: [{ group: "dataset", option: "arith" }] } });
+    expect(data).toMatchObject({ exp_name: "arith", model: { dir: "models/tiny" }, algorithm: { name: "dapo" }, training: { steps: 3 } });
+    const chosen = loadConfig(Schema, {
+      groups: {
+        root,
+        choices: [
+          { group: "dataset", option: "arith" },
+          { group: "model", option: "big" },
+        ],
+      },
+    });
+    expect(chosen.model).toEqual({ dir: "models/big", dtype: "bf16" });
+    // `_self_` first: the defaults compose over the option's own keys.
+    const selfFirst = loadConfig(Schema, { groups: { root, choices: [{ group: "dataset", option: "self-first" }] } });
+    expect(selfFirst.training.dynamic).toBe(true);
+  });
+
+  it("refuses a malformed defaults list and a default option that does not exist, naming the file", () => {
+    write("dataset/bad.yaml", "defaults: model=tiny\n");
+    write("dataset/missing.yaml", "defaults:\n  - model: huge\n");
+    expect(configError(() => loadConfig(Schema, { groups: { root, choices: [{ group: "dataset", option: "bad" }] } })).message).toMatch(
+      /defaults in dataset=bad \(.*bad\.yaml\) must be a list of `group: option` items/,
+    );
+    expect(configError(() => loadConfig(Schema, { groups: { root, choices: [{ group: "dataset", option: "missing" }] } })).message).toMatch(
+      /unknown model "huge" \(in the defaults list of dataset=missing\); available in .*: big, tiny/,
+    );
   });
 
   it("names the group option as the source of a bad key", () => {

@@ -4,7 +4,9 @@
 // An option's file is the group's section (`configs/model/arith-tiny.yaml` holds `dir: ...`,
 // which becomes `model.dir`), unless its first lines say `# @package _global_`: then its keys
 // are top-level keys, for an option that sets more than one section (DAPO sets `algorithm`
-// and `training.dynamic_sampling`).
+// and `training.dynamic_sampling`). An option may choose options of other groups with a
+// Hydra defaults list (`defaults: [{model: arith-tiny}]`, `/model` too): they compose before
+// the option itself (or where `_self_` stands), unless the command line chose that group.
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { ConfigError, type ConfigIssue } from "./errors.js";
@@ -80,25 +82,63 @@ export function splitGroupChoices(words: readonly string[], root: string): { cho
   return { choices, overrides };
 }
 
-/** The entries of the chosen options, in the order chosen, each under its group's key (or global). */
+/**
+ * The entries of the chosen options, in the order chosen, each under its group's key (or
+ * global), each after the options its defaults list pulls in (those of groups not chosen).
+ */
 export function groupEntries(groups: ConfigGroups, issues: ConfigIssue[]): SourceEntry[] {
-  return groups.choices.flatMap(({ group, option }) => {
+  const chosen = new Set(groups.choices.map((c) => c.group));
+  const included = new Set<string>();
+  const expand = (choice: GroupChoice, by: string | undefined): SourceEntry[] => {
+    const { group, option } = choice;
+    if (included.has(group)) return [];
+    included.add(group);
     const file = EXTENSIONS.map((ext) => path.join(groups.root, group, `${option}${ext}`)).find((f) => existsSync(f));
-    const source = `${group}=${option}`;
+    const source = by ? `${group}=${option} (defaults of ${by})` : `${group}=${option}`;
     if (!file) {
       const available = listOptions(groups.root, group);
       issues.push({
         path: group,
         source,
-        message: `unknown ${group} "${option}"; available in ${path.join(groups.root, group)}: ${available.length > 0 ? available.join(", ") : "(none)"}`,
+        message: `unknown ${group} "${option}"${by ? ` (in the defaults list of ${by})` : ""}; available in ${path.join(groups.root, group)}: ${available.length > 0 ? available.join(", ") : "(none)"}`,
       });
       return [];
     }
-    return fileEntries(file, issues).map((entry) => ({
-      ...entry,
-      path: isGlobalPackage(file) ? entry.path : [group, ...entry.path],
-      source: `${source} (${file})`,
-    }));
+    const entries = fileEntries(file, issues);
+    const value = (entries[0]?.value ?? {}) as Record<string, unknown>;
+    const { defaults, ...own } = value;
+    const self = Object.keys(own).length === 0 ? [] : [{ path: isGlobalPackage(file) ? [] : [group], value: own }];
+    const order = defaultsList(defaults, `${group}=${option} (${file})`, issues);
+    const at = order.indexOf("_self_");
+    const list = at < 0 ? [...order, "_self_" as const] : order;
+    return list.flatMap((item) =>
+      item === "_self_"
+        ? self.map((entry) => ({ ...entry, source: `${source} (${file})`, layer: "group" as const }))
+        : chosen.has(item.group)
+          ? []
+          : expand(item, `${group}=${option}`),
+    );
+  };
+  return groups.choices.flatMap((choice) => expand(choice, undefined));
+}
+
+/** A Hydra defaults list: `- group: option` (or `- /group: option`) items and `- _self_`. */
+function defaultsList(value: unknown, where: string, issues: ConfigIssue[]): (GroupChoice | "_self_")[] {
+  if (value === undefined) return [];
+  const form = "a list of `group: option` items (and `_self_`), e.g. defaults: [{model: arith-tiny}]";
+  if (!Array.isArray(value)) {
+    issues.push({ path: "defaults", source: where, message: `defaults in ${where} must be ${form}` });
+    return [];
+  }
+  return value.flatMap((item): (GroupChoice | "_self_")[] => {
+    if (item === "_self_") return ["_self_"];
+    const pairs = item !== null && typeof item === "object" && !Array.isArray(item) ? Object.entries(item) : [];
+    const [key, option] = pairs[0] ?? [];
+    if (pairs.length !== 1 || typeof option !== "string" || !key) {
+      issues.push({ path: "defaults", source: where, message: `defaults item ${JSON.stringify(item)} in ${where} is not ${form}` });
+      return [];
+    }
+    return [{ group: key.replace(/^\//, ""), option }];
   });
 }
 

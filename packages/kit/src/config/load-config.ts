@@ -1,5 +1,7 @@
-// The config loader every service of the mesh uses: one zod schema per service,
-// filled from schema defaults < YAML file < config groups < env < flags < dotted overrides.
+// The config loader every service of the mesh uses: one zod schema per service, filled
+// from its layers (sources.ts CONFIG_LAYERS), later wins: schema defaults < config groups <
+// YAML file < env < the command line (flags, then dotted overrides). Groups sit under the
+// file as in Hydra, where the primary config overrides the groups it composes.
 import { z } from "zod";
 import { ConfigError, type ConfigIssue } from "./errors.js";
 import { describeZodIssue, unknownKeyIssue } from "./describe-issue.js";
@@ -11,7 +13,7 @@ import { groupEntries, type ConfigGroups } from "./config-groups.js";
 export interface ConfigSources {
   /** Path to a YAML (or JSON) file. */
   file?: string;
-  /** Config group options chosen by name (config-groups.ts): over the file, under env. */
+  /** Config group options chosen by name (config-groups.ts): over the defaults, under the file. */
   groups?: ConfigGroups;
   /** Environment to read; process.env when omitted. Read only when envPrefix is given. */
   env?: Record<string, string | undefined>;
@@ -41,8 +43,8 @@ export interface ConfigSources {
 export function loadConfig<S extends z.ZodType>(schema: S, sources: ConfigSources = {}): z.output<S> {
   const sourceIssues: ConfigIssue[] = [];
   const read = [
-    ...(sources.file === undefined ? [] : fileEntries(sources.file, sourceIssues)),
     ...(sources.groups === undefined ? [] : groupEntries(sources.groups, sourceIssues)),
+    ...(sources.file === undefined ? [] : fileEntries(sources.file, sourceIssues)),
     ...(sources.envPrefix === undefined ? [] : envEntries(sources.env ?? process.env, sources.envPrefix, sourceIssues)),
     ...flagEntries(sources.flags ?? {}, sourceIssues, sources.flagNames),
     ...overrideEntries(sources.overrides ?? [], sourceIssues),

@@ -14,16 +14,25 @@ import { AUTH_TOKEN_ENV } from "../auth/mesh-token.js";
  */
 const NOT_CONFIG_KEYS: ReadonlySet<string> = new Set([AUTH_TOKEN_ENV]);
 
+/**
+ * The layers of config, lowest first: a later layer wins. Flags and dotted overrides are one
+ * layer, the command line (overrides are read after flags, so between the two an override wins).
+ */
+export const CONFIG_LAYERS = ["default", "group", "file", "env", "command line"] as const;
+export type ConfigLayer = (typeof CONFIG_LAYERS)[number];
+
 export interface SourceEntry {
   path: string[];
   value: unknown;
   source: string;
+  /** Which layer the source is (CONFIG_LAYERS): what decides between two sources of one key. */
+  layer: ConfigLayer;
   /** The text a value was parsed from (env, overrides, string flags). */
   raw?: string;
 }
 
-function textEntry(path: string[], raw: string, source: string): SourceEntry {
-  return { path, value: parseScalar(raw), source, raw };
+function textEntry(path: string[], raw: string, source: string, layer: ConfigLayer): SourceEntry {
+  return { path, value: parseScalar(raw), source, layer, raw };
 }
 
 export function fileEntries(file: string, issues: ConfigIssue[]): SourceEntry[] {
@@ -57,7 +66,7 @@ export function fileEntries(file: string, issues: ConfigIssue[]): SourceEntry[] 
   }
   if (value === null || value === undefined) return []; // empty file
   if (!isPlainObject(value)) return fail(`config file "${file}" must hold a mapping of config keys at the top level`);
-  return [{ path: [], value, source }];
+  return [{ path: [], value, source, layer: "file" }];
 }
 
 /** `LEANGRPO_TRAINING__LEARNING_RATE=1e-5` -> training.learning_rate; `__` nests, `_` stays in the key. */
@@ -80,7 +89,7 @@ export function envEntries(env: Record<string, string | undefined>, prefix: stri
       });
       return [];
     }
-    return [textEntry(path, env[name]!, source)];
+    return [textEntry(path, env[name]!, source, "env")];
   });
 }
 
@@ -100,7 +109,11 @@ export function flagEntries(flags: Record<string, unknown>, issues: ConfigIssue[
       }
       if (value === undefined) return [];
       if (isPlainObject(value)) return walk(value, path);
-      return [typeof value === "string" ? textEntry(path, value, source) : { path, value, source }];
+      return [
+        typeof value === "string"
+          ? textEntry(path, value, source, "command line")
+          : { path, value, source, layer: "command line" as const },
+      ];
     });
   return walk(flags, []);
 }
@@ -132,6 +145,6 @@ export function overrideEntries(overrides: readonly string[], issues: ConfigIssu
       issues.push(split);
       return [];
     }
-    return [textEntry(split.path, split.raw, `override ${text}`)];
+    return [textEntry(split.path, split.raw, `override ${text}`, "command line")];
   });
 }

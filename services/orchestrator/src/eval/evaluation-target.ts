@@ -8,7 +8,7 @@ import { CHECKPOINT_ADAPTER_DIR, readAdapterDir, type AdapterFile } from "@lean-
 import type { EvaluateRequest } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { PathError, type PathRoot } from "@lean-grpo/kit";
 import type { RunConfig } from "../run/config/run-config.js";
-import { parseRunConfig } from "../run/run-manager.js";
+import { parseRunConfig } from "../run/config/parse-run-config.js";
 import { runConfigInput } from "../run/config/run-config-message.js";
 import { RunOutputs } from "../run/outputs/run-outputs.js";
 

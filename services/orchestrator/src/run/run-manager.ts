@@ -18,7 +18,7 @@ import {
   type StartRunRequest,
   type WatchRunResponse,
 } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { checkSafeName, ConfigError, createLogger, loadConfig } from "@lean-grpo/kit";
+import { checkSafeName, createLogger } from "@lean-grpo/kit";
 import type { OrchestratorConfig } from "../config.js";
 import { DatasetError } from "../data/dataset-error.js";
 import { loadDataset, validateInlineTheorems, type DatasetFiles } from "../data/load-dataset.js";
@@ -29,7 +29,8 @@ import { syncAdapter } from "./training/adapter-sync.js";
 import { readJsonObjects } from "@lean-grpo/jsonl";
 import { connectMesh, type MeshClients } from "./mesh-clients.js";
 import { runPreflight } from "./preflight/run-preflight.js";
-import { RunConfigSchema, type RunConfig } from "./config/run-config.js";
+import type { RunConfig } from "./config/run-config.js";
+import { parseRunConfig } from "./config/parse-run-config.js";
 import { checkRunLimits } from "./config/run-limits.js";
 import { resolvedConfigMessage, runConfigInput, type RunConfigMessage } from "./config/run-config-message.js";
 import { listRunDirs, RunOutputs, type RunFile, type StepRecord } from "./outputs/run-outputs.js";
@@ -154,13 +155,16 @@ export class RunManager {
     let dynamicSampling: boolean;
     let reasoning: ReasoningVocabulary | undefined;
     try {
-      ({ dynamicSampling, reasoning } = await runPreflight(clients, {
+      let algorithmName: string;
+      ({ algorithmName, dynamicSampling, reasoning } = await runPreflight(clients, {
         config,
         dataset,
         theorems,
         heldout,
         services: this.config.services,
       }));
+      // Every TrainStep names the algorithm as the learner does.
+      config.algorithm.name = algorithmName;
     } catch (error) {
       clients.close();
       throw error;
@@ -455,22 +459,6 @@ export class RunManager {
           }
         : {}),
     });
-  }
-}
-
-/** The one parse of a run config (StartRun's, a resumed run's config.json, Evaluate's); INVALID_ARGUMENT naming the key. */
-export function parseRunConfig(json: Record<string, unknown>, overrides: readonly string[]): RunConfig {
-  try {
-    return loadConfig(RunConfigSchema, { flags: json, overrides });
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      // The request's config reaches the loader as its "flags": name the key alone (overrides keep their source).
-      const lines = error.issues.map((issue) =>
-        issue.source.startsWith("flag ") ? issue.message.replace(` (from ${issue.source})`, "") : issue.message,
-      );
-      throw new ConnectError(lines.join("\n"), Code.InvalidArgument);
-    }
-    throw error;
   }
 }
 

@@ -7,10 +7,15 @@ import type { AlgorithmInfo } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import type { MeshClients } from "../mesh-clients.js";
 import type { RunConfig } from "./run-config.js";
 
-/** The learner's entry for config.algorithm.name; INVALID_ARGUMENT naming what it has when the name or a knob is unknown. */
+/**
+ * The learner's entry for config.algorithm.name, in any case (the seeds write "DGPO"; the run
+ * then uses the learner's spelling); INVALID_ARGUMENT naming what it has when the name or a
+ * knob is unknown.
+ */
 export async function describeAlgorithm(clients: MeshClients, config: RunConfig): Promise<AlgorithmInfo> {
   const { algorithms } = await clients.withRetry("learner", () => clients.learner.listAlgorithms({}));
-  const algorithm = algorithms.find((a) => a.name === config.algorithm.name);
+  const wanted = config.algorithm.name.trim().toLowerCase();
+  const algorithm = algorithms.find((a) => a.name.toLowerCase() === wanted);
   if (!algorithm) {
     throw new ConnectError(
       `algorithm.name: the learner has no algorithm "${config.algorithm.name}"; it has: ${algorithms.map((a) => a.name).join(", ")}`,

@@ -187,6 +187,13 @@ export const RunConfigSchema = z
       .object({
         /** "auto": the model's chat template when it has one, else plain text. */
         format: z.enum(["auto", "chat", "text"]).default("auto"),
+        /**
+         * A system turn before the first user turn of every prompt (training, held-out, tactic and
+         * repair turns), rendered by the model's chat template; in a text prompt (no template) its
+         * first paragraph. Empty: none. A model warm-started without one (models/arith-tiny) sees
+         * a prompt it was not trained on: docs/guide/seeds.md measures what that costs.
+         */
+        system: z.string().default(""),
         /** Math prompt; {problem} is replaced by the problem text. */
         math_template: z.string().default("{problem}\nPut the final answer in \\boxed{}."),
         /** Lean prompt; {header}, {context} and {statement} are replaced. */

@@ -29,6 +29,8 @@ export interface PreflightInputs {
 
 /** What the checks learned that the run needs. */
 export interface PreflightFindings {
+  /** The algorithm's name as the learner spells it (the config may name it in another case). */
+  algorithmName: string;
   /** Whether the algorithm refills groups with no reward spread (DAPO's dynamic sampling). */
   dynamicSampling: boolean;
   /** The mesh's reasoning vocabulary; absent when its model has none. */
@@ -39,7 +41,8 @@ export interface PreflightFindings {
 export async function runPreflight(clients: MeshClients, inputs: PreflightInputs): Promise<PreflightFindings> {
   const { config } = inputs;
   checkRunMode(config, inputs.theorems, inputs.services);
-  const dynamicSampling = usesDynamicSampling(config, await describeAlgorithm(clients, config));
+  const algorithm = await describeAlgorithm(clients, config);
+  const dynamicSampling = usesDynamicSampling(config, algorithm);
   await checkSamplingHonoured(clients, config);
   const reasoning = await checkReasoningVocabulary(clients, config);
   await checkRewardSpec(clients, config);
@@ -54,5 +57,5 @@ export async function runPreflight(clients: MeshClients, inputs: PreflightInputs
     config.prompt,
     chat,
   );
-  return { dynamicSampling, ...(reasoning ? { reasoning } : {}) };
+  return { algorithmName: algorithm.name, dynamicSampling, ...(reasoning ? { reasoning } : {}) };
 }

@@ -19,10 +19,15 @@ export function promptText(theorem: Theorem, config: RunConfig["prompt"]): strin
 }
 
 export function buildPrompt(theorem: Theorem, config: RunConfig["prompt"], chat: boolean): Prompt {
-  const text = promptText(theorem, config);
-  return create(PromptSchema, {
-    kind: chat ? { case: "chat", value: { messages: [{ role: "user", content: text }] } } : { case: "text", value: text },
-  });
+  return userPrompt(promptText(theorem, config), config, chat);
+}
+
+/** One user turn as a prompt: after prompt.system's turn in a chat, after its paragraph in plain text. */
+export function userPrompt(text: string, config: Pick<RunConfig["prompt"], "system">, chat: boolean): Prompt {
+  const system = config.system;
+  if (!chat) return create(PromptSchema, { kind: { case: "text", value: system ? `${system}\n\n${text}` : text } });
+  const messages = [...(system ? [{ role: "system", content: system }] : []), { role: "user", content: text }];
+  return create(PromptSchema, { kind: { case: "chat", value: { messages } } });
 }
 
 /** "auto": chat when the model's tokenizer has a chat template (Tokenize of a chat prompt succeeds). */

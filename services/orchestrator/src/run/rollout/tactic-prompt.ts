@@ -1,9 +1,9 @@
 // The prompt of one tactic-mode turn: prompt.tactic_template with the theorem, the
 // tactics applied so far and the goals they left, sent as a chat turn or plain text
 // like whole-proof prompts.
-import { create } from "@bufbuild/protobuf";
-import { PromptSchema, type Prompt, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import type { Prompt, Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { RunConfig } from "../config/run-config.js";
+import { userPrompt } from "./prompts.js";
 
 const PLACEHOLDER = /\{(header|context|statement|informal|proof|goals)\}/g;
 
@@ -32,10 +32,7 @@ export function buildTacticPrompt(
   tactics: readonly string[],
   goals: readonly string[],
 ): Prompt {
-  const text = tacticPromptText(theorem, config.tactic_template, tactics, goals);
-  return create(PromptSchema, {
-    kind: chat ? { case: "chat", value: { messages: [{ role: "user", content: text }] } } : { case: "text", value: text },
-  });
+  return userPrompt(tacticPromptText(theorem, config.tactic_template, tactics, goals), config, chat);
 }
 
 /** The tactic of a completion: its first line, trimmed ("" ends the trajectory). */
