@@ -51,9 +51,11 @@ beforeAll(async () => {
   writeFileSync(path.join(step2, "trainer_state.json"), '{"step":2}\n');
   writeFileSync(path.join(step2, "adapter", "adapter_config.json"), '{"r":2}\n');
   symlinkSync(path.join(outside, "passwd"), path.join(step2, "planted.json"));
+  symlinkSync(outside, path.join(step2, "planted-dir"));
   symlinkSync(outside, path.join(r1, "checkpoints", "step-9"));
   symlinkSync("/etc", path.join(r1, "checkpoints", "step-8"));
-  // r2: its checkpoints/ folder is a symlink out (GetRun lists outside/step-1 through it).
+  // r2: its checkpoints/ folder is a symlink out. The run store does not list a checkpoint
+  // through it, so GetRun names none and the dashboard has nothing there to serve.
   await writeRun("r2");
   symlinkSync(outside, path.join(runsDir, "r2", "checkpoints"));
   // linked: a whole run folder that is a symlink out of runs_dir.
@@ -291,7 +293,7 @@ describe("the dashboard relaying to an orchestrator that requires the mesh token
       expect(listing.status).toBe(200);
       expect(listing.body).toContain('href="trainer_state.json"');
       expect(listing.body).toContain('href="adapter/"');
-      expect(listing.body).not.toContain("planted.json"); // a symlink is not listed
+      expect(listing.body).not.toContain("planted"); // a symlink is not listed
       expect((await get("/files/r1/checkpoints/step-2/trainer_state.json")).body).toBe('{"step":2}\n');
       expect((await get("/files/r1/checkpoints/step-2/adapter/adapter_config.json")).body).toBe('{"r":2}\n');
       // Without the token: nothing.
@@ -299,11 +301,13 @@ describe("the dashboard relaying to an orchestrator that requires the mesh token
       // Symlinks planted in the runs directory: a file in a checkpoint, step folders, a run's checkpoints/ folder.
       for (const [target, status] of [
         ["/files/r1/checkpoints/step-2/planted.json", 403],
+        ["/files/r1/checkpoints/step-2/planted-dir/passwd", 403],
+        ["/files/r1/checkpoints/step-2/planted-dir/", 403],
         ["/files/r1/checkpoints/step-9/passwd", 404],
         ["/files/r1/checkpoints/step-9/", 404],
         ["/files/r1/checkpoints/step-8/passwd", 404],
-        ["/files/r2/checkpoints/step-1/trainer_state.json", 403],
-        ["/files/r2/checkpoints/step-1/", 403],
+        ["/files/r2/checkpoints/step-1/trainer_state.json", 404],
+        ["/files/r2/checkpoints/step-1/", 404],
         // And anything the page does not link to.
         ["/files/r1/run.json", 404],
         ["/files/r1/config.json", 404],

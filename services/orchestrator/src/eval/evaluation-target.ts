@@ -52,6 +52,8 @@ export async function evaluationTarget(request: EvaluateRequest, runsDir: string
   if (request.adapterPath)
     return { adapter: await peftAdapter(dataRoot, request.adapterPath, "adapter_path"), shown: request.adapterPath, runConfig };
   if (request.checkpointPath) {
+    // The checkpoint itself first, so a missing one is named as given, not by its adapter folder.
+    await dataRoot.existing(request.checkpointPath, "checkpoint_path", "directory");
     const adapter = path.join(request.checkpointPath, CHECKPOINT_ADAPTER_DIR);
     return { adapter: await peftAdapter(dataRoot, adapter, "checkpoint_path"), shown: adapter, runConfig };
   }
