@@ -17,6 +17,7 @@ import torch
 
 from .config import ConfigError, load_config
 from .cpu_threads import configure_cpu_threads
+from .exposure import is_loopback_host, read_tls_files, require_tls_beyond_loopback, warn_if_plaintext_beyond_loopback
 
 log = logging.getLogger("leangrpo_learner")
 
@@ -60,6 +61,7 @@ def main(argv=None) -> int:
                     given["server"]["port"] = args.port
         config = load_config(given)
         require_auth_beyond_loopback(config, os.environ)
+        read_tls_files(config["server"]["tls"])  # a wrong certificate stops the learner before the model loads
         check_reasoning_settings_at_start(config)
         # Launched by torchrun (it sets RANK and MASTER_ADDR): join the process group even with one
         # rank, so `torchrun --nproc-per-node 1` runs the NCCL path a multi-GPU run takes.
@@ -83,7 +85,8 @@ def require_auth_beyond_loopback(config: dict, env) -> None:
     """LEANGRPO_AUTH_TOKEN is the mesh's one token (the rule every lean-grpo command follows): it is
     this learner's server.auth.token, and a server.auth.token set too must be the same, or the
     learner does not start. A learner that binds beyond loopback without any token does not start
-    either: anyone on the network could train it."""
+    either: anyone on the network could train it, nor without TLS unless server.allow_plaintext
+    says the network already encrypts (exposure.py)."""
     auth = config["server"]["auth"]
     from_env = env.get("LEANGRPO_AUTH_TOKEN") or None
     if from_env is not None and auth["token"] and auth["token"] != from_env:
@@ -93,19 +96,12 @@ def require_auth_beyond_loopback(config: dict, env) -> None:
         )
     if from_env is not None:
         auth["token"] = from_env
-    host = config["server"]["host"].strip("[]").lower()
-    loopback = host in ("localhost", "::1") or host.startswith("127.")
-    if not auth["token"] and not loopback:
+    if not auth["token"] and not is_loopback_host(config["server"]["host"]):
         raise ConfigError(
             f'server.host "{config["server"]["host"]}" is beyond loopback and no token is set: '
             "set LEANGRPO_AUTH_TOKEN (or server.auth.token), which every caller then presents as `authorization: Bearer <token>`"
         )
-    if not loopback and not config["server"]["tls"]["cert_file"] and not config["server"]["allow_plaintext"]:
-        raise ConfigError(
-            f'server.host "{config["server"]["host"]}" is beyond loopback without TLS, so the token would cross the network in clear text: '
-            "give a certificate with server.tls.cert_file and server.tls.key_file (PEM), "
-            "or set server.allow_plaintext: true where the network already encrypts (a service mesh's mTLS, a VPN)"
-        )
+    require_tls_beyond_loopback(config["server"])
 
 
 def check_reasoning_settings_at_start(config: dict) -> None:
@@ -134,6 +130,7 @@ def serve(config: dict, device: torch.device, host=None) -> int:
     host = host or LearnerHost(config, device)
     tracing = RpcTracing()
     server, port, health = start_server(config, host, tracing)
+    warn_if_plaintext_beyond_loopback(config["server"])
     print(f"listening on {config['server']['host']}:{port}", flush=True)
     log.info("LearnerService on %s:%d (device %s, torch %s)", config["server"]["host"], port, device, torch.__version__)
     _wait_for_signal()

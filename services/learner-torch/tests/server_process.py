@@ -13,7 +13,8 @@ M = proto.message
 
 
 class LearnerProcess:
-    def __init__(self, config: dict, launcher: list[str] | None = None, env: dict | None = None):
+    def __init__(self, config: dict, launcher: list[str] | None = None, env: dict | None = None, host="127.0.0.1", credentials=None):
+        """`credentials`: grpc.ssl_channel_credentials for a learner that serves TLS (dialled as localhost)."""
         command = (launcher or [sys.executable]) + [
             "-m",
             "leangrpo_learner",
@@ -21,7 +22,7 @@ class LearnerProcess:
             "--port",
             "0",
             "--host",
-            "127.0.0.1",
+            host,
             "--config-json",
             json.dumps(config),
         ]
@@ -31,7 +32,12 @@ class LearnerProcess:
             self.process.kill()
             raise RuntimeError(f"learner did not start: {line!r} {self.process.stderr.read()}")
         self.address = line.split("listening on ", 1)[1].strip()
-        self.channel = grpc.insecure_channel(self.address, options=[("grpc.max_receive_message_length", 64 << 20)])
+        options = [("grpc.max_receive_message_length", 64 << 20)]
+        if credentials is None:
+            self.channel = grpc.insecure_channel(self.address, options=options)
+        else:
+            self.address = f"localhost:{self.address.rsplit(':', 1)[1]}"
+            self.channel = grpc.secure_channel(self.address, credentials, options=options)
 
     def unary(self, method: str, request, response: str, service="leangrpo.v1.LearnerService"):
         return self.channel.unary_unary(

@@ -5,10 +5,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 from concurrent import futures
-from pathlib import Path
 
 import grpc
 
+from ..exposure import read_tls_files
 from .health import Health
 from .learner_host import LearnerHost
 from .learner_service import SERVICE, LearnerServicer
@@ -85,10 +85,9 @@ def start_server(config: dict, host: LearnerHost, tracing: RpcTracing | None = N
         )
     )
     address = f"{server_config['host']}:{server_config['port']}"
-    tls = server_config["tls"]
-    if tls["cert_file"]:
-        credentials = grpc.ssl_server_credentials([(Path(tls["key_file"]).read_bytes(), Path(tls["cert_file"]).read_bytes())])
-        port = server.add_secure_port(address, credentials)
+    tls_files = read_tls_files(server_config["tls"])
+    if tls_files:
+        port = server.add_secure_port(address, grpc.ssl_server_credentials([tls_files]))
     else:
         port = server.add_insecure_port(address)
     if port == 0:
