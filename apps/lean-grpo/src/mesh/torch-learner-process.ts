@@ -1,8 +1,9 @@
 // The PyTorch learner (services/learner-torch) as a child process of the mesh: the same
 // LearnerService contract on a loopback port, chosen by `services.learner.impl: torch`.
 // It is a process, not a thread, because it is Python; it is started with the learner's
-// resolved config (the TS learner's keys) as JSON, announces its port on one stdout line,
-// and is stopped with the mesh (SIGTERM, then SIGKILL once the grace period has passed).
+// resolved config (the TS learner's keys, server.tls and server.allow_plaintext among them)
+// as JSON, announces its port on one stdout line, and is stopped with the mesh (SIGTERM,
+// then SIGKILL once the grace period has passed).
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
@@ -84,7 +85,9 @@ export function splitLearnerSection(
   };
 }
 
-type TorchLearnerConfig = { server: { host: string; port: number; auth?: { token?: string } } };
+type TorchLearnerConfig = {
+  server: { host: string; port: number; auth?: { token?: string }; tls?: { cert_file: string; key_file: string } };
+};
 
 /**
  * The command line: `python -m leangrpo_learner serve …`, under torch.distributed.run when ranks
@@ -126,7 +129,7 @@ export async function startTorchLearner(config: TorchLearnerConfig, options: Tor
 
   let url: string;
   try {
-    url = await listeningUrl(child, options, stderrTail);
+    url = await listeningUrl(child, options, stderrTail, config.server.tls ? "https" : "http");
   } catch (error) {
     await stop(child, exited, options.graceMs);
     process.removeListener("exit", killOnExit);
@@ -143,7 +146,13 @@ export async function startTorchLearner(config: TorchLearnerConfig, options: Tor
   };
 }
 
-function listeningUrl(child: ChildProcess, options: TorchLearnerOptions, stderrTail: () => string): Promise<string> {
+/** The URL its callers dial: https where server.tls is given (the learner serves TLS on the announced port). */
+function listeningUrl(
+  child: ChildProcess,
+  options: TorchLearnerOptions,
+  stderrTail: () => string,
+  scheme: "http" | "https",
+): Promise<string> {
   const what = `the PyTorch learner (${options.python} -m leangrpo_learner, PYTHONPATH ${options.packageDir})`;
   return new Promise<string>((resolve, reject) => {
     const fail = (why: string) => {
@@ -163,7 +172,7 @@ function listeningUrl(child: ChildProcess, options: TorchLearnerOptions, stderrT
       clearTimeout(timer);
       child.removeAllListeners("exit");
       const host = match[1]!.includes(":") ? `[${match[1]}]` : match[1]!;
-      resolve(`http://${host}:${match[2]}`);
+      resolve(`${scheme}://${host}:${match[2]}`);
     });
   });
 }

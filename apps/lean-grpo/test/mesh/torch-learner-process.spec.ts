@@ -1,6 +1,7 @@
 // services.learner.impl: torch — the section split off the TS learner's schema, the command
 // line, and the child process: started, announced, failing with its stderr, stopped.
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -130,6 +131,42 @@ describe("startTorchLearner", () => {
         await learner.shutdown();
       }
       expect(() => process.kill(learner.pid, 0), "the process is gone").toThrow();
+    },
+    120_000,
+  );
+
+  it.skipIf(!hasTorch)(
+    "passes server.tls on: the learner serves TLS at an https URL that a client trusting the certificate is answered on",
+    async () => {
+      const dir = await mkdtemp(path.join(tmpdir(), "torch-learner-tls-"));
+      const [cert, key] = [path.join(dir, "cert.pem"), path.join(dir, "key.pem")];
+      execFileSync(
+        "openssl",
+        ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"].concat([
+          "-addext",
+          "subjectAltName=DNS:localhost,IP:127.0.0.1",
+          "-keyout",
+          key,
+          "-out",
+          cert,
+        ]),
+        { stdio: "ignore" },
+      );
+      const options = splitLearnerSection("learner", { impl: "torch" }).torch!;
+      const learner = await startTorchLearner({ server: { ...server, tls: { cert_file: cert, key_file: key } } }, options);
+      try {
+        expect(learner.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+        const trusting = createClient(
+          LearnerService,
+          createGrpcTransport({ baseUrl: learner.url, nodeOptions: { ca: readFileSync(cert) } }),
+        );
+        expect((await trusting.listAlgorithms({})).algorithms.map((a) => a.name)).toContain("grpo");
+        const plain = createClient(LearnerService, createGrpcTransport({ baseUrl: learner.url.replace("https:", "http:") }));
+        await expect(plain.listAlgorithms({}, { timeoutMs: 3_000 })).rejects.toThrow();
+      } finally {
+        await learner.shutdown();
+        await rm(dir, { recursive: true, force: true });
+      }
     },
     120_000,
   );
