@@ -17,7 +17,7 @@
 // (lookups, listings, health, reflection, unknown paths): the point is the transport, and
 // a decodable random SaveCheckpoint must not write into the repository.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import * as http2 from "node:http2";
@@ -32,6 +32,7 @@ import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/h
 import { OrchestratorService } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { SeededRandom } from "@lean-grpo/random";
 import { repoRoot } from "../support/interop-verifier.js";
+import { issueTestCertificate, writeTestCertificate } from "../support/test-certificate.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 34);
 const CASES = Number(process.env.FUZZ_CASES ?? 16);
@@ -357,24 +358,6 @@ function fuzzedAuth(fuzz: Fuzz): Record<string, string> {
 type MeshMode = "auth off" | "auth on" | "auth on, TLS";
 const TOKEN = "fuzz-mesh-token";
 
-/** A self-signed certificate for localhost and 127.0.0.1, in `dir`. */
-function selfSignedCertificate(dir: string) {
-  const [key, cert] = [path.join(dir, "key.pem"), path.join(dir, "cert.pem")];
-  execFileSync(
-    "openssl",
-    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"].concat([
-      "-addext",
-      "subjectAltName=DNS:localhost,IP:127.0.0.1",
-      "-keyout",
-      key,
-      "-out",
-      cert,
-    ]),
-    { stdio: "ignore" },
-  );
-  return { key, cert };
-}
-
 describe.each<MeshMode>(["auth off", "auth on", "auth on, TLS"])("serve all under transport fuzzing (%s)", (mode) => {
   let dir: string;
   let mesh: ChildProcess;
@@ -391,11 +374,13 @@ describe.each<MeshMode>(["auth off", "auth on", "auth on, TLS"])("serve all unde
     const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: "warn" };
     if (mode !== "auth off") overrides.push(...SERVICES.map((name) => `${name}.server.auth.token=${TOKEN}`));
     if (mode === "auth on, TLS") {
-      const { key, cert } = selfSignedCertificate(dir);
-      ca = readFileSync(cert);
-      overrides.push(...SERVICES.flatMap((name) => [`${name}.server.tls.cert_file=${cert}`, `${name}.server.tls.key_file=${key}`]));
-      // The clients inside the mesh trust the mesh's certificate.
-      env.NODE_EXTRA_CA_CERTS = cert;
+      const files = writeTestCertificate(dir, issueTestCertificate(["localhost", "127.0.0.1"]));
+      ca = readFileSync(files.ca);
+      overrides.push(
+        ...SERVICES.flatMap((name) => [`${name}.server.tls.cert_file=${files.cert}`, `${name}.server.tls.key_file=${files.key}`]),
+      );
+      // The clients inside the mesh trust the mesh's certificate authority.
+      env.NODE_EXTRA_CA_CERTS = files.ca;
     }
     mesh = spawn(process.execPath, [`${repoRoot}apps/lean-grpo/bin/lean-grpo.mjs`, "serve", "all", ...overrides], {
       cwd: repoRoot,

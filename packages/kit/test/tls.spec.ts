@@ -1,6 +1,5 @@
 // serve() with TLS: the same services and protocols, over h2 with ALPN.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFileSync } from "node:child_process";
 import { once } from "node:events";
 import { connect as connectTls } from "node:tls";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -11,36 +10,15 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import { LeanVerifierService, Verdict } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
 import { serve, serviceRegistration, type RunningServer } from "../src/server/serve.js";
+import { issueTestCertificate, writeTestCertificate } from "../../../tests/support/test-certificate.js";
 
 let server: RunningServer;
 let ca: Buffer;
 
-/** A self-signed certificate for localhost and 127.0.0.1. */
+/** A certificate for localhost and 127.0.0.1, and the authority a client trusts. */
 async function tlsFiles() {
-  const dir = mkdtempSync(join(tmpdir(), "kit-tls-"));
-  const [keyFile, certFile] = [join(dir, "key.pem"), join(dir, "cert.pem")];
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-days",
-      "1",
-      "-subj",
-      "/CN=localhost",
-      "-addext",
-      "subjectAltName=DNS:localhost,IP:127.0.0.1",
-      "-keyout",
-      keyFile,
-      "-out",
-      certFile,
-    ],
-    { stdio: "ignore" },
-  );
-  return { ca: readFileSync(certFile), config: { cert_file: certFile, key_file: keyFile } };
+  const files = writeTestCertificate(mkdtempSync(join(tmpdir(), "kit-tls-")), issueTestCertificate(["localhost", "127.0.0.1"]));
+  return { ca: readFileSync(files.ca), config: { cert_file: files.cert, key_file: files.key } };
 }
 
 beforeAll(async () => {

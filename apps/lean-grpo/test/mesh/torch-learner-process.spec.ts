@@ -1,6 +1,6 @@
 // services.learner.impl: torch — the section split off the TS learner's schema, the command
 // line, and the child process: started, announced, failing with its stderr, stopped.
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -10,6 +10,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { LearnerService } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { splitLearnerSection, startTorchLearner, torchLearnerCommand } from "../../src/mesh/torch-learner-process.js";
+import { issueTestCertificate, writeTestCertificate } from "../../../../tests/support/test-certificate.js";
 
 const PYTHON = "/usr/bin/python3";
 const hasPython = spawnSync(PYTHON, ["-c", "pass"]).status === 0;
@@ -139,27 +140,12 @@ describe("startTorchLearner", () => {
     "passes server.tls on: the learner serves TLS at an https URL that a client trusting the certificate is answered on",
     async () => {
       const dir = await mkdtemp(path.join(tmpdir(), "torch-learner-tls-"));
-      const [cert, key] = [path.join(dir, "cert.pem"), path.join(dir, "key.pem")];
-      execFileSync(
-        "openssl",
-        ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"].concat([
-          "-addext",
-          "subjectAltName=DNS:localhost,IP:127.0.0.1",
-          "-keyout",
-          key,
-          "-out",
-          cert,
-        ]),
-        { stdio: "ignore" },
-      );
+      const { ca, cert, key } = writeTestCertificate(dir, issueTestCertificate(["localhost", "127.0.0.1"]));
       const options = splitLearnerSection("learner", { impl: "torch" }).torch!;
       const learner = await startTorchLearner({ server: { ...server, tls: { cert_file: cert, key_file: key } } }, options);
       try {
         expect(learner.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
-        const trusting = createClient(
-          LearnerService,
-          createGrpcTransport({ baseUrl: learner.url, nodeOptions: { ca: readFileSync(cert) } }),
-        );
+        const trusting = createClient(LearnerService, createGrpcTransport({ baseUrl: learner.url, nodeOptions: { ca: readFileSync(ca) } }));
         expect((await trusting.listAlgorithms({})).algorithms.map((a) => a.name)).toContain("grpo");
         const plain = createClient(LearnerService, createGrpcTransport({ baseUrl: learner.url.replace("https:", "http:") }));
         await expect(plain.listAlgorithms({}, { timeoutMs: 3_000 })).rejects.toThrow();
