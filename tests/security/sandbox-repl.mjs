@@ -1,6 +1,6 @@
 // A REPL stand-in that attacks its sandbox: it speaks leanprover-community/repl's
 // protocol (a request is JSON then a blank line; an answer is pretty-printed JSON then
-// a blank line, as in /work/shared/lean-repl-transcripts), elaborates any header to a
+// a blank line, as the REPL itself does), elaborates any header to a
 // fresh env, and on every other command runs sandbox-probe.mjs on the absolute paths
 // quoted in the command ("/…") and answers with one error message whose text is the
 // probe's report: the channel a proof's code has back to the client.
