@@ -10,9 +10,9 @@ import { DEFAULT_TOKEN_TABLE } from "../../../tests/fakes/lean-repl/token-table.
 import { HONEST_HEADERS } from "../../../tests/security/header-attacks.js";
 import { HONEST_CONTEXTS } from "../../../tests/security/lean-text-attacks.js";
 import { declaredTheoremName, makeTokenTable, screenSourcePart, screenTheorem, screenTheoremSource } from "../src/index.js";
+import { replQueries, TRANSCRIPTS } from "./support/repl-transcripts.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
-const TRANSCRIPTS = join(ROOT, "tests/fakes/lean-repl/transcripts/");
 /** The table the REPL stand-in reports for a Mathlib header, as the verifier reads it from Lean. */
 const mathlib = makeTokenTable(DEFAULT_TOKEN_TABLE.tokens, DEFAULT_TOKEN_TABLE.commands, "environment");
 
@@ -77,25 +77,12 @@ describe("honest headers and contexts", () => {
   });
 });
 
-/** Request texts the way the REPL assembles them (lines up to a blank one, right-trimmed, joined). */
-function queries(text: string): string[] {
-  return text
-    .split(/\n\s*\n/)
-    .map((block) =>
-      block
-        .split("\n")
-        .map((line) => line.trimEnd())
-        .join(""),
-    )
-    .filter((query) => query.trim() !== "");
-}
-
 describe("the REPL's own test inputs, read as contexts", () => {
   const files = [...readdirSync(TRANSCRIPTS), ...readdirSync(join(TRANSCRIPTS, "mathlib")).map((f) => join("mathlib", f))];
   const texts = files.flatMap((file) => {
     if (file.endsWith(".lean")) return [readFileSync(join(TRANSCRIPTS, file), "utf8")];
     if (!file.endsWith(".in")) return [];
-    return queries(readFileSync(join(TRANSCRIPTS, file), "utf8")).flatMap((query) => (JSON.parse(query) as { cmd?: string }).cmd ?? []);
+    return replQueries(readFileSync(join(TRANSCRIPTS, file), "utf8")).flatMap((query) => (JSON.parse(query) as { cmd?: string }).cmd ?? []);
   });
 
   /** What the REPL's tests hold that a theorem's context may not, as the screen names it. */

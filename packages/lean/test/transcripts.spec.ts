@@ -4,24 +4,9 @@
 // `allTactics` starts at a token and ends where a token ends.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { tokenize } from "../src/index.js";
-
-const DIR = fileURLToPath(new URL("../../../tests/fakes/lean-repl/transcripts/", import.meta.url));
-
-/** Request texts the way the REPL assembles them (lines up to a blank one, right-trimmed, joined). */
-function queries(text: string): string[] {
-  return text
-    .split(/\n\s*\n/)
-    .map((block) =>
-      block
-        .split("\n")
-        .map((line) => line.trimEnd())
-        .join(""),
-    )
-    .filter((query) => query.trim() !== "");
-}
+import { replQueries, TRANSCRIPTS } from "./support/repl-transcripts.js";
 
 interface Position {
   line: number;
@@ -41,21 +26,21 @@ function indexOf(source: string, { line, column }: Position): number {
   );
 }
 
-const files = (dir: string) => readdirSync(join(DIR, dir)).map((f) => join(dir, f));
+const files = (dir: string) => readdirSync(join(TRANSCRIPTS, dir)).map((f) => join(dir, f));
 const all = [...files("."), ...files("mathlib")];
 
 /** Every Lean text of the transcripts: the commands of the requests, and the .lean files. */
 const sources = all.flatMap((file) => {
-  if (file.endsWith(".lean")) return [{ name: file, text: readFileSync(join(DIR, file), "utf8"), answer: undefined }];
+  if (file.endsWith(".lean")) return [{ name: file, text: readFileSync(join(TRANSCRIPTS, file), "utf8"), answer: undefined }];
   if (!file.endsWith(".in")) return [];
   const answers = (() => {
     try {
-      return queries(readFileSync(join(DIR, file.replace(/\.in$/, ".expected.out")), "utf8")).map((a) => JSON.parse(a));
+      return replQueries(readFileSync(join(TRANSCRIPTS, file.replace(/\.in$/, ".expected.out")), "utf8")).map((a) => JSON.parse(a));
     } catch {
       return [];
     }
   })();
-  return queries(readFileSync(join(DIR, file), "utf8")).flatMap((query, i) => {
+  return replQueries(readFileSync(join(TRANSCRIPTS, file), "utf8")).flatMap((query, i) => {
     const request = JSON.parse(query) as { cmd?: string; tactic?: string };
     const text = request.cmd ?? request.tactic;
     return text === undefined ? [] : [{ name: `${file}#${i}`, text, answer: answers[i] }];
