@@ -3,62 +3,42 @@
 // of idle connections (three clients, thousands each) must not take the process's files
 // nor keep a new health probe or an authenticated caller out.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import * as http2 from "node:http2";
 import { connect as netConnect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
 import { LearnerService } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { ServerConfigSchema } from "@lean-grpo/kit";
-import { repoRoot } from "../support/interop-verifier.js";
+import { MESH_SERVICES, startServeAll, type ServeAllProcess } from "../support/serve-all-process.js";
 
-const SERVICES = ["inference", "verifier", "reward", "learner", "orchestrator"] as const;
 const TOKEN = "anonymous-holds-token";
 const defaults = ServerConfigSchema.parse({}).limits;
 
 let dir: string;
-let mesh: ChildProcess;
-const urls = new Map<string, string>();
+let mesh: ServeAllProcess;
+let urls: ServeAllProcess["urls"];
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "anonymous-holds-"));
-  const overrides = [
-    ...SERVICES.flatMap((name) => [
-      `${name}.server.port=0`,
-      `${name}.server.shutdown.drain_delay_ms=0`,
-      `${name}.server.auth.token=${TOKEN}`,
-    ]),
-    `orchestrator.runs_dir=${path.join(dir, "runs")}`,
-  ];
-  mesh = spawn(process.execPath, [`${repoRoot}apps/lean-grpo/bin/lean-grpo.mjs`, "serve", "all", ...overrides], {
-    cwd: repoRoot,
-    env: { ...process.env, LOG_LEVEL: "error" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  for await (const line of createInterface({ input: mesh.stdout! })) {
-    const [name, url] = line.split(/\s+/);
-    if ((SERVICES as readonly string[]).includes(name!) && url?.startsWith("http")) urls.set(name!, url);
-    if (urls.size === SERVICES.length) break;
-  }
+  mesh = await startServeAll(
+    [...MESH_SERVICES.map((name) => `${name}.server.auth.token=${TOKEN}`), `orchestrator.runs_dir=${path.join(dir, "runs")}`],
+    { ...process.env, LOG_LEVEL: "error" },
+  );
+  urls = mesh.urls;
 }, 120_000);
 
 afterAll(async () => {
-  if (mesh && mesh.exitCode === null) {
-    mesh.kill("SIGTERM");
-    await once(mesh, "exit");
-  }
+  await mesh?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 async function everyHealthCheck(): Promise<string[]> {
   return Promise.all(
-    SERVICES.map(async (service) => {
+    MESH_SERVICES.map(async (service) => {
       const health = createClient(Health, createGrpcTransport({ baseUrl: urls.get(service)! }));
       try {
         return HealthCheckResponse_ServingStatus[(await health.check({ service: "" }, { timeoutMs: 5_000 })).status];
@@ -75,7 +55,7 @@ async function authenticatedCall(): Promise<string> {
   return status.$typeName;
 }
 
-const openFiles = () => readdirSync(`/proc/${mesh.pid}/fd`).length;
+const openFiles = () => readdirSync(`/proc/${mesh.child.pid}/fd`).length;
 
 describe("serve all, auth on, default limits", () => {
   it("keeps answering every health check while 300 anonymous Health.Watch streams are held against one service", async () => {
@@ -98,7 +78,7 @@ describe("serve all, auth on, default limits", () => {
         }
       }
       await new Promise((r) => setTimeout(r, 500));
-      expect(await everyHealthCheck()).toEqual(Array(SERVICES.length).fill("SERVING"));
+      expect(await everyHealthCheck()).toEqual(Array(MESH_SERVICES.length).fill("SERVING"));
       expect(await authenticatedCall()).toBe("leangrpo.v1.GetStatusResponse");
     } finally {
       for (const session of sessions) session.destroy();
@@ -126,7 +106,7 @@ describe("serve all, auth on, default limits", () => {
       const maxConnections = defaults.connections?.max ?? 1024;
       // The process holds at most its cap of them (and its own files), not the flood.
       expect(openFiles() - before).toBeLessThanOrEqual(maxConnections + 16);
-      expect(await everyHealthCheck()).toEqual(Array(SERVICES.length).fill("SERVING"));
+      expect(await everyHealthCheck()).toEqual(Array(MESH_SERVICES.length).fill("SERVING"));
       expect(await authenticatedCall()).toBe("leangrpo.v1.GetStatusResponse");
     } finally {
       for (const socket of sockets) socket.destroy();

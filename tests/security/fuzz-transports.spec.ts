@@ -17,7 +17,6 @@
 // (lookups, listings, health, reflection, unknown paths): the point is the transport, and
 // a decodable random SaveCheckpoint must not write into the repository.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import * as http2 from "node:http2";
@@ -25,22 +24,19 @@ import { connect as netConnect, type Socket } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus } from "@lean-grpo/gen/grpc/health/v1/health_pb";
 import { OrchestratorService } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { SeededRandom } from "@lean-grpo/random";
-import { repoRoot } from "../support/interop-verifier.js";
+import { MESH_SERVICES, startServeAll, type MeshService, type ServeAllProcess } from "../support/serve-all-process.js";
 import { issueTestCertificate, writeTestCertificate } from "../support/test-certificate.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 34);
 const CASES = Number(process.env.FUZZ_CASES ?? 16);
-const SERVICES = ["inference", "verifier", "reward", "learner", "orchestrator"] as const;
-type Service = (typeof SERVICES)[number];
 
 /** Methods a decoded garbage message cannot change anything through, per service. */
-const SAFE_PATHS: Record<Service, string[]> = {
+const SAFE_PATHS: Record<MeshService, string[]> = {
   inference: ["/leangrpo.v1.InferenceService/Tokenize", "/leangrpo.v1.InferenceService/ListModels"],
   verifier: ["/leangrpo.v1.LeanVerifierService/PoolStats"],
   reward: ["/leangrpo.v1.RewardService/ListScorers"],
@@ -91,7 +87,7 @@ class Fuzz {
 
 interface Attack {
   name: string;
-  run(fuzz: Fuzz, target: Target, service: Service): Promise<string>;
+  run(fuzz: Fuzz, target: Target, service: MeshService): Promise<string>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -360,49 +356,30 @@ const TOKEN = "fuzz-mesh-token";
 
 describe.each<MeshMode>(["auth off", "auth on", "auth on, TLS"])("serve all under transport fuzzing (%s)", (mode) => {
   let dir: string;
-  let mesh: ChildProcess;
-  const urls = new Map<Service, string>();
-  let meshOutput = "";
+  let mesh: ServeAllProcess;
+  let urls: ServeAllProcess["urls"];
   let ca: Buffer | undefined;
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), "fuzz-transports-"));
-    const overrides = [
-      ...SERVICES.flatMap((name) => [`${name}.server.port=0`, `${name}.server.shutdown.drain_delay_ms=0`]),
-      `orchestrator.runs_dir=${path.join(dir, "runs")}`,
-    ];
+    const overrides = [`orchestrator.runs_dir=${path.join(dir, "runs")}`];
     const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: "warn" };
-    if (mode !== "auth off") overrides.push(...SERVICES.map((name) => `${name}.server.auth.token=${TOKEN}`));
+    if (mode !== "auth off") overrides.push(...MESH_SERVICES.map((name) => `${name}.server.auth.token=${TOKEN}`));
     if (mode === "auth on, TLS") {
       const files = writeTestCertificate(dir, issueTestCertificate(["localhost", "127.0.0.1"]));
       ca = readFileSync(files.ca);
       overrides.push(
-        ...SERVICES.flatMap((name) => [`${name}.server.tls.cert_file=${files.cert}`, `${name}.server.tls.key_file=${files.key}`]),
+        ...MESH_SERVICES.flatMap((name) => [`${name}.server.tls.cert_file=${files.cert}`, `${name}.server.tls.key_file=${files.key}`]),
       );
       // The clients inside the mesh trust the mesh's certificate authority.
       env.NODE_EXTRA_CA_CERTS = files.ca;
     }
-    mesh = spawn(process.execPath, [`${repoRoot}apps/lean-grpo/bin/lean-grpo.mjs`, "serve", "all", ...overrides], {
-      cwd: repoRoot,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    mesh.stderr!.on("data", (chunk) => {
-      meshOutput = (meshOutput + chunk).slice(-20_000);
-    });
-    for await (const line of createInterface({ input: mesh.stdout! })) {
-      const [name, url] = line.split(/\s+/);
-      if ((SERVICES as readonly string[]).includes(name!) && url?.startsWith("http")) urls.set(name as Service, url);
-      if (urls.size === SERVICES.length) break;
-    }
-    if (urls.size !== SERVICES.length) throw new Error(`serve all did not start:\n${meshOutput}`);
+    mesh = await startServeAll(overrides, env);
+    urls = mesh.urls;
   }, 120_000);
 
   afterAll(async () => {
-    if (mesh && mesh.exitCode === null) {
-      mesh.kill("SIGTERM");
-      await once(mesh, "exit");
-    }
+    await mesh?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -416,9 +393,10 @@ describe.each<MeshMode>(["auth off", "auth on", "auth on, TLS"])("serve all unde
 
   /** Every service answers SERVING (over gRPC, and Connect and gRPC-Web over both HTTP versions, in turn); the reason when one does not. */
   async function unhealthy(round: number): Promise<string | undefined> {
-    if (mesh.exitCode !== null || mesh.signalCode !== null) return `serve all exited (${mesh.exitCode ?? mesh.signalCode})`;
+    const { exitCode, signalCode } = mesh.child;
+    if (exitCode !== null || signalCode !== null) return `serve all exited (${exitCode ?? signalCode})`;
     const problems = await Promise.all(
-      SERVICES.map(async (service) => {
+      MESH_SERVICES.map(async (service) => {
         const transport = healthTransports[round % healthTransports.length]!(urls.get(service)!);
         try {
           const res = await createClient(Health, transport).check({ service: "" }, { timeoutMs: 10_000 });
@@ -447,14 +425,14 @@ describe.each<MeshMode>(["auth off", "auth on", "auth on, TLS"])("serve all unde
     const seen = new Set<string>();
     let round = 0;
     for (let index = 0; index < CASES; index++) {
-      for (const service of SERVICES) {
+      for (const service of MESH_SERVICES) {
         const attack = fuzz.pick(ATTACKS);
         const detail = await attack.run(fuzz, { url: urls.get(service)!, ca }, service);
         seen.add(attack.name);
         const problem = await unhealthy(++round);
         if (problem !== undefined) {
           throw new Error(
-            `${mode}: after case ${index} (FUZZ_SEED=${SEED}), ${attack.name} against ${service} (${detail}): ${problem}\n--- serve all's log ---\n${meshOutput}`,
+            `${mode}: after case ${index} (FUZZ_SEED=${SEED}), ${attack.name} against ${service} (${detail}): ${problem}\n--- serve all's log ---\n${mesh.log()}`,
           );
         }
       }

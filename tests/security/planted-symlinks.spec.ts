@@ -4,28 +4,22 @@
 // run-shaped folder elsewhere, a run.json linked to a secret. Each is refused by name,
 // nothing outside runs_dir is read or written, and no answer quotes a file.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { LearnerService } from "@lean-grpo/gen/leangrpo/v1/learner_pb";
 import { OrchestratorService } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { repoRoot } from "../support/interop-verifier.js";
+import { startServeAll, type ServeAllProcess } from "../support/serve-all-process.js";
 
-const SERVICES = ["inference", "verifier", "reward", "learner", "orchestrator"];
 const SECRET = "root:x:0:0:SECRET-41c7:/root:/bin/sh\n";
 const VICTIM = "VICTIM-7a21 untouched\n";
 
 let dir: string;
 let runs: string;
 let outside: string;
-let mesh: ChildProcess;
-let meshLog = "";
-const urls = new Map<string, string>();
+let mesh: ServeAllProcess | undefined;
 let learner: Client<typeof LearnerService>;
 let orchestrator: Client<typeof OrchestratorService>;
 
@@ -67,36 +61,15 @@ beforeAll(async () => {
   mkdirSync(path.join(runs, "ck2"));
   symlinkSync(path.join(outside, "adapter-here"), path.join(runs, "ck2", "adapter"));
 
-  const overrides = [
-    ...SERVICES.flatMap((name) => [`${name}.server.port=0`, `${name}.server.shutdown.drain_delay_ms=0`]),
-    `orchestrator.runs_dir=${runs}`,
-    `orchestrator.data_root=${dir}`,
-  ];
   // On loopback, without auth: what is attacked here is the disk, not the transport.
   const { LEANGRPO_AUTH_TOKEN: _token, ...env } = process.env;
-  mesh = spawn(process.execPath, [`${repoRoot}apps/lean-grpo/bin/lean-grpo.mjs`, "serve", "all", ...overrides], {
-    cwd: repoRoot,
-    env: { ...env, LOG_LEVEL: "warn" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  mesh.stderr!.on("data", (chunk) => {
-    meshLog = (meshLog + chunk).slice(-20_000);
-  });
-  for await (const line of createInterface({ input: mesh.stdout! })) {
-    const [name, url] = line.split(/\s+/);
-    if (SERVICES.includes(name!) && url?.startsWith("http")) urls.set(name!, url);
-    if (urls.size === SERVICES.length) break;
-  }
-  if (urls.size !== SERVICES.length) throw new Error(`serve all did not start:\n${meshLog}`);
-  learner = createClient(LearnerService, createGrpcTransport({ baseUrl: urls.get("learner")! }));
-  orchestrator = createClient(OrchestratorService, createGrpcTransport({ baseUrl: urls.get("orchestrator")! }));
+  mesh = await startServeAll([`orchestrator.runs_dir=${runs}`, `orchestrator.data_root=${dir}`], { ...env, LOG_LEVEL: "warn" });
+  learner = createClient(LearnerService, createGrpcTransport({ baseUrl: mesh.urls.get("learner")! }));
+  orchestrator = createClient(OrchestratorService, createGrpcTransport({ baseUrl: mesh.urls.get("orchestrator")! }));
 }, 120_000);
 
 afterAll(async () => {
-  if (mesh && mesh.exitCode === null) {
-    mesh.kill("SIGTERM");
-    await once(mesh, "exit");
-  }
+  await mesh?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
