@@ -20,6 +20,7 @@ export { rewardSpec } from "./run/config/reward-spec.js";
 export { checkRewardSpec } from "./run/preflight/reward-check.js";
 export { buildPrompt, usesChatPrompts } from "./run/rollout/prompts.js";
 export { checkPromptsEncode } from "./run/preflight/prompt-check.js";
+export { withAsyncCorrection } from "./run/training/training-stream.js";
 export {
   checkRunOffline,
   firstPrompts,

@@ -16,7 +16,14 @@ import type { RewardConfig } from "@lean-grpo/reward";
 import type { VerifierConfig } from "@lean-grpo/verifier";
 import { parseModelConfig } from "@lean-grpo/lm";
 import { ModelTokenizer } from "@lean-grpo/lm/tokenizer";
-import { checkRunOffline, firstPrompts, isLeanTheorem, type OfflineRun, type RunConfigMessage } from "@lean-grpo/orchestrator";
+import {
+  checkRunOffline,
+  firstPrompts,
+  isLeanTheorem,
+  withAsyncCorrection,
+  type OfflineRun,
+  type RunConfigMessage,
+} from "@lean-grpo/orchestrator";
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { meshOrchestratorConfig, resolveMeshServices, type MeshOptions, type MeshService } from "../mesh/start-mesh.js";
 import { checkAlgorithmSection } from "../config/seed-algorithm-config.js";
@@ -85,11 +92,9 @@ function checkRunAlgorithm(file: TrainFile): void {
   const sections = file as Record<string, unknown>;
   const algorithm = (sections.algorithm ?? {}) as { name?: string; config?: Record<string, unknown> };
   const training = (sections.training ?? {}) as { async?: boolean };
-  // An async run sends the rollout correction unless the config sets it (run-config.ts ASYNC_*).
-  const extra = training.async
-    ? { importance_sampling_cap: 2, importance_sampling_level: "token", importance_sampling_action: "truncate" }
-    : {};
-  checkAlgorithmSection(algorithm.name ?? "grpo", algorithm.config ?? {}, extra);
+  // What the orchestrator sends: an async run adds the rollout correction unless the config chose one.
+  const sent = withAsyncCorrection(training.async === true, algorithm.config ?? {});
+  checkAlgorithmSection(algorithm.name ?? "grpo", algorithm.config ?? {}, sent);
 }
 
 /** The orchestrator's refusal as the command's: its message without the RPC code. */

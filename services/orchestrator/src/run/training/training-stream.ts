@@ -9,15 +9,20 @@ import { ASYNC_IMPORTANCE_SAMPLING_CAP, ASYNC_IMPORTANCE_SAMPLING_MODE, type Run
 import type { RolloutGroup } from "../rollout/rollout.js";
 import { GENERATION_BUDGET_KNOB } from "../config/learner-algorithm.js";
 
-/**
- * algorithm.config as sent: an async run trains on samples one policy version old, so
- * unless the config chose (importance_sampling_cap or its alias truncated_is, null
- * included), it asks the learner for truncated importance sampling against the sampler
- * logprobs every sample carries, per token and truncated (ASYNC_IMPORTANCE_SAMPLING_MODE).
- */
+/** algorithm.config as sent: the run's knobs, the generation budget, and an async run's correction. */
 export function stepAlgorithmConfig(config: RunConfig): Record<string, unknown> {
-  const knobs = withGenerationBudget(config);
-  if (!config.training.async || "importance_sampling_cap" in knobs || "truncated_is" in knobs) return knobs;
+  return withAsyncCorrection(config.training.async, withGenerationBudget(config));
+}
+
+/**
+ * An async run trains on samples one policy version old, so unless the config chose
+ * (importance_sampling_cap or its alias truncated_is, null included), it asks the learner
+ * for truncated importance sampling against the sampler logprobs every sample carries, per
+ * token and truncated (ASYNC_IMPORTANCE_SAMPLING_MODE). Exported for checks made before a
+ * run starts, so that they judge the knobs the learner will get.
+ */
+export function withAsyncCorrection(async: boolean, knobs: Record<string, unknown>): Record<string, unknown> {
+  if (!async || "importance_sampling_cap" in knobs || "truncated_is" in knobs) return knobs;
   // Token-level truncation (ART's truncated_is): the one-step lag the async preset was measured with.
   return { ...ASYNC_IMPORTANCE_SAMPLING_MODE, ...knobs, importance_sampling_cap: ASYNC_IMPORTANCE_SAMPLING_CAP };
 }
