@@ -388,13 +388,14 @@ describe("the dashboard reading runs from disk (--runs-dir)", () => {
           })(),
         ),
       ).toBe(Code.NotFound);
-      for (const target of [
-        "/files/linked/checkpoints/step-1/trainer_state.json",
-        "/files/r1/checkpoints/step-9/passwd",
-        "/files/r1/checkpoints/step-2/planted.json",
-      ]) {
+      for (const [target, status] of [
+        ["/files/linked/checkpoints/step-1/trainer_state.json", 404],
+        ["/files/r1/checkpoints/step-9/passwd", 404],
+        ["/files/r1/checkpoints/step-2/planted.json", 403],
+        ["/files/r1/checkpoints/step-2/planted-dir/passwd", 403],
+      ] as const) {
         const answer = await send(ui.url, target, { headers: { cookie } });
-        expect(answer.status, target).toBeGreaterThanOrEqual(400);
+        expect(answer.status, target).toBe(status);
         expect(answer.body, target).not.toContain(SECRET);
       }
       expect((await send(ui.url, "/files/r1/checkpoints/step-2/trainer_state.json", { headers: { cookie } })).body).toBe('{"step":2}\n');
