@@ -13,7 +13,7 @@ const log = new URL("./log.ts", import.meta.url).pathname;
 function runScript(body: string, env: Record<string, string> = {}) {
   const script = `const kit = await import(${JSON.stringify(log)});\n${body}`;
   const result = spawnSync(process.execPath, ["--import", "tsx/esm", "--input-type=module", "-e", script], {
-    env: { ...process.env, VITEST: "", LOG_LEVEL: "info", LEANGRPO_LOG_DIR: "", LEANGRPO_LOG_STDERR: "", ...env },
+    env: { ...process.env, VITEST: "", LOG_LEVEL: "info", LEANGRPO_LOG_DIR: "", LEANGRPO_LOG_ROOT: "", LEANGRPO_LOG_STDERR: "", ...env },
     encoding: "utf8",
   });
   if (result.status !== 0) throw new Error(`script failed (${result.status}): ${result.stderr}`);
@@ -91,6 +91,40 @@ describe("log destination", () => {
       expect(stderr).toContain(`log file ${path.join(dir, "logs", "learner.log")} refused (it is a symlink); its lines go to stderr`);
       expect(lines(stderr).map((l) => l.msg)).toEqual(["one", "two"]);
       expect(lines(readFileSync(path.join(dir, "logs", "reward.log"), "utf8")).map((l) => l.msg)).toEqual(["kept"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("with a root, walks to the folder from it in every process: a run folder swapped for a symlink after start-up is not followed", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "kit-log-"));
+    try {
+      const runs = path.join(dir, "runs");
+      mkdirSync(path.join(runs, "r1", "logs"), { recursive: true });
+      mkdirSync(path.join(dir, "outside", "logs"), { recursive: true });
+      // The run folder made by the command, then swapped for a symlink out before any line is written.
+      const { stderr } = runScript(
+        `kit.configureLogDestination({ dir: ${JSON.stringify(path.join(runs, "r1", "logs"))}, root: ${JSON.stringify(runs)}, stderr: false });
+         const fs = await import("node:fs");
+         fs.rmSync(${JSON.stringify(path.join(runs, "r1"))}, { recursive: true });
+         fs.symlinkSync(${JSON.stringify(path.join(dir, "outside"))}, ${JSON.stringify(path.join(runs, "r1"))});
+         kit.createLogger("learner").info("kept out");`,
+      );
+      expect(existsSync(path.join(dir, "outside", "logs", "learner.log"))).toBe(false);
+      expect(stderr).toContain('the log folder "r1" is a symlink');
+      expect(lines(stderr).map((l) => l.msg)).toEqual(["kept out"]);
+      // Without the swap, the same destination writes its file, and a child process finds it from the root too.
+      rmSync(path.join(runs, "r1"));
+      mkdirSync(path.join(runs, "r1", "logs"), { recursive: true });
+      runScript(
+        `kit.configureLogDestination({ dir: ${JSON.stringify(path.join(runs, "r1", "logs"))}, root: ${JSON.stringify(runs)}, stderr: false });
+         const { execFileSync } = await import("node:child_process");
+         execFileSync(process.execPath, ["--import", "tsx/esm", "--input-type=module", "-e",
+           "const kit = await import(" + JSON.stringify(${JSON.stringify(log)}) + "); kit.createLogger('learner').info('child');"],
+           { stdio: "inherit", env: { ...process.env } });`,
+        { LEANGRPO_LOG_ROOT: "" },
+      );
+      expect(lines(readFileSync(path.join(runs, "r1", "logs", "learner.log"), "utf8")).map((l) => l.msg)).toEqual(["child"]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -31,7 +31,8 @@ export function startRunLogs(runsDir: string, runId: string, options: { verbose:
   const existed = existsSync(runs.resolve(runId, "run id"));
   // A run folder or logs/ that is a symlink is refused here, before any line is written.
   const dir = runs.directoryForWriteSync(`${runId}/logs`, "run id");
-  configureLogDestination({ dir, stderr: options.verbose || !process.stderr.isTTY });
+  // Every process that logs there walks to it from runs_dir again, refusing a symlink swapped in since.
+  configureLogDestination({ dir, root: runsDir, stderr: options.verbose || !process.stderr.isTTY });
   current = dir;
   return {
     dir,

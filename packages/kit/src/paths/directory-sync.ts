@@ -11,6 +11,13 @@ const DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOL
 
 /** Makes the directory `given` under the root `dir` (config key `key`) with its parents, no symlink on the way; its path. */
 export function makeDirectorySync(dir: string, key: string, given: string, field: string): string {
+  const opened = openDirectorySync(dir, key, given, field);
+  closeSync(opened.fd);
+  return opened.path;
+}
+
+/** As makeDirectorySync, and the directory stays open: its descriptor (close it) and its path. */
+export function openDirectorySync(dir: string, key: string, given: string, field: string): { fd: number; path: string } {
   const names = relativeNames(given, field, key);
   mkdirSync(dir, { recursive: true });
   let fd: number;
@@ -48,8 +55,9 @@ export function makeDirectorySync(dir: string, key: string, given: string, field
       }
       current = path.join(current, name);
     }
-    return current;
-  } finally {
+    return { fd, path: current };
+  } catch (error) {
     closeSync(fd);
+    throw error;
   }
 }
