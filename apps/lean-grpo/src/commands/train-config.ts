@@ -1,5 +1,5 @@
 // The config of `lean-grpo train`, composed as the seeds' Hydra configs are:
-//   --config FILE < groups (model=..., dataset=..., algorithm=...) < LEANGRPO_* env < flags < dotted overrides.
+//   defaults < groups (model=..., dataset=..., algorithm=...) < --config FILE < LEANGRPO_* env < flags < dotted overrides.
 // Groups live in the config directory: --config-dir, else LEANGRPO_CONFIG_DIR, else ./configs
 // when it has groups, else the configs/ folder of this repository.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";

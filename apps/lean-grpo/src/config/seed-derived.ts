@@ -7,7 +7,7 @@
 // and the two on the same layer are refused, naming both.
 import { readFileSync } from "node:fs";
 import { CONFIG_LAYERS, ConfigError, type ConfigIssue } from "@lean-grpo/kit";
-import { DERIVED_SETS, type Derived, type DerivedValue, type SeedTranslation } from "./seed-names.js";
+import { DERIVED_SETS, type DerivedValue, type SeedTranslation } from "./seed-names.js";
 
 /** What seed-derived needs of the train file (train-command.ts TrainFile). */
 export interface DerivableFile {
@@ -126,11 +126,6 @@ export function applySeedDerived<F extends DerivableFile>(file: F, seeds: SeedTr
 
 function byLayer(a: DerivedValue, b: DerivedValue): number {
   return CONFIG_LAYERS.indexOf(a.layer) - CONFIG_LAYERS.indexOf(b.layer);
-}
-
-/** The derived settings that set `key` (for `lean-grpo config`). */
-export function derivedSettingsOf(key: string): Derived[] {
-  return (Object.keys(DERIVED_SETS) as Derived[]).filter((d) => DERIVED_SETS[d].key === key);
 }
 
 /** Training records of a JSONL file (non-empty lines), capped by max_train_samples; undefined if unreadable. */
