@@ -44,6 +44,11 @@ export const HOSTILE_CONTEXTS: Readonly<Record<string, string>> = {
   "a character Lean reads no token at, then a quote": `def x := 1\né'"' + " ${SHELL} --"`,
   "a character Lean reads no token at, digits, then a quote": `def x := 1\né2'"' + " ${SHELL} --"`,
   "deriving, then a macro": `deriving instance Repr for Nat\nmacro "${MARKER}" : term => \`(1)`,
+  // An atom that begins with a symbol and ends in letters: Lean's token ends inside what the screen reads as a name.
+  "a symbol-then-letters atom, then a quote": `notation "∘x" => (1 : Nat)\ndef y := ∘x'"'\n${SHELL} -- "`,
+  "a symbol-then-letters atom, then a raw string": `notation "[FOO" => (1 : Nat)\ndef y := [FOOr"\\"\n${SHELL} -- "`,
+  "a scoped atom an open brings in, then a quote": `open CategoryTheory.MonoidalCategory\ndef y := 𝟙_'"'\n${SHELL} -- "`,
+  "unsafe in a bracket that looks like an Aesop clause": `def y := (add, unsafe (IO.Process.output {cmd := "${MARKER}"})).2`,
 };
 
 /** Statements that are more than one declaration head: each refused, naming theorem.statement. */

@@ -17,8 +17,9 @@ export function tokensResynchronised(source: string, options: TokenizeOptions = 
   let offset = 0;
   while (offset <= source.length) {
     const result = tokenize(offset === 0 ? source : source.slice(offset), options);
-    if (offset === 0) tokens.push(...result.tokens);
-    else for (const token of result.tokens) tokens.push({ ...token, start: token.start + offset, end: token.end + offset });
+    // One push per token: spreading a long text's tokens into one call overflows the stack.
+    for (const token of result.tokens)
+      tokens.push(offset === 0 ? token : { ...token, start: token.start + offset, end: token.end + offset });
     if (!result.error) break;
     // Lean reads a token at the error (skipping it when it lexes), else moves one character on.
     offset += result.error.index > 0 ? result.error.index : 1;

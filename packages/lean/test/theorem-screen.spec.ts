@@ -13,6 +13,7 @@ import {
   CONTEXT_COMMANDS,
   commandStartedBy,
   makeTokenTable,
+  screenSourcePart,
   screenTheorem,
   screenTheoremSource,
   tokenize,
@@ -314,5 +315,56 @@ describe("screenTheorem", () => {
   it("passes a theorem with no Lean text (a math task) and reads CRLF as Lean does", () => {
     expect(screenTheorem(theorem({ statement: "" }))).toEqual({ ok: true });
     expect(screenTheorem(theorem({ context: 'def x := 1\r\ndef s := "a\\\r\n  b"\r\n' }))).toEqual({ ok: true });
+  });
+});
+
+describe("where Lean's token ends inside what the screen reads as a name", () => {
+  // An atom that begins with a symbol and ends in letters (`∘x`, `[FOO`), declared in the context or
+  // brought into scope by an `open`, is no token in any table the screen reads: Lean reads `∘x` and
+  // then `'"'` (a character) or `r"\"` (a raw string), where the lexer reads a name and then a string.
+  const hostileContexts = [
+    'notation "∘x" => (1 : Nat)\ndef y := ∘x\'"\'\n#eval IO.Process.exit 7 -- "',
+    'notation "[FOO" => (1 : Nat)\ndef y := [FOOr"\\"\n#eval IO.Process.exit 7 -- "',
+    "open CategoryTheory.MonoidalCategory\ndef y := 𝟙_'\"'\n#eval IO.Process.exit 7 -- \"",
+  ];
+  const hostileProofs = [
+    "by\n  open CategoryTheory.MonoidalCategory in exact 𝟙_'\"'\n#eval IO.Process.exit 7 -- \"",
+    'by exact ∘xr#"\\"#\n#eval IO.Process.exit 7 -- "',
+  ];
+
+  it.each(hostileContexts)("refuses the context %j on every table", (context) => {
+    for (const table of [BUILTIN_TABLE, mathlibLike]) {
+      const screened = screenTheoremSource({ context, statement: "theorem t : True" }, table);
+      expect(screened).toMatchObject({ ok: false, field: "context" });
+      expect((screened as { reason: string }).reason).toContain("a name glued to a symbol");
+    }
+  });
+
+  it.each(hostileProofs)("refuses the proof %j", (proof) => {
+    expect(screenSourcePart(proof, "proof", "t", mathlibLike)?.reason).toContain("a name glued to a symbol");
+  });
+
+  it("keeps honest names after symbols: primes, brackets, anonymous constructors, lists", () => {
+    for (const proof of ["by exact ⟨h', h''⟩", "by simpa using (h₁' : ¬p')", "by exact [a', b'].length", "fun x => f⁻¹' s"]) {
+      expect(screenSourcePart(proof, "proof", "t", mathlibLike), proof).toBeUndefined();
+    }
+  });
+});
+
+describe("Aesop's rule phase `unsafe`", () => {
+  it("is allowed only in an `(add …)` clause of an aesop call", () => {
+    for (const proof of [
+      "by aesop (add unsafe 50% apply foo)",
+      "by aesop (rule_sets := [Foo]) (add safe 1 foo, unsafe 2 bar)",
+      "by aesop_cat (add unsafe apply bar)",
+    ]) {
+      expect(screenSourcePart(proof, "proof", "t", mathlibLike), proof).toBeUndefined();
+    }
+  });
+
+  it("is the term `unsafe` in any other bracket that begins with add", () => {
+    for (const proof of ["by exact (add, unsafe (ptrAddrUnsafe x)).2", "by exact (f (add unsafe x))", "by exact (add unsafe x)"]) {
+      expect(screenSourcePart(proof, "proof", "t", mathlibLike)?.reason, proof).toContain("`unsafe`");
+    }
   });
 });

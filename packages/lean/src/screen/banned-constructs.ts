@@ -122,7 +122,8 @@ const aesopPhases = new WeakMap<readonly LeanToken[], ReadonlySet<number>>();
 
 /**
  * Aesop's rule phase `unsafe` (`aesop (add unsafe 50% apply foo, safe apply bar)`), which only ranks a rule:
- * the keyword right after `add`, or after a `,` directly inside the `(add …)` clause.
+ * the keyword right after `add`, or after a `,` directly inside the `(add …)` clause, of a clause that follows
+ * `aesop` (or `aesop?`, `aesop_cat`, …) after its other clauses, never any `(add …` bracket.
  */
 function isAesopRulePhase(tokens: readonly LeanToken[], at: number): boolean {
   let phases = aesopPhases.get(tokens);
@@ -131,17 +132,34 @@ function isAesopRulePhase(tokens: readonly LeanToken[], at: number): boolean {
     // Open brackets, each with whether it is a `(` that begins with `add`.
     const open: boolean[] = [];
     tokens.forEach((token, i) => {
-      if (["(", "[", "{", "⟨"].includes(token.text)) open.push(token.text === "(" && keywordOf(tokens[i + 1] ?? token) === "add");
+      if (["(", "[", "{", "⟨"].includes(token.text))
+        open.push(token.text === "(" && keywordOf(tokens[i + 1] ?? token) === "add" && followsAesop(tokens, i));
       else if ([")", "]", "}", "⟩"].includes(token.text)) open.pop();
       else if (keywordOf(token) === "unsafe" && i > 0) {
         const before = tokens[i - 1]!;
-        if (keywordOf(before) === "add" || (before.text === "," && open.at(-1) === true)) found.add(i);
+        if ((keywordOf(before) === "add" || before.text === ",") && open.at(-1) === true) found.add(i);
       }
     });
     phases = found;
     aesopPhases.set(tokens, phases);
   }
   return phases.has(at);
+}
+
+/** Whether the clause opening at `at` is one of an Aesop call's: before it only earlier `( … )` clauses, then `aesop…`. */
+function followsAesop(tokens: readonly LeanToken[], at: number): boolean {
+  let i = at - 1;
+  while (tokens[i]?.text === ")") {
+    // Back over one balanced `( … )` clause.
+    let depth = 0;
+    for (; i >= 0; i--) {
+      if (tokens[i]!.text === ")") depth++;
+      else if (tokens[i]!.text === "(" && --depth === 0) break;
+    }
+    i--;
+  }
+  const before = tokens[i];
+  return before?.kind === "identifier" && /^aesop/.test(before.text);
 }
 
 /** Tokens allowed between `open` and its `in`: the namespaces and their selectors (`open Nat hiding x in`). */
@@ -313,6 +331,20 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
         !OPENING.has(before.text);
       const unsure = table.source !== "environment" && token.kind === "symbol" && quoteOpensCharLiteral(token, source);
       return glued || unsure ? at + 1 : undefined;
+    },
+  ),
+  construct(
+    "a name glued to a symbol",
+    "puts a name right after a symbol, where the token table decides where Lean's token ends: a notation's atom (`∘x` from " +
+      "the context, or a scoped one an `open` brings into scope, which no table the screen reads holds) may take in the " +
+      "name's first letters, and Lean then reads a `'` inside the name as the start of a character literal, or an `r` at " +
+      "its end as the start of a raw string, where the screen reads a name and then a literal",
+    EVERYWHERE,
+    (tokens, at, _theoremName, _table, source) => {
+      const [before, token] = [tokens[at - 1], tokens[at]!];
+      if (token.kind !== "identifier" || before?.kind !== "symbol" || before.end !== token.start) return undefined;
+      const rawStringNext = token.text.endsWith("r") && (source[token.end] === '"' || source[token.end] === "#");
+      return rawStringNext || quoteOpensCharLiteral(token, source) ? at + 1 : undefined;
     },
   ),
   // Last: every other token that begins a command (alias, open without in, #find, deriving, ...).

@@ -67,6 +67,13 @@ describe("theoremTarget", () => {
     );
   });
 
+  it("refuses an overlong statement or context as INVALID_ARGUMENT naming the field, however many tokens it holds", () => {
+    const long = `theorem t : ${"x ∧ ".repeat(100_000)}True`;
+    expect(invalid({ statement: long })).toMatchObject({ field: "theorem.statement" });
+    expect(invalid({ statement: long }).message).toMatch(/characters long; at most 65536/);
+    expect(invalid({ context: "def x := 1\n".repeat(40_000) })).toMatchObject({ field: "theorem.context" });
+  });
+
   it("accepts a matching name", () => {
     expect(theoremTarget({ ...base, name: "t" }, "").name).toBe("t");
   });
