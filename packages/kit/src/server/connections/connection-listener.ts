@@ -1,6 +1,7 @@
 // The one port a server listens on. It accepts each connection under the registry's
 // caps and deadlines, reads its protocol (the HTTP/2 preface, or an HTTP/1.1 request),
-// and hands it to the engine for that protocol: HTTP/2 (gRPC) to grpc-js, HTTP/1.1
+// and hands it on: HTTP/2 to the kit's sessions (http2-sessions.ts, which give each gRPC
+// stream to grpc-js and each Connect or gRPC-Web stream to connect-node), HTTP/1.1
 // (Connect, gRPC-Web) to connect-node.
 //
 // With TLS, ALPN decides first: a client that offers h2 gets HTTP/2 (gRPC, Connect and

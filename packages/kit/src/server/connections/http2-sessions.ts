@@ -31,12 +31,19 @@ export function createHttp2Sessions(options: Http2SessionsOptions): Http2Session
   const streamClosed = () => {
     openStreams--;
   };
-  const server = http2.createServer({ settings: { maxConcurrentStreams: options.streamsPerConnection } });
+  const server = http2.createServer({
+    settings: { maxConcurrentStreams: options.streamsPerConnection },
+    // As grpc-js sets them on its own servers: messages and streams are capped by server.limits,
+    // and Node's 10 MB session default would refuse new streams while a large answer is queued.
+    maxSessionMemory: Number.MAX_SAFE_INTEGER,
+    maxSendHeaderBlockLength: Number.MAX_SAFE_INTEGER,
+  });
   server.on("session", (session: http2.ServerHttp2Session) => {
     const key = `${session.socket.remoteAddress}|${session.socket.remotePort}`;
     sessions.set(key, session);
     session.on("error", (error) => options.logger.debug({ err: error }, "session error"));
-    session.once("close", () => sessions.delete(key));
+    // Only this session's entry: another may hold the key by now.
+    session.once("close", () => sessions.get(key) === session && sessions.delete(key));
   });
   server.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, _flags: number, rawHeaders: string[]) => {
     openStreams++;

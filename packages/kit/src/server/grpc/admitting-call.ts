@@ -84,6 +84,8 @@ class AdmittingCall implements ServerInterceptingCallInterface, InterceptingServ
   private ctx: GrpcCallContext | undefined;
   private connection = "";
   private deadlineTimer: NodeJS.Timeout | undefined;
+  /** Whether the call's stream has closed and the gate was told. */
+  private closed = false;
 
   constructor(
     private readonly call: ServerInterceptingCallInterface,
@@ -141,9 +143,15 @@ class AdmittingCall implements ServerInterceptingCallInterface, InterceptingServ
     this.listener!.onReceiveHalfClose();
   }
 
-  /** grpc-js reports the end of every call here, answered or not. */
+  /** grpc-js reports the end of every call here, answered or not, once its stream has closed. */
   onCancel(): void {
     this.finish();
+    // Only now is the answer's last byte written: until then the connection is not idle, so
+    // neither a shutdown nor an eviction at the connection cap cuts it short.
+    if (this.ctx !== undefined && !this.closed) {
+      this.closed = true;
+      this.gate.ended(this.ctx, this.connection);
+    }
     this.listener!.onCancel();
   }
 
@@ -188,14 +196,13 @@ class AdmittingCall implements ServerInterceptingCallInterface, InterceptingServ
     return this.call.getMetricsRecorder();
   }
 
+  /** The call is answered (or gone): its slot is free for the next, and its work is cancelled if unanswered. */
   private finish() {
     if (this.admitted === undefined) return;
     clearTimeout(this.deadlineTimer);
     this.admitted.release();
     this.admitted = undefined;
-    const ctx = this.ctx!;
-    ctx.cancelIfUnanswered();
-    this.gate.ended(ctx, this.connection);
+    this.ctx!.cancelIfUnanswered();
   }
 }
 

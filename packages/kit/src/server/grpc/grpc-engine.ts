@@ -2,7 +2,7 @@
 // a plain grpc-js server (bench/rpc). Each HTTP/2 stream that carries gRPC is handed to
 // grpc-js's own stream handler; the kit's admission runs as its interceptor, and each
 // method calls the same wrapped implementation that the Connect and gRPC-Web engine
-// calls. The HTTP/2 server itself is the kit's (http2-streams.ts), so that Connect and
+// calls. The HTTP/2 server itself is the kit's (connections/http2-sessions.ts), so that Connect and
 // gRPC-Web streams on the same connection go to connect-node.
 //
 // grpc-js serves streams only from HTTP/2 servers it creates, and routes every stream to
