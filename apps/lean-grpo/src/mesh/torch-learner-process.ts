@@ -11,7 +11,6 @@ import { AUTH_TOKEN_ENV, ConfigError, loadConfig } from "@lean-grpo/kit";
 import { LearnerImplSchema, type LearnerImplSection } from "./torch-learner-config.js";
 import { sectionConfigError } from "./section-error.js";
 
-
 export interface TorchLearnerOptions {
   /** Python interpreter with torch, grpcio and protobuf. */
   python: string;

@@ -135,11 +135,7 @@ const EXAMPLES: Record<string, string[]> = {
     "by exact s ×' '\"' = t",
     "by exact f ''a'",
   ],
-  "a name glued to a symbol": [
-    "by exact ∘x'\"'\n#eval evil -- \"",
-    'by exact [FOOr"\\"\n#eval evil -- "',
-    "by exact 𝟙_'a'",
-  ],
+  "a name glued to a symbol": ["by exact ∘x'\"'\n#eval evil -- \"", 'by exact [FOOr"\\"\n#eval evil -- "', "by exact 𝟙_'a'"],
   "a command": [
     "by simp\nalias bar := foo",
     "by simp\nopen Evil",
