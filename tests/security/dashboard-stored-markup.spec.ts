@@ -210,8 +210,9 @@ describe.skipIf(!haveChromium)("a run folder's stored markup, in the dashboard a
   /** Opens each completion in turn (repair trajectories and plain ones draw different details) and records the page's shape each time. */
   async function readPage(page: Page, outside: string[]): Promise<Seen> {
     await page.waitForSelector('[data-chart="reward"] canvas');
-    await page.waitForFunction("document.body.dataset.steps === '2'");
-    await page.waitForFunction("document.querySelectorAll('.samples tbody tr').length === 4");
+    // Polled from here: the page's policy refuses the string evaluation that waitForFunction polls with.
+    await expect.poll(() => page.locator("body").getAttribute("data-steps")).toBe("2");
+    await expect.poll(() => page.locator(".samples tbody tr").count()).toBe(4);
     await page.waitForSelector(".config");
     const shapes = [(await page.evaluate(SHAPE)) as Record<string, number>];
     const texts: string[] = [];
