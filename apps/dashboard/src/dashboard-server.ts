@@ -49,22 +49,27 @@ export interface DashboardServer {
 }
 
 const SESSION_PATH = "/session";
-const PAGE_HEADERS = {
-  "content-type": "text/html; charset=utf-8",
-  "cache-control": "no-cache",
-  // Never framed by another page (clickjacking), and the page's address stays home.
-  "content-security-policy": "frame-ancestors 'none'",
-  "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
-  "x-content-type-options": "nosniff",
-};
+
+/** The page's headers: its own script and styles only, calls to this origin only (page-policy.ts), never framed, the address kept home. */
+function pageHeaders(policy: string): Record<string, string> {
+  return {
+    "content-type": "text/html; charset=utf-8",
+    "cache-control": "no-cache",
+    // frame-ancestors works only in a header: no other page may frame this one (clickjacking).
+    "content-security-policy": `${policy}; frame-ancestors 'none'`,
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+    "x-content-type-options": "nosniff",
+  };
+}
 
 export async function startDashboardServer(options: DashboardServerOptions): Promise<DashboardServer> {
   const host = options.host ?? "127.0.0.1";
   if (!options.auth && !isLoopbackHost(host))
     throw new Error(`the dashboard does not bind ${host}, beyond loopback, without auth: give it a token to require`);
   const assets = await pageAssets(); // bundled before listening, so the first page load is quick
-  const html = pageHtml(assets, { title: "lean-grpo dashboard" });
+  const page = pageHtml(assets, { title: "lean-grpo dashboard" });
+  const headers = pageHeaders(page.policy);
   const rpc = connectNodeAdapter({ routes: (router) => router.service(OrchestratorService, options.orchestrator) });
   const files = options.runsDir ? runFiles(options.runsDir, options.orchestrator) : undefined;
   const served = servedHostnames(host, options.allowHosts);
@@ -95,8 +100,8 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
     if (!reads) return plain(response, 405, "only GET here\n");
     if (url.pathname === "/" || url.pathname === "/index.html") {
       // The page is a script with no data in it: it loads without a token and then asks for one.
-      response.writeHead(200, PAGE_HEADERS);
-      return response.end(html);
+      response.writeHead(200, headers);
+      return response.end(page.html);
     }
     if (url.pathname.startsWith("/files/") && files) {
       if (access && !access.allows(request)) return plain(response, 401, "this dashboard needs its token: open the link it printed\n");

@@ -1,5 +1,6 @@
 // report.html: the dashboard page for one run, its data embedded (GetRun's answer and the
-// run's WatchRun events as proto JSON), opened from disk with no server and no network.
+// run's WatchRun events as proto JSON), opened from disk with no server and no network:
+// its Content-Security-Policy allows no call at all (page-policy.ts).
 import { toJson } from "@bufbuild/protobuf";
 import {
   GetRunResponseSchema,
@@ -22,5 +23,5 @@ export async function renderOfflineReport(report: OfflineRun): Promise<string> {
     details: toJson(GetRunResponseSchema, report.details),
     events: report.events.map((e) => toJson(WatchRunResponseSchema, e)),
   };
-  return pageHtml(await pageAssets(), { title: `lean-grpo run ${run.id} (${run.algorithm})`, data });
+  return pageHtml(await pageAssets(), { title: `lean-grpo run ${run.id} (${run.algorithm})`, data }).html;
 }

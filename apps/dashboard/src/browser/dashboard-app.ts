@@ -5,6 +5,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { RunState, type Run } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { CHARTS } from "./chart-specs.js";
+import { h } from "./dom.js";
 import { MetricChart, type ChartView } from "./metric-chart.js";
 import { RunData } from "./run-data.js";
 import type { RunSource } from "./run-source.js";
@@ -34,20 +35,31 @@ export class DashboardApp {
     private readonly source: RunSource,
     root: HTMLElement,
   ) {
-    root.innerHTML = `
-      <header class="top"><h1>lean-grpo</h1><span class="mode"></span><span class="status" role="status"></span></header>
-      <div class="layout">
-        <nav class="runs"><h2>Runs</h2><p class="hint">click to open · tick to compare</p><ul></ul></nav>
-        <main>
-          <section class="summary"></section>
-          <section class="controls">
-            <label>smoothing <input type="range" min="0" max="0.95" step="0.05" value="0" aria-label="smoothing"> <output>0</output></label>
-            <label><input type="checkbox" class="log"> log scale (KL, grad norm, learning rate)</label>
-            <span class="compare-note"></span>
-          </section>
-          <div class="charts"></div>
-        </main>
-      </div>`;
+    const slider = h("input", { type: "range", min: "0", max: "0.95", step: "0.05", value: "0", "aria-label": "smoothing" });
+    const smoothingShown = h("output", {}, "0");
+    const log = h("input", { type: "checkbox", class: "log" });
+    const main = h(
+      "main",
+      {},
+      h("section", { class: "summary" }),
+      h(
+        "section",
+        { class: "controls" },
+        h("label", {}, "smoothing ", slider, " ", smoothingShown),
+        h("label", {}, log, " log scale (KL, grad norm, learning rate)"),
+        h("span", { class: "compare-note" }),
+      ),
+      h("div", { class: "charts" }),
+    );
+    root.replaceChildren(
+      h("header", { class: "top" }, h("h1", {}, "lean-grpo"), h("span", { class: "mode" }), h("span", { class: "status", role: "status" })),
+      h(
+        "div",
+        { class: "layout" },
+        h("nav", { class: "runs" }, h("h2", {}, "Runs"), h("p", { class: "hint" }, "click to open · tick to compare"), h("ul")),
+        main,
+      ),
+    );
     root.querySelector(".mode")!.textContent =
       source.kind === "live" ? "live dashboard · WatchRun over Connect" : "offline report · data embedded in this page";
     this.runList = root.querySelector("nav.runs ul")!;
@@ -55,14 +67,12 @@ export class DashboardApp {
     this.status = root.querySelector(".status")!;
     const chartsBox = root.querySelector(".charts")!;
     for (const chart of this.charts) chartsBox.append(chart.element);
-    root.querySelector("main")!.append(this.samples.element);
-    const slider = root.querySelector<HTMLInputElement>('input[type="range"]')!;
+    main.append(this.samples.element);
     slider.addEventListener("input", () => {
       this.view.smoothing = Number(slider.value);
-      root.querySelector("output")!.textContent = slider.value;
+      smoothingShown.textContent = slider.value;
       this.draw();
     });
-    const log = root.querySelector<HTMLInputElement>("input.log")!;
     log.addEventListener("change", () => {
       this.view.log = log.checked;
       this.draw();
@@ -127,12 +137,20 @@ export class DashboardApp {
         box.checked = this.compared.has(run.id) || run.id === this.selected;
         box.disabled = run.id === this.selected;
         box.addEventListener("change", () => this.toggleCompare(run.id, box.checked));
-        const button = document.createElement("button");
-        button.type = "button";
+        // The state is one of the contract's names; the run's own texts are text nodes.
         const state = RunState[run.state] ?? "";
         const reward = run.lastMetrics.reward_mean;
-        button.innerHTML = `<span class="id"></span><span class="meta"><span class="state state-${state.toLowerCase()}">${state}</span> ${run.algorithm} · ${run.step}/${run.totalSteps}${reward === undefined ? "" : ` · reward ${reward.toFixed(2)}`}</span>`;
-        button.querySelector(".id")!.textContent = run.id;
+        const button = h(
+          "button",
+          { type: "button" },
+          h("span", { class: "id" }, run.id),
+          h(
+            "span",
+            { class: "meta" },
+            h("span", { class: `state state-${state.toLowerCase()}` }, state),
+            ` ${run.algorithm} · ${run.step}/${run.totalSteps}${reward === undefined ? "" : ` · reward ${reward.toFixed(2)}`}`,
+          ),
+        );
         button.addEventListener("click", () => this.select(run.id));
         li.append(box, button);
         return li;

@@ -4,6 +4,7 @@
 // metric of the spec; several runs: the spec's first metric, one line per run.
 import uPlot from "uplot";
 import { PALETTE, type ChartSpec } from "./chart-specs.js";
+import { h } from "./dom.js";
 import type { RunData } from "./run-data.js";
 import { alignSeries, smooth } from "./smoothing.js";
 
@@ -39,12 +40,7 @@ export class MetricChart {
     this.hasData = lines.some((l) => l.values[1].some((v) => v !== null));
     if (!this.hasData) {
       this.destroy();
-      this.body.innerHTML = "";
-      const empty = document.createElement("div");
-      empty.className = "chart-empty";
-      empty.innerHTML = `<h3></h3><p>no values yet</p>`;
-      empty.querySelector("h3")!.textContent = title;
-      this.body.append(empty);
+      this.body.replaceChildren(h("div", { class: "chart-empty" }, h("h3", {}, title), h("p", {}, "no values yet")));
       return;
     }
     const log = view.log && this.spec.log === true && lines.every((l) => l.values[1].every((v) => v === null || v > 0));
@@ -75,7 +71,7 @@ export class MetricChart {
       return;
     }
     this.destroy();
-    this.body.innerHTML = "";
+    this.body.replaceChildren();
     this.shape = shape;
     this.plot = new uPlot(this.options(title, series, log, width), data, this.body);
   }

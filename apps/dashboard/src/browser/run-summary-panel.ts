@@ -4,6 +4,7 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { PALETTE, TIME_PHASES } from "./chart-specs.js";
+import { runFileHref } from "./dom.js";
 import type { RunData } from "./run-data.js";
 
 /** The run's replay refusals over its steps; undefined for a run whose steps never report them (math runs). */
@@ -77,7 +78,7 @@ export function renderRunSummary(target: HTMLElement, data: RunData, offline: bo
       paths.forEach((rel, i) => {
         // Offline the report sits in the run directory; live, the dashboard serves the run's files.
         const a = document.createElement("a");
-        a.href = offline ? `${rel}/` : `/files/${encodeURIComponent(run.id)}/${rel}/`;
+        a.href = runFileHref(offline ? "" : `/files/${encodeURIComponent(run.id)}/`, rel);
         a.textContent = rel.split("/").pop()!;
         if (i > 0) p.append(" · ");
         p.append(a);

@@ -3,6 +3,7 @@
 // of each scorer, the verdict and Lean's messages. With a reasoning vocabulary the text
 // that reasoning tokens wrote is highlighted (CompletionSample.reasoning_spans).
 import type { CompletionSample, StepEvent } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import { h } from "./dom.js";
 
 interface Row {
   step: number;
@@ -21,25 +22,30 @@ export class SamplesTable {
   private open: Row | undefined;
 
   constructor() {
-    this.element = document.createElement("section");
-    this.element.className = "samples";
-    this.element.innerHTML = `
-      <h2>Completions</h2>
-      <div class="filters">
-        <input type="search" placeholder="filter prompt, completion, theorem, message" aria-label="filter completions">
-        <select aria-label="outcome"><option value="">solved and unsolved</option><option value="solved">solved</option><option value="unsolved">unsolved</option></select>
-        <select aria-label="step"><option value="">every step</option></select>
-        <span class="count"></span>
-      </div>
-      <div class="samples-body">
-        <table><thead><tr><th>step</th><th>theorem</th><th>reward</th><th>verdict</th><th>tokens</th><th>completion</th></tr></thead><tbody></tbody></table>
-        <article class="sample-detail" hidden></article>
-      </div>`;
-    this.search = this.element.querySelector("input")!;
-    [this.outcome, this.stepSelect] = [...this.element.querySelectorAll("select")] as [HTMLSelectElement, HTMLSelectElement];
-    this.tbody = this.element.querySelector("tbody")!;
-    this.count = this.element.querySelector(".count")!;
-    this.detail = this.element.querySelector(".sample-detail")!;
+    this.search = h("input", {
+      type: "search",
+      placeholder: "filter prompt, completion, theorem, message",
+      "aria-label": "filter completions",
+    });
+    this.outcome = h(
+      "select",
+      { "aria-label": "outcome" },
+      new Option("solved and unsolved", ""),
+      new Option("solved", "solved"),
+      new Option("unsolved", "unsolved"),
+    );
+    this.stepSelect = h("select", { "aria-label": "step" }, new Option("every step", ""));
+    this.count = h("span", { class: "count" });
+    this.tbody = h("tbody");
+    this.detail = h("article", { class: "sample-detail", hidden: "" });
+    const head = h("tr", {}, ...["step", "theorem", "reward", "verdict", "tokens", "completion"].map((name) => h("th", {}, name)));
+    this.element = h(
+      "section",
+      { class: "samples" },
+      h("h2", {}, "Completions"),
+      h("div", { class: "filters" }, this.search, this.outcome, this.stepSelect, this.count),
+      h("div", { class: "samples-body" }, h("table", {}, h("thead", {}, head), this.tbody), this.detail),
+    );
     for (const control of [this.search, this.outcome, this.stepSelect]) control.addEventListener("input", () => this.draw());
   }
 
@@ -106,9 +112,8 @@ export class SamplesTable {
       }),
     );
     if (rows.length === 0) {
-      const tr = document.createElement("tr");
-      tr.innerHTML = `<td colspan="6" class="none">${this.rows.length === 0 ? "no completions kept yet (report.samples_per_step)" : "no completion matches the filter"}</td>`;
-      this.tbody.append(tr);
+      const why = this.rows.length === 0 ? "no completions kept yet (report.samples_per_step)" : "no completion matches the filter";
+      this.tbody.append(h("tr", {}, h("td", { colspan: "6", class: "none" }, why)));
     }
   }
 
