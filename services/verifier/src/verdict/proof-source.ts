@@ -13,21 +13,12 @@ import {
   screenTheoremSource,
   type TokenTable,
 } from "@lean-grpo/lean";
+import type { CheckedSource, Screened } from "./checked-source.js";
 import { endPosition, type SourcePosition } from "./source-position.js";
 import type { TheoremTarget } from "./theorem-target.js";
 import { prepareWholeFile } from "./whole-file-source.js";
 
-export interface CheckedSource {
-  /** Exactly what Lean elaborates on top of the header's environment. */
-  text: string;
-  /** Where the proof body starts in `text`: tactics before it belong to the context. */
-  proofStart: SourcePosition;
-  /** A whole-file proof's auxiliary declarations: where they stand in `text`. */
-  auxiliaries?: { start: SourcePosition; end: SourcePosition };
-}
-
-/** `field` names the request field to blame when the theorem, not the proof, is refused ("theorem.context"). */
-export type Screened<T> = { ok: true; value: T } | { ok: false; reason: string; field?: string };
+export type { CheckedSource, Screened } from "./checked-source.js";
 
 /**
  * Screens the statement, the context and the proof, and joins them. A whole-file proof

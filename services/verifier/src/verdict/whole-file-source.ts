@@ -6,7 +6,7 @@
 // copy, and the kernel replay compares the elaborated type with the challenge's in a
 // fresh environment.
 import { splitWholeFile, type TokenTable } from "@lean-grpo/lean";
-import type { CheckedSource, Screened } from "./proof-source.js";
+import type { CheckedSource, Screened } from "./checked-source.js";
 import { endPosition } from "./source-position.js";
 import type { TheoremTarget } from "./theorem-target.js";
 
@@ -15,16 +15,6 @@ export function prepareWholeFile(target: TheoremTarget, file: string, table: Tok
   if (!reading.ok) return { ok: false, reason: `whole-file proof refused: ${reading.reason}` };
   const { auxiliaries, body } = reading.value;
   const context = target.context === "" ? "" : `${target.context}\n`;
-  const beforeAuxiliaries = context;
   const head = `${context}${auxiliaries === "" ? "" : `${auxiliaries}\n\n`}${target.statement} := `;
-  return {
-    ok: true,
-    value: {
-      text: head + body,
-      proofStart: endPosition(head),
-      ...(auxiliaries === ""
-        ? {}
-        : { auxiliaries: { start: endPosition(beforeAuxiliaries), end: endPosition(beforeAuxiliaries + auxiliaries) } }),
-    },
-  };
+  return { ok: true, value: { text: head + body, proofStart: endPosition(head) } };
 }
