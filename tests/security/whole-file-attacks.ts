@@ -22,6 +22,7 @@ export const HONEST_WHOLE_FILES: Readonly<Record<string, string>> = {
   "the imports the header has, a doc comment, and `lemma` for the theorem": `import Mathlib\n\n/-- helper -/\n${AUX}\n\n/-- the theorem -/\nlemma add_zero_wf (n : Nat) :\n    n + 0 = n := by\n  exact aux_wf n`,
   "a def and a simp lemma about it": `def twice_wf (n : Nat) : Nat := n + n\n\n@[simp] theorem twice_wf_eq (n : Nat) : twice_wf n = 2 * n := by\n  unfold twice_wf; omega\n\n${WHOLE_FILE_THEOREM.statement} := by simp`,
   "no auxiliary at all": `${WHOLE_FILE_THEOREM.statement} := by simp`,
+  "open … in inside the proofs, as a tactic": `lemma aux_wf (n : Nat) : n + 0 = n := by\n  open Classical in\n  simp\n\n${WHOLE_FILE_THEOREM.statement} := by\n  set_option maxRecDepth 1000 in\n  exact aux_wf n`,
 };
 
 export interface WholeFileAttack {

@@ -43,7 +43,11 @@ export interface FileCommand {
 export function fileCommands(tokens: readonly LeanToken[], table: TokenTable): { commands: FileCommand[] } | { strayAt: number } {
   const starts: number[] = [];
   tokens.forEach((token, at) => {
-    if (commandStartedBy(token, table) !== undefined || keywordOf(token) === "import") starts.push(at);
+    const command = commandStartedBy(token, table) ?? (keywordOf(token) === "import" ? "import" : undefined);
+    if (command === undefined) return;
+    // `open Classical in simp` inside a proof is a tactic (a term): it begins no command.
+    if ((command === "open" || command === "set_option") && at > 0 && scopesATerm(tokens, at, table)) return;
+    starts.push(at);
   });
   if (tokens.length > 0 && starts[0] !== 0) return { strayAt: 0 };
   const commands: FileCommand[] = [];
@@ -72,6 +76,21 @@ export function fileCommands(tokens: readonly LeanToken[], table: TokenTable): {
     commands.push({ keyword, first, head, end, modifiers, attributes });
   }
   return { commands };
+}
+
+/**
+ * Whether the `open`/`set_option` at `at` is the `… in` of a tactic or term: its `in` comes
+ * before any other command's token and is followed by something that begins no command.
+ * Before a declaration (`open Foo in theorem …`) it is a command, as Lean reads it.
+ */
+function scopesATerm(tokens: readonly LeanToken[], at: number, table: TokenTable): boolean {
+  for (let j = at + 1; j < tokens.length; j++) {
+    if (commandStartedBy(tokens[j]!, table) !== undefined) return false;
+    if (keywordOf(tokens[j]!) !== "in") continue;
+    const next = tokens[j + 1];
+    return next !== undefined && commandStartedBy(next, table) === undefined && keywordOf(next) !== "import";
+  }
+  return false;
 }
 
 /** Index of the `]` closing the `@[` at `open` (brackets nested); the last token when none closes it. */
