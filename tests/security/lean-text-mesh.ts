@@ -15,6 +15,7 @@ import { createServiceClient, serve, type RunningServer } from "@lean-grpo/kit";
 import { createOrchestratorService, OrchestratorConfigSchema } from "@lean-grpo/orchestrator";
 import { createRewardService, RewardConfigSchema } from "@lean-grpo/reward";
 import { createVerifierService, VerifierConfigSchema } from "@lean-grpo/verifier";
+import type { Rule } from "../fakes/lean-repl/rules.js";
 import { repoRoot } from "../support/interop-verifier.js";
 
 const STAND_IN = join(repoRoot, "tests/fakes/lean-repl/main.ts");
@@ -31,14 +32,15 @@ export interface LeanTextMesh {
   close(): Promise<void>;
 }
 
-export async function startLeanTextMesh(): Promise<LeanTextMesh> {
+/** `rules`: answers that come before the default one (tests/fakes/lean-repl/rules.ts), for what a test needs Lean to say. */
+export async function startLeanTextMesh(rules_: readonly Rule[] = []): Promise<LeanTextMesh> {
   const dir = mkdtempSync(join(tmpdir(), "lean-text-mesh-"));
   const rules = join(dir, "rules.json");
   const log = join(dir, "requests.jsonl");
   // Every command on a header's environment elaborates cleanly and declares its theorem with no axiom.
   writeFileSync(
     rules,
-    JSON.stringify({ rules: [{ when: { cmd: { regex: "^(?!#print axioms)" }, env: "given" }, declares: { axioms: [] } }] }),
+    JSON.stringify({ rules: [...rules_, { when: { cmd: { regex: "^(?!#print axioms)" }, env: "given" }, declares: { axioms: [] } }] }),
   );
   const servers: RunningServer[] = [];
   const closers: (() => Promise<void> | void)[] = [];

@@ -30,3 +30,4 @@ export * from "./config/index.js";
 export * from "./client/index.js";
 export * from "./paths/index.js";
 export { createLogger, configureLogDestination, logDestination, logFile, type LogDestination } from "./log.js";
+export { PROOF_FORMAT_NAMES, proofFormatField, proofFormatName, type ProofFormatName } from "./theorem/proof-format.js";

@@ -36,3 +36,12 @@ export {
   type TheoremScreen,
   type TheoremSourceFields,
 } from "./screen/theorem-screen.js";
+export { PROOF_FORMATS, readsAsWholeFile, type ProofFormat } from "./whole-file/proof-format.js";
+export {
+  AUXILIARY_ATTRIBUTES,
+  AUXILIARY_KEYWORDS,
+  splitWholeFile,
+  type WholeFile,
+  type WholeFileReading,
+  type WholeFileTarget,
+} from "./whole-file/split-whole-file.js";

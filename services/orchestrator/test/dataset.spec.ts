@@ -1,7 +1,7 @@
 // Whole-file validation of Lean and math JSONL: every accepted shape maps onto a Theorem,
 // and a malformed record stops the load with its line number and field.
 import { describe, expect, it } from "vitest";
-import { TaskKind } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { ProofFormat, TaskKind } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { DatasetError } from "../src/data/dataset-error.js";
 import { parseDataset } from "../src/data/load-dataset.js";
 
@@ -38,6 +38,19 @@ describe("parseDataset", () => {
     });
     expect(theorems[2]).toMatchObject({ informalStatement: "2+3", answer: "5", kind: TaskKind.MATH_ANSWER, metadata: { source: "gen" } });
     expect(theorems[3]).toMatchObject({ informalStatement: "7*6", answer: "42", difficulty: 0.3 });
+  });
+
+  it("reads a Lean record's proof_format, and names the field when it is none of body, whole_file, auto", () => {
+    const [wholeFile, unset] = parseDataset(
+      jsonl({ name: "a", statement: "theorem a : True", proof_format: "whole_file" }, { name: "b", statement: "theorem b : True" }),
+      "t.jsonl",
+    );
+    expect(wholeFile!.proofFormat).toBe(ProofFormat.WHOLE_FILE);
+    expect(unset!.proofFormat).toBe(ProofFormat.UNSPECIFIED);
+    expect(unset!.metadata).toEqual({});
+    expect(() => parseDataset(jsonl({ name: "a", statement: "theorem a : True", proof_format: "file" }), "t.jsonl")).toThrow(
+      /line 1, field "proof_format": expected one of body, whole_file, auto/,
+    );
   });
 
   it("reports every bad record with its line and field, and loads nothing", () => {

@@ -245,6 +245,23 @@ describe("the checker's feedback", () => {
     );
   });
 
+  it("says which declaration of a whole-file proof an error is in: an auxiliary by name, or the theorem's proof", () => {
+    const statement = "theorem add_zero_wf (n : Nat) : n + 0 = n";
+    const lean = create(TheoremSchema, { id: "t", statement, context: "open Nat", kind: TaskKind.LEAN_PROOF });
+    const checkedSource = `open Nat\ndef two_wf : Nat := 2\n\nlemma aux_wf (n : Nat) :\n    n + 0 = n := by\n  simpx\n\n${statement} := by\n  exact aux_wf n\n  rfl`;
+    const verification = create(VerifyResponseSchema, {
+      verdict: Verdict.ERROR,
+      checkedSource,
+      messages: [
+        { severity: Severity.ERROR, pos: { line: 6, column: 2 }, data: "unknown tactic" },
+        { severity: Severity.ERROR, pos: { line: 10, column: 2 }, data: "no goals" },
+      ],
+    });
+    expect(feedbackText(lean, create(RewardResultSchema, { verification }))).toBe(
+      "Lean's verdict: ERROR.\nline 6, column 2 (in the auxiliary `aux_wf`): unknown tactic\nline 10, column 2 (in the theorem's proof): no goals",
+    );
+  });
+
   it("quotes a goal once when Lean's unsolved-goals error already shows it", () => {
     const lean = create(TheoremSchema, { id: "t", statement: "theorem t : 1 = 1", kind: TaskKind.LEAN_PROOF });
     const verification = create(VerifyResponseSchema, {

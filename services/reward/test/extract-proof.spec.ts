@@ -21,6 +21,18 @@ describe("extractProof", () => {
     expect(body("```lean\ntheorem bar : True := by trivial\n```")).toBe("by trivial");
   });
 
+  it("takes the whole file, auxiliaries included, for a whole-file theorem (or auto and a file)", () => {
+    const file = "lemma aux_wf (n : Nat) : n + 0 = n := by simp\n\ntheorem foo (n : Nat) : n + 0 = n := by\n  exact aux_wf n";
+    const completion = `<think>first a lemma</think>\n\`\`\`lean4\n${file}\n\`\`\``;
+    // The body format drops the lemma (the issue's finding): the body alone, as before.
+    expect(extractProof(completion, "foo")).toMatchObject({ body: "by\n  exact aux_wf n", wholeFile: false });
+    for (const format of ["whole_file", "auto"] as const) {
+      expect(extractProof(completion, "foo", format)).toMatchObject({ body: file, wholeFile: true });
+    }
+    // auto reads a body as a body.
+    expect(extractProof("```lean\nby simp\n```", "foo", "auto")).toMatchObject({ body: "by simp", wholeFile: false });
+  });
+
   it("skips := inside binders and comments", () => {
     expect(body("```lean\ntheorem foo (n : ℕ := 0) /- := no -/ : n = n := rfl\n```")).toBe("rfl");
   });

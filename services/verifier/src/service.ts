@@ -14,6 +14,7 @@ import { verifierErrors } from "./rpc/connect-errors.js";
 import { poolStats } from "./rpc/pool-stats.js";
 import { applyTactic, startProof } from "./rpc/tactic-mode.js";
 import { validateVerifyRequest, verifyProof, type VerifyDependencies } from "./rpc/verify.js";
+import { validateItem, verifyBatchItem } from "./rpc/verify-batch-item.js";
 import { ProofSessions } from "./tactic/proof-sessions.js";
 
 export interface VerifierService extends ServiceRegistration<typeof LeanVerifierService> {
@@ -95,10 +96,19 @@ export function createVerifierService(config: VerifierConfig, options: VerifierS
         return verifyProof(validateVerifyRequest(request, config.repl), context.signal, verify);
       },
       async *verifyBatch(request, context) {
+        // As many at once as there are workers: a batch keeps the pool busy without filling the queue.
+        const concurrency = pool?.size ?? 1;
+        if (request.invalidItemsAsResults) {
+          // Each invalid item is its own REJECTED result; the others are checked.
+          const items = request.items.map((item, index) => validateItem(item, config.repl, index));
+          yield* inCompletionOrder(items, concurrency, (item, index) =>
+            verifyBatchItem(item, context.signal, verify).then((result) => ({ index, result })),
+          );
+          return;
+        }
         // Every item is checked before any runs: a bad item fails the call, naming it.
         const items = request.items.map((item, index) => validateVerifyRequest(item, config.repl, `items[${index}].`));
-        // As many at once as there are workers: a batch keeps the pool busy without filling the queue.
-        yield* inCompletionOrder(items, pool?.size ?? 1, (item, index) =>
+        yield* inCompletionOrder(items, concurrency, (item, index) =>
           verifyProof(item, context.signal, verify).then((result) => ({ index, result })),
         );
       },

@@ -19,6 +19,7 @@ beforeAll(() => {
     rules: [
       { when: { cmd: { includes: "by norm_num" } }, declares: { axioms: ["propext"] } },
       { when: { cmd: { includes: "by linarith" } }, reply: { transcript: "dup_msg", response: 2 } },
+      { when: { cmd: { includes: "lemma aux_wf" } }, declares: { axioms: ["propext"] } },
     ],
   });
 });
@@ -118,15 +119,67 @@ describe("lean-grpo verify", () => {
     expect(bad.stderr).toContain('--replay: "sometimes" is not a mode; expected proved, always or off');
   });
 
-  it("names the line and the field of a bad record, exiting 2", async () => {
-    const input = join(dir, "bad.jsonl");
-    writeFileSync(
+  it("answers every record of a file mixing body proofs, whole files and refused records, one line each", async () => {
+    const input = join(dir, "mixed.jsonl");
+    const statement = "theorem add_zero_wf (n : Nat) : n + 0 = n";
+    const file = `lemma aux_wf (n : Nat) : n + 0 = n := by simp\n\n${statement} := by\n  exact aux_wf n`;
+    const records = [
+      { name: "body", statement: "theorem body : (2 : ℕ) + 2 = 4", proof: "by norm_num", imports: ["Mathlib"] },
+      { name: "add_zero_wf", statement, proof: file, imports: ["Mathlib"] },
+      // The screen refuses the theorem itself: its own line, the rest still checked.
+      { name: "hostile", statement: 'theorem hostile : True\n#eval IO.println "x"', proof: "trivial", imports: ["Mathlib"] },
+      // A whole file whose theorem is restated weaker.
+      {
+        name: "add_zero_wf",
+        statement,
+        proof: `${statement.replace("(n : Nat)", "(n : Nat) (h : n = 0)")} := by simp`,
+        imports: ["Mathlib"],
+      },
+      // No proof at all: the record cannot be sent.
+      { name: "no_proof", statement: "theorem no_proof : True" },
+      { name: "odd_format", statement: "theorem odd_format : True", proof: "trivial", proof_format: "sometimes" },
+    ];
+    writeFileSync(input, `${records.map((record) => JSON.stringify(record)).join("\n")}\n`);
+    const { code, stdout, stderr } = await run([input, "--repl-cmd", replCmd(), "--repl-cwd", REPO_ROOT, "--replay-cmd", replayCmd()]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/\n6 proofs: /);
+    const results = readFileSync(join(dir, "mixed.results.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(results.map((result) => [result.name, result.verdict, result.decided_by])).toEqual([
+      ["body", "PROVED", "replay"],
+      ["add_zero_wf", "PROVED", "replay"],
+      ["hostile", "REJECTED", "screen"],
+      ["add_zero_wf", "REJECTED", "screen"],
+      ["no_proof", "REJECTED", "input"],
+      ["odd_format", "REJECTED", "input"],
+    ]);
+    expect(results[2].reason.startsWith(`invalid record: ${input}:3: theorem.statement: `)).toBe(true);
+    expect(results[3].reason).toMatch(/whole-file proof refused: the theorem's statement is not the dataset's/);
+    expect(results[4].reason).toBe(`invalid record: ${input}:5: missing "proof": the proof body, e.g. "by simp", or a whole Lean file`);
+    expect(results[5].reason).toMatch(/"proof_format" is "sometimes"; expected body, whole_file or auto/);
+    // The body format reads the same file as a body, which the proof screen refuses.
+    const asBody = await run([
       input,
-      `${JSON.stringify({ statement: "theorem a : True", proof: "trivial" })}\n${JSON.stringify({ statement: "theorem b : True" })}\n`,
-    );
-    const { code, stderr } = await run([input, "--repl-cmd", replCmd()]);
-    expect(code).toBe(2);
-    expect(stderr).toBe(`lean-grpo: ${input}:2: missing "proof": the proof body, e.g. "by simp"\n`);
+      "--repl-cmd",
+      replCmd(),
+      "--replay-cmd",
+      replayCmd(),
+      "--proof-format",
+      "body",
+      "--out",
+      join(dir, "as-body.jsonl"),
+    ]);
+    expect(asBody.code).toBe(0);
+    const bodyResults = readFileSync(join(dir, "as-body.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(bodyResults[1]).toMatchObject({ verdict: "REJECTED", decided_by: "screen" });
+    const bad = await run([input, "--repl-cmd", replCmd(), "--proof-format", "files"]);
+    expect(bad.stderr).toContain('--proof-format: "files" is not a format; expected body, whole_file or auto');
   });
 
   it("says how to name a REPL when there is none", async () => {

@@ -7,7 +7,8 @@
 // same rules file as the REPL stand-in (--rules), the rule that matches
 // the solution's text, so a test says once what Lean makes of a text and both
 // processes agree. Of its own it checks what comparator checks on the modules'
-// text: the config's fields, the theorem declared in both, the statements equal, the
+// text: the config's fields, the theorem declared in both, the statements equal (the
+// rule may say the solution's elaborates to another type than its text reads), the
 // axioms within the permitted ones. It is never on the product's default path.
 //
 //   node --import tsx main.ts [--rules rules.json] [--log runs.jsonl] comparator.json
@@ -100,8 +101,10 @@ async function main(): Promise<void> {
   }
   if (rule?.replay?.refuses !== undefined && rule.replay.stage === "solution-build") fail(`Child exited with 1: ${rule.replay.refuses}`);
   console.log(`Exporting [${config.theorem_names.join(", ")}] from ${config.solution_module}`);
-  const solutionStatement = statementOf(solution, theorem);
-  if (solutionStatement === undefined) fail(`Const not found in solution: '${theorem}'`);
+  const written = statementOf(solution, theorem);
+  if (written === undefined) fail(`Const not found in solution: '${theorem}'`);
+  // Comparator compares elaborated types; a rule says where the solution's differs from its text.
+  const solutionStatement = rule?.replay?.elaboratedStatement ?? written;
   if (solutionStatement !== challengeStatement) fail(`Challenge and solution theorem statement do not match: '${theorem}'`);
   const illegal = axiomsOf(rule).find((axiom) => !config.permitted_axioms.includes(axiom));
   if (illegal !== undefined) fail(`Illegal axiom detected: '${illegal}'`);

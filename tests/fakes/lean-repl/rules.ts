@@ -51,6 +51,13 @@ export interface ReplayFinding {
   stage?: "solution-build" | "kernel";
   /** The checker never finishes (for time limits). */
   hang?: boolean;
+  /**
+   * What the theorem's statement elaborates to in the solution, where that differs from
+   * its text (an auxiliary declaration of the solution changed what it means): the
+   * checker compares elaborated types, as comparator does, so this one and the
+   * challenge's differ. Absent: the statement means what its text says.
+   */
+  elaboratedStatement?: string;
 }
 
 export interface Rule {

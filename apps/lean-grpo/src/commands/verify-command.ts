@@ -2,13 +2,18 @@
 // the Lean verifier, prints a verdict table and writes one JSON result per record.
 // The verifier is a running one (`--url`), or one started here on loopback with the
 // REPL of `--repl-cmd` / `--repl-cwd` (else LEAN_REPL_CMD / LEAN_REPL_CWD): the same
-// gRPC path either way.
+// gRPC path either way. It answers per record: a record the verifier cannot take (its
+// theorem refused by the screen, a field missing) gets its own REJECTED line with the
+// reason, and every other record is checked (VerifyBatch's invalid_items_as_results).
+// A proof is a body or a whole Lean file (`proof_format` per record, else
+// --proof-format, `auto` by default: a proof that begins with a declaration is a file).
 import { readFileSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { readJsonObjects } from "@lean-grpo/jsonl";
 import { positiveInteger } from "./flag-values.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
+import { ProofFormat } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import {
   LeanVerifierService,
   Verdict,
@@ -29,6 +34,7 @@ export interface VerifyCommandOptions {
   replayWorkspace?: string;
   timeoutMs?: string;
   out?: string;
+  proofFormat?: string;
 }
 
 /** A record of the input file: the seed format (`statement`) or miniF2F's (`formal_statement`). */
@@ -43,7 +49,19 @@ interface ProofRecord {
   context: string;
   header: string;
   imports: string[];
+  proofFormat: ProofFormat;
+  /** Where it is in the file ("FILE:LINE"), for reasons that name the record. */
+  where: string;
 }
+
+/** A line of the input: a record to check, or why it cannot be checked (its own result line). */
+type InputLine = { record: ProofRecord } | { label: string; id: string; name: string; problem: string };
+
+const PROOF_FORMATS: Readonly<Record<string, ProofFormat>> = {
+  body: ProofFormat.BODY,
+  whole_file: ProofFormat.WHOLE_FILE,
+  auto: ProofFormat.AUTO,
+};
 
 /** Items per VerifyBatch call, so a large file never makes one oversized message. */
 const BATCH_ITEMS = 256;
@@ -68,6 +86,10 @@ export function registerVerifyCommand(program: Command): void {
     .option("--replay-workspace <dir>", "Lake workspace each replay's project is made from (default: LEAN_REPLAY_WORKSPACE)")
     .option("--timeout-ms <ms>", "time limit per proof (default: the verifier's, 60000)")
     .option("-o, --out <file>", "results JSONL (default: FILE with .results.jsonl)")
+    .option(
+      "--proof-format <format>",
+      "what a proof is where a record has no proof_format: body, whole_file, or auto (default: a proof beginning with a declaration is a whole file)",
+    )
     .action(async (file: string, options: VerifyCommandOptions) => {
       await verifyCommand(file, options);
     });
@@ -75,72 +97,107 @@ export function registerVerifyCommand(program: Command): void {
 
 /** Checks every record; resolves with the count of each verdict once the results file is written. */
 export async function verifyCommand(file: string, options: VerifyCommandOptions): Promise<Map<string, number>> {
-  const records = readRecords(file);
+  const defaultFormat = proofFormatFlag(options.proofFormat);
+  const lines = readLines(file, defaultFormat);
   const timeoutMs = options.timeoutMs === undefined ? 0 : positiveInteger("--timeout-ms", options.timeoutMs);
   const verifier = await connect(options);
-  const results: (VerifyResponse | undefined)[] = new Array(records.length);
+  const results: ResultLine[] = new Array(lines.length);
   const counts = new Map<string, number>();
   try {
-    const width = Math.max(4, ...records.map((record) => record.label.length));
+    const width = Math.max(4, ...lines.map((line) => labelOf(line).length));
     process.stdout.write(
       `${"#".padStart(5)}  ${"name".padEnd(width)}  ${"verdict".padEnd(10)}  ${"decided by".padEnd(10)}  ${"ms".padStart(7)}  reason\n`,
     );
-    for (let first = 0; first < records.length; first += BATCH_ITEMS) {
-      const items = records.slice(first, first + BATCH_ITEMS).map((record) => toRequest(record, timeoutMs));
-      for await (const { index, result } of verifier.client.verifyBatch({ items })) {
-        const at = first + index;
-        const record = records[at]!;
-        const verdict = Verdict[result!.verdict];
-        results[at] = result;
-        counts.set(verdict, (counts.get(verdict) ?? 0) + 1);
-        process.stdout.write(
-          `${String(at + 1).padStart(5)}  ${record.label.padEnd(width)}  ${verdict.padEnd(10)}  ${tierName(result!.decidedBy).padEnd(10)}  ${(result!.timings?.totalMs ?? 0).toFixed(0).padStart(7)}  ${oneLine(result!.reason)}\n`,
-        );
+    const report = (at: number, result: ResultLine) => {
+      results[at] = result;
+      counts.set(result.verdict, (counts.get(result.verdict) ?? 0) + 1);
+      process.stdout.write(
+        `${String(at + 1).padStart(5)}  ${labelOf(lines[at]!).padEnd(width)}  ${result.verdict.padEnd(10)}  ${result.decided_by.padEnd(10)}  ${result.total_ms.toFixed(0).padStart(7)}  ${oneLine(result.reason)}\n`,
+      );
+    };
+    lines.forEach((line, at) => {
+      if ("problem" in line) report(at, refusedLine(line));
+    });
+    const checked = lines.flatMap((line, at) => ("record" in line ? [{ at, record: line.record }] : []));
+    for (let first = 0; first < checked.length; first += BATCH_ITEMS) {
+      const batch = checked.slice(first, first + BATCH_ITEMS);
+      const items = batch.map(({ record }) => toRequest(record, timeoutMs));
+      for await (const { index, result } of verifier.client.verifyBatch({ items, invalidItemsAsResults: true })) {
+        const { at, record } = batch[index]!;
+        report(at, toResultLine(record, result!));
       }
     }
   } finally {
     await verifier.close();
   }
   const out = options.out ?? file.replace(/(\.jsonl)?$/, ".results.jsonl");
-  writeFileSync(out, `${results.map((result, i) => JSON.stringify(toResultLine(records[i]!, result!))).join("\n")}\n`);
+  writeFileSync(out, `${results.map((result) => JSON.stringify(result)).join("\n")}\n`);
   const summary = [...counts].map(([verdict, count]) => `${verdict} ${count}`).join(", ");
-  process.stdout.write(`${records.length} proofs: ${summary}\nresults: ${out}\n`);
+  process.stdout.write(`${lines.length} proofs: ${summary}\nresults: ${out}\n`);
   return counts;
 }
 
-function readRecords(file: string): ProofRecord[] {
-  const records: ProofRecord[] = [];
+function proofFormatFlag(value: string | undefined): ProofFormat {
+  if (value === undefined) return ProofFormat.AUTO;
+  const format = PROOF_FORMATS[value];
+  if (format === undefined) throw new Error(`--proof-format: "${value}" is not a format; expected body, whole_file or auto`);
+  return format;
+}
+
+function labelOf(line: InputLine): string {
+  return "record" in line ? line.record.label : line.label;
+}
+
+/** Every line of the file, each a record or the reason it is not one; a file with no JSON object at all is an error. */
+function readLines(file: string, defaultFormat: ProofFormat): InputLine[] {
+  const lines: InputLine[] = [];
   readJsonObjects(readFileSync(file, "utf8"), file).forEach(({ line, record: value }) => {
     const where = `${file}:${line}`;
+    const problems: string[] = [];
     const text = (key: string, fallback = ""): string => {
       const field = value[key];
       if (field === undefined || field === null) return fallback;
-      if (typeof field !== "string") throw new Error(`${where}: "${key}" must be a string`);
+      if (typeof field !== "string") {
+        problems.push(`"${key}" must be a string`);
+        return fallback;
+      }
       return field;
     };
-    const statement = text("statement", text("formal_statement"));
-    const proof = text("proof");
-    if (statement === "") throw new Error(`${where}: missing "statement" (or "formal_statement"): the Lean statement to prove`);
-    if (proof === "") throw new Error(`${where}: missing "proof": the proof body, e.g. "by simp"`);
-    const imports = value.imports ?? [];
-    if (!Array.isArray(imports) || !imports.every((module) => typeof module === "string")) {
-      throw new Error(`${where}: "imports" must be a list of module names, e.g. ["Mathlib"]`);
-    }
     const name = text("name");
     const id = text("id", name);
-    records.push({
-      id,
-      name,
-      label: name || id || `line ${line}`,
-      statement,
-      proof,
-      context: text("context"),
-      header: text("header"),
-      imports,
+    const label = name || id || `line ${line}`;
+    const statement = text("statement", text("formal_statement"));
+    const proof = text("proof");
+    if (statement === "") problems.push('missing "statement" (or "formal_statement"): the Lean statement to prove');
+    if (proof === "") problems.push('missing "proof": the proof body, e.g. "by simp", or a whole Lean file');
+    const imports = value.imports ?? [];
+    if (!Array.isArray(imports) || !imports.every((module) => typeof module === "string")) {
+      problems.push('"imports" must be a list of module names, e.g. ["Mathlib"]');
+    }
+    const formatName = text("proof_format");
+    const proofFormat = formatName === "" ? defaultFormat : PROOF_FORMATS[formatName];
+    if (proofFormat === undefined) problems.push(`"proof_format" is "${formatName}"; expected body, whole_file or auto`);
+    if (problems.length > 0) {
+      lines.push({ label, id, name, problem: `${where}: ${problems.join("; ")}` });
+      return;
+    }
+    lines.push({
+      record: {
+        id,
+        name,
+        label,
+        statement,
+        proof,
+        context: text("context"),
+        header: text("header"),
+        imports: imports as string[],
+        proofFormat: proofFormat!,
+        where,
+      },
     });
   });
-  if (records.length === 0) throw new Error(`${file}: no records`);
-  return records;
+  if (lines.length === 0) throw new Error(`${file}: no records`);
+  return lines;
 }
 
 function toRequest(record: ProofRecord, timeoutMs: number): MessageInitShape<typeof VerifyRequestSchema> {
@@ -152,11 +209,39 @@ function toRequest(record: ProofRecord, timeoutMs: number): MessageInitShape<typ
       context: record.context,
       header: record.header,
       imports: record.imports,
+      proofFormat: record.proofFormat,
     },
     proof: record.proof,
     timeoutMs,
     requestId: record.id,
   };
+}
+
+type ResultLine = ReturnType<typeof toResultLine>;
+
+/** The result line of a record the file itself got wrong: REJECTED before any check, the reason naming the field. */
+function refusedLine(line: Extract<InputLine, { problem: string }>): ResultLine {
+  return {
+    id: line.id,
+    name: line.name,
+    verdict: Verdict[Verdict.REJECTED],
+    decided_by: "input",
+    reason: `invalid record: ${line.problem}`,
+    axioms: [],
+    goals: [],
+    errors: 0,
+    tactics: 0,
+    tactics_valid_before_first_error: 0,
+    lean_ms: 0,
+    replay_ms: 0,
+    total_ms: 0,
+  };
+}
+
+/** The batch names an invalid item by its index in the call; the file's user knows it by its line. */
+function reasonFor(record: ProofRecord, reason: string): string {
+  const item = /^invalid item: items\[\d+\]\./u.exec(reason);
+  return item ? `invalid record: ${record.where}: ${reason.slice(item[0].length)}` : reason;
 }
 
 function toResultLine(record: ProofRecord, result: VerifyResponse) {
@@ -165,7 +250,7 @@ function toResultLine(record: ProofRecord, result: VerifyResponse) {
     name: record.name,
     verdict: Verdict[result.verdict],
     decided_by: tierName(result.decidedBy),
-    reason: result.reason,
+    reason: reasonFor(record, result.reason),
     axioms: result.axioms,
     goals: result.goals,
     errors: result.progress?.errorCount ?? 0,

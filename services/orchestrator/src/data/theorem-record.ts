@@ -2,8 +2,11 @@
 //   Lean (seed):     name, statement [, context, imports]
 //   Lean (miniF2F):  name | id, formal_statement [, header, informal_stmt]
 //   math:            problem + answer, or question + ground_truth
-// plus optional id, informal_statement, domain, difficulty; other string/number fields are kept as metadata.
+// plus optional id, informal_statement, domain, difficulty, and for Lean proof_format (body, whole_file
+// or auto: what a proof is; unset leaves it to the run's dataset.proof_format); other string/number
+// fields are kept as metadata.
 import { create } from "@bufbuild/protobuf";
+import { PROOF_FORMAT_NAMES, proofFormatField, type ProofFormatName } from "@lean-grpo/kit";
 import { screenTheorem, statementWithoutProof } from "@lean-grpo/lean";
 import { TaskKind, TheoremSchema, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { DatasetIssue } from "./dataset-error.js";
@@ -27,6 +30,7 @@ const KNOWN = new Set([
   "ground_truth",
   "domain",
   "difficulty",
+  "proof_format",
 ]);
 
 type Issue = Omit<DatasetIssue, "line">;
@@ -122,6 +126,11 @@ export function theoremFromRecord(record: unknown, fallbackId: string): { theore
       informalStatement: informal,
       kind: TaskKind.LEAN_PROOF,
     });
+    const format = r.string("proof_format");
+    if (format !== "") {
+      if ((PROOF_FORMAT_NAMES as readonly string[]).includes(format)) theorem.proofFormat = proofFormatField(format as ProofFormatName);
+      else r.issues.push({ field: "proof_format", message: `expected one of ${PROOF_FORMAT_NAMES.join(", ")}` });
+    }
     // The verifier's theorem screen, here so that a dataset the verifier would refuse fails StartRun and Evaluate before any work.
     const screen = screenTheorem(theorem);
     if (!screen.ok)

@@ -22,6 +22,7 @@ import { checkSafeName, createLogger } from "@lean-grpo/kit";
 import type { OrchestratorConfig } from "../config.js";
 import { DatasetError } from "../data/dataset-error.js";
 import { loadDataset, validateInlineTheorems, type DatasetFiles } from "../data/load-dataset.js";
+import { withRunProofFormat } from "../data/proof-format.js";
 import { datasetFiles } from "../data/dataset-files.js";
 import { repairEvalSummary } from "./outputs/repair-metrics.js";
 import { replayRefusalAlarm } from "./outputs/replay-refusals.js";
@@ -145,11 +146,13 @@ export class RunManager {
     }
     // Every record was validated above; the run trains on the first N.
     if (config.dataset.max_train_samples !== null) theorems = theorems.slice(0, config.dataset.max_train_samples);
+    theorems = withRunProofFormat(theorems, config.dataset.proof_format);
 
     if (config.eval.data) {
       // Validated whole before the run starts, like the training set.
       heldout = await loadTheorems(this.files, config.eval.data, [], outputs, true, "eval.data");
       if (config.eval.max_problems > 0) heldout = heldout.slice(0, config.eval.max_problems);
+      heldout = withRunProofFormat(heldout, config.dataset.proof_format);
     }
     const clients = connectMesh(this.config);
     let dynamicSampling: boolean;

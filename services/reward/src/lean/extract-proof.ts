@@ -1,32 +1,48 @@
 // Takes the proof out of a completion: after the thinking, from the last Lean
-// code block (or the bare text), the body after the theorem's `:=`. The verifier
-// re-attaches the trusted statement, so a restated (or altered) statement in
-// the completion is dropped here, never checked.
-import { codeTokens, nextCommandAtLineStart, theoremDeclarations, topLevelAssign } from "@lean-grpo/lean";
+// code block (or the bare text). For a body-format theorem, the body after the
+// theorem's `:=`: the verifier re-attaches the trusted statement, so a restated (or
+// altered) statement in the completion is dropped here, never checked. For a
+// whole-file theorem (or `auto` and a text that begins with a declaration), the whole
+// file, auxiliary declarations included: the verifier takes it apart and checks that
+// its theorem states what the dataset states.
+import {
+  codeTokens,
+  nextCommandAtLineStart,
+  readsAsWholeFile,
+  theoremDeclarations,
+  topLevelAssign,
+  type ProofFormat,
+} from "@lean-grpo/lean";
 import { blankNonCode } from "./lean-source.js";
 
 export interface ExtractedProof {
-  /** What VerifyRequest.proof gets: the text after `:=`, e.g. "by\n  simp". */
+  /** What VerifyRequest.proof gets: the text after `:=`, e.g. "by\n  simp"; for a whole-file proof, the file. */
   body: string;
   /** `body` with comments and literals blanked, for scorers that read the proof. */
   code: string;
+  /** Whether `body` is a whole Lean file (auxiliaries, then the theorem) rather than a proof body. */
+  wholeFile: boolean;
 }
 
 /** A Markdown code fence (not Lean): its info string and its text. */
 const FENCE = /```([^\n`]*)\n([\s\S]*?)(?:```|$)/g;
 
 /** Undefined when the completion holds no proof text (still thinking, or only comments). */
-export function extractProof(completion: string, theoremName: string): ExtractedProof | undefined {
+export function extractProof(completion: string, theoremName: string, format: ProofFormat = "body"): ExtractedProof | undefined {
   const afterThinking = answerPart(completion);
   if (afterThinking === undefined) return undefined;
   const code = lastLeanBlock(afterThinking) ?? afterThinking;
   if (blankNonCode(code).trim() === "") return undefined;
+  if (format !== "body" && readsAsWholeFile(code, format)) {
+    const file = code.trim();
+    return { body: file, code: blankNonCode(file), wholeFile: true };
+  }
   const body = proofBody(code, theoremName);
   if (body === undefined) return undefined;
   // ":= by" with nothing after it is no proof either.
   const tokens = codeTokens(body);
   const empty = tokens.length === 0 || (tokens.length === 1 && tokens[0]!.text === "by");
-  return empty ? undefined : { body, code: blankNonCode(body) };
+  return empty ? undefined : { body, code: blankNonCode(body), wholeFile: false };
 }
 
 /** The text after the last </think>; undefined when a <think> never closes. */

@@ -5,6 +5,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { TaskKind, type Completion, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { Verdict, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import { proofFormatName } from "@lean-grpo/kit";
 import { extractProof } from "../lean/extract-proof.js";
 import { judgeMathAnswer, type MathJudgeOptions } from "../math/math-verdict.js";
 import { mapBounded } from "../verification/map-bounded.js";
@@ -108,7 +109,8 @@ async function verifiedLeanCompletions(
       );
     }
   }
-  const proofs = inputs.map((input) => (isEmpty(input.completion) ? undefined : extractProof(input.completion.text, theorem.name)));
+  const format = proofFormatName(theorem.proofFormat);
+  const proofs = inputs.map((input) => (isEmpty(input.completion) ? undefined : extractProof(input.completion.text, theorem.name, format)));
   const toVerify = inputs.flatMap((input, i) => (!input.verification && proofs[i] ? [i] : []));
   if (toVerify.length > 0 && !context.verifier) {
     throw new ConnectError(

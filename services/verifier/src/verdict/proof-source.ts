@@ -8,27 +8,26 @@ import {
   blankComments,
   codeTokens,
   crlfToLf,
+  readsAsWholeFile,
   screenSourcePart,
   screenTheoremSource,
   type TokenTable,
 } from "@lean-grpo/lean";
+import type { CheckedSource, Screened } from "./checked-source.js";
 import { endPosition, type SourcePosition } from "./source-position.js";
 import type { TheoremTarget } from "./theorem-target.js";
+import { prepareWholeFile } from "./whole-file-source.js";
 
-export interface CheckedSource {
-  /** Exactly what Lean elaborates on top of the header's environment. */
-  text: string;
-  /** Where the proof body starts in `text`: tactics before it belong to the context. */
-  proofStart: SourcePosition;
-}
+export type { CheckedSource, Screened } from "./checked-source.js";
 
-/** `field` names the request field to blame when the theorem, not the proof, is refused ("theorem.context"). */
-export type Screened<T> = { ok: true; value: T } | { ok: false; reason: string; field?: string };
-
-/** Screens the statement, the context and the proof, and joins them. */
+/**
+ * Screens the statement, the context and the proof, and joins them. A whole-file proof
+ * (the theorem's proof format says so, or `auto` reads one) is taken apart first.
+ */
 export function prepareProof(target: TheoremTarget, written: string, table: TokenTable = BUILTIN_TABLE): Screened<CheckedSource> {
   const theorem = screenTarget(target, table);
   if (theorem) return theorem;
+  if (readsAsWholeFile(written, target.proofFormat ?? "body", table)) return prepareWholeFile(target, written, table);
   // Lean reads CRLF as LF: so does the screen, and Lean is sent what the screen read.
   const proof = crlfToLf(written);
   const refused = screenSourcePart(proof, "proof", target.name, table);

@@ -4,6 +4,8 @@
 // ask about. The header, the context and the statement pass the one theorem screen of
 // @lean-grpo/lean here, before any worker sees them (on the fallback token table; the
 // proof's screen runs them again on the header's own table).
+import type { ProofFormat as ProofFormatField } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { proofFormatName } from "@lean-grpo/kit";
 import {
   blankComments,
   crlfToLf,
@@ -13,6 +15,7 @@ import {
   screenTheoremSource,
   statementWithoutProof,
   tokenize,
+  type ProofFormat,
 } from "@lean-grpo/lean";
 
 export interface TheoremFields {
@@ -21,6 +24,8 @@ export interface TheoremFields {
   context: string;
   imports: readonly string[];
   header: string;
+  /** Theorem.proof_format; unset reads as a body. */
+  proofFormat?: ProofFormatField;
 }
 
 export interface TheoremTarget {
@@ -37,6 +42,8 @@ export interface TheoremTarget {
    * leaves open (`namespace Foo` → `Foo.name`), without a leading `_root_.`.
    */
   fullName: string;
+  /** What a proof of it is: a body (when unset), a whole file, or either (`auto`). */
+  proofFormat?: ProofFormat;
 }
 
 /** A request field that cannot be used; becomes INVALID_ARGUMENT naming `field`. */
@@ -96,6 +103,7 @@ export function theoremTarget(
     statement,
     context,
     fullName: qualifiedName(context, declared),
+    proofFormat: proofFormatName(theorem.proofFormat),
   };
 }
 

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file leangrpo/v1/common.proto.
  */
 export const file_leangrpo_v1_common: GenFile = /*@__PURE__*/
-  fileDesc("ChhsZWFuZ3Jwby92MS9jb21tb24ucHJvdG8SC2xlYW5ncnBvLnYxItgCCgdUaGVvcmVtEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJc3RhdGVtZW50GAMgASgJEg8KB2NvbnRleHQYBCABKAkSDwoHaW1wb3J0cxgFIAMoCRIOCgZoZWFkZXIYBiABKAkSGgoSaW5mb3JtYWxfc3RhdGVtZW50GAcgASgJEg4KBmRvbWFpbhgIIAEoCRIXCgpkaWZmaWN1bHR5GAkgASgBSACIAQESDgoGYW5zd2VyGAogASgJEiMKBGtpbmQYCyABKA4yFS5sZWFuZ3Jwby52MS5UYXNrS2luZBI0CghtZXRhZGF0YRgMIAMoCzIiLmxlYW5ncnBvLnYxLlRoZW9yZW0uTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDQoLX2RpZmZpY3VsdHkiLAoLQ2hhdE1lc3NhZ2USDAoEcm9sZRgBIAEoCRIPCgdjb250ZW50GAIgASgJIjgKCkNoYXRQcm9tcHQSKgoIbWVzc2FnZXMYASADKAsyGC5sZWFuZ3Jwby52MS5DaGF0TWVzc2FnZSIXCghUb2tlbklkcxILCgNpZHMYASADKA0idQoGUHJvbXB0Eg4KBHRleHQYASABKAlIABInCgRjaGF0GAIgASgLMhcubGVhbmdycG8udjEuQ2hhdFByb21wdEgAEioKCXRva2VuX2lkcxgDIAEoCzIVLmxlYW5ncnBvLnYxLlRva2VuSWRzSABCBgoEa2luZCLMAgoOU2FtcGxpbmdQYXJhbXMSEgoKbWF4X3Rva2VucxgBIAEoDRIYCgt0ZW1wZXJhdHVyZRgCIAEoAkgAiAEBEhIKBXRvcF9wGAMgASgCSAGIAQESEgoFdG9wX2sYBCABKA1IAogBARIMCgRzdG9wGAUgAygJEhYKDnN0b3BfdG9rZW5faWRzGAYgAygNEhEKBHNlZWQYByABKARIA4gBARISCgptaW5fdG9rZW5zGAggASgNEh8KEnJlcGV0aXRpb25fcGVuYWx0eRgJIAEoAkgEiAEBEjIKDnJlYXNvbmluZ19tYXNrGAogASgOMhoubGVhbmdycG8udjEuUmVhc29uaW5nTWFza0IOCgxfdGVtcGVyYXR1cmVCCAoGX3RvcF9wQggKBl90b3Bfa0IHCgVfc2VlZEIVChNfcmVwZXRpdGlvbl9wZW5hbHR5IrQBChNSZWFzb25pbmdWb2NhYnVsYXJ5EhUKDXN0YW5kYXJkX3NpemUYASABKA0SFgoOcmVhc29uaW5nX3NpemUYAiABKA0SEgoKbWFwX3NoYTI1NhgDIAEoCRIUCgxzdGFydF9tYXJrZXIYBCABKAkSEgoKZW5kX21hcmtlchgFIAEoCRIYChBzdGFydF9tYXJrZXJfaWRzGAYgAygNEhYKDmVuZF9tYXJrZXJfaWRzGAcgAygNIrMBCg5SZWFzb25pbmdUcmFjZRIOCgZvcGVuZWQYASABKAgSDgoGY2xvc2VkGAIgASgIEhMKC2Jsb2NrX3N0YXJ0GAMgASgNEhEKCWJsb2NrX2VuZBgEIAEoDRIYChByZWFzb25pbmdfaW5zaWRlGAUgASgNEhkKEXJlYXNvbmluZ19vdXRzaWRlGAYgASgNEiQKBXNwYW5zGAcgAygLMhUubGVhbmdycG8udjEuVGV4dFNwYW4iJgoIVGV4dFNwYW4SDQoFc3RhcnQYASABKA0SCwoDZW5kGAIgASgNIn0KFFNhbXBsaW5nRGlzdHJpYnV0aW9uEhMKC3RlbXBlcmF0dXJlGAEgASgCEg0KBXRvcF9rGAIgASgNEg0KBXRvcF9wGAMgASgCEjIKDnJlYXNvbmluZ19tYXNrGAQgASgOMhoubGVhbmdycG8udjEuUmVhc29uaW5nTWFzayLuAQoKQ29tcGxldGlvbhINCgVpbmRleBgBIAEoDRIMCgR0ZXh0GAIgASgJEhEKCXRva2VuX2lkcxgDIAMoDRIQCghsb2dwcm9icxgEIAMoAhIwCg1maW5pc2hfcmVhc29uGAUgASgOMhkubGVhbmdycG8udjEuRmluaXNoUmVhc29uEhMKC3N0b3BfcmVhc29uGAYgASgJEg8KB2FkYXB0ZXIYByABKAkSFgoOcG9saWN5X3ZlcnNpb24YCCABKAQSLgoJcmVhc29uaW5nGAkgASgLMhsubGVhbmdycG8udjEuUmVhc29uaW5nVHJhY2UiOQoFVXNhZ2USFQoNcHJvbXB0X3Rva2VucxgBIAEoDRIZChFjb21wbGV0aW9uX3Rva2VucxgCIAEoDSJECglGaWxlQ2h1bmsSDAoEcGF0aBgBIAEoCRIOCgZvZmZzZXQYAiABKAQSDAoEZGF0YRgDIAEoDBILCgNlb2YYBCABKAgiNgoIRmlsZUluZm8SDAoEcGF0aBgBIAEoCRIMCgRzaXplGAIgASgEEg4KBnNoYTI1NhgDIAEoCSKAAQoNUGFyYW1ldGVySW5mbxIMCgRuYW1lGAEgASgJEgwKBHR5cGUYAiABKAkSFQoNZGVmYXVsdF92YWx1ZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIWCg5hbGxvd2VkX3ZhbHVlcxgFIAMoCRIPCgdhbGlhc2VzGAYgAygJKloKCFRhc2tLaW5kEhkKFVRBU0tfS0lORF9VTlNQRUNJRklFRBAAEhgKFFRBU0tfS0lORF9MRUFOX1BST09GEAESGQoVVEFTS19LSU5EX01BVEhfQU5TV0VSEAIqfQoNUmVhc29uaW5nTWFzaxIeChpSRUFTT05JTkdfTUFTS19VTlNQRUNJRklFRBAAEhcKE1JFQVNPTklOR19NQVNLX0ZSRUUQARIYChRSRUFTT05JTkdfTUFTS19HQVRFRBACEhkKFVJFQVNPTklOR19NQVNLX1NUUklDVBADKngKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNPTl9TVE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAhIXChNGSU5JU0hfUkVBU09OX0FCT1JUEANiBnByb3RvMw");
+  fileDesc("ChhsZWFuZ3Jwby92MS9jb21tb24ucHJvdG8SC2xlYW5ncnBvLnYxIogDCgdUaGVvcmVtEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJc3RhdGVtZW50GAMgASgJEg8KB2NvbnRleHQYBCABKAkSDwoHaW1wb3J0cxgFIAMoCRIOCgZoZWFkZXIYBiABKAkSGgoSaW5mb3JtYWxfc3RhdGVtZW50GAcgASgJEg4KBmRvbWFpbhgIIAEoCRIXCgpkaWZmaWN1bHR5GAkgASgBSACIAQESDgoGYW5zd2VyGAogASgJEiMKBGtpbmQYCyABKA4yFS5sZWFuZ3Jwby52MS5UYXNrS2luZBI0CghtZXRhZGF0YRgMIAMoCzIiLmxlYW5ncnBvLnYxLlRoZW9yZW0uTWV0YWRhdGFFbnRyeRIuCgxwcm9vZl9mb3JtYXQYDSABKA4yGC5sZWFuZ3Jwby52MS5Qcm9vZkZvcm1hdBovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDQoLX2RpZmZpY3VsdHkiLAoLQ2hhdE1lc3NhZ2USDAoEcm9sZRgBIAEoCRIPCgdjb250ZW50GAIgASgJIjgKCkNoYXRQcm9tcHQSKgoIbWVzc2FnZXMYASADKAsyGC5sZWFuZ3Jwby52MS5DaGF0TWVzc2FnZSIXCghUb2tlbklkcxILCgNpZHMYASADKA0idQoGUHJvbXB0Eg4KBHRleHQYASABKAlIABInCgRjaGF0GAIgASgLMhcubGVhbmdycG8udjEuQ2hhdFByb21wdEgAEioKCXRva2VuX2lkcxgDIAEoCzIVLmxlYW5ncnBvLnYxLlRva2VuSWRzSABCBgoEa2luZCLMAgoOU2FtcGxpbmdQYXJhbXMSEgoKbWF4X3Rva2VucxgBIAEoDRIYCgt0ZW1wZXJhdHVyZRgCIAEoAkgAiAEBEhIKBXRvcF9wGAMgASgCSAGIAQESEgoFdG9wX2sYBCABKA1IAogBARIMCgRzdG9wGAUgAygJEhYKDnN0b3BfdG9rZW5faWRzGAYgAygNEhEKBHNlZWQYByABKARIA4gBARISCgptaW5fdG9rZW5zGAggASgNEh8KEnJlcGV0aXRpb25fcGVuYWx0eRgJIAEoAkgEiAEBEjIKDnJlYXNvbmluZ19tYXNrGAogASgOMhoubGVhbmdycG8udjEuUmVhc29uaW5nTWFza0IOCgxfdGVtcGVyYXR1cmVCCAoGX3RvcF9wQggKBl90b3Bfa0IHCgVfc2VlZEIVChNfcmVwZXRpdGlvbl9wZW5hbHR5IrQBChNSZWFzb25pbmdWb2NhYnVsYXJ5EhUKDXN0YW5kYXJkX3NpemUYASABKA0SFgoOcmVhc29uaW5nX3NpemUYAiABKA0SEgoKbWFwX3NoYTI1NhgDIAEoCRIUCgxzdGFydF9tYXJrZXIYBCABKAkSEgoKZW5kX21hcmtlchgFIAEoCRIYChBzdGFydF9tYXJrZXJfaWRzGAYgAygNEhYKDmVuZF9tYXJrZXJfaWRzGAcgAygNIrMBCg5SZWFzb25pbmdUcmFjZRIOCgZvcGVuZWQYASABKAgSDgoGY2xvc2VkGAIgASgIEhMKC2Jsb2NrX3N0YXJ0GAMgASgNEhEKCWJsb2NrX2VuZBgEIAEoDRIYChByZWFzb25pbmdfaW5zaWRlGAUgASgNEhkKEXJlYXNvbmluZ19vdXRzaWRlGAYgASgNEiQKBXNwYW5zGAcgAygLMhUubGVhbmdycG8udjEuVGV4dFNwYW4iJgoIVGV4dFNwYW4SDQoFc3RhcnQYASABKA0SCwoDZW5kGAIgASgNIn0KFFNhbXBsaW5nRGlzdHJpYnV0aW9uEhMKC3RlbXBlcmF0dXJlGAEgASgCEg0KBXRvcF9rGAIgASgNEg0KBXRvcF9wGAMgASgCEjIKDnJlYXNvbmluZ19tYXNrGAQgASgOMhoubGVhbmdycG8udjEuUmVhc29uaW5nTWFzayLuAQoKQ29tcGxldGlvbhINCgVpbmRleBgBIAEoDRIMCgR0ZXh0GAIgASgJEhEKCXRva2VuX2lkcxgDIAMoDRIQCghsb2dwcm9icxgEIAMoAhIwCg1maW5pc2hfcmVhc29uGAUgASgOMhkubGVhbmdycG8udjEuRmluaXNoUmVhc29uEhMKC3N0b3BfcmVhc29uGAYgASgJEg8KB2FkYXB0ZXIYByABKAkSFgoOcG9saWN5X3ZlcnNpb24YCCABKAQSLgoJcmVhc29uaW5nGAkgASgLMhsubGVhbmdycG8udjEuUmVhc29uaW5nVHJhY2UiOQoFVXNhZ2USFQoNcHJvbXB0X3Rva2VucxgBIAEoDRIZChFjb21wbGV0aW9uX3Rva2VucxgCIAEoDSJECglGaWxlQ2h1bmsSDAoEcGF0aBgBIAEoCRIOCgZvZmZzZXQYAiABKAQSDAoEZGF0YRgDIAEoDBILCgNlb2YYBCABKAgiNgoIRmlsZUluZm8SDAoEcGF0aBgBIAEoCRIMCgRzaXplGAIgASgEEg4KBnNoYTI1NhgDIAEoCSKAAQoNUGFyYW1ldGVySW5mbxIMCgRuYW1lGAEgASgJEgwKBHR5cGUYAiABKAkSFQoNZGVmYXVsdF92YWx1ZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIWCg5hbGxvd2VkX3ZhbHVlcxgFIAMoCRIPCgdhbGlhc2VzGAYgAygJKloKCFRhc2tLaW5kEhkKFVRBU0tfS0lORF9VTlNQRUNJRklFRBAAEhgKFFRBU0tfS0lORF9MRUFOX1BST09GEAESGQoVVEFTS19LSU5EX01BVEhfQU5TV0VSEAIqdgoLUHJvb2ZGb3JtYXQSHAoYUFJPT0ZfRk9STUFUX1VOU1BFQ0lGSUVEEAASFQoRUFJPT0ZfRk9STUFUX0JPRFkQARIbChdQUk9PRl9GT1JNQVRfV0hPTEVfRklMRRACEhUKEVBST09GX0ZPUk1BVF9BVVRPEAMqfQoNUmVhc29uaW5nTWFzaxIeChpSRUFTT05JTkdfTUFTS19VTlNQRUNJRklFRBAAEhcKE1JFQVNPTklOR19NQVNLX0ZSRUUQARIYChRSRUFTT05JTkdfTUFTS19HQVRFRBACEhkKFVJFQVNPTklOR19NQVNLX1NUUklDVBADKngKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNPTl9TVE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAhIXChNGSU5JU0hfUkVBU09OX0FCT1JUEANiBnByb3RvMw");
 
 /**
  * One task of a dataset: a Lean theorem to prove or a math problem to answer.
@@ -107,6 +107,15 @@ export type Theorem = Message<"leangrpo.v1.Theorem"> & {
    * @generated from field: map<string, string> metadata = 12;
    */
   metadata: { [key: string]: string };
+
+  /**
+   * What a proof of this theorem is: a body after the statement's `:=`, or a whole Lean
+   * file (auxiliary declarations, then the theorem with this statement). The dataset's
+   * or the run's setting; unset means a body.
+   *
+   * @generated from field: leangrpo.v1.ProofFormat proof_format = 13;
+   */
+  proofFormat: ProofFormat;
 };
 
 /**
@@ -789,6 +798,48 @@ export const TaskKindSchema: GenEnum<TaskKind> = /*@__PURE__*/
   enumDesc(file_leangrpo_v1_common, 0);
 
 /**
+ * The shape of a proof a model writes for a Lean theorem.
+ *
+ * @generated from enum leangrpo.v1.ProofFormat
+ */
+export enum ProofFormat {
+  /**
+   * Not set: a proof body (as PROOF_FORMAT_BODY).
+   *
+   * @generated from enum value: PROOF_FORMAT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The text after the statement's `:=`, e.g. "by simp". The verifier attaches it to the statement.
+   *
+   * @generated from enum value: PROOF_FORMAT_BODY = 1;
+   */
+  BODY = 1,
+
+  /**
+   * A whole Lean file: auxiliary declarations (theorem, lemma, def, abbrev, structure,
+   * inductive), then the theorem, whose statement must be the dataset's token for token.
+   *
+   * @generated from enum value: PROOF_FORMAT_WHOLE_FILE = 2;
+   */
+  WHOLE_FILE = 2,
+
+  /**
+   * A whole file when the proof begins with a declaration or an import, else a body.
+   *
+   * @generated from enum value: PROOF_FORMAT_AUTO = 3;
+   */
+  AUTO = 3,
+}
+
+/**
+ * Describes the enum leangrpo.v1.ProofFormat.
+ */
+export const ProofFormatSchema: GenEnum<ProofFormat> = /*@__PURE__*/
+  enumDesc(file_leangrpo_v1_common, 1);
+
+/**
  * The reasoning mask: a function of the completion's token ids alone, applied identically by
  * the sampler and the learner. A service whose model has no reasoning vocabulary refuses
  * GATED and STRICT.
@@ -829,7 +880,7 @@ export enum ReasoningMask {
  * Describes the enum leangrpo.v1.ReasoningMask.
  */
 export const ReasoningMaskSchema: GenEnum<ReasoningMask> = /*@__PURE__*/
-  enumDesc(file_leangrpo_v1_common, 1);
+  enumDesc(file_leangrpo_v1_common, 2);
 
 /**
  * Why a completion ended.
@@ -870,5 +921,5 @@ export enum FinishReason {
  * Describes the enum leangrpo.v1.FinishReason.
  */
 export const FinishReasonSchema: GenEnum<FinishReason> = /*@__PURE__*/
-  enumDesc(file_leangrpo_v1_common, 2);
+  enumDesc(file_leangrpo_v1_common, 3);
 

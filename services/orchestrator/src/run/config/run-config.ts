@@ -35,6 +35,13 @@ export const RunConfigSchema = z
       .object({
         /** Train on the dataset's first N records only (after validating all of it); null: all. */
         max_train_samples: z.number().int().positive().nullable().default(null),
+        /**
+         * What a Lean proof is, for records without their own `proof_format`: `body` (the text after
+         * the statement's `:=`), `whole_file` (auxiliary declarations, then the theorem with the
+         * dataset's statement, as DeepSeek-Prover-V2, Goedel-Prover-V2 and Kimina-Prover write it;
+         * prompts use prompt.whole_file_template), or `auto` (a proof that begins with a declaration is a file).
+         */
+        proof_format: z.enum(["body", "whole_file", "auto"]).default("body"),
       })
       .strict()
       .prefault({}),
@@ -198,6 +205,16 @@ export const RunConfigSchema = z
         math_template: z.string().default("{problem}\nPut the final answer in \\boxed{}."),
         /** Lean prompt; {header}, {context} and {statement} are replaced. */
         lean_template: z.string().default("Complete the following Lean 4 proof.\n```lean4\n{header}\n{context}\n{statement} := by\n"),
+        /**
+         * Lean prompt of a theorem whose proof is a whole file (dataset.proof_format or the record's
+         * proof_format whole_file); placeholders as in lean_template. It asks for a complete Lean file:
+         * auxiliary lemmas, then the theorem with its statement unchanged.
+         */
+        whole_file_template: z
+          .string()
+          .default(
+            "Complete the following Lean 4 code. Write a complete Lean 4 file: any auxiliary lemmas first, then the theorem, its statement unchanged.\n```lean4\n{header}\n{context}\n{statement} := by\n  sorry\n```",
+          ),
         /**
          * Tactic-mode prompt of each turn; {header}, {context}, {statement} and {informal} as in
          * lean_template, {proof} the tactics applied so far (one per line, indented), {goals} the

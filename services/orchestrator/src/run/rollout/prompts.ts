@@ -2,7 +2,8 @@
 // when the model has a chat template (or the config says so), else as plain text.
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { PromptSchema, TaskKind, type Prompt, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { ProofFormat, PromptSchema, TaskKind, type Prompt, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { proofFormatName, type ProofFormatName } from "@lean-grpo/kit";
 import type { MeshClients } from "../mesh-clients.js";
 import type { RunConfig } from "../config/run-config.js";
 
@@ -11,11 +12,19 @@ export function promptText(theorem: Theorem, config: RunConfig["prompt"]): strin
     return config.math_template.replaceAll("{problem}", theorem.informalStatement);
   }
   const header = theorem.header || theorem.imports.map((m) => `import ${m}`).join("\n");
-  return config.lean_template
+  // A whole-file theorem asks for a complete Lean file (auxiliaries, then the theorem).
+  const template = theorem.proofFormat === ProofFormat.WHOLE_FILE ? config.whole_file_template : config.lean_template;
+  return template
     .replaceAll("{header}", header)
     .replaceAll("{context}", theorem.context)
     .replaceAll("{statement}", theorem.statement)
     .replaceAll("{informal}", theorem.informalStatement);
+}
+
+/** A Lean task's proof format, as samples.jsonl records it; nothing for a math task. */
+export function leanProofFormat(theorem: Theorem): { proofFormat?: ProofFormatName } {
+  if (theorem.kind === TaskKind.MATH_ANSWER || !theorem.statement) return {};
+  return { proofFormat: proofFormatName(theorem.proofFormat) };
 }
 
 export function buildPrompt(theorem: Theorem, config: RunConfig["prompt"], chat: boolean): Prompt {

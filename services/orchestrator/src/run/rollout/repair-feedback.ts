@@ -6,6 +6,7 @@
 import { TaskKind, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { RewardResult } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { Severity, Verdict } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import { errorPlace } from "./repair-error-location.js";
 
 /** Lean errors quoted in one feedback turn (the first ones: later errors often follow from them). */
 export const FEEDBACK_MAX_ERRORS = 3;
@@ -28,7 +29,12 @@ export function feedbackText(theorem: Theorem, result: RewardResult | undefined)
   // The reason names the first error when there is one: quote it once, with its position, below.
   const reason = errors.length === 0 && verification.reason ? ` (${verification.reason})` : "";
   const lines = [`Lean's verdict: ${verdict}${reason}.`];
-  for (const m of errors) lines.push(`${m.pos ? `line ${m.pos.line}, column ${m.pos.column}` : "error"}: ${m.data.trim()}`);
+  for (const m of errors) {
+    // A whole-file proof's error also says which declaration it is in (an auxiliary, or the theorem's proof).
+    const place = m.pos ? errorPlace(verification.checkedSource, theorem.statement, theorem.context, m.pos.line) : "";
+    const where = m.pos ? `line ${m.pos.line}, column ${m.pos.column}${place ? ` (${place})` : ""}` : "error";
+    lines.push(`${where}: ${m.data.trim()}`);
+  }
   // Lean's "unsolved goals" error already lists its goals: quote each goal once.
   const goals = verification.goals.filter((g) => !errors.some((m) => m.data.includes(g.trim()))).slice(0, FEEDBACK_MAX_GOALS);
   if (goals.length > 0) lines.push("Goals left:", ...goals.map((g) => g.trim()));

@@ -4,7 +4,7 @@
 import type { Completion, Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { reasoningMaskOf } from "../config/reasoning-mask.js";
 import type { MeshClients } from "../mesh-clients.js";
-import { buildPrompt, promptText } from "./prompts.js";
+import { buildPrompt, leanProofFormat, promptText } from "./prompts.js";
 import type { RunConfig } from "../config/run-config.js";
 import { scoreGroup } from "./score-group.js";
 import type { ReadableGroup } from "../training/step-samples.js";
@@ -128,6 +128,7 @@ export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: str
         groupId,
         theoremId: theorem.id,
         prompt: promptText(theorem, ctx.config.prompt),
+        ...leanProofFormat(theorem),
         completions: generated.completions,
         results: scored.results,
       },

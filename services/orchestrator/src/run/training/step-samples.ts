@@ -7,6 +7,7 @@ import { FinishReason, type Completion } from "@lean-grpo/gen/leangrpo/v1/common
 import { CompletionSampleSchema, type CompletionSample } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import type { RewardResult } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { Severity, Verdict, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import type { ProofFormatName } from "@lean-grpo/kit";
 
 /** Longest prompt or completion text kept, in characters. */
 export const SAMPLE_TEXT_MAX_CHARS = 4_000;
@@ -23,6 +24,8 @@ export interface ReadableGroup {
   results: readonly RewardResult[];
   /** Repair mode: each completion's trajectory, attempt by attempt (the completion is its last attempt). */
   turns?: readonly (readonly ReadableTurn[])[];
+  /** A Lean task's proof format (Theorem.proof_format): how its completions were read. */
+  proofFormat?: ProofFormatName;
 }
 
 /** One attempt of a repair trajectory and the feedback that followed it. */
@@ -64,6 +67,8 @@ export interface SampleRecord {
   turns?: SampleTurnRecord[];
   /** Reasoning vocabulary: [start, end) code-point spans of `completion` written by reasoning tokens. */
   reasoning_spans?: [number, number][];
+  /** A Lean task's proof format: `body`, `whole_file` (the completion is a whole Lean file) or `auto`. */
+  proof_format?: ProofFormatName;
 }
 
 /**
@@ -121,6 +126,7 @@ function sampleRecord(group: ReadableGroup, index: number): SampleRecord {
       (turns?.some((t) => t.cut) ?? false),
     ...(turns ? { turns: turns.map((t) => t.record) } : {}),
     ...(completion.reasoning ? { reasoning_spans: keptSpans(completion.reasoning.spans, text.text) } : {}),
+    ...(group.proofFormat ? { proof_format: group.proofFormat } : {}),
   };
 }
 

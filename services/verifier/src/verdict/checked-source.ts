@@ -1,0 +1,13 @@
+// What the service checks: the Lean source sent on top of the header's environment,
+// and the answer of a screen (the value, or why it was refused and whose field to blame).
+import type { SourcePosition } from "./source-position.js";
+
+export interface CheckedSource {
+  /** Exactly what Lean elaborates on top of the header's environment. */
+  text: string;
+  /** Where the proof body starts in `text`: tactics before it belong to the context. */
+  proofStart: SourcePosition;
+}
+
+/** `field` names the request field to blame when the theorem, not the proof, is refused ("theorem.context"). */
+export type Screened<T> = { ok: true; value: T } | { ok: false; reason: string; field?: string };
