@@ -46,3 +46,23 @@ export function makeTokenTable(tokens: Iterable<string>, commandTokens: Iterable
     },
   };
 }
+
+/**
+ * `table` with `atoms` added, as Lean's table is after a command declares them (a
+ * notation's `"…"` atoms, trimmed): same source and command tokens.
+ */
+export function withAtoms(table: TokenTable, atoms: Iterable<string>): TokenTable {
+  const added = [...atoms].filter((atom) => atom !== "" && !table.has(atom));
+  if (added.length === 0) return table;
+  const extra = makeTokenTable(added, [], table.source);
+  return {
+    source: table.source,
+    commandTokens: table.commandTokens,
+    size: table.size + extra.size,
+    has: (token) => extra.has(token) || table.has(token),
+    longestMatch(src, at) {
+      const [mine, theirs] = [extra.longestMatch(src, at), table.longestMatch(src, at)];
+      return mine !== undefined && (theirs === undefined || mine.length > theirs.length) ? mine : theirs;
+    },
+  };
+}
