@@ -224,16 +224,19 @@ describe("notation in a context: the screen reads its atoms as Lean does, and re
   });
 
   it.each([
-    ['+1a\'"\'', 'notation "+1a" => (0 : Nat)'],
-    ['∘1x\'"\'', 'notation "∘1x" => (0 : Nat)'],
-    ['≤1x\'"\'', 'notation "≤1x" => (0 : Nat)'],
-    ['1 +1a\'"\'', 'infixl:65 " +1a " => HAdd.hAdd'],
+    ["+1a'\"'", 'notation "+1a" => (0 : Nat)'],
+    ["∘1x'\"'", 'notation "∘1x" => (0 : Nat)'],
+    ["≤1x'\"'", 'notation "≤1x" => (0 : Nat)'],
+    ["1 +1a'\"'", 'infixl:65 " +1a " => HAdd.hAdd'],
     ['+1ar"\\"', 'notation "+1a" => (0 : Nat)'],
     ['a-- "', 'notation "a-" => (0 : Nat)'],
   ])("refuses %j hiding a command after the context declares its atom", (use, declaration) => {
     const context = `${declaration}\ndef x : Nat := ${use}\n#eval IO.Process.output {cmd := "id"}\n-- "`;
     for (const table of [BUILTIN_TABLE, PRESUMED_TABLE, mathlibLike]) {
-      expect(screenTheoremSource({ context, statement: "theorem t : True" }, table), context).toMatchObject({ ok: false, field: "context" });
+      expect(screenTheoremSource({ context, statement: "theorem t : True" }, table), context).toMatchObject({
+        ok: false,
+        field: "context",
+      });
     }
   });
 
@@ -363,7 +366,9 @@ describe("where Lean's token ends inside what the screen reads as a name", () =>
     for (const table of [BUILTIN_TABLE, mathlibLike]) {
       const screened = screenTheoremSource({ context, statement: "theorem t : True" }, table);
       expect(screened).toMatchObject({ ok: false, field: "context" });
-      expect((screened as { reason: string }).reason).toMatch(/a name glued to a symbol|reads differently|quote next to a symbol|banned `#eval`/);
+      expect((screened as { reason: string }).reason).toMatch(
+        /a name glued to a symbol|reads differently|quote next to a symbol|banned `#eval`/,
+      );
     }
   });
 

@@ -96,7 +96,13 @@ export function readDeclaringAtoms(text: string, table: TokenTable, label: strin
     atoms.map((declared) => declared.atom),
   );
   const named = [...new Set(atoms.map((declared) => `\`${declared.atom}\``))].slice(0, 5).join(", ");
-  return { declared, plain, atoms, after, refusal: refusal ?? disagreement(text, declared, plain, label, `its notation declares (${named})`) };
+  return {
+    declared,
+    plain,
+    atoms,
+    after,
+    refusal: refusal ?? disagreement(text, declared, plain, label, `its notation declares (${named})`),
+  };
 }
 
 /** Tokens whose extent decides what is code: a literal or a comment hides what the screen's checks would read. */

@@ -134,7 +134,9 @@ function screenContext(context: string, theoremName: string, table: TokenTable, 
     const refusal = earliest(
       bannedRefusal(code, "context", theoremName, read, "context", tokens),
       contextCommandRefusal(tokens, code, read),
-      ...inHiddenReadings(code, tokens, read, (reading) => contextCommandRefusal(reading.tokens.filter(isCode), code, read, reading.offset)),
+      ...inHiddenReadings(code, tokens, read, (reading) =>
+        contextCommandRefusal(reading.tokens.filter(isCode), code, read, reading.offset),
+      ),
     );
     if (refusal) return refusal;
   }

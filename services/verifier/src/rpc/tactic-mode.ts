@@ -18,6 +18,7 @@ import { WorkerLost } from "../pool/repl-pool.js";
 import { sessionLost, type ProofSessions } from "../tactic/proof-sessions.js";
 import { readProofStart, readTacticOutcome } from "../tactic/tactic-outcome.js";
 import { prepareProofStart, prepareTactic } from "../verdict/proof-source.js";
+import { BUILTIN_TABLE, tablesAfterContext } from "@lean-grpo/lean";
 import { InvalidField, theoremTarget } from "../verdict/theorem-target.js";
 import { noReplConfigured } from "./connect-errors.js";
 import { checkText, leanTimeoutMs } from "./request-limits.js";
@@ -52,7 +53,7 @@ export async function startProof(
     });
     const start = readProofStart(result.value.answer, result.value.sorryAt);
     if (!start.ok) throw new InvalidField("theorem.statement", start.reason);
-    const session = deps.sessions.open(result.ranOn, target.name, start.proofState, target.header);
+    const session = deps.sessions.open(result.ranOn, target.name, start.proofState, target.header, target.context);
     return { sessionId: session.id, proofState: start.proofState, goals: start.goals, messages: start.messages.map(toLeanMessage) };
   } catch (error) {
     throw tacticModeError(error, signal, {
@@ -77,7 +78,11 @@ export async function applyTactic(
   }
   checkText("tactic", request.tactic, deps.config);
   const timeoutMs = leanTimeoutMs("timeout_ms", request.timeoutMs, deps.config);
-  const prepared = prepareTactic(request.tactic, session.theoremName, deps.pool?.tokenTables.get(session.header));
+  const prepared = prepareTactic(
+    request.tactic,
+    session.theoremName,
+    tablesAfterContext(session.context, deps.pool?.tokenTables.get(session.header) ?? BUILTIN_TABLE),
+  );
   if (!prepared.ok) {
     // The model's step failed; the orchestrator feeds the reason back like a Lean error.
     return {
