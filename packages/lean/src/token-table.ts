@@ -52,17 +52,46 @@ export function makeTokenTable(tokens: Iterable<string>, commandTokens: Iterable
  * notation's `"…"` atoms, trimmed): same source and command tokens.
  */
 export function withAtoms(table: TokenTable, atoms: Iterable<string>): TokenTable {
-  const added = [...atoms].filter((atom) => atom !== "" && !table.has(atom));
-  if (added.length === 0) return table;
-  const extra = makeTokenTable(added, [], table.source);
-  return {
-    source: table.source,
-    commandTokens: table.commandTokens,
-    size: table.size + extra.size,
-    has: (token) => extra.has(token) || table.has(token),
+  const growing = growingTable(table);
+  return growing.add(atoms) ? growing.table : table;
+}
+
+/**
+ * A table that grows as a text declares atoms, for one reading of it: `add` puts atoms
+ * into the same table object (each atom costs its first character's candidates, so a
+ * text of many notations is read in time linear in it) and says whether any was new.
+ */
+export function growingTable(base: TokenTable): { table: TokenTable; add(atoms: Iterable<string>): boolean } {
+  const added = new Set<string>();
+  const byFirst = new Map<string, string[]>();
+  const table: TokenTable = {
+    source: base.source,
+    commandTokens: base.commandTokens,
+    get size() {
+      return base.size + added.size;
+    },
+    has: (token) => added.has(token) || base.has(token),
     longestMatch(src, at) {
-      const [mine, theirs] = [extra.longestMatch(src, at), table.longestMatch(src, at)];
+      const theirs = base.longestMatch(src, at);
+      const candidates = byFirst.get(src[at] ?? "");
+      if (candidates === undefined) return theirs;
+      const mine = candidates.find((token) => src.startsWith(token, at));
       return mine !== undefined && (theirs === undefined || mine.length > theirs.length) ? mine : theirs;
     },
   };
+  const add = (atoms: Iterable<string>) => {
+    let grew = false;
+    for (const atom of atoms) {
+      if (atom === "" || table.has(atom)) continue;
+      added.add(atom);
+      const list = byFirst.get(atom[0]!) ?? [];
+      // Longest first, so that the first match is the longest.
+      const at = list.findIndex((token) => token.length < atom.length);
+      list.splice(at < 0 ? list.length : at, 0, atom);
+      byFirst.set(atom[0]!, list);
+      grew = true;
+    }
+    return grew;
+  };
+  return { table, add };
 }

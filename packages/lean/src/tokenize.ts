@@ -42,6 +42,9 @@ export interface TokenizeOptions {
 /** Words after which Lean's grammar reads an interpolated string (`interpolatedStr` in core and Mathlib syntax). */
 const INTERPOLATING = new Set(["s!", "m!", "f!", "throwError", "throwErrorAt", "logInfo", "logWarning", "logError", "dbg_trace"]);
 
+/** How deep string interpolations may nest (`s!"{s!"{…}"}"`) before the lexer stops as at a lexical error. */
+const MAX_INTERPOLATION_DEPTH = 64;
+
 class LexFailure extends Error {
   constructor(readonly lexError: LexError) {
     super(lexError.message);
@@ -62,6 +65,7 @@ export function tokenize(source: string, options: TokenizeOptions = {}): LexResu
 class Lexer {
   readonly tokens: LeanToken[] = [];
   private i = 0;
+  private interpolationDepth = 0;
 
   constructor(
     private readonly src: string,
@@ -274,7 +278,12 @@ class Lexer {
       } else if (ch === "{" && interpolated) {
         this.i++;
         this.push("interpolatedChunk", chunkStart);
+        // Each level is a recursion here: past a depth no honest text reaches, stop as at an error, not a stack overflow.
+        if (++this.interpolationDepth > MAX_INTERPOLATION_DEPTH) {
+          this.fail(`string interpolations nested more than ${MAX_INTERPOLATION_DEPTH} deep`, this.i - 1);
+        }
         this.run(true);
+        this.interpolationDepth--;
         chunkStart = this.i;
         this.i++; // the closing `}` belongs to the next chunk
       } else {

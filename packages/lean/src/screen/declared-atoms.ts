@@ -13,7 +13,7 @@
 // on both readings; where the two put a literal or a comment in different places, no
 // one reading can be trusted and the text is refused.
 import { commandStartedBy } from "../commands.js";
-import { withAtoms, type TokenTable } from "../token-table.js";
+import { growingTable, withAtoms, type TokenTable } from "../token-table.js";
 import { tokenize } from "../tokenize.js";
 import type { LeanToken, LeanTokenKind, LexResult } from "../tokens.js";
 import { atomOf, atomProblem } from "./notation-atoms.js";
@@ -48,6 +48,7 @@ const isCode = (token: LeanToken) => token.kind !== "lineComment" && token.kind 
 export function readDeclaringAtoms(text: string, table: TokenTable, label: string): AtomReadings {
   const atoms: DeclaredAtom[] = [];
   let refusal: Refusal | undefined;
+  const growing = growingTable(table);
   let current = table;
   let pending: DeclaredAtom[] = [];
   // The declaring command being read: its strings are atoms until its `=>`.
@@ -57,13 +58,13 @@ export function readDeclaringAtoms(text: string, table: TokenTable, label: strin
     const command = commandStartedBy(token, current);
     if (command !== undefined && pending.length > 0) {
       // The declaration ended at this command: read it again with the atoms in the table.
-      current = withAtoms(
-        current,
-        pending.map((declared) => declared.atom),
-      );
+      const grew = growing.add(pending.map((declared) => declared.atom));
       pending = [];
       declaring = undefined;
-      return current;
+      if (grew) {
+        current = growing.table;
+        return current;
+      }
     }
     if (command !== undefined) {
       declaring = DECLARING.has(command) ? { command, done: false } : undefined;
