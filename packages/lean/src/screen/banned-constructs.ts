@@ -30,6 +30,7 @@ import {
   type SourcePart,
 } from "./construct.js";
 import { ELABORATION_TIME_CODE } from "./elaboration-code.js";
+import { LIBRARY_SEARCH } from "./library-search.js";
 
 export type { BannedConstruct, Matcher, SourcePart } from "./construct.js";
 
@@ -92,7 +93,6 @@ const SYNTAX = "redefines syntax or elaborators (e.g. makes a tactic mean sorry)
 /** Notation that only abbreviates a term is a context's (context-commands.ts checks its tokens); a statement or proof holds none. */
 const NOTATION_PARTS: readonly SourcePart[] = ["statement", "proof"];
 const COMPILER = "makes compiled code disagree with the kernel";
-const SEARCH = "uses library search, which has produced proofs that hide a sorry (DeepSeek-Prover-V2, App. B)";
 const COMMAND = "is a top-level command; a proof body is one term, and commands after it can change what the theorem's name resolves to";
 const ANY_COMMAND =
   "begins a top-level command, which Lean reads wherever the token stands (after a parse error it resumes at the next such token); " +
@@ -291,8 +291,8 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
   path("Lean.Meta", "reaches the elaborator's internals", "Lean", (components) => holdsInARow(components, "Lean", "Meta")),
   word("modifyEnv", "writes the environment past the kernel"),
   word("addDecl", "writes the environment past the kernel"),
-  word("apply?", SEARCH),
-  word("exact?", SEARCH),
+  // exact?, apply?, rw?, observe, hint, rw_search, library_search, … (library-search.ts).
+  ...LIBRARY_SEARCH,
   construct(
     "redeclaring the theorem",
     "declares the theorem's own name, so the checked constant may not be the dataset's statement",
