@@ -5,7 +5,7 @@ export { COMMAND_KEYWORDS, COMMAND_SYMBOLS, commandStartedBy, keywordOf } from "
 export { tokenize, type TokenizeOptions } from "./tokenize.js";
 export type { LeanToken, LeanTokenKind, LexError, LexResult } from "./tokens.js";
 export { BUILTIN_COMMAND_TOKENS, BUILTIN_TABLE, BUILTIN_TOKENS, PRESUMED_TABLE } from "./builtin-tokens.js";
-export { makeTokenTable, withAtoms, type TokenTable, type TokenTableSource } from "./token-table.js";
+export { makeTokenTable, tokenTableSpec, withAtoms, type TokenTable, type TokenTableSource, type TokenTableSpec } from "./token-table.js";
 export {
   codeTokens,
   declaredTheoremName,

@@ -23,10 +23,30 @@ export interface TokenTable {
   readonly size: number;
 }
 
+/** What a table was made from: enough to make it again elsewhere (another thread). */
+export interface TokenTableSpec {
+  tokens: string[];
+  commandTokens: string[];
+  source: TokenTableSource;
+}
+
+const specs = new WeakMap<TokenTable, TokenTableSpec>();
+
+/** The tokens, command tokens and source `table` was made from by makeTokenTable; undefined for a table made otherwise. */
+export function tokenTableSpec(table: TokenTable): TokenTableSpec | undefined {
+  return specs.get(table);
+}
+
 export function makeTokenTable(tokens: Iterable<string>, commandTokens: Iterable<string>, source: TokenTableSource): TokenTable {
   const all = new Set<string>();
   for (const token of tokens) if (token !== "") all.add(token);
   const commands = new Set<string>(commandTokens);
+  const table = tableOf(all, commands, source);
+  specs.set(table, { tokens: [...all], commandTokens: [...commands], source });
+  return table;
+}
+
+function tableOf(all: ReadonlySet<string>, commands: ReadonlySet<string>, source: TokenTableSource): TokenTable {
   // Candidates by first UTF-16 unit, longest first: the first that matches is the longest.
   const byFirst = new Map<string, string[]>();
   for (const token of all) {
