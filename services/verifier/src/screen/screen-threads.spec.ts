@@ -30,6 +30,12 @@ describe("ScreenThreads", () => {
     expect(await threads.start(target, table)).toEqual(prepareProofStart(target, table));
   });
 
+  it("refuses a tactic that uses an atom of the session's context to hide a command", async () => {
+    const tactic = "have h : Nat := +1a'\"'\n#eval IO.Process.exit 7\n-- \"";
+    expect(await threads.tactic(tactic, "t", target.context, BUILTIN_TABLE)).toMatchObject({ ok: false });
+    expect(await threads.tactic("simp", "t", target.context, BUILTIN_TABLE)).toEqual({ ok: true, value: "simp" });
+  });
+
   it("keeps the main thread's timers firing while it screens long proofs, where screening in line does not", async () => {
     const longestGap = async (screen: () => Promise<unknown>) => {
       let last = performance.now();
