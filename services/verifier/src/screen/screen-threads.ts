@@ -11,7 +11,10 @@ import { BUILTIN_TABLE, PRESUMED_TABLE, tablesAfterContext, tokenTableSpec, type
 import { prepareProof, prepareProofStart, prepareTactic } from "../verdict/proof-source.js";
 import type { ScreenJob, ScreenJobResults, ScreenReply, TableRef } from "./screen-protocol.js";
 
-const ENTRY = new URL("./screen-thread-entry.mjs", import.meta.url);
+/** Run from sources (tsx), the entry registers the loader; from the service's bundle, the bundled thread sits beside server.mjs. */
+const ENTRY = import.meta.url.endsWith(".ts")
+  ? new URL("./screen-thread-entry.mjs", import.meta.url)
+  : new URL("./screen-thread.mjs", import.meta.url);
 
 interface ScreenThread {
   worker: Worker;
@@ -27,6 +30,8 @@ export class ScreenThreads {
   private nextTableId = 1;
   private nextJobId = 1;
   private closed = false;
+  /** Set when a thread ended before it ever answered (it cannot start here): every job is then screened in line. */
+  private unavailable = false;
 
   /** `size` threads at most, started on first use; 0 screens in line (tests that count on the loop). */
   constructor(private readonly size: number = Math.max(1, Math.min(2, availableParallelism() - 1))) {
@@ -68,7 +73,7 @@ export class ScreenThreads {
   }
 
   private run<T>(job: ScreenJob | (Omit<ScreenJob, "table"> & { table: TableRef | undefined }), inLine: () => T): Promise<T> {
-    const thread = this.closed || job.table === undefined ? undefined : this.leastBusy();
+    const thread = this.closed || this.unavailable || job.table === undefined ? undefined : this.leastBusy();
     if (!thread) return Promise.resolve().then(inLine);
     const sent = job as ScreenJob;
     if (sent.table.kind === "sent") {
@@ -105,7 +110,9 @@ export class ScreenThreads {
     // A screen thread keeps no process alive: the service's own handles do.
     worker.unref();
     const thread: ScreenThread = { worker, waiting: new Map(), tables: new Set() };
+    let answered = false;
     worker.on("message", (reply: ScreenReply) => {
+      answered = true;
       const waiting = thread.waiting.get(reply.id);
       if (!waiting) return;
       thread.waiting.delete(reply.id);
@@ -113,6 +120,7 @@ export class ScreenThreads {
       else waiting.reject(new Error(reply.message));
     });
     const ended = () => {
+      if (!answered && !this.closed) this.unavailable = true;
       if (this.threads[index] === thread) this.threads[index] = undefined;
       for (const waiting of thread.waiting.values()) waiting.reject(new ThreadEnded());
       thread.waiting.clear();
