@@ -10,17 +10,19 @@
 //     in the readings Lean could make at a `{` inside a plain string (syntax that takes
 //     an interpolated string reads code there, and after a parse error inside one Lean
 //     reads on from inside the string; banned-constructs.ts, hiddenReadings).
-import { blankComments } from "../blank.js";
+import { blankCommentTokens } from "../blank.js";
 import { BUILTIN_TABLE } from "../builtin-tokens.js";
 import type { TokenTable } from "../token-table.js";
 import { tokenize } from "../tokenize.js";
-import type { LeanToken, LexResult } from "../tokens.js";
+import type { LeanToken, LeanTokenKind, LexResult } from "../tokens.js";
 import { findBannedUse } from "./banned-constructs.js";
 import { disagreement } from "./declared-atoms.js";
 import type { SourcePart } from "./construct.js";
 import { placeIn, type Refusal } from "./position.js";
 
 export { placeIn, type Refusal } from "./position.js";
+
+const COMMENT_KINDS: ReadonlySet<LeanTokenKind> = new Set(["lineComment", "blockComment", "docComment"]);
 
 /** The first lexical error of `text` as Lean reads it; an unterminated comment is reported where it opens. */
 export function lexicalRefusal(
@@ -60,7 +62,9 @@ export function screenSourcePart(
   for (const [k, { table: each, lexed }] of readings.entries()) {
     const differs = k > 0 && disagreement(text, readings[0]!.lexed, lexed, label, "the context's notation declares");
     if (differs) return differs;
-    const banned = bannedRefusal(blankComments(text, { tokens: each }), part, theoremName, each, label);
+    // The text lexes (checked above), so its comments are blanked from this reading's tokens, not by lexing it again.
+    const code = lexed.tokens.filter((token) => !COMMENT_KINDS.has(token.kind));
+    const banned = bannedRefusal(blankCommentTokens(text, lexed.tokens), part, theoremName, each, label, code);
     if (banned) return banned;
   }
   return undefined;
