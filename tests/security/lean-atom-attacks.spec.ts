@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { TaskKind } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { Verdict, VerdictTier } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
-import { LIBRARY_SEARCH_NAMES } from "../../packages/lean/src/screen/library-search.js";
 import { MARKER } from "./lean-text-attacks.js";
 import { startLeanTextMesh, type LeanTextMesh } from "./lean-text-mesh.js";
 
@@ -110,6 +109,22 @@ describe("a notation atom the context declares hides a command in the model's pr
     expect(response.verdict, response.reason).toBe(Verdict.PROVED);
   });
 });
+
+/** Mathlib's library-search tactics, by every name (docs/guide/security.md). */
+const LIBRARY_SEARCH_NAMES = [
+  "exact?",
+  "apply?",
+  "rw?",
+  "rw??",
+  "exact?%",
+  "observe",
+  "observe?",
+  "hint",
+  "rw_search",
+  "library_search",
+  "library_search!",
+  "suggest",
+];
 
 describe("library search by any name", () => {
   const proofs = LIBRARY_SEARCH_NAMES.map((name) => ({
