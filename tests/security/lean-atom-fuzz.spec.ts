@@ -59,9 +59,11 @@ class AtomFuzzer {
     return items[Math.floor(this.random.next() * items.length)]!;
   }
 
-  /** A symbol first (an atom Lean accepts), then one to four characters of any class. */
+  /** A symbol first (an atom Lean accepts), then one to four characters of any class; half the time the report's shape, digits then letters. */
   atom(): string {
     let atom = this.pick(SYMBOLS);
+    if (this.random.next() < 0.5)
+      return `${atom}${this.pick(DIGITS)}${this.pick(LETTERS)}${this.random.next() < 0.5 ? this.pick(LETTERS) : ""}`;
     const length = 1 + Math.floor(this.random.next() * 4);
     for (let i = 0; i < length; i++) atom += this.pick(this.pick([SYMBOLS, DIGITS, LETTERS, LETTERS, QUOTES]));
     return atom;
