@@ -1,5 +1,5 @@
 // Compiles one service for its image: services/<service>/src/server.ts, the kit's health
-// probe and the worker threads the service starts (the learner's gradient threads), each into one ES module under services/<service>/dist/ (esbuild), with the
+// probe and the worker threads the service starts (the learner's gradient threads, the verifier's screen threads), each into one ES module under services/<service>/dist/ (esbuild), with the
 // workspaces' TypeScript (@lean-grpo/*) bundled in and every npm package left as an import
 // that node resolves from node_modules at run time. The image then starts plain JavaScript:
 // no tsx, no TypeScript sources, no compile step at each start.
@@ -32,6 +32,8 @@ const npmPackagesExternal = {
 const THREAD_ENTRIES = {
   // The learner's gradient threads (services/learner/src/threads/gradient-threads.ts).
   learner: { "gradient-worker": "services/learner/src/threads/gradient-worker.ts" },
+  // The verifier's screen threads (services/verifier/src/screen/screen-threads.ts).
+  verifier: { "screen-thread": "services/verifier/src/screen/screen-thread-main.ts" },
 };
 const threadEntries = Object.fromEntries(
   Object.entries(THREAD_ENTRIES[service] ?? {}).map(([name, file]) => [name, path.join(root, file)]),

@@ -48,6 +48,12 @@ export const HOSTILE_CONTEXTS: Readonly<Record<string, string>> = {
   "a symbol-then-letters atom, then a quote": `notation "∘x" => (1 : Nat)\ndef y := ∘x'"'\n${SHELL} -- "`,
   "a symbol-then-letters atom, then a raw string": `notation "[FOO" => (1 : Nat)\ndef y := [FOOr"\\"\n${SHELL} -- "`,
   "a scoped atom an open brings in, then a quote": `open CategoryTheory.MonoidalCategory\ndef y := 𝟙_'"'\n${SHELL} -- "`,
+  // A notation atom with a digit between its symbol and its letters: Lean reads the atom, then `'"'`, then the command.
+  "an atom +1a, then a quote": `notation "+1a" => (0 : Nat)\ndef x : Nat := +1a'"'\n${SHELL}\n-- "`,
+  "an atom ∘1x, then a quote": `notation "∘1x" => (0 : Nat)\ndef x : Nat := ∘1x'"'\n${SHELL}\n-- "`,
+  "an atom ≤1x, then a quote": `notation "≤1x" => (0 : Nat)\ndef x : Nat := ≤1x'"'\n${SHELL}\n-- "`,
+  "an infix atom +1a, then a quote": `infixl:65 " +1a " => HAdd.hAdd\ndef x : Nat := 1 +1a'"'\n${SHELL}\n-- "`,
+  "an atom +1a, then a raw string": `notation "+1a" => (0 : Nat)\ndef x : Nat := +1ar"\\"\n${SHELL}\n-- "`,
   "unsafe in a bracket that looks like an Aesop clause": `def y := (add, unsafe (IO.Process.output {cmd := "${MARKER}"})).2`,
 };
 

@@ -28,9 +28,14 @@ export function tokensResynchronised(source: string, options: TokenizeOptions = 
 }
 
 function blankKinds(source: string, kinds: ReadonlySet<LeanTokenKind>, options: TokenizeOptions): string {
+  return blankTokens(source, tokensResynchronised(source, options), kinds);
+}
+
+/** `source` with those of `tokens` (its own, in order) whose kind is in `kinds` blanked. */
+function blankTokens(source: string, tokens: readonly LeanToken[], kinds: ReadonlySet<LeanTokenKind>): string {
   let out = "";
   let at = 0;
-  for (const token of tokensResynchronised(source, options)) {
+  for (const token of tokens) {
     if (!kinds.has(token.kind) || token.start < at) continue;
     out += source.slice(at, token.start) + Array.from(token.text, (ch) => (ch === "\n" ? "\n" : " ")).join("");
     at = token.end;
@@ -46,4 +51,9 @@ export function blankComments(source: string, options: TokenizeOptions = {}): st
 /** Comments and string/char literals blanked: the code a reader should count words in. */
 export function blankNonCode(source: string, options: TokenizeOptions = {}): string {
   return blankKinds(source, new Set([...COMMENTS, ...LITERALS]), options);
+}
+
+/** `source` with the comments among `tokens` (a reading of it made already, e.g. with a table that changes) blanked. */
+export function blankCommentTokens(source: string, tokens: readonly LeanToken[]): string {
+  return blankTokens(source, tokens, COMMENTS);
 }

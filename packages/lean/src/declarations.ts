@@ -32,14 +32,15 @@ export interface Declaration {
 /** Every `theorem`/`lemma`/`example` declaration, with its attributes (`@[simp]`) and modifiers. */
 export function theoremDeclarations(tokens: readonly LeanToken[]): Declaration[] {
   const found: Declaration[] = [];
+  const attributeStart = attributeStarts(tokens);
   for (let i = 0; i < tokens.length; i++) {
     const keyword = keywordOf(tokens[i]!);
     if (keyword === undefined || !THEOREM_KEYWORDS.has(keyword)) continue;
     let first = i;
     for (;;) {
       if (first > 0 && MODIFIERS.has(keywordOf(tokens[first - 1]!) ?? "")) first--;
-      else if (first > 0 && tokens[first - 1]!.text === "]" && attributeStart(tokens, first - 1) !== undefined) {
-        first = attributeStart(tokens, first - 1)!;
+      else if (first > 0 && attributeStart.has(first - 1)) {
+        first = attributeStart.get(first - 1)!;
       } else break;
     }
     const named = keyword !== "example" && tokens[i + 1]?.kind === "identifier";
@@ -53,16 +54,23 @@ export function theoremDeclarations(tokens: readonly LeanToken[]): Declaration[]
   return found;
 }
 
-/** The index of the `@[` whose `]` is at `close`, if that bracket is an attribute list. */
-function attributeStart(tokens: readonly LeanToken[], close: number): number | undefined {
-  let depth = 0;
-  for (let i = close; i >= 0; i--) {
+/**
+ * For each `]` that closes an attribute list, the index of its `@[` (brackets matched as
+ * `[`/`@[` with `]`): read in one pass, so that many declarations after many brackets
+ * cost no walk back each.
+ */
+function attributeStarts(tokens: readonly LeanToken[]): Map<number, number> {
+  const starts = new Map<number, number>();
+  const open: number[] = [];
+  for (let i = 0; i < tokens.length; i++) {
     const text = tokens[i]!.text;
-    if (text === "]") depth++;
-    else if (text === "[" || text === "@[") depth--;
-    if (depth === 0) return text === "@[" ? i : undefined;
+    if (text === "[" || text === "@[") open.push(i);
+    else if (text === "]") {
+      const opened = open.pop();
+      if (opened !== undefined && tokens[opened]!.text === "@[") starts.set(i, opened);
+    }
   }
-  return undefined;
+  return starts;
 }
 
 /** Index in `tokens` of the first `:=` at bracket depth 0 from `from` on; -1 when there is none. */

@@ -1,11 +1,11 @@
-export { blankComments, blankNonCode, tokensResynchronised } from "./blank.js";
+export { blankCommentTokens, blankComments, blankNonCode, tokensResynchronised } from "./blank.js";
 export { crlfToLf } from "./line-ends.js";
 export { isIdFirst, isIdRest, isLetterLike, isSubscriptAlnum } from "./characters.js";
 export { COMMAND_KEYWORDS, COMMAND_SYMBOLS, commandStartedBy, keywordOf } from "./commands.js";
 export { tokenize, type TokenizeOptions } from "./tokenize.js";
 export type { LeanToken, LeanTokenKind, LexError, LexResult } from "./tokens.js";
 export { BUILTIN_COMMAND_TOKENS, BUILTIN_TABLE, BUILTIN_TOKENS, PRESUMED_TABLE } from "./builtin-tokens.js";
-export { makeTokenTable, type TokenTable, type TokenTableSource } from "./token-table.js";
+export { makeTokenTable, tokenTableSpec, withAtoms, type TokenTable, type TokenTableSource, type TokenTableSpec } from "./token-table.js";
 export {
   codeTokens,
   declaredTheoremName,
@@ -32,6 +32,7 @@ export {
   MAX_THEOREM_TEXT_CHARS,
   screenTheorem,
   screenTheoremSource,
+  tablesAfterContext,
   type TheoremField,
   type TheoremScreen,
   type TheoremSourceFields,
@@ -45,3 +46,4 @@ export {
   type WholeFileReading,
   type WholeFileTarget,
 } from "./whole-file/split-whole-file.js";
+export { readDeclaringAtoms, type AtomReadings, type DeclaredAtom } from "./screen/declared-atoms.js";

@@ -23,10 +23,30 @@ export interface TokenTable {
   readonly size: number;
 }
 
+/** What a table was made from: enough to make it again elsewhere (another thread). */
+export interface TokenTableSpec {
+  tokens: string[];
+  commandTokens: string[];
+  source: TokenTableSource;
+}
+
+const specs = new WeakMap<TokenTable, TokenTableSpec>();
+
+/** The tokens, command tokens and source `table` was made from by makeTokenTable; undefined for a table made otherwise. */
+export function tokenTableSpec(table: TokenTable): TokenTableSpec | undefined {
+  return specs.get(table);
+}
+
 export function makeTokenTable(tokens: Iterable<string>, commandTokens: Iterable<string>, source: TokenTableSource): TokenTable {
   const all = new Set<string>();
   for (const token of tokens) if (token !== "") all.add(token);
   const commands = new Set<string>(commandTokens);
+  const table = tableOf(all, commands, source);
+  specs.set(table, { tokens: [...all], commandTokens: [...commands], source });
+  return table;
+}
+
+function tableOf(all: ReadonlySet<string>, commands: ReadonlySet<string>, source: TokenTableSource): TokenTable {
   // Candidates by first UTF-16 unit, longest first: the first that matches is the longest.
   const byFirst = new Map<string, string[]>();
   for (const token of all) {
@@ -45,4 +65,53 @@ export function makeTokenTable(tokens: Iterable<string>, commandTokens: Iterable
       return candidates?.find((token) => src.startsWith(token, at));
     },
   };
+}
+
+/**
+ * `table` with `atoms` added, as Lean's table is after a command declares them (a
+ * notation's `"…"` atoms, trimmed): same source and command tokens.
+ */
+export function withAtoms(table: TokenTable, atoms: Iterable<string>): TokenTable {
+  const growing = growingTable(table);
+  return growing.add(atoms) ? growing.table : table;
+}
+
+/**
+ * A table that grows as a text declares atoms, for one reading of it: `add` puts atoms
+ * into the same table object (each atom costs its first character's candidates, so a
+ * text of many notations is read in time linear in it) and says whether any was new.
+ */
+export function growingTable(base: TokenTable): { table: TokenTable; add(atoms: Iterable<string>): boolean } {
+  const added = new Set<string>();
+  const byFirst = new Map<string, string[]>();
+  const table: TokenTable = {
+    source: base.source,
+    commandTokens: base.commandTokens,
+    get size() {
+      return base.size + added.size;
+    },
+    has: (token) => added.has(token) || base.has(token),
+    longestMatch(src, at) {
+      const theirs = base.longestMatch(src, at);
+      const candidates = byFirst.get(src[at] ?? "");
+      if (candidates === undefined) return theirs;
+      const mine = candidates.find((token) => src.startsWith(token, at));
+      return mine !== undefined && (theirs === undefined || mine.length > theirs.length) ? mine : theirs;
+    },
+  };
+  const add = (atoms: Iterable<string>) => {
+    let grew = false;
+    for (const atom of atoms) {
+      if (atom === "" || table.has(atom)) continue;
+      added.add(atom);
+      const list = byFirst.get(atom[0]!) ?? [];
+      // Longest first, so that the first match is the longest.
+      const at = list.findIndex((token) => token.length < atom.length);
+      list.splice(at < 0 ? list.length : at, 0, atom);
+      byFirst.set(atom[0]!, list);
+      grew = true;
+    }
+    return grew;
+  };
+  return { table, add };
 }

@@ -31,10 +31,19 @@ export interface TokenizeOptions {
   interpolation?: "auto" | "always";
   /** The environment's token table; default BUILTIN_TABLE (the fallback, which may miss Mathlib's tokens). */
   tokens?: TokenTable;
+  /**
+   * Called with each token read outside string interpolations (and those before it); a table it returns is
+   * the table from that token's start on, and the token is read again with it. Lean's table changes between
+   * commands (a notation adds its atoms), and where one command ends is known only at the next one's token.
+   */
+  retable?: (token: LeanToken, tokens: readonly LeanToken[]) => TokenTable | undefined;
 }
 
 /** Words after which Lean's grammar reads an interpolated string (`interpolatedStr` in core and Mathlib syntax). */
 const INTERPOLATING = new Set(["s!", "m!", "f!", "throwError", "throwErrorAt", "logInfo", "logWarning", "logError", "dbg_trace"]);
+
+/** How deep string interpolations may nest (`s!"{s!"{…}"}"`) before the lexer stops as at a lexical error. */
+const MAX_INTERPOLATION_DEPTH = 64;
 
 class LexFailure extends Error {
   constructor(readonly lexError: LexError) {
@@ -43,7 +52,7 @@ class LexFailure extends Error {
 }
 
 export function tokenize(source: string, options: TokenizeOptions = {}): LexResult {
-  const lexer = new Lexer(source, options.interpolation ?? "auto", options.tokens ?? BUILTIN_TABLE);
+  const lexer = new Lexer(source, options.interpolation ?? "auto", options.tokens ?? BUILTIN_TABLE, options.retable);
   try {
     lexer.run(false);
     return { tokens: lexer.tokens };
@@ -56,11 +65,13 @@ export function tokenize(source: string, options: TokenizeOptions = {}): LexResu
 class Lexer {
   readonly tokens: LeanToken[] = [];
   private i = 0;
+  private interpolationDepth = 0;
 
   constructor(
     private readonly src: string,
     private readonly interpolation: "auto" | "always",
-    private readonly table: TokenTable,
+    private table: TokenTable,
+    private readonly retable?: TokenizeOptions["retable"],
   ) {}
 
   private cp(at = this.i): number {
@@ -95,7 +106,15 @@ class Lexer {
       if (insideInterpolation && ch === "}" && depth === 0) return;
       if (ch === "{") depth++;
       else if (ch === "}") depth--;
+      const before = this.tokens.length;
       this.token();
+      const read = this.tokens[before];
+      const table = !insideInterpolation && read && this.retable?.(read, this.tokens);
+      if (table) {
+        this.tokens.length = before;
+        this.i = read.start;
+        this.table = table;
+      }
     }
   }
 
@@ -259,7 +278,12 @@ class Lexer {
       } else if (ch === "{" && interpolated) {
         this.i++;
         this.push("interpolatedChunk", chunkStart);
+        // Each level is a recursion here: past a depth no honest text reaches, stop as at an error, not a stack overflow.
+        if (++this.interpolationDepth > MAX_INTERPOLATION_DEPTH) {
+          this.fail(`string interpolations nested more than ${MAX_INTERPOLATION_DEPTH} deep`, this.i - 1);
+        }
         this.run(true);
+        this.interpolationDepth--;
         chunkStart = this.i;
         this.i++; // the closing `}` belongs to the next chunk
       } else {

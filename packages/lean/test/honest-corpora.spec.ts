@@ -87,7 +87,7 @@ describe("the REPL's own test inputs, read as contexts", () => {
 
   /** What the REPL's tests hold that a theorem's context may not, as the screen names it. */
   const REFUSABLE =
-    /^(banned `(sorry|import|unsafe|exact\?|#print)`|`#check` |banned set_option \(not allowed in a theorem\) \(`set_option trace\.|banned metaprogramming namespace opened \(`open Lean)/u;
+    /^(banned `(sorry|import|unsafe|exact\?|#print)`|banned library search \(`exact\?`\)|`#check` |banned set_option \(not allowed in a theorem\) \(`set_option trace\.|banned metaprogramming namespace opened \(`open Lean)/u;
 
   it("accepts the declarations, namespaces, opens and notation, and refuses only what they hold that a context may not", () => {
     let accepted = 0;

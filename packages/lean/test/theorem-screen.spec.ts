@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import {
   BUILTIN_COMMAND_TOKENS,
   BUILTIN_TABLE,
+  PRESUMED_TABLE,
   BUILTIN_TOKENS,
   CONTEXT_COMMANDS,
   commandStartedBy,
@@ -189,25 +190,54 @@ describe("the context holds only the commands on its list", () => {
   });
 });
 
-describe("notation in a context declares only atoms that hide nothing", () => {
+describe("notation in a context: the screen reads its atoms as Lean does, and refuses those it cannot model", () => {
   it.each([
-    ["a quote", 'infixl:65 " +\' " => HAdd.hAdd', "holds `'`"],
     ["a double quote", 'notation "a\\"b" => 1', "holds an escape"],
     ["a backtick", 'notation "`x" => 1', "holds `` ` ``"],
     ["a name escape", 'notation "«x" => 1', "holds `«`"],
-    ["a line comment opener", 'notation "a--" => 1', "holds a comment opener"],
-    ["a block comment opener", 'notation "a/-" => 1', "holds a comment opener"],
-    ["a trailing dash", 'infix:50 " ~- " => Foo', "ends in `-` or `/`"],
-    ["a trailing slash", 'infix:50 " ~/ " => Foo', "ends in `-` or `/`"],
-    ["a trailing r after a symbol", 'prefix:max "∘r" => id', "ends in `r` after a symbol"],
     ["a brace", 'notation "{|" x "|}" => x', "holds `{`"],
     ["a hash", 'notation "#x" => 1', "holds `#`"],
     ["white space inside", 'notation "a b" => 1', "holds white space inside"],
     ["a raw string", 'notation r"x" => 1', "is a raw string"],
+    ["a leading digit", 'infixl:65 " 1a " => HAdd.hAdd', "begins with a digit or a quote"],
   ])("refuses an atom with %s", (_what, context, problem) => {
     const screen = screenTheoremSource({ context, statement: "" });
     expect(!screen.ok && screen.reason, context).toContain(problem.replace("`` ` ``", "`"));
-    expect(!screen.ok && screen.reason).toContain("Lean reads the rest of the text with that token");
+    expect(!screen.ok && screen.reason).toContain("the screen cannot read it the same way");
+  });
+
+  it.each([
+    ["a quote", 'infixl:65 " +\' " => HAdd.hAdd', ""],
+    ["a line comment opener", 'notation "a--" => 1', ""],
+    ["a block comment opener", 'notation "~/-" => 1', ""],
+    ["a trailing dash", 'infix:50 " ~- " => HAdd.hAdd', "def y := 1 ~- 2"],
+    ["a trailing slash", 'infix:50 " ~/ " => HAdd.hAdd', "def y := 1 ~/ 2"],
+    ["a trailing r after a symbol", 'prefix:max "∘r" => id', "def y := ∘r 1"],
+  ])("declares an atom with %s, read as a token of the table from the next command on", (_what, declaration, use) => {
+    expect(screenTheoremSource({ context: `${declaration}\n${use}`, statement: "" })).toEqual({ ok: true });
+  });
+
+  it("refuses a use of an atom where Lean's reading with it and without it put a literal or comment differently", () => {
+    // With `+'`, Lean reads `1 +' 2`; had the notation not elaborated, `' '` would be a character literal.
+    const screen = screenTheoremSource({ context: `infixl:65 " +' " => HAdd.hAdd\ndef y := 1 +' 2`, statement: "" });
+    expect(!screen.ok && screen.reason).toMatch(/^the context (reads differently at context 2:12|does not lex as Lean)/);
+  });
+
+  it.each([
+    ["+1a'\"'", 'notation "+1a" => (0 : Nat)'],
+    ["∘1x'\"'", 'notation "∘1x" => (0 : Nat)'],
+    ["≤1x'\"'", 'notation "≤1x" => (0 : Nat)'],
+    ["1 +1a'\"'", 'infixl:65 " +1a " => HAdd.hAdd'],
+    ['+1ar"\\"', 'notation "+1a" => (0 : Nat)'],
+    ['a-- "', 'notation "a-" => (0 : Nat)'],
+  ])("refuses %j hiding a command after the context declares its atom", (use, declaration) => {
+    const context = `${declaration}\ndef x : Nat := ${use}\n#eval IO.Process.output {cmd := "id"}\n-- "`;
+    for (const table of [BUILTIN_TABLE, PRESUMED_TABLE, mathlibLike]) {
+      expect(screenTheoremSource({ context, statement: "theorem t : True" }, table), context).toMatchObject({
+        ok: false,
+        field: "context",
+      });
+    }
   });
 
   it("shows why: with the atom `∘'` Lean reads a command where the lexer reads a character literal and a string", () => {
@@ -336,7 +366,9 @@ describe("where Lean's token ends inside what the screen reads as a name", () =>
     for (const table of [BUILTIN_TABLE, mathlibLike]) {
       const screened = screenTheoremSource({ context, statement: "theorem t : True" }, table);
       expect(screened).toMatchObject({ ok: false, field: "context" });
-      expect((screened as { reason: string }).reason).toContain("a name glued to a symbol");
+      expect((screened as { reason: string }).reason).toMatch(
+        /a name glued to a symbol|reads differently|quote next to a symbol|banned `#eval`/,
+      );
     }
   });
 

@@ -15,6 +15,7 @@ import { poolStats } from "./rpc/pool-stats.js";
 import { applyTactic, startProof } from "./rpc/tactic-mode.js";
 import { validateVerifyRequest, verifyProof, type VerifyDependencies } from "./rpc/verify.js";
 import { validateItem, verifyBatchItem } from "./rpc/verify-batch-item.js";
+import { ScreenThreads } from "./screen/screen-threads.js";
 import { ProofSessions } from "./tactic/proof-sessions.js";
 
 export interface VerifierService extends ServiceRegistration<typeof LeanVerifierService> {
@@ -84,8 +85,10 @@ export function createVerifierService(config: VerifierConfig, options: VerifierS
           },
         );
 
-  const verify: VerifyDependencies = { config: config.repl, pool, metrics, replay };
-  const tacticMode = { config: config.repl, pool, sessions };
+  // Proofs, statements and tactics are screened in threads of their own: a long text holds no event loop (screen-threads.ts).
+  const screens = new ScreenThreads();
+  const verify: VerifyDependencies = { config: config.repl, pool, metrics, replay, screens };
+  const tacticMode = { config: config.repl, pool, sessions, screens };
   return {
     service: LeanVerifierService,
     errors: verifierErrors,
@@ -124,7 +127,7 @@ export function createVerifierService(config: VerifierConfig, options: VerifierS
     async close() {
       clearInterval(sweeper);
       replay?.close();
-      await Promise.all([pool?.close(), metricsServer.then((server) => server?.close())]);
+      await Promise.all([pool?.close(), screens.close(), metricsServer.then((server) => server?.close())]);
     },
   };
 }

@@ -68,8 +68,24 @@ const EXAMPLES: Record<string, string[]> = {
   "Lean.Meta": ["by exact Lean.Meta.mkFreshExprMVar"],
   modifyEnv: ["by exact modifyEnv id"],
   addDecl: ["by exact addDecl d"],
-  "apply?": ["by apply?"],
-  "exact?": ["by\n  intro x\n  exact?"],
+  "library search": [
+    "by apply?",
+    "by\n  intro x\n  exact?",
+    "by exact?%",
+    "by exact (exact?% : 1 = 1)",
+    "by rw?",
+    "by rw??",
+    "by\n  observe h : 1 + 1 = 2\n  simp",
+    "by observe? h : 1 = 1",
+    "by hint",
+    "by library_search",
+    "by library_search!",
+    "by rw_search",
+    "by suggest",
+    "by exact? says exact foo",
+    "by\n  constructor <;> exact? using h",
+    "by apply? using h",
+  ],
   "redeclaring the theorem": ["by simp\ntheorem foo : True := trivial", "by simp\nlemma _root_.foo : True := trivial"],
   theorem: ["by simp\ntheorem other : True := trivial"],
   lemma: ["by simp\nlemma other : True := trivial"],
@@ -324,4 +340,20 @@ describe("BANNED_CONSTRUCTS", () => {
       "redeclaring the theorem",
     );
   });
+});
+
+describe("library search", () => {
+  it.each(["simp?", "simp_all?", "dsimp?", "simp?!", "aesop?", "show_term simp", "unfold? x", "simp? says simp only [h]"])(
+    "allows the `?` form %j, which runs one named tactic and searches nothing beyond it",
+    (tactic) => {
+      expect(findBannedUse(`by ${tactic}`, "proof", THEOREM)?.construct.name).toBeUndefined();
+    },
+  );
+
+  it.each(["by exact h.hint", "by exact Foo.observe", "by exact suggestion", "by exact hint_lemma", "by apply foo", "by exact observe_x"])(
+    "allows names that only look like a search tactic: %j",
+    (proof) => {
+      expect(findBannedUse(proof, "proof", THEOREM)).toBeUndefined();
+    },
+  );
 });

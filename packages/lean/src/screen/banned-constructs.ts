@@ -30,6 +30,7 @@ import {
   type SourcePart,
 } from "./construct.js";
 import { ELABORATION_TIME_CODE } from "./elaboration-code.js";
+import { LIBRARY_SEARCH } from "./library-search.js";
 
 export type { BannedConstruct, Matcher, SourcePart } from "./construct.js";
 
@@ -92,7 +93,6 @@ const SYNTAX = "redefines syntax or elaborators (e.g. makes a tactic mean sorry)
 /** Notation that only abbreviates a term is a context's (context-commands.ts checks its tokens); a statement or proof holds none. */
 const NOTATION_PARTS: readonly SourcePart[] = ["statement", "proof"];
 const COMPILER = "makes compiled code disagree with the kernel";
-const SEARCH = "uses library search, which has produced proofs that hide a sorry (DeepSeek-Prover-V2, App. B)";
 const COMMAND = "is a top-level command; a proof body is one term, and commands after it can change what the theorem's name resolves to";
 const ANY_COMMAND =
   "begins a top-level command, which Lean reads wherever the token stands (after a parse error it resumes at the next such token); " +
@@ -120,46 +120,61 @@ function optionGroup(token: LeanToken): string | undefined {
 /** Per token list (read once): the `unsafe` tokens that are Aesop's rule phase. */
 const aesopPhases = new WeakMap<readonly LeanToken[], ReadonlySet<number>>();
 
+const OPENERS = new Set(["(", "[", "{", "⟨"]);
+const CLOSERS = new Set([")", "]", "}", "⟩"]);
+
 /**
  * Aesop's rule phase `unsafe` (`aesop (add unsafe 50% apply foo, safe apply bar)`), which only ranks a rule:
  * the keyword right after `add`, or after a `,` directly inside the `(add …)` clause, of a clause that follows
- * `aesop` (or `aesop?`, `aesop_cat`, …) after its other clauses, never any `(add …` bracket.
+ * `aesop` (or `aesop?`, `aesop_cat`, …) after its other clauses, never any `(add …` bracket. Read in one pass
+ * over the tokens (a walk back over the earlier clauses at each one made `aesop (add)(add)…` quadratic).
  */
 function isAesopRulePhase(tokens: readonly LeanToken[], at: number): boolean {
   let phases = aesopPhases.get(tokens);
   if (!phases) {
     const found = new Set<number>();
-    // Open brackets, each with whether it is a `(` that begins with `add`.
+    const clauses = aesopClauses(tokens);
+    // Open brackets, each with whether it is a `(` that begins with `add` in an Aesop call's clauses.
     const open: boolean[] = [];
-    tokens.forEach((token, i) => {
-      if (["(", "[", "{", "⟨"].includes(token.text))
-        open.push(token.text === "(" && keywordOf(tokens[i + 1] ?? token) === "add" && followsAesop(tokens, i));
-      else if ([")", "]", "}", "⟩"].includes(token.text)) open.pop();
+    for (let i = 0; i < tokens.length; i++) {
+      const token = tokens[i]!;
+      if (OPENERS.has(token.text)) open.push(token.text === "(" && keywordOf(tokens[i + 1] ?? token) === "add" && clauses.has(i));
+      else if (CLOSERS.has(token.text)) open.pop();
       else if (keywordOf(token) === "unsafe" && i > 0) {
         const before = tokens[i - 1]!;
         if ((keywordOf(before) === "add" || before.text === ",") && open.at(-1) === true) found.add(i);
       }
-    });
+    }
     phases = found;
     aesopPhases.set(tokens, phases);
   }
   return phases.has(at);
 }
 
-/** Whether the clause opening at `at` is one of an Aesop call's: before it only earlier `( … )` clauses, then `aesop…`. */
-function followsAesop(tokens: readonly LeanToken[], at: number): boolean {
-  let i = at - 1;
-  while (tokens[i]?.text === ")") {
-    // Back over one balanced `( … )` clause.
-    let depth = 0;
-    for (; i >= 0; i--) {
-      if (tokens[i]!.text === ")") depth++;
-      else if (tokens[i]!.text === "(" && --depth === 0) break;
+/**
+ * The `(` tokens that open a clause of an Aesop call: right after `aesop…`, or right after the `)` that closes
+ * such a clause (brackets matched as `(` and `)` only, as Lean's clause syntax nests them).
+ */
+function aesopClauses(tokens: readonly LeanToken[]): ReadonlySet<number> {
+  const clauses = new Set<number>();
+  const parens: number[] = [];
+  // Whether the token just before is `aesop…` or the `)` of one of its clauses.
+  let afterAesop = false;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    let next = false;
+    if (token.text === "(") {
+      if (afterAesop) clauses.add(i);
+      parens.push(i);
+    } else if (token.text === ")") {
+      const opened = parens.pop();
+      next = opened !== undefined && clauses.has(opened);
+    } else {
+      next = token.kind === "identifier" && /^aesop/.test(token.text);
     }
-    i--;
+    afterAesop = next;
   }
-  const before = tokens[i];
-  return before?.kind === "identifier" && /^aesop/.test(before.text);
+  return clauses;
 }
 
 /** Tokens allowed between `open` and its `in`: the namespaces and their selectors (`open Nat hiding x in`). */
@@ -276,8 +291,8 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
   path("Lean.Meta", "reaches the elaborator's internals", "Lean", (components) => holdsInARow(components, "Lean", "Meta")),
   word("modifyEnv", "writes the environment past the kernel"),
   word("addDecl", "writes the environment past the kernel"),
-  word("apply?", SEARCH),
-  word("exact?", SEARCH),
+  // exact?, apply?, rw?, observe, hint, rw_search, library_search, … (library-search.ts).
+  ...LIBRARY_SEARCH,
   construct(
     "redeclaring the theorem",
     "declares the theorem's own name, so the checked constant may not be the dataset's statement",
@@ -333,16 +348,28 @@ export const BANNED_CONSTRUCTS: readonly BannedConstruct[] = [
       return glued || unsure ? at + 1 : undefined;
     },
   ),
+  // What this still catches: the atoms of scoped notation that an `open` brings into scope (a context's, a proof's
+  // `open … in`, or the header's where the table is not Lean's own), which no table the screen reads holds. A
+  // context's own notation atoms are in the table (declared-atoms.ts).
   construct(
     "a name glued to a symbol",
-    "puts a name right after a symbol, where the token table decides where Lean's token ends: a notation's atom (`∘x` from " +
-      "the context, or a scoped one an `open` brings into scope, which no table the screen reads holds) may take in the " +
-      "name's first letters, and Lean then reads a `'` inside the name as the start of a character literal, or an `r` at " +
-      "its end as the start of a raw string, where the screen reads a name and then a literal",
+    "puts a name right after a symbol (or a symbol and digits), where the token table decides where Lean's token ends: " +
+      "a scoped notation's atom (`∘x`, `+1a`) that an `open` brings into scope, which no table the screen reads holds, " +
+      "may take in the name's first letters, and Lean then reads a `'` inside the name as the start of a character " +
+      "literal, or an `r` at its end as the start of a raw string, where the screen reads a name and then a literal",
     EVERYWHERE,
     (tokens, at, _theoremName, _table, source) => {
-      const [before, token] = [tokens[at - 1], tokens[at]!];
-      if (token.kind !== "identifier" || before?.kind !== "symbol" || before.end !== token.start) return undefined;
+      const token = tokens[at]!;
+      let before = tokens[at - 1];
+      // A numeral between the symbol and the name (`+1a'`): an atom may hold digits after its first character.
+      if (
+        (before?.kind === "number" || before?.kind === "scientific") &&
+        before.end === token.start &&
+        tokens[at - 2]?.end === before.start
+      )
+        before = tokens[at - 2];
+      else if (before?.end !== token.start) return undefined;
+      if (token.kind !== "identifier" || before?.kind !== "symbol") return undefined;
       const rawStringNext = token.text.endsWith("r") && (source[token.end] === '"' || source[token.end] === "#");
       return rawStringNext || quoteOpensCharLiteral(token, source) ? at + 1 : undefined;
     },
@@ -491,15 +518,13 @@ function firstBannedUse(
   table: TokenTable,
 ): BannedUse | undefined {
   const { everywhere, byKey } = partIndex(part);
+  // One loop, no closure per token: the screen's time is linear in the tokens with a small constant.
   for (let at = 0; at < tokens.length; at++) {
-    let found: { construct: BannedConstruct; order: number; end: number } | undefined;
-    const tryAt = ({ construct: banned, order }: { construct: BannedConstruct; order: number }) => {
-      if (found && found.order <= order) return;
-      const end = banned.matchAt(tokens, at, theoremName, table, text);
-      if (end !== undefined) found = { construct: banned, order, end };
-    };
-    everywhere.forEach(tryAt);
-    for (const key of startKeysOf(tokens[at]!)) byKey.get(key)?.forEach(tryAt);
+    let found = firstMatchOf(everywhere, undefined, tokens, at, theoremName, table, text);
+    for (const key of startKeysOf(tokens[at]!)) {
+      const candidates = byKey.get(key);
+      if (candidates) found = firstMatchOf(candidates, found, tokens, at, theoremName, table, text);
+    }
     if (found) {
       return {
         construct: found.construct,
@@ -509,4 +534,28 @@ function firstBannedUse(
     }
   }
   return undefined;
+}
+
+interface Match {
+  construct: BannedConstruct;
+  order: number;
+  end: number;
+}
+
+/** Of `candidates` matching at `at`, the one listed first, if it is listed before `found`. */
+function firstMatchOf(
+  candidates: readonly { construct: BannedConstruct; order: number }[],
+  found: Match | undefined,
+  tokens: readonly LeanToken[],
+  at: number,
+  theoremName: string,
+  table: TokenTable,
+  text: string,
+): Match | undefined {
+  for (const { construct: banned, order } of candidates) {
+    if (found && found.order <= order) continue;
+    const end = banned.matchAt(tokens, at, theoremName, table, text);
+    if (end !== undefined) found = { construct: banned, order, end };
+  }
+  return found;
 }

@@ -8,7 +8,6 @@
 import { commandStartedBy } from "../commands.js";
 import type { TokenTable } from "../token-table.js";
 import type { LeanToken } from "../tokens.js";
-import { atomProblem } from "./notation-atoms.js";
 import { placeIn, type Refusal } from "./source-screen.js";
 
 /** Declarations: their bodies are elaborated and kernel-checked, and run no code of the request's. */
@@ -51,7 +50,7 @@ function whyRefused(command: string): string {
 
 /**
  * The first command of `tokens` (the context's code tokens, comments dropped, read
- * with `table`) that a context may not hold, or a notation atom it may not declare.
+ * with `table`) that a context may not hold.
  * The tokens index `text` from `offset` on (a reading of its rest, hiddenReadings).
  */
 export function contextCommandRefusal(tokens: readonly LeanToken[], text: string, table: TokenTable, offset = 0): Refusal | undefined {
@@ -59,7 +58,7 @@ export function contextCommandRefusal(tokens: readonly LeanToken[], text: string
     const command = commandStartedBy(token, table);
     return command === undefined ? [] : [{ at, command }];
   });
-  for (const [k, { at, command }] of starts.entries()) {
+  for (const { at, command } of starts) {
     const token = tokens[at]!;
     const index = token.start + offset;
     if (!CONTEXT_COMMANDS.has(command)) {
@@ -68,33 +67,7 @@ export function contextCommandRefusal(tokens: readonly LeanToken[], text: string
         reason: `\`${command}\` at ${placeIn(text, index, "context")} begins a command a context may not hold: it ${whyRefused(command)}; ${ACCEPTED}`,
       };
     }
-    if (NOTATION.includes(command)) {
-      const end = starts[k + 1]?.at ?? tokens.length;
-      const atom = badAtom(tokens, at + 1, end);
-      if (atom) {
-        return {
-          index: atom.token.start + offset,
-          reason:
-            `the ${command} at ${placeIn(text, index, "context")} declares the token \`${atom.token.text.slice(1, -1).trim()}\`, which ${atom.problem}; ` +
-            "Lean reads the rest of the text with that token, where the screen's lexer does not",
-        };
-      }
-    }
-  }
-  return undefined;
-}
-
-/** The first atom (a string literal before the `=>` of a notation, from `from` to `end`) a context may not declare. */
-function badAtom(tokens: readonly LeanToken[], from: number, end: number): { token: LeanToken; problem: string } | undefined {
-  let depth = 0;
-  for (let i = from; i < end; i++) {
-    const token = tokens[i]!;
-    if (["(", "[", "{"].includes(token.text)) depth++;
-    else if ([")", "]", "}"].includes(token.text)) depth--;
-    else if (depth === 0 && token.text === "=>") return undefined;
-    const problem = token.kind === "string" || token.kind === "rawString" ? atomProblem(token.text) : undefined;
-    if (token.kind === "rawString") return { token, problem: "is a raw string; an atom is a plain string" };
-    if (problem) return { token, problem };
+    // A notation's atoms are read by the declared-atoms reading (declared-atoms.ts), which refuses those it cannot model.
   }
   return undefined;
 }

@@ -1,28 +1,35 @@
-// The tokens a context's notation declares. From the command after a `notation` (or
-// `infix`, ...) on, Lean reads the text with the notation's atoms in its token table,
-// by longest match, before this package's lexer (which does not know them) would: an
-// atom `∘'` makes `∘'"'` the token `∘'` then a string where the lexer reads `∘` then
-// the character literal `'"'`, and Lean then reads code where the screen reads a
-// string. So an atom may hold no character that begins or ends a literal, a comment
-// or an escaped name, and may not end where a glued `-`, `/` or `r` would begin one.
-// What is left (`‖`, `+ᵥ`, `≺`, `!`, `[MOD`, words) splits text differently at most
-// where no literal or comment begins, which hides nothing.
-import { isIdFirst, isIdRest } from "../characters.js";
+// Which atoms a declaration may add to Lean's token table, as far as the screen can
+// read the text after it. The screen lexes with the atoms in its table
+// (declared-atoms.ts), so what an atom does to the text after it — `+1a'"'` read as
+// the atom then a character literal, `∘1x`, an atom ending in `-` before `-` or in `r`
+// before `"` — is read as Lean reads it, by the same longest match. What is left here
+// is what the screen does not model, refused with its reason: atoms Lean itself
+// rejects (`isValidAtom` in Lean/Parser/Basic.lean: empty, white space, a leading
+// digit or quote), atoms written with escapes or as raw strings (the screen takes an
+// atom's text as written), and atoms holding the characters of string interpolation
+// (`{`, `}`), antiquotations (`$`), quotations and escaped names (`` ` ``, `«`, `»`)
+// or `#` (which the fallback table reads as beginning a command word, whatever Lean's
+// table holds).
 
-/** Characters an atom may not hold: quotes, escapes, braces (interpolation), `#` (commands) and `$` (antiquotations). */
-const FORBIDDEN = new Set(['"', "'", "`", "«", "»", "\\", "{", "}", "#", "$"]);
+/** Characters the screen's lexer treats specially inside a token it does not model as a table token. */
+const UNMODELLED = new Set(["{", "}", "$", "`", "«", "»", "#"]);
 
-/** Why `literal` (a string literal's text, quotes included) is not an atom a context may declare, or undefined. */
+/** Why `literal` (a string token's text, quotes included) declares no atom the screen can model, or undefined. */
 export function atomProblem(literal: string): string | undefined {
+  if (literal.startsWith("r")) return "is a raw string; the screen reads an atom only as a plain string";
+  if (literal.includes("\\")) return "holds an escape; the screen reads an atom only as written out plainly";
   const atom = literal.slice(1, -1).trim();
-  if (literal.includes("\\")) return "holds an escape; an atom is written out plainly";
   if (atom === "") return "is empty";
   if (/\s/u.test(atom)) return "holds white space inside";
-  const forbidden = Array.from(atom).find((ch) => FORBIDDEN.has(ch));
-  if (forbidden !== undefined) return `holds \`${forbidden}\`, which begins a literal, a name or a command where Lean reads it in a token`;
-  if (atom.includes("--") || atom.includes("/-")) return "holds a comment opener (`--` or `/-`)";
-  if (atom.endsWith("-") || atom.endsWith("/")) return "ends in `-` or `/`, which with the next character would open a comment";
-  const word = Array.from(atom).every((ch, i) => (i === 0 ? isIdFirst(ch.codePointAt(0)!) : isIdRest(ch.codePointAt(0)!)));
-  if (!word && atom.endsWith("r")) return 'ends in `r` after a symbol, which with a following `"` or `#"` would open a raw string';
+  if (/^[0-9'"]/u.test(atom)) return "begins with a digit or a quote, which Lean refuses as an atom";
+  const unmodelled = Array.from(atom).find((ch) => UNMODELLED.has(ch));
+  if (unmodelled !== undefined) {
+    return `holds \`${unmodelled}\`, which begins an interpolation, an antiquotation, a quotation, an escaped name or a command word, whose reading the screen does not model inside a token`;
+  }
   return undefined;
+}
+
+/** The atom a literal declares: its text between the quotes, trimmed (Lean trims an atom's surrounding spaces). */
+export function atomOf(literal: string): string {
+  return literal.slice(1, -1).trim();
 }

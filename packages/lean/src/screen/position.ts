@@ -14,3 +14,15 @@ export function positionAt(text: string, index: number): SourcePosition {
   for (let i = 0; i < lineStart; i++) if (before.charCodeAt(i) === 10) line++;
   return { line, column: Array.from(before.slice(lineStart)).length };
 }
+
+/** Why a part is refused, and where (a UTF-16 index into the part as given). */
+export interface Refusal {
+  index: number;
+  reason: string;
+}
+
+/** `label` at line:column of `index` in `text`, as reasons name a place: "context 2:7". */
+export function placeIn(text: string, index: number, label: string): string {
+  const at = positionAt(text, index);
+  return `${label} ${at.line}:${at.column}`;
+}

@@ -10,26 +10,19 @@
 //     in the readings Lean could make at a `{` inside a plain string (syntax that takes
 //     an interpolated string reads code there, and after a parse error inside one Lean
 //     reads on from inside the string; banned-constructs.ts, hiddenReadings).
-import { blankComments } from "../blank.js";
+import { blankCommentTokens } from "../blank.js";
 import { BUILTIN_TABLE } from "../builtin-tokens.js";
 import type { TokenTable } from "../token-table.js";
 import { tokenize } from "../tokenize.js";
-import type { LeanToken, LexResult } from "../tokens.js";
+import type { LeanToken, LeanTokenKind, LexResult } from "../tokens.js";
 import { findBannedUse } from "./banned-constructs.js";
+import { disagreement } from "./declared-atoms.js";
 import type { SourcePart } from "./construct.js";
-import { positionAt } from "./position.js";
+import { placeIn, type Refusal } from "./position.js";
 
-/** Why a part is refused, and where (a UTF-16 index into the part as given). */
-export interface Refusal {
-  index: number;
-  reason: string;
-}
+export { placeIn, type Refusal } from "./position.js";
 
-/** `label` at line:column of `index` in `text`, as reasons name a place: "context 2:7". */
-export function placeIn(text: string, index: number, label: string): string {
-  const at = positionAt(text, index);
-  return `${label} ${at.line}:${at.column}`;
-}
+const COMMENT_KINDS: ReadonlySet<LeanTokenKind> = new Set(["lineComment", "blockComment", "docComment"]);
 
 /** The first lexical error of `text` as Lean reads it; an unterminated comment is reported where it opens. */
 export function lexicalRefusal(
@@ -46,17 +39,35 @@ export function lexicalRefusal(
 
 /**
  * The first refusal of `text` as the part `part` (lexical, then strings, then banned
- * constructs), read with `table`; `label` names the part in the reason ("tactic" for
- * one tactic of tactic mode). `text` is the part as it will be sent, LF line ends.
+ * constructs), read with `table` — or with each of several tables, when Lean may read
+ * the part with either (the context's declared atoms, declared-atoms.ts; the first is
+ * the reading with them): then every check runs on each reading, and the readings must
+ * agree on where literals and comments are. `label` names the part in the reason
+ * ("tactic" for one tactic of tactic mode). `text` is the part as it will be sent, LF
+ * line ends.
  */
 export function screenSourcePart(
   text: string,
   part: SourcePart,
   theoremName: string,
-  table: TokenTable = BUILTIN_TABLE,
+  table: TokenTable | readonly TokenTable[] = BUILTIN_TABLE,
   label: string = part,
 ): Refusal | undefined {
-  return lexicalRefusal(text, table, label) ?? bannedRefusal(blankComments(text, { tokens: table }), part, theoremName, table, label);
+  const tables: readonly TokenTable[] = "source" in table ? [table] : table;
+  const readings = tables.map((each) => ({ table: each, lexed: tokenize(text, { tokens: each }) }));
+  for (const { table: each, lexed } of readings) {
+    const lexical = lexicalRefusal(text, each, label, lexed);
+    if (lexical) return lexical;
+  }
+  for (const [k, { table: each, lexed }] of readings.entries()) {
+    const differs = k > 0 && disagreement(text, readings[0]!.lexed, lexed, label, "the context's notation declares");
+    if (differs) return differs;
+    // The text lexes (checked above), so its comments are blanked from this reading's tokens, not by lexing it again.
+    const code = lexed.tokens.filter((token) => !COMMENT_KINDS.has(token.kind));
+    const banned = bannedRefusal(blankCommentTokens(text, lexed.tokens), part, theoremName, each, label, code);
+    if (banned) return banned;
+  }
+  return undefined;
 }
 
 /** The first banned construct of `code` (a part with its comments blanked, known to lex), as a refusal. */

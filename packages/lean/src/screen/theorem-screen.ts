@@ -12,7 +12,7 @@
 // list read as Mathlib reads it); the verifier screens again on the worker's lease with
 // the table Lean reported for the header (or the strict fallback where Lean could not
 // report one), and only what passes that is sent to Lean.
-import { blankComments } from "../blank.js";
+import { blankComments, blankCommentTokens } from "../blank.js";
 import { PRESUMED_TABLE } from "../builtin-tokens.js";
 import { codeTokens, declaredTheoremName, statementWithoutProof } from "../declarations.js";
 import { screenTheoremHeader, type TheoremHeaderFields } from "../header-screen.js";
@@ -23,6 +23,7 @@ import { tokenize } from "../tokenize.js";
 import type { LeanToken } from "../tokens.js";
 import { hiddenReadings, type HiddenReading } from "./banned-constructs.js";
 import { contextCommandRefusal } from "./context-commands.js";
+import { disagreement, readDeclaringAtoms, type AtomReadings } from "./declared-atoms.js";
 import { bannedRefusal, lexicalRefusal, placeIn, type Refusal } from "./source-screen.js";
 import { statementHeadRefusal } from "./statement-head.js";
 
@@ -55,12 +56,30 @@ export function screenTheoremSource(
   }
   const statement = crlfToLf(theorem.statement);
   const context = crlfToLf(theorem.context);
+  // The context first read for the atoms it declares: the statement after it is read with them (and without).
+  const readings = context.trim() === "" ? undefined : readDeclaringAtoms(context, table, "context");
+  const tables = readings === undefined ? [table] : tablesAfter(readings, table);
   const name = statement.trim() === "" ? "" : (declaredTheoremName(statementCode(statement, table)) ?? "");
-  const inStatement = statement.trim() === "" ? undefined : screenStatement(statement, name, table);
+  const inStatement = statement.trim() === "" ? undefined : screenStatement(statement, name, tables);
   if (inStatement) return { ok: false, field: "statement", reason: inStatement.reason };
-  const inContext = context.trim() === "" ? undefined : screenContext(context, name, table);
+  const inContext = readings === undefined ? undefined : screenContext(context, name, table, readings);
   if (inContext) return { ok: false, field: "context", reason: inContext.reason };
   return { ok: true };
+}
+
+/**
+ * The tables the parts after `context` (the statement, the proof, a tactic) are read
+ * with: the header's `table` plus the atoms the context declares, and `table` alone
+ * (Lean holds a declared atom only where its declaration elaborated; declared-atoms.ts).
+ * Just `[table]` when the context declares none.
+ */
+export function tablesAfterContext(context: string, table: TokenTable = PRESUMED_TABLE): TokenTable[] {
+  const text = crlfToLf(context);
+  return text.trim() === "" ? [table] : tablesAfter(readDeclaringAtoms(text, table, "context"), table);
+}
+
+function tablesAfter(readings: AtomReadings, table: TokenTable): TokenTable[] {
+  return readings.after === table ? [table] : [readings.after, table];
 }
 
 /** Screens everything of a theorem that reaches Lean: the header (or imports), the context and the statement. */
@@ -74,33 +93,54 @@ function statementCode(statement: string, table: TokenTable): string {
   return statementWithoutProof(blankComments(statement, { tokens: table }));
 }
 
-function screenStatement(statement: string, theoremName: string, table: TokenTable): Refusal | undefined {
-  const lexical = lexicalRefusal(statement, table, "statement");
-  if (lexical) return lexical;
-  const code = statementCode(statement, table);
-  const tokens = codeTokens(code, { tokens: table });
-  return earliest(
-    bannedRefusal(code, "statement", theoremName, table, "statement", tokens),
-    statementHeadRefusal(tokens, code, table),
-    ...inHiddenReadings(code, tokens, table, (reading) => commandRefusal(code, reading, table)),
-  );
+/** The statement read with each of `tables` (with and without the context's atoms): every check on each reading. */
+function screenStatement(statement: string, theoremName: string, tables: readonly TokenTable[]): Refusal | undefined {
+  const lexed = tables.map((table) => tokenize(statement, { tokens: table }));
+  for (const [k, table] of tables.entries()) {
+    const lexical = lexicalRefusal(statement, table, "statement", lexed[k]);
+    if (lexical) return lexical;
+  }
+  for (const [k, table] of tables.entries()) {
+    const differs = k > 0 && disagreement(statement, lexed[0]!, lexed[k]!, "statement", "the context's notation declares");
+    if (differs) return differs;
+    const code = statementCode(statement, table);
+    const tokens = codeTokens(code, { tokens: table });
+    const refusal = earliest(
+      bannedRefusal(code, "statement", theoremName, table, "statement", tokens),
+      statementHeadRefusal(tokens, code, table),
+      ...inHiddenReadings(code, tokens, table, (reading) => commandRefusal(code, reading, table)),
+    );
+    if (refusal) return refusal;
+  }
+  return undefined;
 }
 
-function screenContext(context: string, theoremName: string, table: TokenTable): Refusal | undefined {
-  const lexed = tokenize(context, { tokens: table });
-  const lexical = lexicalRefusal(context, table, "context", lexed);
-  if (lexical) return lexical;
-  // Comments blanked (read again only when there are some): what Lean is sent.
-  const hasComments = lexed.tokens.some((token) => !isCode(token));
-  const code = hasComments ? blankComments(context, { tokens: table }) : context;
-  const tokens = hasComments ? codeTokens(code, { tokens: table }) : lexed.tokens;
-  return earliest(
-    bannedRefusal(code, "context", theoremName, table, "context", tokens),
-    contextCommandRefusal(tokens, code, table),
-    ...inHiddenReadings(code, tokens, table, (reading) =>
-      contextCommandRefusal(reading.tokens.filter(isCode), code, table, reading.offset),
-    ),
-  );
+/** The context in both its readings (with its declared atoms, and without): every check on each. */
+function screenContext(context: string, theoremName: string, table: TokenTable, readings: AtomReadings): Refusal | undefined {
+  const both = [
+    { lexed: readings.declared, table: readings.after },
+    ...(readings.plain === readings.declared ? [] : [{ lexed: readings.plain, table }]),
+  ];
+  for (const { lexed } of both) {
+    const lexical = lexicalRefusal(context, table, "context", lexed);
+    if (lexical) return lexical;
+  }
+  for (const [k, { lexed, table: read }] of both.entries()) {
+    // The reading with the atoms first (what Lean reads when the notation elaborates), then whether the other agrees.
+    if (k === 1 && readings.refusal) return readings.refusal;
+    // Comments blanked: what Lean is sent.
+    const code = blankCommentTokens(context, lexed.tokens);
+    const tokens = lexed.tokens.filter(isCode);
+    const refusal = earliest(
+      bannedRefusal(code, "context", theoremName, read, "context", tokens),
+      contextCommandRefusal(tokens, code, read),
+      ...inHiddenReadings(code, tokens, read, (reading) =>
+        contextCommandRefusal(reading.tokens.filter(isCode), code, read, reading.offset),
+      ),
+    );
+    if (refusal) return refusal;
+  }
+  return readings.refusal;
 }
 
 /**

@@ -17,7 +17,9 @@ import { ReplFailure } from "../repl/repl-failure.js";
 import { WorkerLost } from "../pool/repl-pool.js";
 import { sessionLost, type ProofSessions } from "../tactic/proof-sessions.js";
 import { readProofStart, readTacticOutcome } from "../tactic/tactic-outcome.js";
+import type { ScreenThreads } from "../screen/screen-threads.js";
 import { prepareProofStart, prepareTactic } from "../verdict/proof-source.js";
+import { BUILTIN_TABLE, tablesAfterContext } from "@lean-grpo/lean";
 import { InvalidField, theoremTarget } from "../verdict/theorem-target.js";
 import { noReplConfigured } from "./connect-errors.js";
 import { checkText, leanTimeoutMs } from "./request-limits.js";
@@ -27,6 +29,8 @@ export interface TacticModeDependencies {
   config: ReplConfig;
   pool: ReplPool | undefined;
   sessions: ProofSessions;
+  /** Where statements and tactics are screened off the event loop; in line when absent. */
+  screens?: ScreenThreads;
 }
 
 export async function startProof(
@@ -44,7 +48,7 @@ export async function startProof(
       signal,
       // Screened again on the worker's lease, with the token table Lean reported for the header.
       run: async (lease) => {
-        const prepared = prepareProofStart(target, lease.tokenTable);
+        const prepared = deps.screens ? await deps.screens.start(target, lease.tokenTable) : prepareProofStart(target, lease.tokenTable);
         if (!prepared.ok) throw new InvalidField(prepared.field ?? "theorem", prepared.reason);
         const answer = await lease.send({ cmd: prepared.value.text, env: lease.headerEnv }, { deadline: Date.now() + timeoutMs, signal });
         return { answer, sorryAt: prepared.value.sorryAt };
@@ -52,7 +56,7 @@ export async function startProof(
     });
     const start = readProofStart(result.value.answer, result.value.sorryAt);
     if (!start.ok) throw new InvalidField("theorem.statement", start.reason);
-    const session = deps.sessions.open(result.ranOn, target.name, start.proofState, target.header);
+    const session = deps.sessions.open(result.ranOn, target.name, start.proofState, target.header, target.context);
     return { sessionId: session.id, proofState: start.proofState, goals: start.goals, messages: start.messages.map(toLeanMessage) };
   } catch (error) {
     throw tacticModeError(error, signal, {
@@ -77,7 +81,10 @@ export async function applyTactic(
   }
   checkText("tactic", request.tactic, deps.config);
   const timeoutMs = leanTimeoutMs("timeout_ms", request.timeoutMs, deps.config);
-  const prepared = prepareTactic(request.tactic, session.theoremName, deps.pool?.tokenTables.get(session.header));
+  const table = deps.pool?.tokenTables.get(session.header) ?? BUILTIN_TABLE;
+  const prepared = deps.screens
+    ? await deps.screens.tactic(request.tactic, session.theoremName, session.context, table)
+    : prepareTactic(request.tactic, session.theoremName, tablesAfterContext(session.context, table));
   if (!prepared.ok) {
     // The model's step failed; the orchestrator feeds the reason back like a Lean error.
     return {

@@ -9,6 +9,7 @@ import {
   type VerifyResponse,
   type VerifyResponseSchema,
 } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import { BUILTIN_TABLE, type TokenTable } from "@lean-grpo/lean";
 import type { ReplConfig } from "../config.js";
 import type { VerifierMetrics } from "../metrics/verifier-metrics.js";
 import type { ReplPool } from "../pool/repl-pool.js";
@@ -19,6 +20,7 @@ import type { ReplayChecker } from "../replay/replay-checker.js";
 import { decideWithReplay } from "../replay/replay-verdict.js";
 import { printAxiomsCommand } from "../verdict/axioms.js";
 import { classifyProof, needsAxiomsCheck, type Judgement } from "../verdict/classify-verdict.js";
+import type { ScreenThreads } from "../screen/screen-threads.js";
 import { prepareProof, type CheckedSource, type Screened } from "../verdict/proof-source.js";
 import { InvalidField, theoremTarget, type TheoremTarget } from "../verdict/theorem-target.js";
 import { noReplConfigured } from "./connect-errors.js";
@@ -34,6 +36,8 @@ export interface VerifyDependencies {
   metrics: VerifierMetrics;
   /** The kernel replay tier; undefined when `repl.replay` is off. */
   replay: ReplayChecker | undefined;
+  /** Where proofs are screened off the event loop; in line when absent. */
+  screens?: ScreenThreads;
 }
 
 export interface ValidVerifyRequest {
@@ -63,6 +67,11 @@ interface Elaboration {
   leanMs: number;
 }
 
+/** The proof screen, in a screen thread when there are some (a long proof then holds no event loop). */
+function screenProof(deps: VerifyDependencies, target: TheoremTarget, proof: string, table: TokenTable): Promise<Screened<CheckedSource>> {
+  return deps.screens ? deps.screens.proof(target, proof, table) : Promise.resolve(prepareProof(target, proof, table));
+}
+
 export async function verifyProof(request: ValidVerifyRequest, signal: AbortSignal, deps: VerifyDependencies): Promise<VerifyResult> {
   const started = performance.now();
   const finish = (
@@ -85,7 +94,7 @@ export async function verifyProof(request: ValidVerifyRequest, signal: AbortSign
 
   if (!deps.pool) {
     // Without Lean the screen still answers what it refuses (on the built-in token table).
-    const prepared = prepareProof(request.target, request.proof);
+    const prepared = await screenProof(deps, request.target, request.proof, BUILTIN_TABLE);
     if (!prepared.ok) return refused(prepared);
     throw noReplConfigured();
   }
@@ -98,7 +107,7 @@ export async function verifyProof(request: ValidVerifyRequest, signal: AbortSign
       header: request.target.header,
       signal,
       run: async (lease): Promise<Screened<Elaboration>> => {
-        const prepared = prepareProof(request.target, request.proof, lease.tokenTable);
+        const prepared = await screenProof(deps, request.target, request.proof, lease.tokenTable);
         if (!prepared.ok) return prepared;
         checkedSource = prepared.value.text;
         return {

@@ -12,6 +12,8 @@ export interface ProofSession {
   readonly theoremName: string;
   /** The header the session's statement was elaborated on (its token table screens the tactics). */
   readonly header: string;
+  /** The theorem's context: the atoms its notation declares are read in the tactics too. */
+  readonly context: string;
   /** Proof states this session created; a tactic may run only on these. */
   readonly states: Set<number>;
   lastUsed: number;
@@ -35,12 +37,13 @@ export class ProofSessions {
     private readonly now: () => number = Date.now,
   ) {}
 
-  open(pin: WorkerPin, theoremName: string, initialState: number, header = ""): ProofSession {
+  open(pin: WorkerPin, theoremName: string, initialState: number, header = "", context = ""): ProofSession {
     const session: ProofSession = {
       id: randomUUID(),
       pin,
       theoremName,
       header,
+      context,
       states: new Set([initialState]),
       lastUsed: this.now(),
       lost: undefined,

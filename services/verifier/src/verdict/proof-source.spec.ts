@@ -113,7 +113,10 @@ describe("prepareProofStart", () => {
 describe("prepareTactic", () => {
   it("passes a tactic without comments and refuses banned ones", () => {
     expect(prepareTactic("  simp -- done\n", "t")).toEqual({ ok: true, value: "simp" });
-    expect(prepareTactic("exact?", "t")).toMatchObject({ ok: false, reason: expect.stringMatching(/^banned `exact\?` at tactic 1:0/) });
+    expect(prepareTactic("exact?", "t")).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^banned library search \(`exact\?`\) at tactic 1:0/),
+    });
     expect(prepareTactic("-- nothing", "t")).toEqual({ ok: false, reason: "the tactic is empty (after removing comments)" });
   });
 });

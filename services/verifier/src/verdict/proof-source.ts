@@ -11,6 +11,7 @@ import {
   readsAsWholeFile,
   screenSourcePart,
   screenTheoremSource,
+  tablesAfterContext,
   type TokenTable,
 } from "@lean-grpo/lean";
 import type { CheckedSource, Screened } from "./checked-source.js";
@@ -30,11 +31,13 @@ export function prepareProof(target: TheoremTarget, written: string, table: Toke
   if (readsAsWholeFile(written, target.proofFormat ?? "body", table)) return prepareWholeFile(target, written, table);
   // Lean reads CRLF as LF: so does the screen, and Lean is sent what the screen read.
   const proof = crlfToLf(written);
-  const refused = screenSourcePart(proof, "proof", target.name, table);
+  // Read with the atoms the context's notation declares (and without them: Lean holds them only if it elaborated).
+  const tables = tablesAfterContext(target.context, table);
+  const refused = screenSourcePart(proof, "proof", target.name, tables);
   if (refused) return { ok: false, reason: refused.reason };
-  const stripped = blankComments(proof, { tokens: table });
+  const stripped = blankComments(proof, { tokens: tables[0] });
   // "A leading := is accepted": the body is what follows it.
-  const first = codeTokens(stripped, { tokens: table })[0];
+  const first = codeTokens(stripped, { tokens: tables[0] })[0];
   const body = (first?.text === ":=" ? stripped.slice(first.end) : stripped).trim();
   if (body === "") return { ok: false, reason: "the proof is empty (after removing comments)" };
   return { ok: true, value: joinToStatement(target, body) };
@@ -52,12 +55,19 @@ export function prepareProofStart(
   return { ok: true, value: { ...source, sorryAt } };
 }
 
-/** Screens one tactic of tactic mode like a proof body. */
-export function prepareTactic(written: string, theoremName: string, table: TokenTable = BUILTIN_TABLE): Screened<string> {
+/**
+ * Screens one tactic of tactic mode like a proof body, read with `table` — or with the
+ * tables after the session's context (tablesAfterContext), when it declares atoms.
+ */
+export function prepareTactic(
+  written: string,
+  theoremName: string,
+  table: TokenTable | readonly TokenTable[] = BUILTIN_TABLE,
+): Screened<string> {
   const tactic = crlfToLf(written);
   const refused = screenSourcePart(tactic, "proof", theoremName, table, "tactic");
   if (refused) return { ok: false, reason: refused.reason };
-  const stripped = blankComments(tactic, { tokens: table });
+  const stripped = blankComments(tactic, { tokens: "source" in table ? table : table[0] });
   if (stripped.trim() === "") return { ok: false, reason: "the tactic is empty (after removing comments)" };
   return { ok: true, value: stripped.trim() };
 }
