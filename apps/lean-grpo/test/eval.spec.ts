@@ -19,7 +19,7 @@ const BUF = path.resolve(import.meta.dirname, "../../../node_modules/.bin/buf");
 
 describe("lean-grpo eval through Evaluate", () => {
   let fixture: MeshFixture;
-  let base: Omit<EvaluateOptions, "k">;
+  let base: Omit<EvaluateOptions, "ks">;
   let running: RunningMesh;
   beforeAll(async () => {
     fixture = await meshFixture();
@@ -56,7 +56,7 @@ describe("lean-grpo eval through Evaluate", () => {
   });
 
   it("greedy pass@1 of the base model on the mesh started for the call: one completion per problem, the same twice", async () => {
-    const first = await evaluateThroughOrchestrator({ ...base, k: 1 });
+    const first = await evaluateThroughOrchestrator({ ...base, ks: [1] });
     expect(first.evaluated).toBe("base model");
     expect(first.greedy).toBe(true);
     expect(first.problems).toBe(6);
@@ -65,7 +65,7 @@ describe("lean-grpo eval through Evaluate", () => {
     expect(first.pass_at_1).toBe(first.results.filter((r) => r.solved === 1).length / 6);
     // Math problems: how the completions answered comes with the summary.
     expect(first.forms?.completions).toBe(6);
-    const second = await evaluateThroughOrchestrator({ ...base, k: 1 });
+    const second = await evaluateThroughOrchestrator({ ...base, ks: [1] });
     expect(second.results).toEqual(first.results);
   }, 60_000);
 
@@ -75,7 +75,7 @@ describe("lean-grpo eval through Evaluate", () => {
       ...base,
       url: running.urls.orchestrator!,
       data: fixture.dataset,
-      k: 2,
+      ks: [2],
       samples: 3,
       run: "trained",
     });
@@ -90,10 +90,10 @@ describe("lean-grpo eval through Evaluate", () => {
     // Relative to the orchestrator's data_root (the fixture's directory, which holds runs/).
     const checkpoint = path.join("runs", "trained", "checkpoints", "step-2");
     const remote = { ...base, url, data: fixture.dataset };
-    const fromCheckpoint = await evaluateThroughOrchestrator({ ...remote, k: 1, checkpoint });
+    const fromCheckpoint = await evaluateThroughOrchestrator({ ...remote, ks: [1], checkpoint });
     const fromAdapter = await evaluateThroughOrchestrator({
       ...remote,
-      k: 1,
+      ks: [1],
       adapter: path.join("runs", "trained", "adapters", "policy-v2"),
     });
     expect(fromCheckpoint.evaluated).toBe(path.join(checkpoint, "adapter"));
@@ -162,28 +162,30 @@ describe("lean-grpo eval through Evaluate", () => {
     const url = running.urls.orchestrator!;
     // A running orchestrator is given paths as they are on its side: relative to its data_root.
     const remote = { ...base, url, data: fixture.dataset };
-    await expect(evaluateThroughOrchestrator({ ...remote, k: 1, run: "nope" })).rejects.toThrow(/run nope not found in/);
-    await expect(evaluateThroughOrchestrator({ ...remote, k: 1, run: "trained", adapter: "x" })).rejects.toThrow(
+    await expect(evaluateThroughOrchestrator({ ...remote, ks: [1], run: "nope" })).rejects.toThrow(/run nope not found in/);
+    await expect(evaluateThroughOrchestrator({ ...remote, ks: [1], run: "trained", adapter: "x" })).rejects.toThrow(
       /give one of --run, --adapter and --checkpoint, not --run and --adapter/,
     );
     await mkdir(path.join(fixture.dir, "empty-adapter"), { recursive: true });
-    await expect(evaluateThroughOrchestrator({ ...remote, k: 1, adapter: "empty-adapter" })).rejects.toThrow(
+    await expect(evaluateThroughOrchestrator({ ...remote, ks: [1], adapter: "empty-adapter" })).rejects.toThrow(
       /adapter_path: empty-adapter is not a PEFT adapter directory \(no adapter_config.json\)/,
     );
-    await expect(evaluateThroughOrchestrator({ ...remote, k: 1, checkpoint: "no-such" })).rejects.toThrow(
+    await expect(evaluateThroughOrchestrator({ ...remote, ks: [1], checkpoint: "no-such" })).rejects.toThrow(
       /checkpoint_path "no-such" does not exist under data_root/,
     );
-    await expect(evaluateThroughOrchestrator({ ...remote, k: 3, samples: 2 })).rejects.toThrow(/samples must be ≥ k \(3\), got 2/);
-    await expect(evaluateThroughOrchestrator({ ...remote, k: 1, data: "missing.jsonl" })).rejects.toThrow(
+    await expect(evaluateThroughOrchestrator({ ...remote, ks: [3], samples: 2 })).rejects.toThrow(
+      /k: 3 is larger than samples \(2\); pass@k needs at least k completions per problem: raise samples to 3 or more/,
+    );
+    await expect(evaluateThroughOrchestrator({ ...remote, ks: [1], data: "missing.jsonl" })).rejects.toThrow(
       /dataset_path "missing.jsonl" does not exist under data_root/,
     );
     await expect(
-      evaluateThroughOrchestrator({ ...remote, k: 1, runConfig: runConfigToMessage({ prompt: { format: "html" } }) }),
+      evaluateThroughOrchestrator({ ...remote, ks: [1], runConfig: runConfigToMessage({ prompt: { format: "html" } }) }),
     ).rejects.toThrow(/prompt\.format/);
   }, 60_000);
 
   it("evaluates through the embedded mesh with paths as the user types them, and refuses one outside the data root", async () => {
-    await expect(evaluateThroughOrchestrator({ ...base, k: 1, data: "/etc/passwd" })).rejects.toThrow(
+    await expect(evaluateThroughOrchestrator({ ...base, ks: [1], data: "/etc/passwd" })).rejects.toThrow(
       /data \/etc\/passwd is outside .*: run lean-grpo from a directory that holds it/,
     );
   }, 60_000);
