@@ -54,6 +54,16 @@ describe("completionVerdict", () => {
     });
   });
 
+  it("says why a Lean completion got no verdict: no proof in it", () => {
+    const completion = create(CompletionSchema, { text: "-- thinking", tokenIds: [1], finishReason: FinishReason.STOP });
+    const result = create(RewardResultSchema, {
+      reward: 0,
+      components: [{ scorer: "lean_proof", value: 0, detail: "no proof found in the completion" }],
+    });
+    expect(completionVerdict(completion, result)).toMatchObject({ solved: false, reason: "no proof found in the completion" });
+    expect(completionVerdict(completion, result).verdict).toBeUndefined();
+  });
+
   it("counts a completion the reward service gave no result for as unsolved", () => {
     const completion = create(CompletionSchema, { text: "x", tokenIds: [], finishReason: FinishReason.ABORT });
     expect(completionVerdict(completion, undefined)).toMatchObject({ solved: false, reward: 0, finish_reason: "abort" });

@@ -14,7 +14,7 @@ export interface CompletionVerdict {
   reward: number;
   /** Lean tasks: PROVED, INCOMPLETE, ERROR, TIMEOUT, REJECTED or CRASHED; absent for math problems. */
   verdict?: string;
-  /** Lean tasks: the verdict's reason in one line. */
+  /** Lean tasks: the verdict's reason in one line, or why there was no verdict ("no proof found in the completion"). */
   reason?: string;
   /** Lean tasks: `line:column: message` of the first error; absent when Lean gave none. */
   first_error?: string;
@@ -24,6 +24,8 @@ export interface CompletionVerdict {
 
 /** The scorer whose detail is the math answer check. */
 const MATH_ANSWER_SCORER = "math_answer";
+/** The scorer of Lean proofs, whose detail says why a completion was not verified at all. */
+const LEAN_PROOF_SCORER = "lean_proof";
 
 export function completionVerdict(completion: Completion, result: RewardResult | undefined): CompletionVerdict {
   const verdict: CompletionVerdict = {
@@ -40,6 +42,9 @@ export function completionVerdict(completion: Completion, result: RewardResult |
     const error = verification.messages.find((m) => m.severity === Severity.ERROR);
     if (error) verdict.first_error = `${error.pos?.line ?? 0}:${error.pos?.column ?? 0}: ${error.data}`;
   }
+  // A Lean completion with no proof in it never reached the verifier: the proof scorer says so.
+  const proof = result?.components.find((c) => c.scorer === LEAN_PROOF_SCORER);
+  if (!verdict.verdict && proof?.detail) verdict.reason = proof.detail;
   const math = result?.components.find((c) => c.scorer === MATH_ANSWER_SCORER);
   if (math) verdict.math_check = math.detail;
   return verdict;
