@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
-import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import { type EvaluatedProblem, OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { createServiceClient } from "@lean-grpo/kit";
 import { runConfigToMessage } from "@lean-grpo/orchestrator";
 import { evaluateThroughOrchestrator, type EvaluateOptions } from "../src/eval/evaluate-through-orchestrator.js";
@@ -69,19 +69,38 @@ describe("lean-grpo eval through Evaluate", () => {
     expect(second.results).toEqual(first.results);
   }, 60_000);
 
-  it("pass@k with a run's latest adapter, through a running orchestrator (--url)", async () => {
+  it("pass@k for several k with a run's latest adapter, through a running orchestrator (--url), every completion with its check", async () => {
     // A running orchestrator is given the data as it names it: relative to its data_root.
+    const problems: EvaluatedProblem[] = [];
     const report = await evaluateThroughOrchestrator({
       ...base,
       url: running.urls.orchestrator!,
       data: fixture.dataset,
-      ks: [2],
+      ks: [2, 1, 3],
       samples: 3,
+      topK: 20,
+      topP: 0.9,
       run: "trained",
+      onProblem: (problem) => {
+        problems.push(problem);
+      },
     });
     expect(report.evaluated).toBe(path.join(fixture.runsDir, "trained", "adapters", "policy-v2"));
     expect(report.greedy).toBe(false);
     expect(report.results.map((r) => r.samples)).toEqual([3, 3, 3, 3, 3, 3]);
+    expect(report.pass_at.map((p) => p.k)).toEqual([1, 2, 3]);
+    expect(report.pass_at[0]!.value).toBeCloseTo(report.pass_at_1, 12);
+    expect(report.pass_at[2]!.value).toBeCloseTo(report.pass_at_k, 12);
+    // Math problems: each completion with what the answer check said, no Lean fields.
+    expect(problems).toHaveLength(6);
+    for (const problem of problems) {
+      expect(problem.completions).toHaveLength(3);
+      expect(problem.solved).toBe(problem.completions.filter((c) => c.solved).length);
+      for (const completion of problem.completions) {
+        expect(completion.mathCheck).not.toBe("");
+        expect(completion.firstError).toBe("");
+      }
+    }
     expect(report.pass_at_k).toBeGreaterThanOrEqual(report.pass_at_1);
   }, 60_000);
 
@@ -151,6 +170,9 @@ describe("lean-grpo eval through Evaluate", () => {
       expect(await code({ datasetPath: fixture.dataset, runId: "trained", adapterPath: "x" })).toBe("InvalidArgument");
       expect(await code({})).toBe("InvalidArgument");
       expect(await code({ datasetPath: fixture.dataset, k: 2, samples: 1 })).toBe("InvalidArgument");
+      expect(await code({ datasetPath: fixture.dataset, ks: [1, 4], samples: 3 })).toBe("InvalidArgument");
+      expect(await code({ datasetPath: fixture.dataset, samples: 5000 })).toBe("InvalidArgument");
+      expect(await code({ datasetPath: fixture.dataset, samples: 2, topP: 1.5 })).toBe("InvalidArgument");
       expect(await code({ datasetPath: fixture.dataset, checkpointPath: "no-such" })).toBe("NotFound");
       expect(await code({ datasetPath: fixture.dataset, maxProblems: 1, maxTokens: 2 })).toBe("OK");
     } finally {

@@ -114,6 +114,11 @@ export async function* evaluateRpc(
   }
 }
 
+/** Completions per problem: what the reward service scores in one group by default (max_group_size). */
+const MAX_SAMPLES = 1024;
+/** k values of one request. */
+const MAX_KS = 64;
+
 /**
  * The k values and samples per problem a request asks for: `ks` (else `k`, else 1), and
  * `samples` (else the largest k); a k above samples is INVALID_ARGUMENT naming both.
@@ -121,7 +126,13 @@ export async function* evaluateRpc(
 function requestedKs(request: EvaluateRequest): { ks: number[]; samples: number } {
   const asked = request.ks.length > 0 ? request.ks : [request.k || 1];
   if (asked.some((k) => k < 1)) throw new ConnectError(`ks must be positive integers, got [${asked.join(", ")}]`, Code.InvalidArgument);
+  if (asked.length > MAX_KS) throw new ConnectError(`ks has ${asked.length} values; at most ${MAX_KS}`, Code.InvalidArgument);
   const samples = request.samples || Math.max(...asked);
+  if (samples > MAX_SAMPLES)
+    throw new ConnectError(
+      `samples is ${samples}; accepted: 1..${MAX_SAMPLES} per problem (one ScoreGroup call checks them all)`,
+      Code.InvalidArgument,
+    );
   const field = request.ks.length > 0 ? "ks" : "k";
   for (const k of asked) {
     if (k > samples)

@@ -1373,8 +1373,8 @@ export type EvaluateRequest = Message<"leangrpo.v1.EvaluateRequest"> & {
   k: number;
 
   /**
-   * Completions per problem, at least every k; 0 for the largest k. One completion is
-   * greedy decoding. More than the inference service's max_n are sampled in several
+   * Completions per problem (at most 1024), at least every k; 0 for the largest k. One
+   * completion is greedy decoding. More than the inference service's max_n are sampled in several
    * Generate calls.
    *
    * @generated from field: uint32 samples = 7;
@@ -1420,7 +1420,7 @@ export type EvaluateRequest = Message<"leangrpo.v1.EvaluateRequest"> & {
 
   /**
    * Several k of pass@k, all estimated from the same `samples` completions per problem
-   * (each ≤ samples); when set, `k` is ignored. Empty: `k` alone.
+   * (each ≤ samples, at most 64 values); when set, `k` is ignored. Empty: `k` alone.
    *
    * @generated from field: repeated uint32 ks = 13;
    */
