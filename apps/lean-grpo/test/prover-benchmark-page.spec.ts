@@ -107,7 +107,7 @@ describe("docs/guide/prover-benchmark.md", () => {
         training: { ...page.training, steps: 2, batch_size: 2, num_generations: 2, max_tokens: 8, checkpoint_every: 2 },
         services: {
           ...page.services,
-          inference: { embedded: { tensor_backend: "cpu" }, limits: { max_n: 4 } },
+          inference: { embedded: { tensor_backend: "cpu" }, limits: { max_n: 16 } },
           learner: { backend: "cpu", lora: { rank: 2, alpha: 4 }, optimizer: { learning_rate: 1e-2 } },
           // The replay runs a process per PROVED; the verifier's own tests cover it.
           verifier: { ...repl.verifierSection, repl: { ...(repl.verifierSection.repl as object), replay: "off" } },
@@ -144,5 +144,5 @@ describe("docs/guide/prover-benchmark.md", () => {
     expect((await readdir("models/prover-grpo")).sort()).toEqual(
       expect.arrayContaining(["config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"]),
     );
-  }, 600_000);
+  }, 1_200_000);
 });
