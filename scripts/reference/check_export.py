@@ -73,7 +73,8 @@ def main(base_dir, adapter_dir, merged_dir):
     # The tensors and their dtypes: the base's (a tied head is not stored, as in the base).
     expected_names = {n for n in base if not n.endswith("rotary_emb.inv_freq")}
     if set(merged) != expected_names:
-        failures.append(f"tensor names differ: only in merged {sorted(set(merged) - expected_names)[:3]}, only in base {sorted(expected_names - set(merged))[:3]}")
+        only_merged, only_base = sorted(set(merged) - expected_names)[:3], sorted(expected_names - set(merged))[:3]
+        failures.append(f"tensor names differ: only in merged {only_merged}, only in base {only_base}")
     wrong_dtype = [n for n in merged if n in base and merged[n].dtype != base[n].dtype]
     if wrong_dtype:
         failures.append(f"dtype differs from the base for {wrong_dtype[:3]}")
