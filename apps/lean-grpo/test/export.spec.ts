@@ -133,6 +133,7 @@ describe.each(MODELS)("lean-grpo export --merge of %s", (name) => {
       expect(run.stderr).toBe("");
       const report = JSON.parse(run.stdout) as { failures: string[]; max_logit_difference: number; skipped: string[] };
       for (const skipped of report.skipped) console.warn(`check_export.py ${name}: skipped ${skipped}`);
+      console.info(`check_export.py ${name}: ${JSON.stringify(report)}`);
       expect(report.failures).toEqual([]);
       expect(report.max_logit_difference).toBeLessThan(TOLERANCE);
       expect(run.status).toBe(0);
