@@ -196,7 +196,7 @@ describe("lean-grpo eval through Evaluate", () => {
       /checkpoint_path "no-such" does not exist under data_root/,
     );
     await expect(evaluateThroughOrchestrator({ ...remote, ks: [3], samples: 2 })).rejects.toThrow(
-      /k: 3 is larger than samples \(2\); pass@k needs at least k completions per problem: raise samples to 3 or more/,
+      /ks: 3 is larger than samples \(2\); pass@k needs at least k completions per problem: raise samples to 3 or more/,
     );
     await expect(evaluateThroughOrchestrator({ ...remote, ks: [1], data: "missing.jsonl" })).rejects.toThrow(
       /dataset_path "missing.jsonl" does not exist under data_root/,
