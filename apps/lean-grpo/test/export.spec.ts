@@ -212,6 +212,15 @@ describe("lean-grpo export", () => {
     );
   });
 
+  it("refuses to merge an adapter into a base it does not fit, naming the weight", async () => {
+    // qwen3-tiny's q_proj is [48, 32] (head_dim 12); qwen2-tiny's is [32, 32].
+    await expect(
+      exportCommand({ run: "qwen3-tiny", out: path.join(dir, "x8"), merge: true, model: path.join(FIXTURES, "qwen2-tiny"), runsDir }),
+    ).rejects.toThrow(
+      /cannot merge base_model\.model\.model\.layers\.0\.self_attn\.q_proj\.lora_A\.weight: .* do not fit .*is the adapter for this base model\?/,
+    );
+  });
+
   it("refuses to merge a run trained with a reasoning vocabulary, and exports its adapter as is", async () => {
     await makeRun("reasoning", path.join(FIXTURES, "qwen2-tiny-lora"), { reasoning: true });
     await expect(
