@@ -37,6 +37,7 @@ const sidebar: DefaultTheme.SidebarItem[] = [
     text: "Guides",
     items: [
       { text: "Train on your own data", link: "/guide/own-data" },
+      { text: "Train and evaluate a prover on a standard benchmark", link: "/guide/prover-benchmark" },
       { text: "vLLM and a GPU learner", link: "/guide/vllm-gpu" },
       { text: "The PyTorch learner", link: "/guide/pytorch-learner" },
       { text: "Deploy: Compose and Kubernetes", link: "/guide/deploy" },

@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { InferenceService } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
-import { OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import { type EvaluatedProblem, OrchestratorService, RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { createServiceClient } from "@lean-grpo/kit";
 import { runConfigToMessage } from "@lean-grpo/orchestrator";
 import { evaluateThroughOrchestrator, type EvaluateOptions } from "../src/eval/evaluate-through-orchestrator.js";
@@ -19,7 +19,7 @@ const BUF = path.resolve(import.meta.dirname, "../../../node_modules/.bin/buf");
 
 describe("lean-grpo eval through Evaluate", () => {
   let fixture: MeshFixture;
-  let base: Omit<EvaluateOptions, "k">;
+  let base: Omit<EvaluateOptions, "ks">;
   let running: RunningMesh;
   beforeAll(async () => {
     fixture = await meshFixture();
@@ -56,7 +56,7 @@ describe("lean-grpo eval through Evaluate", () => {
   });
 
   it("greedy pass@1 of the base model on the mesh started for the call: one completion per problem, the same twice", async () => {
-    const first = await evaluateThroughOrchestrator({ ...base, k: 1 });
+    const first = await evaluateThroughOrchestrator({ ...base, ks: [1] });
     expect(first.evaluated).toBe("base model");
     expect(first.greedy).toBe(true);
     expect(first.problems).toBe(6);
@@ -65,23 +65,42 @@ describe("lean-grpo eval through Evaluate", () => {
     expect(first.pass_at_1).toBe(first.results.filter((r) => r.solved === 1).length / 6);
     // Math problems: how the completions answered comes with the summary.
     expect(first.forms?.completions).toBe(6);
-    const second = await evaluateThroughOrchestrator({ ...base, k: 1 });
+    const second = await evaluateThroughOrchestrator({ ...base, ks: [1] });
     expect(second.results).toEqual(first.results);
   }, 60_000);
 
-  it("pass@k with a run's latest adapter, through a running orchestrator (--url)", async () => {
+  it("pass@k for several k with a run's latest adapter, through a running orchestrator (--url), every completion with its check", async () => {
     // A running orchestrator is given the data as it names it: relative to its data_root.
+    const problems: EvaluatedProblem[] = [];
     const report = await evaluateThroughOrchestrator({
       ...base,
       url: running.urls.orchestrator!,
       data: fixture.dataset,
-      k: 2,
+      ks: [2, 1, 3],
       samples: 3,
+      topK: 20,
+      topP: 0.9,
       run: "trained",
+      onProblem: (problem) => {
+        problems.push(problem);
+      },
     });
     expect(report.evaluated).toBe(path.join(fixture.runsDir, "trained", "adapters", "policy-v2"));
     expect(report.greedy).toBe(false);
     expect(report.results.map((r) => r.samples)).toEqual([3, 3, 3, 3, 3, 3]);
+    expect(report.pass_at.map((p) => p.k)).toEqual([1, 2, 3]);
+    expect(report.pass_at[0]!.value).toBeCloseTo(report.pass_at_1, 12);
+    expect(report.pass_at[2]!.value).toBeCloseTo(report.pass_at_k, 12);
+    // Math problems: each completion with what the answer check said, no Lean fields.
+    expect(problems).toHaveLength(6);
+    for (const problem of problems) {
+      expect(problem.completions).toHaveLength(3);
+      expect(problem.solved).toBe(problem.completions.filter((c) => c.solved).length);
+      for (const completion of problem.completions) {
+        expect(completion.mathCheck).not.toBe("");
+        expect(completion.firstError).toBe("");
+      }
+    }
     expect(report.pass_at_k).toBeGreaterThanOrEqual(report.pass_at_1);
   }, 60_000);
 
@@ -90,10 +109,10 @@ describe("lean-grpo eval through Evaluate", () => {
     // Relative to the orchestrator's data_root (the fixture's directory, which holds runs/).
     const checkpoint = path.join("runs", "trained", "checkpoints", "step-2");
     const remote = { ...base, url, data: fixture.dataset };
-    const fromCheckpoint = await evaluateThroughOrchestrator({ ...remote, k: 1, checkpoint });
+    const fromCheckpoint = await evaluateThroughOrchestrator({ ...remote, ks: [1], checkpoint });
     const fromAdapter = await evaluateThroughOrchestrator({
       ...remote,
-      k: 1,
+      ks: [1],
       adapter: path.join("runs", "trained", "adapters", "policy-v2"),
     });
     expect(fromCheckpoint.evaluated).toBe(path.join(checkpoint, "adapter"));
@@ -151,6 +170,9 @@ describe("lean-grpo eval through Evaluate", () => {
       expect(await code({ datasetPath: fixture.dataset, runId: "trained", adapterPath: "x" })).toBe("InvalidArgument");
       expect(await code({})).toBe("InvalidArgument");
       expect(await code({ datasetPath: fixture.dataset, k: 2, samples: 1 })).toBe("InvalidArgument");
+      expect(await code({ datasetPath: fixture.dataset, ks: [1, 4], samples: 3 })).toBe("InvalidArgument");
+      expect(await code({ datasetPath: fixture.dataset, samples: 5000 })).toBe("InvalidArgument");
+      expect(await code({ datasetPath: fixture.dataset, samples: 2, topP: 1.5 })).toBe("InvalidArgument");
       expect(await code({ datasetPath: fixture.dataset, checkpointPath: "no-such" })).toBe("NotFound");
       expect(await code({ datasetPath: fixture.dataset, maxProblems: 1, maxTokens: 2 })).toBe("OK");
     } finally {
@@ -162,28 +184,30 @@ describe("lean-grpo eval through Evaluate", () => {
     const url = running.urls.orchestrator!;
     // A running orchestrator is given paths as they are on its side: relative to its data_root.
     const remote = { ...base, url, data: fixture.dataset };
-    await expect(evaluateThroughOrchestrator({ ...remote, k: 1, run: "nope" })).rejects.toThrow(/run nope not found in/);
-    await expect(evaluateThroughOrchestrator({ ...remote, k: 1, run: "trained", adapter: "x" })).rejects.toThrow(
+    await expect(evaluateThroughOrchestrator({ ...remote, ks: [1], run: "nope" })).rejects.toThrow(/run nope not found in/);
+    await expect(evaluateThroughOrchestrator({ ...remote, ks: [1], run: "trained", adapter: "x" })).rejects.toThrow(
       /give one of --run, --adapter and --checkpoint, not --run and --adapter/,
     );
     await mkdir(path.join(fixture.dir, "empty-adapter"), { recursive: true });
-    await expect(evaluateThroughOrchestrator({ ...remote, k: 1, adapter: "empty-adapter" })).rejects.toThrow(
+    await expect(evaluateThroughOrchestrator({ ...remote, ks: [1], adapter: "empty-adapter" })).rejects.toThrow(
       /adapter_path: empty-adapter is not a PEFT adapter directory \(no adapter_config.json\)/,
     );
-    await expect(evaluateThroughOrchestrator({ ...remote, k: 1, checkpoint: "no-such" })).rejects.toThrow(
+    await expect(evaluateThroughOrchestrator({ ...remote, ks: [1], checkpoint: "no-such" })).rejects.toThrow(
       /checkpoint_path "no-such" does not exist under data_root/,
     );
-    await expect(evaluateThroughOrchestrator({ ...remote, k: 3, samples: 2 })).rejects.toThrow(/samples must be ≥ k \(3\), got 2/);
-    await expect(evaluateThroughOrchestrator({ ...remote, k: 1, data: "missing.jsonl" })).rejects.toThrow(
+    await expect(evaluateThroughOrchestrator({ ...remote, ks: [3], samples: 2 })).rejects.toThrow(
+      /ks: 3 is larger than samples \(2\); pass@k needs at least k completions per problem: raise samples to 3 or more/,
+    );
+    await expect(evaluateThroughOrchestrator({ ...remote, ks: [1], data: "missing.jsonl" })).rejects.toThrow(
       /dataset_path "missing.jsonl" does not exist under data_root/,
     );
     await expect(
-      evaluateThroughOrchestrator({ ...remote, k: 1, runConfig: runConfigToMessage({ prompt: { format: "html" } }) }),
+      evaluateThroughOrchestrator({ ...remote, ks: [1], runConfig: runConfigToMessage({ prompt: { format: "html" } }) }),
     ).rejects.toThrow(/prompt\.format/);
   }, 60_000);
 
   it("evaluates through the embedded mesh with paths as the user types them, and refuses one outside the data root", async () => {
-    await expect(evaluateThroughOrchestrator({ ...base, k: 1, data: "/etc/passwd" })).rejects.toThrow(
+    await expect(evaluateThroughOrchestrator({ ...base, ks: [1], data: "/etc/passwd" })).rejects.toThrow(
       /data \/etc\/passwd is outside .*: run lean-grpo from a directory that holds it/,
     );
   }, 60_000);

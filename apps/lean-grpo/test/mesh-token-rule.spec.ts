@@ -77,7 +77,7 @@ describe("the mesh train and eval start, with LEANGRPO_AUTH_TOKEN set", () => {
       dataRoot: fixture.dir,
       modelDir: fixture.modelDir,
       maxTokens: 4,
-      k: 1,
+      ks: [1],
       services: services(fixture.dir),
     });
     expect(report.problems).toBe(6);

@@ -82,6 +82,17 @@ describe("run summary", () => {
     expect(runAdvice(create(RunSchema, { ...later, state: RunState.COMPLETED }), true)).toBeUndefined();
   });
 
+  it("shows a sampled evaluation's pass@k per k, first → last", () => {
+    const evals = [
+      { step: 0, heldout_accuracy: 0.25, solved: 4, problems: 2, seconds: 1, samples: 8, pass_at: { "1": 0.25, "8": 0.5 } },
+      { step: 2, heldout_accuracy: 0.5, solved: 8, problems: 2, seconds: 1, samples: 8, pass_at: { "1": 0.5, "8": 1 } },
+    ];
+    const text = runSummaryTable(failed, [], evals, { evalConfigured: true, width: 200 });
+    expect(text).toMatch(/held-out\s+│ 25\.0% after step 0 -> 50\.0% after step 2 \(pass@1 of 8 samples, 2 problems, 2 evaluations\)/);
+    expect(text).toMatch(/pass@1\s+│ 25\.0% after step 0 -> 50\.0% after step 2 \(8 samples per problem\)/);
+    expect(text).toMatch(/pass@8\s+│ 50\.0% after step 0 -> 100\.0% after step 2 \(8 samples per problem\)/);
+  });
+
   it("fits a width, wraps the error, tells an eval section that never ran from none", () => {
     const text = runSummaryTable(failed, [], [], { evalConfigured: true, advice: runAdvice(failed, false), width: 100 });
     const widths = text.split("\n").map((l) => l.length);

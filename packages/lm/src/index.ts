@@ -24,7 +24,7 @@ export type { MatMulOps } from "./backend/matmul-ops.js";
 export { filterTfjsBanner } from "./backend/tfjs-banner-filter.js";
 export { SafetensorsFile, FLOAT_DTYPES, type SafetensorsTensorInfo } from "./safetensors/safetensors-reader.js";
 export { serializeSafetensors, type TensorToWrite } from "./safetensors/safetensors-writer.js";
-export { bfloat16ToFloat32, float16ToFloat32, float32ToBfloat16 } from "./safetensors/float-conversion.js";
+export { bfloat16ToFloat32, float16ToFloat32, float32ToBfloat16, float32ToFloat16 } from "./safetensors/float-conversion.js";
 export { MODEL_TYPES, parseModelConfig, type Llama3RopeScaling, type ModelConfig, type ModelType } from "./model/model-config.js";
 export { loadCheckpoint, type Checkpoint } from "./model/checkpoint.js";
 export { expectedWeights, LINEAR_MODULES, type LinearModule } from "./model/weight-names.js";

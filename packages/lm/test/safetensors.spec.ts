@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SafetensorsFormatError } from "../src/errors.js";
-import { float32ToBfloat16 } from "../src/safetensors/float-conversion.js";
+import { float16ToFloat32, float32ToBfloat16, float32ToFloat16 } from "../src/safetensors/float-conversion.js";
 import { SafetensorsFile } from "../src/safetensors/safetensors-reader.js";
 import { serializeSafetensors } from "../src/safetensors/safetensors-writer.js";
 import { fixturePath } from "./support/fixtures.js";
@@ -150,5 +150,28 @@ describe("broken safetensors files give a clear error", () => {
     const bytes = handMade({ ids: { dtype: "I64", shape: [1], data_offsets: [0, 8] } }, new Uint8Array(8));
     const file = await SafetensorsFile.fromBytes(bytes, "ids.safetensors");
     await expect(file.float32("ids")).rejects.toThrow(/ids.safetensors: tensor "ids" has dtype I64; accepted: F32, BF16, F16/);
+  });
+});
+
+describe("float32 to F16", () => {
+  it("rounds to nearest even as IEEE binary16 does: ties, subnormals, zero signs, overflow to infinity (Python's struct 'e')", async () => {
+    const fixture = JSON.parse(await readFile(fixturePath("f16-rounding.json"), "utf8")) as { cases: [number, number][] };
+    expect(fixture.cases.length).toBeGreaterThan(100);
+    const values = new Float32Array(new Uint32Array(fixture.cases.map(([bits]) => bits)).buffer);
+    expect(Array.from(float32ToFloat16(values))).toEqual(fixture.cases.map(([, half]) => half));
+  });
+
+  it("keeps NaN a NaN and infinities infinite", () => {
+    expect(Array.from(float32ToFloat16(new Float32Array([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])))).toEqual([
+      0x7e00, 0x7c00, 0xfc00,
+    ]);
+  });
+
+  it("is what the writer stores for F16, and the reader widens it back", async () => {
+    const data = new Float32Array([0.1, -2.75, 3e-6, 1000.5]);
+    const file = await SafetensorsFile.fromBytes(serializeSafetensors([{ name: "h", shape: [4], data, dtype: "F16" }]), "f16");
+    expect(file.info("h").dtype).toBe("F16");
+    expect(new Uint16Array((await file.rawBytes("h")).slice().buffer)).toEqual(float32ToFloat16(data));
+    expect(Array.from(await file.float32("h"))).toEqual(Array.from(float16ToFloat32(float32ToFloat16(data))));
   });
 });

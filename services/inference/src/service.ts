@@ -140,6 +140,8 @@ export function createInferenceImpl(
         baseModel: { id: base.id, maxModelLen: base.maxModelLen, vocabSize: base.vocabSize, reasoningVocabulary: base.reasoningVocabulary },
         adapters: adapters.list().map(adapterInfo),
         backend: backend.name,
+        // So that a caller needing more completions than one call holds can split them (eval's pass@k).
+        maxN: config.limits.max_n,
       };
     },
 

@@ -12,7 +12,7 @@ export {
 } from "./run/config/run-config.js";
 export { RunConfigMessageSchema, RunConfigShapeError, runConfigToMessage, type RunConfigMessage } from "./run/config/run-config-message.js";
 export { newRunId } from "./run/config/new-run-id.js";
-export { RunOutputs, type StepRecord } from "./run/outputs/run-outputs.js";
+export { listRunDirs, RunOutputs, type StepRecord } from "./run/outputs/run-outputs.js";
 export type { EvalRecord } from "./run/outputs/eval-record.js";
 export type { RunReport } from "./run/outputs/run-report.js";
 export { connectMesh, type MeshClients } from "./run/mesh-clients.js";

@@ -20,8 +20,20 @@ function heldoutTrend(evals: readonly EvalRecord[], evalConfigured: boolean): st
   const bestNote = best !== first && best !== last ? `, best ${percent(best.heldout_accuracy)} after step ${best.step}` : "";
   return (
     `${percent(first.heldout_accuracy)} after step ${first.step} -> ${percent(last.heldout_accuracy)} after step ${last.step}` +
-    ` (greedy, ${first.problems} problems, ${evals.length} evaluations${bestNote})`
+    ` (${last.samples ? `pass@1 of ${last.samples} samples` : "greedy"}, ${first.problems} problems, ${evals.length} evaluations${bestNote})`
   );
+}
+
+/** A sampled evaluation's pass@k, first → last, one row per k (eval.samples > 1). */
+function heldoutPassAtK(evals: readonly EvalRecord[]): Record<string, string>[] {
+  const sampled = evals.filter((e) => e.pass_at !== undefined);
+  if (sampled.length === 0) return [];
+  const [first, last] = [sampled[0]!, sampled[sampled.length - 1]!];
+  return Object.keys(last.pass_at!)
+    .sort((a, b) => Number(a) - Number(b))
+    .map((k) => ({
+      [`  pass@${k}`]: `${percent(first.pass_at![k])} after step ${first.step} -> ${percent(last.pass_at![k])} after step ${last.step} (${last.samples} samples per problem)`,
+    }));
 }
 
 /** How the greedy answers changed, first → last evaluation (math problems): right number, form, accuracy per form, length. */
@@ -68,6 +80,7 @@ export function runSummaryTable(run: Run, steps: readonly StepRecord[], evals: r
     { reward: trend(steps, "reward_mean", (x) => x?.toFixed(3) ?? "-") },
     { "pass rate": trend(steps, "pass_rate", percent) },
     { "held-out": heldoutTrend(evals, context.evalConfigured) },
+    ...heldoutPassAtK(evals),
     ...heldoutForms(evals),
     ...mismatchRows(steps),
     ...timeRows(steps, evals),

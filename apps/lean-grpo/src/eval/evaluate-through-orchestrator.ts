@@ -1,8 +1,9 @@
 // `lean-grpo eval` without the printing: one OrchestratorService.Evaluate call, to a running
 // orchestrator (`serve all`, a deployment) or to the embedded mesh started here for the
 // call, as `train` starts it. The orchestrator resolves the run, adapter or checkpoint and
-// evaluates; this side only gathers the stream into a report.
-import { OrchestratorService, type EvaluationSummary } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+// evaluates; this side only gathers the stream into a report, and hands each problem with
+// its completions to `onProblem` (the `--out` file) as it arrives.
+import { type EvaluatedProblem, OrchestratorService, type EvaluationSummary } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { callerAuth, createServiceClient, envAuthToken, rpcClientTracing } from "@lean-grpo/kit";
 import type { EvalReport, RunConfigMessage } from "@lean-grpo/orchestrator";
 import { startMesh } from "../mesh/start-mesh.js";
@@ -11,10 +12,15 @@ import { rootRelative } from "../mesh/local-paths.js";
 export interface EvaluateOptions {
   /** Held-out JSONL: a path on the orchestrator's filesystem (resolved here for the embedded mesh). */
   data: string;
-  k: number;
-  /** Completions per problem; default k (1: greedy). */
+  /** The k of pass@k: one or several, all from the same samples. */
+  ks: number[];
+  /** Completions per problem; default the largest k (1: greedy). */
   samples?: number;
   temperature?: number;
+  topP?: number;
+  topK?: number;
+  /** Called with each problem as it is scored (in the order they finish), its completions and verdicts included. */
+  onProblem?: (problem: EvaluatedProblem) => void | Promise<void>;
   maxTokens?: number;
   /** Evaluate this run's latest adapter, with the run's prompt settings. */
   run?: string;
@@ -36,7 +42,9 @@ export interface EvaluateOptions {
 }
 
 /** The orchestrator's report (its evaluate()), as the Evaluate stream carries it. */
-export interface EvalResult extends Omit<EvalReport, "forms" | "results"> {
+export interface EvalResult extends Omit<EvalReport, "forms" | "results" | "pass_at"> {
+  /** pass@k for every k asked, ascending. */
+  pass_at: { k: number; value: number }[];
   /** What was evaluated: an adapter directory, or "base model". */
   evaluated: string;
   seconds: number;
@@ -72,17 +80,23 @@ export async function evaluateThroughOrchestrator(options: EvaluateOptions): Pro
       runId: options.run ?? "",
       adapterPath: local(options.adapter, "--adapter"),
       checkpointPath: local(options.checkpoint, "--checkpoint"),
-      k: options.k,
+      ks: options.ks,
+      // What an orchestrator that predates `ks` reads: its pass@k is then the largest k's.
+      k: Math.max(...options.ks),
       samples: options.samples ?? 0,
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+      ...(options.topP !== undefined ? { topP: options.topP } : {}),
+      ...(options.topK !== undefined ? { topK: options.topK } : {}),
+      includeCompletions: options.onProblem !== undefined,
       maxTokens: options.maxTokens ?? 0,
       seed: BigInt(options.seed ?? 0),
       ...(options.runConfig ? { runConfig: options.runConfig } : {}),
     })) {
       const event = response.event;
-      if (event.case === "problem")
+      if (event.case === "problem") {
         results[event.value.index] = { id: event.value.theoremId, samples: event.value.samples, solved: event.value.solved };
-      else if (event.case === "summary") summary = event.value;
+        await options.onProblem?.(event.value);
+      } else if (event.case === "summary") summary = event.value;
     }
     if (!summary) throw new Error("the orchestrator ended Evaluate without a summary");
     const { answerForms } = summary;
@@ -94,6 +108,16 @@ export async function evaluateThroughOrchestrator(options: EvaluateOptions): Pro
       greedy: summary.greedy,
       pass_at_1: summary.passAt1,
       pass_at_k: summary.passAtK,
+      // An orchestrator from before several k: its one k.
+      pass_at:
+        summary.passAt.length > 0
+          ? summary.passAt.map(({ k, value }) => ({ k, value }))
+          : [
+              ...new Map([
+                [1, summary.passAt1],
+                [summary.k, summary.passAtK],
+              ]),
+            ].map(([k, value]) => ({ k, value })),
       seconds: summary.seconds,
       ...(answerForms
         ? {

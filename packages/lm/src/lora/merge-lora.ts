@@ -15,6 +15,11 @@ export function mergeLora(checkpoint: Checkpoint, tensors: readonly PeftTensor[]
     if (!b || !weight) throw new AdapterError(`cannot merge ${a.key}: ${b ? `the model has no ${name}` : "its lora_B is missing"}`);
     const [rank, fanIn] = a.shape;
     const fanOut = b.shape[0];
+    // A and B from another model (or another rank) would write past or short of the weight.
+    if (b.shape[1] !== rank || fanOut * fanIn !== weight.length)
+      throw new AdapterError(
+        `cannot merge ${a.key}: lora_A [${a.shape.join(", ")}] and lora_B [${b.shape.join(", ")}] do not fit ${name} (${weight.length} elements); is the adapter for this base model?`,
+      );
     for (let o = 0; o < fanOut; o++) {
       for (let k = 0; k < rank; k++) {
         const coefficient = scaling * b.data[o * rank + k]!;

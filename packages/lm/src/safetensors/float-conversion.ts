@@ -52,3 +52,48 @@ export function float16ToFloat32(bits: Uint16Array): Float32Array {
   for (let i = 0; i < bits.length; i++) out[i] = table[bits[i]!]!;
   return out;
 }
+
+/**
+ * float32 to F16 (IEEE half) bit patterns, rounding to nearest even as torch's
+ * `.to(torch.float16)` does: values past the largest half become ±Infinity, values below
+ * the smallest subnormal ±0; NaN becomes the quiet NaN 0x7e00 (sign kept).
+ */
+export function float32ToFloat16(values: Float32Array): Uint16Array {
+  const bits = new Uint32Array(values.buffer, values.byteOffset, values.length);
+  const out = new Uint16Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const x = bits[i]!;
+    const sign = (x >>> 16) & 0x8000;
+    const exponent = (x >>> 23) & 0xff;
+    const mantissa = x & 0x7fffff;
+    if (exponent === 0xff) {
+      out[i] = sign | (mantissa === 0 ? 0x7c00 : 0x7e00);
+      continue;
+    }
+    // The half's biased exponent; below 1 the value is a subnormal half (or rounds to zero).
+    const halfExponent = exponent - 127 + 15;
+    if (halfExponent >= 0x1f) {
+      out[i] = sign | 0x7c00;
+      continue;
+    }
+    if (halfExponent <= 0) {
+      if (halfExponent < -10) {
+        out[i] = sign;
+        continue;
+      }
+      // The implicit leading 1 made explicit, then shifted into the subnormal's 10 bits.
+      const full = mantissa | 0x800000;
+      const shift = 14 - halfExponent;
+      const kept = full >>> shift;
+      const rest = full & ((1 << shift) - 1);
+      const half = 1 << (shift - 1);
+      out[i] = sign | (kept + (rest > half || (rest === half && (kept & 1) === 1) ? 1 : 0));
+      continue;
+    }
+    const kept = (halfExponent << 10) | (mantissa >>> 13);
+    const rest = mantissa & 0x1fff;
+    // A carry out of the mantissa steps the exponent up, to Infinity past the largest half: both right.
+    out[i] = sign | (kept + (rest > 0x1000 || (rest === 0x1000 && (kept & 1) === 1) ? 1 : 0));
+  }
+  return out;
+}

@@ -1,14 +1,14 @@
 // Writes safetensors files (the layout is described in safetensors-reader.ts). The header
 // is padded with spaces to a multiple of 8 bytes, as the reference writer does, so the
 // data section starts aligned.
-import { float32ToBfloat16 } from "./float-conversion.js";
+import { float32ToBfloat16, float32ToFloat16 } from "./float-conversion.js";
 
-/** A float32 tensor to store as F32, or rounded to BF16 (half the bytes; what vLLM serves). */
+/** A float32 tensor to store as F32, or rounded to BF16 or F16 (half the bytes; what vLLM serves). */
 export interface TensorToWrite {
   name: string;
   shape: number[];
   data: Float32Array;
-  dtype?: "F32" | "BF16";
+  dtype?: "F32" | "BF16" | "F16";
 }
 
 export function serializeSafetensors(tensors: TensorToWrite[], metadata?: Record<string, string>): Uint8Array {
@@ -27,7 +27,7 @@ export function serializeSafetensors(tensors: TensorToWrite[], metadata?: Record
     const payload =
       dtype === "F32"
         ? new Uint8Array(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength)
-        : new Uint8Array(float32ToBfloat16(tensor.data).buffer);
+        : new Uint8Array((dtype === "BF16" ? float32ToBfloat16(tensor.data) : float32ToFloat16(tensor.data)).buffer);
     header[tensor.name] = { dtype, shape: tensor.shape, data_offsets: [offset, offset + payload.byteLength] };
     payloads.push(payload);
     offset += payload.byteLength;

@@ -10,3 +10,20 @@ export function passAtK(n: number, c: number, k: number): number {
   for (let i = n - c + 1; i <= n; i++) allWrong *= 1 - k / i;
   return 1 - allWrong;
 }
+
+/**
+ * The k values of one evaluation, ascending without repeats: each a positive integer no
+ * larger than the samples per problem (pass@k of n samples needs k ≤ n).
+ */
+export function checkPassAtKs(ks: readonly number[], samples: number): number[] {
+  if (!Number.isInteger(samples) || samples < 1) throw new RangeError(`samples must be a positive integer, got ${samples}`);
+  if (ks.length === 0) throw new RangeError("give at least one k");
+  for (const k of ks) {
+    if (!Number.isInteger(k) || k < 1) throw new RangeError(`k must be a positive integer, got ${k}`);
+    if (k > samples)
+      throw new RangeError(
+        `k ${k} is larger than samples ${samples}: pass@k needs at least k completions per problem; raise samples to ${k} or more`,
+      );
+  }
+  return [...new Set(ks)].sort((a, b) => a - b);
+}

@@ -273,7 +273,11 @@ export class RunManager {
             await outputs.appendEval(record);
             this.emitLog(
               active,
-              `held-out greedy accuracy after step ${record.step}: ${(100 * record.heldout_accuracy).toFixed(1)}% (${record.solved}/${record.problems}, ${record.seconds.toFixed(1)} s)${repairEvalSummary(record)}`,
+              record.samples
+                ? `held-out pass@k after step ${record.step} (${record.samples} samples per problem): ${Object.entries(record.pass_at ?? {})
+                    .map(([k, value]) => `pass@${k} ${(100 * value).toFixed(1)}%`)
+                    .join(", ")} (${record.problems} problems, ${record.seconds.toFixed(1)} s)`
+                : `held-out greedy accuracy after step ${record.step}: ${(100 * record.heldout_accuracy).toFixed(1)}% (${record.solved}/${record.problems}, ${record.seconds.toFixed(1)} s)${repairEvalSummary(record)}`,
             );
           },
           onStep: async (record) => this.recordStep(active, outputs, record),

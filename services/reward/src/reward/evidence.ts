@@ -2,6 +2,7 @@
 // kind, for Lean the proof and its verification (passed in, or from the
 // verifier, in parallel within the caller's deadline), for math the verdict on
 // the boxed answer.
+import { setMaxListeners } from "node:events";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { TaskKind, type Completion, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { Verdict, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
@@ -152,6 +153,8 @@ async function verifyAll(
   // The first failure cancels the calls still in flight: the whole request fails anyway.
   const group = new AbortController();
   const signal = AbortSignal.any([context.signal, group.signal]);
+  // Every call in flight listens on it (an evaluation's 32 samples of one problem are one group).
+  setMaxListeners(Math.max(10, 4 * context.maxParallelVerifications), signal);
   try {
     const results = await mapBounded(jobs, context.maxParallelVerifications, async (job) => {
       const timeoutMs = context.deadline - Date.now();

@@ -6,15 +6,17 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { ReasoningMask, ReasoningVocabulary, TextSpan, Theorem } from "./common_pb.js";
+import type { FinishReason, ReasoningMask, ReasoningVocabulary, TextSpan, Theorem } from "./common_pb.js";
 import { file_leangrpo_v1_common } from "./common_pb.js";
+import type { Verdict } from "./verifier_pb.js";
+import { file_leangrpo_v1_verifier } from "./verifier_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file leangrpo/v1/orchestrator.proto.
  */
 export const file_leangrpo_v1_orchestrator: GenFile = /*@__PURE__*/
-  fileDesc("Ch5sZWFuZ3Jwby92MS9vcmNoZXN0cmF0b3IucHJvdG8SC2xlYW5ncnBvLnYxIoAECgNSdW4SCgoCaWQYASABKAkSJAoFc3RhdGUYAiABKA4yFS5sZWFuZ3Jwby52MS5SdW5TdGF0ZRIRCglhbGdvcml0aG0YAyABKAkSDAoEc3RlcBgEIAEoBBITCgt0b3RhbF9zdGVwcxgFIAEoBBIPCgdkYXRhc2V0GAYgASgJEhIKCm91dHB1dF9kaXIYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZXJyb3IYCiABKAkSNwoMbGFzdF9tZXRyaWNzGAsgAygLMiEubGVhbmdycG8udjEuUnVuLkxhc3RNZXRyaWNzRW50cnkSHAoUbGFzdF9jaGVja3BvaW50X3N0ZXAYDCABKAQSPgoUcmVhc29uaW5nX3ZvY2FidWxhcnkYDSABKAsyIC5sZWFuZ3Jwby52MS5SZWFzb25pbmdWb2NhYnVsYXJ5EjIKDnJlYXNvbmluZ19tYXNrGA4gASgOMhoubGVhbmdycG8udjEuUmVhc29uaW5nTWFzaxoyChBMYXN0TWV0cmljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEi3gEKD1N0YXJ0UnVuUmVxdWVzdBIUCgxkYXRhc2V0X3BhdGgYASABKAkSJgoIdGhlb3JlbXMYAiADKAsyFC5sZWFuZ3Jwby52MS5UaGVvcmVtEicKBmNvbmZpZxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEQoJb3ZlcnJpZGVzGAQgAygJEhUKDXJlc3VtZV9ydW5faWQYBSABKAkSDgoGcnVuX2lkGAYgASgJEioKCnJ1bl9jb25maWcYByABKAsyFi5sZWFuZ3Jwby52MS5SdW5Db25maWciWQoQU3RhcnRSdW5SZXNwb25zZRIdCgNydW4YASABKAsyEC5sZWFuZ3Jwby52MS5SdW4SJgoGY29uZmlnGAIgASgLMhYubGVhbmdycG8udjEuUnVuQ29uZmlnIjUKD1dhdGNoUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkSEgoKZnJvbV9zdGFydBgCIAEoCCKiAQoLU3RlcFRpbWluZ3MSEgoKZ2VuZXJhdGVfcxgBIAEoARIQCgh2ZXJpZnlfcxgCIAEoARIPCgdzY29yZV9zGAMgASgBEg8KB3RyYWluX3MYBCABKAESDgoGc3luY19zGAUgASgBEg8KB290aGVyX3MYBiABKAESDwoHdG90YWxfcxgHIAEoARIZChFyb2xsb3V0X292ZXJsYXBfcxgIIAEoASLzAQoJU3RlcEV2ZW50EgwKBHN0ZXAYASABKAQSNAoHbWV0cmljcxgCIAMoCzIjLmxlYW5ncnBvLnYxLlN0ZXBFdmVudC5NZXRyaWNzRW50cnkSKQoHdGltaW5ncxgDIAEoCzIYLmxlYW5ncnBvLnYxLlN0ZXBUaW1pbmdzEhcKD2FkYXB0ZXJfdmVyc2lvbhgEIAEoBBIuCgdzYW1wbGVzGAUgAygLMh0ubGVhbmdycG8udjEuQ29tcGxldGlvblNhbXBsZRouCgxNZXRyaWNzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASLFAwoQQ29tcGxldGlvblNhbXBsZRIQCghncm91cF9pZBgBIAEoCRISCgp0aGVvcmVtX2lkGAIgASgJEg4KBnByb21wdBgDIAEoCRISCgpjb21wbGV0aW9uGAQgASgJEg4KBnJld2FyZBgFIAEoARJOChFyZXdhcmRfY29tcG9uZW50cxgGIAMoCzIzLmxlYW5ncnBvLnYxLkNvbXBsZXRpb25TYW1wbGUuUmV3YXJkQ29tcG9uZW50c0VudHJ5Eg4KBnNvbHZlZBgHIAEoCBIPCgd2ZXJkaWN0GAggASgJEhAKCG1lc3NhZ2VzGAkgAygJEhkKEWNvbXBsZXRpb25fdG9rZW5zGAogASgNEhUKDWZpbmlzaF9yZWFzb24YCyABKAkSEQoJdHJ1bmNhdGVkGAwgASgIEiYKBXR1cm5zGA0gAygLMhcubGVhbmdycG8udjEuU2FtcGxlVHVybhIuCg9yZWFzb25pbmdfc3BhbnMYDiADKAsyFS5sZWFuZ3Jwby52MS5UZXh0U3Bhbho3ChVSZXdhcmRDb21wb25lbnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASK2AQoQV2F0Y2hSdW5SZXNwb25zZRIOCgZydW5faWQYASABKAkSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoEc3RlcBgDIAEoCzIWLmxlYW5ncnBvLnYxLlN0ZXBFdmVudEgAEigKDHN0YXRlX2NoYW5nZRgEIAEoCzIQLmxlYW5ncnBvLnYxLlJ1bkgAEg0KA2xvZxgFIAEoCUgAQgcKBWV2ZW50IiAKDlN0b3BSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSIwCg9TdG9wUnVuUmVzcG9uc2USHQoDcnVuGAEgASgLMhAubGVhbmdycG8udjEuUnVuIh8KDUdldFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJIrQBCg5HZXRSdW5SZXNwb25zZRIdCgNydW4YASABKAsyEC5sZWFuZ3Jwby52MS5SdW4SJwoGY29uZmlnGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBITCgtjaGVja3BvaW50cxgDIAMoCRIQCghhZGFwdGVycxgEIAMoCRIzCgtldmFsdWF0aW9ucxgFIAMoCzIeLmxlYW5ncnBvLnYxLkhlbGRvdXRFdmFsdWF0aW9uImYKEUhlbGRvdXRFdmFsdWF0aW9uEgwKBHN0ZXAYASABKAQSEAoIYWNjdXJhY3kYAiABKAESDgoGc29sdmVkGAMgASgNEhAKCHByb2JsZW1zGAQgASgNEg8KB3NlY29uZHMYBSABKAEiOAoPTGlzdFJ1bnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIksKEExpc3RSdW5zUmVzcG9uc2USHgoEcnVucxgBIAMoCzIQLmxlYW5ncnBvLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkioRIKCVJ1bkNvbmZpZxIVCghleHBfbmFtZRgBIAEoCUgAiAEBEi8KB2RhdGFzZXQYAiABKAsyHi5sZWFuZ3Jwby52MS5SdW5Db25maWcuRGF0YXNldBIzCglhbGdvcml0aG0YAyABKAsyIC5sZWFuZ3Jwby52MS5SdW5Db25maWcuQWxnb3JpdGhtEjEKCHRyYWluaW5nGAQgASgLMh8ubGVhbmdycG8udjEuUnVuQ29uZmlnLlRyYWluaW5nEikKBGV2YWwYBSABKAsyGy5sZWFuZ3Jwby52MS5SdW5Db25maWcuRXZhbBItCgZyZXBvcnQYBiABKAsyHS5sZWFuZ3Jwby52MS5SdW5Db25maWcuUmVwb3J0Ei0KBnJld2FyZBgHIAEoCzIdLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5SZXdhcmQSLQoGcHJvbXB0GAggASgLMh0ubGVhbmdycG8udjEuUnVuQ29uZmlnLlByb21wdBIvCgdyb2xsb3V0GAkgASgLMh4ubGVhbmdycG8udjEuUnVuQ29uZmlnLlJvbGxvdXQSKwoFbW9kZWwYCiABKAsyHC5sZWFuZ3Jwby52MS5SdW5Db25maWcuTW9kZWwaawoHRGF0YXNldBIeChFtYXhfdHJhaW5fc2FtcGxlcxgBIAEoDUgAiAEBEhkKDHByb29mX2Zvcm1hdBgCIAEoCUgBiAEBQhQKEl9tYXhfdHJhaW5fc2FtcGxlc0IPCg1fcHJvb2ZfZm9ybWF0GlAKCUFsZ29yaXRobRIRCgRuYW1lGAEgASgJSACIAQESJwoGY29uZmlnGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIHCgVfbmFtZRryBAoIVHJhaW5pbmcSEgoFc3RlcHMYASABKA1IAIgBARIXCgpiYXRjaF9zaXplGAIgASgNSAGIAQESHAoPbnVtX2dlbmVyYXRpb25zGAMgASgNSAKIAQESFwoKbWF4X3Rva2VucxgEIAEoDUgDiAEBEhgKC3RlbXBlcmF0dXJlGAUgASgBSASIAQESEgoFdG9wX2sYBiABKA1IBYgBARISCgV0b3BfcBgHIAEoAUgGiAEBEhEKBHNlZWQYCCABKA1IB4gBARIdChBjaGVja3BvaW50X2V2ZXJ5GAkgASgNSAiIAQESHQoQZHluYW1pY19zYW1wbGluZxgKIAEoCEgJiAEBEh4KEW1heF9yZWZpbGxfcm91bmRzGAsgASgNSAqIAQESEQoEbW9kZRgMIAEoCUgLiAEBEhwKD21heF9wcm9vZl9zdGVwcxgNIAEoDUgMiAEBEhIKBWFzeW5jGA4gASgISA2IAQESOgoNYWRhcHRlcl9jaGVjaxgPIAEoCzIjLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5BZGFwdGVyQ2hlY2tCCAoGX3N0ZXBzQg0KC19iYXRjaF9zaXplQhIKEF9udW1fZ2VuZXJhdGlvbnNCDQoLX21heF90b2tlbnNCDgoMX3RlbXBlcmF0dXJlQggKBl90b3Bfa0IICgZfdG9wX3BCBwoFX3NlZWRCEwoRX2NoZWNrcG9pbnRfZXZlcnlCEwoRX2R5bmFtaWNfc2FtcGxpbmdCFAoSX21heF9yZWZpbGxfcm91bmRzQgcKBV9tb2RlQhIKEF9tYXhfcHJvb2Zfc3RlcHNCCAoGX2FzeW5jGlUKDEFkYXB0ZXJDaGVjaxIgChNtYXhfbG9ncF9kaWZmZXJlbmNlGAEgASgBSACIAQESCwoDb2ZmGAIgASgIQhYKFF9tYXhfbG9ncF9kaWZmZXJlbmNlGpIBCgRFdmFsEhEKBGRhdGEYASABKAlIAIgBARISCgVldmVyeRgCIAEoDUgBiAEBEhkKDG1heF9wcm9ibGVtcxgDIAEoDUgCiAEBEhYKCW1heF90dXJucxgEIAEoDUgDiAEBQgcKBV9kYXRhQggKBl9ldmVyeUIPCg1fbWF4X3Byb2JsZW1zQgwKCl9tYXhfdHVybnMaPAoGUmVwb3J0Eh0KEHNhbXBsZXNfcGVyX3N0ZXAYASABKA1IAIgBAUITChFfc2FtcGxlc19wZXJfc3RlcBpYCgZSZXdhcmQSEwoGcHJlc2V0GAEgASgJSACIAQESLgoHc2NvcmVycxgCIAMoCzIdLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5TY29yZXJCCQoHX3ByZXNldBptCgZTY29yZXISEQoEbmFtZRgBIAEoCUgAiAEBEhMKBndlaWdodBgCIAEoAUgBiAEBEicKBnBhcmFtcxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBwoFX25hbWVCCQoHX3dlaWdodBrGAgoGUHJvbXB0EhMKBmZvcm1hdBgBIAEoCUgAiAEBEhoKDW1hdGhfdGVtcGxhdGUYAiABKAlIAYgBARIaCg1sZWFuX3RlbXBsYXRlGAMgASgJSAKIAQESHAoPdGFjdGljX3RlbXBsYXRlGAQgASgJSAOIAQESHgoRZmVlZGJhY2tfdGVtcGxhdGUYBSABKAlIBIgBARITCgZzeXN0ZW0YBiABKAlIBYgBARIgChN3aG9sZV9maWxlX3RlbXBsYXRlGAcgASgJSAaIAQFCCQoHX2Zvcm1hdEIQCg5fbWF0aF90ZW1wbGF0ZUIQCg5fbGVhbl90ZW1wbGF0ZUISChBfdGFjdGljX3RlbXBsYXRlQhQKEl9mZWVkYmFja190ZW1wbGF0ZUIJCgdfc3lzdGVtQhYKFF93aG9sZV9maWxlX3RlbXBsYXRlGjcKBU1vZGVsEhsKDnJlYXNvbmluZ19tYXNrGAEgASgJSACIAQFCEQoPX3JlYXNvbmluZ19tYXNrGpcBCgdSb2xsb3V0EhYKCW1heF90dXJucxgBIAEoDUgAiAEBEhoKDXR1cm5fZGlzY291bnQYAiABKAFIAYgBARIgChNtYXhfZmVlZGJhY2tfdG9rZW5zGAMgASgNSAKIAQFCDAoKX21heF90dXJuc0IQCg5fdHVybl9kaXNjb3VudEIWChRfbWF4X2ZlZWRiYWNrX3Rva2Vuc0ILCglfZXhwX25hbWUiuAIKD0V2YWx1YXRlUmVxdWVzdBIUCgxkYXRhc2V0X3BhdGgYASABKAkSJgoIdGhlb3JlbXMYAiADKAsyFC5sZWFuZ3Jwby52MS5UaGVvcmVtEg4KBnJ1bl9pZBgDIAEoCRIUCgxhZGFwdGVyX3BhdGgYBCABKAkSFwoPY2hlY2twb2ludF9wYXRoGAUgASgJEgkKAWsYBiABKA0SDwoHc2FtcGxlcxgHIAEoDRIYCgt0ZW1wZXJhdHVyZRgIIAEoAUgAiAEBEhIKCm1heF90b2tlbnMYCSABKA0SDAoEc2VlZBgKIAEoBBIUCgxtYXhfcHJvYmxlbXMYCyABKA0SKgoKcnVuX2NvbmZpZxgMIAEoCzIWLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZ0IOCgxfdGVtcGVyYXR1cmUigAEKEEV2YWx1YXRlUmVzcG9uc2USMAoHcHJvYmxlbRgBIAEoCzIdLmxlYW5ncnBvLnYxLkV2YWx1YXRlZFByb2JsZW1IABIxCgdzdW1tYXJ5GAIgASgLMh4ubGVhbmdycG8udjEuRXZhbHVhdGlvblN1bW1hcnlIAEIHCgVldmVudCJWChBFdmFsdWF0ZWRQcm9ibGVtEg0KBWluZGV4GAEgASgNEhIKCnRoZW9yZW1faWQYAiABKAkSDwoHc2FtcGxlcxgDIAEoDRIOCgZzb2x2ZWQYBCABKA0i1QEKEUV2YWx1YXRpb25TdW1tYXJ5EhEKCWV2YWx1YXRlZBgBIAEoCRIQCghwcm9ibGVtcxgCIAEoDRIJCgFrGAMgASgNEg8KB3NhbXBsZXMYBCABKA0SDgoGZ3JlZWR5GAUgASgIEhEKCXBhc3NfYXRfMRgGIAEoARIRCglwYXNzX2F0X2sYByABKAESDwoHc2Vjb25kcxgIIAEoARI4CgxhbnN3ZXJfZm9ybXMYCSABKAsyIi5sZWFuZ3Jwby52MS5FdmFsdWF0aW9uQW5zd2VyRm9ybXMi7QIKFUV2YWx1YXRpb25BbnN3ZXJGb3JtcxITCgtjb21wbGV0aW9ucxgBIAEoDRIUCgxyaWdodF9udW1iZXIYAiABKAESDQoFYm94ZWQYAyABKAESFAoMd29ya2VkX3NoYXJlGAQgASgBEhwKD2FjY3VyYWN5X3dvcmtlZBgFIAEoAUgAiAEBEhwKD2FjY3VyYWN5X2RpcmVjdBgGIAEoAUgBiAEBEiAKE3JpZ2h0X251bWJlcl93b3JrZWQYByABKAFIAogBARIgChNyaWdodF9udW1iZXJfZGlyZWN0GAggASgBSAOIAQESGQoRY29tcGxldGlvbl90b2tlbnMYCSABKAESEQoJdHJ1bmNhdGVkGAogASgBQhIKEF9hY2N1cmFjeV93b3JrZWRCEgoQX2FjY3VyYWN5X2RpcmVjdEIWChRfcmlnaHRfbnVtYmVyX3dvcmtlZEIWChRfcmlnaHRfbnVtYmVyX2RpcmVjdCJ+CgpTYW1wbGVUdXJuEhIKCmNvbXBsZXRpb24YASABKAkSDgoGcmV3YXJkGAIgASgBEg4KBnNvbHZlZBgDIAEoCBIPCgd2ZXJkaWN0GAQgASgJEhAKCGZlZWRiYWNrGAUgASgJEhkKEWNvbXBsZXRpb25fdG9rZW5zGAYgASgNKrEBCghSdW5TdGF0ZRIZChVSVU5fU1RBVEVfVU5TUEVDSUZJRUQQABIVChFSVU5fU1RBVEVfUEVORElORxABEhUKEVJVTl9TVEFURV9SVU5OSU5HEAISFgoSUlVOX1NUQVRFX1NUT1BQSU5HEAMSFQoRUlVOX1NUQVRFX1NUT1BQRUQQBBIXChNSVU5fU1RBVEVfQ09NUExFVEVEEAUSFAoQUlVOX1NUQVRFX0ZBSUxFRBAGMsYDChNPcmNoZXN0cmF0b3JTZXJ2aWNlEkcKCFN0YXJ0UnVuEhwubGVhbmdycG8udjEuU3RhcnRSdW5SZXF1ZXN0Gh0ubGVhbmdycG8udjEuU3RhcnRSdW5SZXNwb25zZRJJCghXYXRjaFJ1bhIcLmxlYW5ncnBvLnYxLldhdGNoUnVuUmVxdWVzdBodLmxlYW5ncnBvLnYxLldhdGNoUnVuUmVzcG9uc2UwARJECgdTdG9wUnVuEhsubGVhbmdycG8udjEuU3RvcFJ1blJlcXVlc3QaHC5sZWFuZ3Jwby52MS5TdG9wUnVuUmVzcG9uc2USQQoGR2V0UnVuEhoubGVhbmdycG8udjEuR2V0UnVuUmVxdWVzdBobLmxlYW5ncnBvLnYxLkdldFJ1blJlc3BvbnNlEkcKCExpc3RSdW5zEhwubGVhbmdycG8udjEuTGlzdFJ1bnNSZXF1ZXN0Gh0ubGVhbmdycG8udjEuTGlzdFJ1bnNSZXNwb25zZRJJCghFdmFsdWF0ZRIcLmxlYW5ncnBvLnYxLkV2YWx1YXRlUmVxdWVzdBodLmxlYW5ncnBvLnYxLkV2YWx1YXRlUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_leangrpo_v1_common]);
+  fileDesc("Ch5sZWFuZ3Jwby92MS9vcmNoZXN0cmF0b3IucHJvdG8SC2xlYW5ncnBvLnYxIoAECgNSdW4SCgoCaWQYASABKAkSJAoFc3RhdGUYAiABKA4yFS5sZWFuZ3Jwby52MS5SdW5TdGF0ZRIRCglhbGdvcml0aG0YAyABKAkSDAoEc3RlcBgEIAEoBBITCgt0b3RhbF9zdGVwcxgFIAEoBBIPCgdkYXRhc2V0GAYgASgJEhIKCm91dHB1dF9kaXIYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZXJyb3IYCiABKAkSNwoMbGFzdF9tZXRyaWNzGAsgAygLMiEubGVhbmdycG8udjEuUnVuLkxhc3RNZXRyaWNzRW50cnkSHAoUbGFzdF9jaGVja3BvaW50X3N0ZXAYDCABKAQSPgoUcmVhc29uaW5nX3ZvY2FidWxhcnkYDSABKAsyIC5sZWFuZ3Jwby52MS5SZWFzb25pbmdWb2NhYnVsYXJ5EjIKDnJlYXNvbmluZ19tYXNrGA4gASgOMhoubGVhbmdycG8udjEuUmVhc29uaW5nTWFzaxoyChBMYXN0TWV0cmljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEi3gEKD1N0YXJ0UnVuUmVxdWVzdBIUCgxkYXRhc2V0X3BhdGgYASABKAkSJgoIdGhlb3JlbXMYAiADKAsyFC5sZWFuZ3Jwby52MS5UaGVvcmVtEicKBmNvbmZpZxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEQoJb3ZlcnJpZGVzGAQgAygJEhUKDXJlc3VtZV9ydW5faWQYBSABKAkSDgoGcnVuX2lkGAYgASgJEioKCnJ1bl9jb25maWcYByABKAsyFi5sZWFuZ3Jwby52MS5SdW5Db25maWciWQoQU3RhcnRSdW5SZXNwb25zZRIdCgNydW4YASABKAsyEC5sZWFuZ3Jwby52MS5SdW4SJgoGY29uZmlnGAIgASgLMhYubGVhbmdycG8udjEuUnVuQ29uZmlnIjUKD1dhdGNoUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkSEgoKZnJvbV9zdGFydBgCIAEoCCKiAQoLU3RlcFRpbWluZ3MSEgoKZ2VuZXJhdGVfcxgBIAEoARIQCgh2ZXJpZnlfcxgCIAEoARIPCgdzY29yZV9zGAMgASgBEg8KB3RyYWluX3MYBCABKAESDgoGc3luY19zGAUgASgBEg8KB290aGVyX3MYBiABKAESDwoHdG90YWxfcxgHIAEoARIZChFyb2xsb3V0X292ZXJsYXBfcxgIIAEoASLzAQoJU3RlcEV2ZW50EgwKBHN0ZXAYASABKAQSNAoHbWV0cmljcxgCIAMoCzIjLmxlYW5ncnBvLnYxLlN0ZXBFdmVudC5NZXRyaWNzRW50cnkSKQoHdGltaW5ncxgDIAEoCzIYLmxlYW5ncnBvLnYxLlN0ZXBUaW1pbmdzEhcKD2FkYXB0ZXJfdmVyc2lvbhgEIAEoBBIuCgdzYW1wbGVzGAUgAygLMh0ubGVhbmdycG8udjEuQ29tcGxldGlvblNhbXBsZRouCgxNZXRyaWNzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASLFAwoQQ29tcGxldGlvblNhbXBsZRIQCghncm91cF9pZBgBIAEoCRISCgp0aGVvcmVtX2lkGAIgASgJEg4KBnByb21wdBgDIAEoCRISCgpjb21wbGV0aW9uGAQgASgJEg4KBnJld2FyZBgFIAEoARJOChFyZXdhcmRfY29tcG9uZW50cxgGIAMoCzIzLmxlYW5ncnBvLnYxLkNvbXBsZXRpb25TYW1wbGUuUmV3YXJkQ29tcG9uZW50c0VudHJ5Eg4KBnNvbHZlZBgHIAEoCBIPCgd2ZXJkaWN0GAggASgJEhAKCG1lc3NhZ2VzGAkgAygJEhkKEWNvbXBsZXRpb25fdG9rZW5zGAogASgNEhUKDWZpbmlzaF9yZWFzb24YCyABKAkSEQoJdHJ1bmNhdGVkGAwgASgIEiYKBXR1cm5zGA0gAygLMhcubGVhbmdycG8udjEuU2FtcGxlVHVybhIuCg9yZWFzb25pbmdfc3BhbnMYDiADKAsyFS5sZWFuZ3Jwby52MS5UZXh0U3Bhbho3ChVSZXdhcmRDb21wb25lbnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASK2AQoQV2F0Y2hSdW5SZXNwb25zZRIOCgZydW5faWQYASABKAkSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoEc3RlcBgDIAEoCzIWLmxlYW5ncnBvLnYxLlN0ZXBFdmVudEgAEigKDHN0YXRlX2NoYW5nZRgEIAEoCzIQLmxlYW5ncnBvLnYxLlJ1bkgAEg0KA2xvZxgFIAEoCUgAQgcKBWV2ZW50IiAKDlN0b3BSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSIwCg9TdG9wUnVuUmVzcG9uc2USHQoDcnVuGAEgASgLMhAubGVhbmdycG8udjEuUnVuIh8KDUdldFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJIrQBCg5HZXRSdW5SZXNwb25zZRIdCgNydW4YASABKAsyEC5sZWFuZ3Jwby52MS5SdW4SJwoGY29uZmlnGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBITCgtjaGVja3BvaW50cxgDIAMoCRIQCghhZGFwdGVycxgEIAMoCRIzCgtldmFsdWF0aW9ucxgFIAMoCzIeLmxlYW5ncnBvLnYxLkhlbGRvdXRFdmFsdWF0aW9uIp4BChFIZWxkb3V0RXZhbHVhdGlvbhIMCgRzdGVwGAEgASgEEhAKCGFjY3VyYWN5GAIgASgBEg4KBnNvbHZlZBgDIAEoDRIQCghwcm9ibGVtcxgEIAEoDRIPCgdzZWNvbmRzGAUgASgBEg8KB3NhbXBsZXMYBiABKA0SJQoHcGFzc19hdBgHIAMoCzIULmxlYW5ncnBvLnYxLlBhc3NBdEsiOAoPTGlzdFJ1bnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIksKEExpc3RSdW5zUmVzcG9uc2USHgoEcnVucxgBIAMoCzIQLmxlYW5ncnBvLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkizhIKCVJ1bkNvbmZpZxIVCghleHBfbmFtZRgBIAEoCUgAiAEBEi8KB2RhdGFzZXQYAiABKAsyHi5sZWFuZ3Jwby52MS5SdW5Db25maWcuRGF0YXNldBIzCglhbGdvcml0aG0YAyABKAsyIC5sZWFuZ3Jwby52MS5SdW5Db25maWcuQWxnb3JpdGhtEjEKCHRyYWluaW5nGAQgASgLMh8ubGVhbmdycG8udjEuUnVuQ29uZmlnLlRyYWluaW5nEikKBGV2YWwYBSABKAsyGy5sZWFuZ3Jwby52MS5SdW5Db25maWcuRXZhbBItCgZyZXBvcnQYBiABKAsyHS5sZWFuZ3Jwby52MS5SdW5Db25maWcuUmVwb3J0Ei0KBnJld2FyZBgHIAEoCzIdLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5SZXdhcmQSLQoGcHJvbXB0GAggASgLMh0ubGVhbmdycG8udjEuUnVuQ29uZmlnLlByb21wdBIvCgdyb2xsb3V0GAkgASgLMh4ubGVhbmdycG8udjEuUnVuQ29uZmlnLlJvbGxvdXQSKwoFbW9kZWwYCiABKAsyHC5sZWFuZ3Jwby52MS5SdW5Db25maWcuTW9kZWwaawoHRGF0YXNldBIeChFtYXhfdHJhaW5fc2FtcGxlcxgBIAEoDUgAiAEBEhkKDHByb29mX2Zvcm1hdBgCIAEoCUgBiAEBQhQKEl9tYXhfdHJhaW5fc2FtcGxlc0IPCg1fcHJvb2ZfZm9ybWF0GlAKCUFsZ29yaXRobRIRCgRuYW1lGAEgASgJSACIAQESJwoGY29uZmlnGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIHCgVfbmFtZRryBAoIVHJhaW5pbmcSEgoFc3RlcHMYASABKA1IAIgBARIXCgpiYXRjaF9zaXplGAIgASgNSAGIAQESHAoPbnVtX2dlbmVyYXRpb25zGAMgASgNSAKIAQESFwoKbWF4X3Rva2VucxgEIAEoDUgDiAEBEhgKC3RlbXBlcmF0dXJlGAUgASgBSASIAQESEgoFdG9wX2sYBiABKA1IBYgBARISCgV0b3BfcBgHIAEoAUgGiAEBEhEKBHNlZWQYCCABKA1IB4gBARIdChBjaGVja3BvaW50X2V2ZXJ5GAkgASgNSAiIAQESHQoQZHluYW1pY19zYW1wbGluZxgKIAEoCEgJiAEBEh4KEW1heF9yZWZpbGxfcm91bmRzGAsgASgNSAqIAQESEQoEbW9kZRgMIAEoCUgLiAEBEhwKD21heF9wcm9vZl9zdGVwcxgNIAEoDUgMiAEBEhIKBWFzeW5jGA4gASgISA2IAQESOgoNYWRhcHRlcl9jaGVjaxgPIAEoCzIjLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5BZGFwdGVyQ2hlY2tCCAoGX3N0ZXBzQg0KC19iYXRjaF9zaXplQhIKEF9udW1fZ2VuZXJhdGlvbnNCDQoLX21heF90b2tlbnNCDgoMX3RlbXBlcmF0dXJlQggKBl90b3Bfa0IICgZfdG9wX3BCBwoFX3NlZWRCEwoRX2NoZWNrcG9pbnRfZXZlcnlCEwoRX2R5bmFtaWNfc2FtcGxpbmdCFAoSX21heF9yZWZpbGxfcm91bmRzQgcKBV9tb2RlQhIKEF9tYXhfcHJvb2Zfc3RlcHNCCAoGX2FzeW5jGlUKDEFkYXB0ZXJDaGVjaxIgChNtYXhfbG9ncF9kaWZmZXJlbmNlGAEgASgBSACIAQESCwoDb2ZmGAIgASgIQhYKFF9tYXhfbG9ncF9kaWZmZXJlbmNlGr8BCgRFdmFsEhEKBGRhdGEYASABKAlIAIgBARISCgVldmVyeRgCIAEoDUgBiAEBEhkKDG1heF9wcm9ibGVtcxgDIAEoDUgCiAEBEhYKCW1heF90dXJucxgEIAEoDUgDiAEBEhQKB3NhbXBsZXMYBSABKA1IBIgBARIJCgFrGAYgAygNQgcKBV9kYXRhQggKBl9ldmVyeUIPCg1fbWF4X3Byb2JsZW1zQgwKCl9tYXhfdHVybnNCCgoIX3NhbXBsZXMaPAoGUmVwb3J0Eh0KEHNhbXBsZXNfcGVyX3N0ZXAYASABKA1IAIgBAUITChFfc2FtcGxlc19wZXJfc3RlcBpYCgZSZXdhcmQSEwoGcHJlc2V0GAEgASgJSACIAQESLgoHc2NvcmVycxgCIAMoCzIdLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZy5TY29yZXJCCQoHX3ByZXNldBptCgZTY29yZXISEQoEbmFtZRgBIAEoCUgAiAEBEhMKBndlaWdodBgCIAEoAUgBiAEBEicKBnBhcmFtcxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBwoFX25hbWVCCQoHX3dlaWdodBrGAgoGUHJvbXB0EhMKBmZvcm1hdBgBIAEoCUgAiAEBEhoKDW1hdGhfdGVtcGxhdGUYAiABKAlIAYgBARIaCg1sZWFuX3RlbXBsYXRlGAMgASgJSAKIAQESHAoPdGFjdGljX3RlbXBsYXRlGAQgASgJSAOIAQESHgoRZmVlZGJhY2tfdGVtcGxhdGUYBSABKAlIBIgBARITCgZzeXN0ZW0YBiABKAlIBYgBARIgChN3aG9sZV9maWxlX3RlbXBsYXRlGAcgASgJSAaIAQFCCQoHX2Zvcm1hdEIQCg5fbWF0aF90ZW1wbGF0ZUIQCg5fbGVhbl90ZW1wbGF0ZUISChBfdGFjdGljX3RlbXBsYXRlQhQKEl9mZWVkYmFja190ZW1wbGF0ZUIJCgdfc3lzdGVtQhYKFF93aG9sZV9maWxlX3RlbXBsYXRlGjcKBU1vZGVsEhsKDnJlYXNvbmluZ19tYXNrGAEgASgJSACIAQFCEQoPX3JlYXNvbmluZ19tYXNrGpcBCgdSb2xsb3V0EhYKCW1heF90dXJucxgBIAEoDUgAiAEBEhoKDXR1cm5fZGlzY291bnQYAiABKAFIAYgBARIgChNtYXhfZmVlZGJhY2tfdG9rZW5zGAMgASgNSAKIAQFCDAoKX21heF90dXJuc0IQCg5fdHVybl9kaXNjb3VudEIWChRfbWF4X2ZlZWRiYWNrX3Rva2Vuc0ILCglfZXhwX25hbWUinQMKD0V2YWx1YXRlUmVxdWVzdBIUCgxkYXRhc2V0X3BhdGgYASABKAkSJgoIdGhlb3JlbXMYAiADKAsyFC5sZWFuZ3Jwby52MS5UaGVvcmVtEg4KBnJ1bl9pZBgDIAEoCRIUCgxhZGFwdGVyX3BhdGgYBCABKAkSFwoPY2hlY2twb2ludF9wYXRoGAUgASgJEgkKAWsYBiABKA0SDwoHc2FtcGxlcxgHIAEoDRIYCgt0ZW1wZXJhdHVyZRgIIAEoAUgAiAEBEhIKCm1heF90b2tlbnMYCSABKA0SDAoEc2VlZBgKIAEoBBIUCgxtYXhfcHJvYmxlbXMYCyABKA0SKgoKcnVuX2NvbmZpZxgMIAEoCzIWLmxlYW5ncnBvLnYxLlJ1bkNvbmZpZxIKCgJrcxgNIAMoDRISCgV0b3BfcBgOIAEoAUgBiAEBEhIKBXRvcF9rGA8gASgNSAKIAQESGwoTaW5jbHVkZV9jb21wbGV0aW9ucxgQIAEoCEIOCgxfdGVtcGVyYXR1cmVCCAoGX3RvcF9wQggKBl90b3BfayKAAQoQRXZhbHVhdGVSZXNwb25zZRIwCgdwcm9ibGVtGAEgASgLMh0ubGVhbmdycG8udjEuRXZhbHVhdGVkUHJvYmxlbUgAEjEKB3N1bW1hcnkYAiABKAsyHi5sZWFuZ3Jwby52MS5FdmFsdWF0aW9uU3VtbWFyeUgAQgcKBWV2ZW50Io0BChBFdmFsdWF0ZWRQcm9ibGVtEg0KBWluZGV4GAEgASgNEhIKCnRoZW9yZW1faWQYAiABKAkSDwoHc2FtcGxlcxgDIAEoDRIOCgZzb2x2ZWQYBCABKA0SNQoLY29tcGxldGlvbnMYBSADKAsyIC5sZWFuZ3Jwby52MS5FdmFsdWF0ZWRDb21wbGV0aW9uIuUBChNFdmFsdWF0ZWRDb21wbGV0aW9uEgwKBHRleHQYASABKAkSDgoGdG9rZW5zGAIgASgNEjAKDWZpbmlzaF9yZWFzb24YAyABKA4yGS5sZWFuZ3Jwby52MS5GaW5pc2hSZWFzb24SDgoGc29sdmVkGAQgASgIEg4KBnJld2FyZBgFIAEoARIlCgd2ZXJkaWN0GAYgASgOMhQubGVhbmdycG8udjEuVmVyZGljdBIOCgZyZWFzb24YByABKAkSEwoLZmlyc3RfZXJyb3IYCCABKAkSEgoKbWF0aF9jaGVjaxgJIAEoCSIjCgdQYXNzQXRLEgkKAWsYASABKA0SDQoFdmFsdWUYAiABKAEi/AEKEUV2YWx1YXRpb25TdW1tYXJ5EhEKCWV2YWx1YXRlZBgBIAEoCRIQCghwcm9ibGVtcxgCIAEoDRIJCgFrGAMgASgNEg8KB3NhbXBsZXMYBCABKA0SDgoGZ3JlZWR5GAUgASgIEhEKCXBhc3NfYXRfMRgGIAEoARIRCglwYXNzX2F0X2sYByABKAESDwoHc2Vjb25kcxgIIAEoARI4CgxhbnN3ZXJfZm9ybXMYCSABKAsyIi5sZWFuZ3Jwby52MS5FdmFsdWF0aW9uQW5zd2VyRm9ybXMSJQoHcGFzc19hdBgKIAMoCzIULmxlYW5ncnBvLnYxLlBhc3NBdEsi7QIKFUV2YWx1YXRpb25BbnN3ZXJGb3JtcxITCgtjb21wbGV0aW9ucxgBIAEoDRIUCgxyaWdodF9udW1iZXIYAiABKAESDQoFYm94ZWQYAyABKAESFAoMd29ya2VkX3NoYXJlGAQgASgBEhwKD2FjY3VyYWN5X3dvcmtlZBgFIAEoAUgAiAEBEhwKD2FjY3VyYWN5X2RpcmVjdBgGIAEoAUgBiAEBEiAKE3JpZ2h0X251bWJlcl93b3JrZWQYByABKAFIAogBARIgChNyaWdodF9udW1iZXJfZGlyZWN0GAggASgBSAOIAQESGQoRY29tcGxldGlvbl90b2tlbnMYCSABKAESEQoJdHJ1bmNhdGVkGAogASgBQhIKEF9hY2N1cmFjeV93b3JrZWRCEgoQX2FjY3VyYWN5X2RpcmVjdEIWChRfcmlnaHRfbnVtYmVyX3dvcmtlZEIWChRfcmlnaHRfbnVtYmVyX2RpcmVjdCJ+CgpTYW1wbGVUdXJuEhIKCmNvbXBsZXRpb24YASABKAkSDgoGcmV3YXJkGAIgASgBEg4KBnNvbHZlZBgDIAEoCBIPCgd2ZXJkaWN0GAQgASgJEhAKCGZlZWRiYWNrGAUgASgJEhkKEWNvbXBsZXRpb25fdG9rZW5zGAYgASgNKrEBCghSdW5TdGF0ZRIZChVSVU5fU1RBVEVfVU5TUEVDSUZJRUQQABIVChFSVU5fU1RBVEVfUEVORElORxABEhUKEVJVTl9TVEFURV9SVU5OSU5HEAISFgoSUlVOX1NUQVRFX1NUT1BQSU5HEAMSFQoRUlVOX1NUQVRFX1NUT1BQRUQQBBIXChNSVU5fU1RBVEVfQ09NUExFVEVEEAUSFAoQUlVOX1NUQVRFX0ZBSUxFRBAGMsYDChNPcmNoZXN0cmF0b3JTZXJ2aWNlEkcKCFN0YXJ0UnVuEhwubGVhbmdycG8udjEuU3RhcnRSdW5SZXF1ZXN0Gh0ubGVhbmdycG8udjEuU3RhcnRSdW5SZXNwb25zZRJJCghXYXRjaFJ1bhIcLmxlYW5ncnBvLnYxLldhdGNoUnVuUmVxdWVzdBodLmxlYW5ncnBvLnYxLldhdGNoUnVuUmVzcG9uc2UwARJECgdTdG9wUnVuEhsubGVhbmdycG8udjEuU3RvcFJ1blJlcXVlc3QaHC5sZWFuZ3Jwby52MS5TdG9wUnVuUmVzcG9uc2USQQoGR2V0UnVuEhoubGVhbmdycG8udjEuR2V0UnVuUmVxdWVzdBobLmxlYW5ncnBvLnYxLkdldFJ1blJlc3BvbnNlEkcKCExpc3RSdW5zEhwubGVhbmdycG8udjEuTGlzdFJ1bnNSZXF1ZXN0Gh0ubGVhbmdycG8udjEuTGlzdFJ1bnNSZXNwb25zZRJJCghFdmFsdWF0ZRIcLmxlYW5ncnBvLnYxLkV2YWx1YXRlUmVxdWVzdBodLmxlYW5ncnBvLnYxLkV2YWx1YXRlUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_leangrpo_v1_common, file_leangrpo_v1_verifier]);
 
 /**
  * A training run.
@@ -660,7 +662,7 @@ export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
   messageDesc(file_leangrpo_v1_orchestrator, 11);
 
 /**
- * One held-out evaluation of a run (greedy decoding).
+ * One held-out evaluation of a run (greedy decoding unless RunConfig.eval.samples > 1).
  *
  * @generated from message leangrpo.v1.HeldoutEvaluation
  */
@@ -673,14 +675,14 @@ export type HeldoutEvaluation = Message<"leangrpo.v1.HeldoutEvaluation"> & {
   step: bigint;
 
   /**
-   * Fraction of problems solved.
+   * Fraction of problems solved (sampled: the mean pass@1).
    *
    * @generated from field: double accuracy = 2;
    */
   accuracy: number;
 
   /**
-   * Problems solved.
+   * Problems solved (sampled: completions that solved theirs).
    *
    * @generated from field: uint32 solved = 3;
    */
@@ -699,6 +701,20 @@ export type HeldoutEvaluation = Message<"leangrpo.v1.HeldoutEvaluation"> & {
    * @generated from field: double seconds = 5;
    */
   seconds: number;
+
+  /**
+   * Completions sampled per problem (1: greedy).
+   *
+   * @generated from field: uint32 samples = 6;
+   */
+  samples: number;
+
+  /**
+   * pass@k for each of the run's eval.k, when it sampled more than one completion.
+   *
+   * @generated from field: repeated leangrpo.v1.PassAtK pass_at = 7;
+   */
+  passAt: PassAtK[];
 };
 
 /**
@@ -1063,7 +1079,7 @@ export const RunConfig_AdapterCheckSchema: GenMessage<RunConfig_AdapterCheck> = 
  */
 export type RunConfig_Eval = Message<"leangrpo.v1.RunConfig.Eval"> & {
   /**
-   * Held-out JSONL evaluated with greedy decoding while the run trains; empty: none.
+   * Held-out JSONL evaluated while the run trains (greedy unless `samples` > 1); empty: none.
    *
    * @generated from field: optional string data = 1;
    */
@@ -1090,6 +1106,21 @@ export type RunConfig_Eval = Message<"leangrpo.v1.RunConfig.Eval"> & {
    * @generated from field: optional uint32 max_turns = 4;
    */
   maxTurns?: number | undefined;
+
+  /**
+   * Completions sampled per problem; unset or 1: greedy decoding. More samples the
+   * training sampling distribution and records pass@k for every `k`.
+   *
+   * @generated from field: optional uint32 samples = 5;
+   */
+  samples?: number | undefined;
+
+  /**
+   * The k of the pass@k recorded when `samples` > 1 (each ≤ samples); empty: [1].
+   *
+   * @generated from field: repeated uint32 k = 6;
+   */
+  k: number[];
 };
 
 /**
@@ -1357,7 +1388,9 @@ export type EvaluateRequest = Message<"leangrpo.v1.EvaluateRequest"> & {
   k: number;
 
   /**
-   * Completions per problem, at least k; 0 for k. One completion is greedy decoding.
+   * Completions per problem (at most 1024), at least every k; 0 for the largest k. One
+   * completion is greedy decoding. More than the inference service's max_n are sampled in several
+   * Generate calls.
    *
    * @generated from field: uint32 samples = 7;
    */
@@ -1399,6 +1432,36 @@ export type EvaluateRequest = Message<"leangrpo.v1.EvaluateRequest"> & {
    * @generated from field: leangrpo.v1.RunConfig run_config = 12;
    */
   runConfig?: RunConfig | undefined;
+
+  /**
+   * Several k of pass@k, all estimated from the same `samples` completions per problem
+   * (each ≤ samples, at most 64 values); when set, `k` is ignored. Empty: `k` alone.
+   *
+   * @generated from field: repeated uint32 ks = 13;
+   */
+  ks: number[];
+
+  /**
+   * Nucleus sampling when `samples` > 1: the smallest set of likely tokens whose
+   * probability reaches top_p (0 < top_p ≤ 1); unset for 1.
+   *
+   * @generated from field: optional double top_p = 14;
+   */
+  topP?: number | undefined;
+
+  /**
+   * Sample among the top_k most likely tokens when `samples` > 1; unset or 0: all.
+   *
+   * @generated from field: optional uint32 top_k = 15;
+   */
+  topK?: number | undefined;
+
+  /**
+   * True: each EvaluatedProblem carries its completions with their verdicts.
+   *
+   * @generated from field: bool include_completions = 16;
+   */
+  includeCompletions: boolean;
 };
 
 /**
@@ -1478,6 +1541,14 @@ export type EvaluatedProblem = Message<"leangrpo.v1.EvaluatedProblem"> & {
    * @generated from field: uint32 solved = 4;
    */
   solved: number;
+
+  /**
+   * Its completions with their verdicts, in sampling order (when the request's
+   * `include_completions` is set).
+   *
+   * @generated from field: repeated leangrpo.v1.EvaluatedCompletion completions = 5;
+   */
+  completions: EvaluatedCompletion[];
 };
 
 /**
@@ -1486,6 +1557,112 @@ export type EvaluatedProblem = Message<"leangrpo.v1.EvaluatedProblem"> & {
  */
 export const EvaluatedProblemSchema: GenMessage<EvaluatedProblem> = /*@__PURE__*/
   messageDesc(file_leangrpo_v1_orchestrator, 18);
+
+/**
+ * One completion of an evaluated problem and what the checker said of it.
+ *
+ * @generated from message leangrpo.v1.EvaluatedCompletion
+ */
+export type EvaluatedCompletion = Message<"leangrpo.v1.EvaluatedCompletion"> & {
+  /**
+   * The completion's text.
+   *
+   * @generated from field: string text = 1;
+   */
+  text: string;
+
+  /**
+   * Completion tokens.
+   *
+   * @generated from field: uint32 tokens = 2;
+   */
+  tokens: number;
+
+  /**
+   * Why sampling stopped.
+   *
+   * @generated from field: leangrpo.v1.FinishReason finish_reason = 3;
+   */
+  finishReason: FinishReason;
+
+  /**
+   * True when it solved the problem (Lean: PROVED; math: the answer is equivalent).
+   *
+   * @generated from field: bool solved = 4;
+   */
+  solved: boolean;
+
+  /**
+   * The reward it was given.
+   *
+   * @generated from field: double reward = 5;
+   */
+  reward: number;
+
+  /**
+   * Lean tasks: the verifier's verdict; unspecified for math problems.
+   *
+   * @generated from field: leangrpo.v1.Verdict verdict = 6;
+   */
+  verdict: Verdict;
+
+  /**
+   * Lean tasks: the verdict's reason in one line.
+   *
+   * @generated from field: string reason = 7;
+   */
+  reason: string;
+
+  /**
+   * Lean tasks: the first error message Lean gave, with its position; empty when none.
+   *
+   * @generated from field: string first_error = 8;
+   */
+  firstError: string;
+
+  /**
+   * Math problems: the answer check's result in a few words (the math_answer reward
+   * component's detail, e.g. "boxed 3/4 == 0.75"); empty for Lean tasks.
+   *
+   * @generated from field: string math_check = 9;
+   */
+  mathCheck: string;
+};
+
+/**
+ * Describes the message leangrpo.v1.EvaluatedCompletion.
+ * Use `create(EvaluatedCompletionSchema)` to create a new message.
+ */
+export const EvaluatedCompletionSchema: GenMessage<EvaluatedCompletion> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 19);
+
+/**
+ * The unbiased pass@k estimate for one k.
+ *
+ * @generated from message leangrpo.v1.PassAtK
+ */
+export type PassAtK = Message<"leangrpo.v1.PassAtK"> & {
+  /**
+   * The k.
+   *
+   * @generated from field: uint32 k = 1;
+   */
+  k: number;
+
+  /**
+   * Mean unbiased pass@k over the problems.
+   *
+   * @generated from field: double value = 2;
+   */
+  value: number;
+};
+
+/**
+ * Describes the message leangrpo.v1.PassAtK.
+ * Use `create(PassAtKSchema)` to create a new message.
+ */
+export const PassAtKSchema: GenMessage<PassAtK> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_orchestrator, 20);
 
 /**
  * The result of a whole evaluation.
@@ -1555,6 +1732,13 @@ export type EvaluationSummary = Message<"leangrpo.v1.EvaluationSummary"> & {
    * @generated from field: leangrpo.v1.EvaluationAnswerForms answer_forms = 9;
    */
   answerForms?: EvaluationAnswerForms | undefined;
+
+  /**
+   * pass@k for every k asked (the request's `ks`, else its `k`), in ascending k.
+   *
+   * @generated from field: repeated leangrpo.v1.PassAtK pass_at = 10;
+   */
+  passAt: PassAtK[];
 };
 
 /**
@@ -1562,7 +1746,7 @@ export type EvaluationSummary = Message<"leangrpo.v1.EvaluationSummary"> & {
  * Use `create(EvaluationSummarySchema)` to create a new message.
  */
 export const EvaluationSummarySchema: GenMessage<EvaluationSummary> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_orchestrator, 19);
+  messageDesc(file_leangrpo_v1_orchestrator, 21);
 
 /**
  * How the math completions of an evaluation answered (shares of all its math completions;
@@ -1647,7 +1831,7 @@ export type EvaluationAnswerForms = Message<"leangrpo.v1.EvaluationAnswerForms">
  * Use `create(EvaluationAnswerFormsSchema)` to create a new message.
  */
 export const EvaluationAnswerFormsSchema: GenMessage<EvaluationAnswerForms> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_orchestrator, 20);
+  messageDesc(file_leangrpo_v1_orchestrator, 22);
 
 /**
  * One attempt of a repair trajectory, as kept for reading (CompletionSample.turns).
@@ -1704,7 +1888,7 @@ export type SampleTurn = Message<"leangrpo.v1.SampleTurn"> & {
  * Use `create(SampleTurnSchema)` to create a new message.
  */
 export const SampleTurnSchema: GenMessage<SampleTurn> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_orchestrator, 21);
+  messageDesc(file_leangrpo_v1_orchestrator, 23);
 
 /**
  * Lifecycle of a run.

@@ -142,7 +142,7 @@ export const RunConfigSchema = z
       .prefault({}),
     eval: z
       .object({
-        /** Held-out JSONL evaluated with greedy decoding while the run trains; empty: no evaluation. */
+        /** Held-out JSONL evaluated while the run trains (greedy unless `samples` > 1); empty: no evaluation. */
         data: z.string().default(""),
         /** Evaluate before the first step, every N steps, and after the last. */
         every: z.number().int().positive().default(10),
@@ -154,8 +154,31 @@ export const RunConfigSchema = z
          * in repair mode, else 1. Set 2 on a whole-mode run to measure what a second turn gives its policy.
          */
         max_turns: z.number().int().min(1).max(16).optional(),
+        /**
+         * Completions per held-out problem. 1 (the default): one greedy completion each. More: sampled
+         * with the training distribution (temperature, top_k, top_p), and pass@k recorded for every `k`.
+         */
+        samples: z.number().int().min(1).max(1024).default(1),
+        /** The k of the pass@k recorded when samples > 1, each at most samples. */
+        k: z.array(z.number().int().min(1)).min(1).default([1]),
       })
       .strict()
+      .superRefine((value, ctx) => {
+        for (const [i, k] of value.k.entries()) {
+          if (k > value.samples)
+            ctx.addIssue({
+              code: "custom",
+              path: ["k", i],
+              message: `${k} is larger than eval.samples (${value.samples}): pass@k needs at least k completions per problem; raise eval.samples to ${k} or more`,
+            });
+        }
+        if (value.samples > 1 && value.max_turns !== undefined && value.max_turns > 1)
+          ctx.addIssue({
+            code: "custom",
+            path: ["samples"],
+            message: "sampled pass@k (eval.samples > 1) and repair turns (eval.max_turns > 1) are not combined; set one of them to 1",
+          });
+      })
       .prefault({}),
     report: z
       .object({

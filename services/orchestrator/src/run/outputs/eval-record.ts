@@ -2,13 +2,20 @@
 // read by the run outputs, the step records and the repair metrics, so it has a file of its own.
 import type { AnswerFormStats } from "../../eval/answer-form.js";
 
-/** One held-out evaluation: greedy accuracy after `step` (0: before training). */
+/** One held-out evaluation: accuracy after `step` (0: before training), greedy unless `samples` is set. */
 export interface EvalRecord {
   step: number;
   heldout_accuracy: number;
   solved: number;
   problems: number;
   seconds: number;
+  /**
+   * Completions per problem when the run samples its evaluation (eval.samples > 1); absent: one
+   * greedy each. heldout_accuracy is then the mean pass@1, and `solved` counts completions.
+   */
+  samples?: number;
+  /** pass@k by k ("1", "8", ...) when sampled. */
+  pass_at?: Record<string, number>;
   /** How the greedy answers were written (math problems only): eval/answer-form.ts. */
   forms?: AnswerFormStats;
   /** With repair turns (eval.max_turns > 1): accuracy after the first and the last attempt (repair-heldout.ts). */

@@ -45,6 +45,8 @@ export async function runDetails(run: Run, outputs: RunOutputs): Promise<GetRunR
         solved: e.solved,
         problems: e.problems,
         seconds: e.seconds,
+        samples: e.samples ?? 1,
+        passAt: Object.entries(e.pass_at ?? {}).map(([k, value]) => ({ k: Number(k), value })),
       }),
     ),
   });

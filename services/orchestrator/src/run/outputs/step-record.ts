@@ -104,6 +104,7 @@ export function stepMetrics({ rollouts, trained, trainedFromVersion, samplesSent
 /** The held-out evaluation after a step, as the step's metrics: accuracy, and for math how the policy answers. */
 export function heldoutMetrics(record: EvalRecord): Record<string, number> {
   const metrics: Record<string, number> = { heldout_accuracy: record.heldout_accuracy, ...repairHeldoutMetrics(record) };
+  for (const [k, value] of Object.entries(record.pass_at ?? {})) metrics[`heldout_pass_at_${k}`] = value;
   for (const [key, value] of Object.entries(record.forms ?? {})) {
     if (key !== "completions" && typeof value === "number") metrics[`heldout_${key}`] = value;
   }

@@ -16,7 +16,7 @@ export interface HeldoutContext {
 /** Held-out problems sent at once. */
 export const HELDOUT_CONCURRENCY = 256;
 
-/** Attempts per held-out problem: eval.max_turns, else rollout.max_turns in repair mode, else 1. */
+/** Attempts per held-out problem: eval.max_turns, else rollout.max_turns in repair mode (unless it samples pass@k), else 1. */
 export function evalTurns(config: RunConfig): number {
-  return config.eval.max_turns ?? (config.training.mode === "repair" ? config.rollout.max_turns : 1);
+  return config.eval.max_turns ?? (config.training.mode === "repair" && config.eval.samples === 1 ? config.rollout.max_turns : 1);
 }

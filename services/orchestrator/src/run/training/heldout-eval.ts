@@ -1,8 +1,9 @@
-// Held-out greedy accuracy during a run: the `eval` section's problems, one greedy
-// completion each with the current adapter, scored by the reward service. What the
-// report's accuracy curve plots; the same code as `lean-grpo eval --k 1`. For math
-// problems the record also says how the policy answers (eval/answer-form.ts): the
-// right-number rate (boxed or not), the share worked out, accuracy per form, and length.
+// Held-out accuracy during a run: the `eval` section's problems, one greedy completion each
+// with the current adapter (or, with eval.samples > 1, that many sampled from the training
+// distribution and pass@k for each eval.k), scored by the reward service. What the report's
+// accuracy curve plots; the same code as `lean-grpo eval`. For math problems the record also
+// says how the policy answers (eval/answer-form.ts): the right-number rate (boxed or not),
+// the share worked out, accuracy per form, and length.
 import { reasoningMaskOf } from "../config/reasoning-mask.js";
 import { type EvalOptions, evaluate } from "../../eval/evaluate.js";
 import type { RunConfig } from "../config/run-config.js";
@@ -19,26 +20,37 @@ export async function heldoutAccuracy(ctx: HeldoutContext, step: number, adapter
   // Repair turns (eval.max_turns, or repair mode's rollout.max_turns): accuracy after the first and the last attempt.
   if (evalTurns(ctx.config) > 1) return repairHeldoutAccuracy(ctx, step, adapter);
   const started = performance.now();
-  const report = await evaluate(heldoutOptions(ctx, adapter));
+  const report = await evaluate({ ...heldoutOptions(ctx, adapter), ...sampledHeldout(ctx.config) });
+  const sampled = !report.greedy;
   return {
     step,
     heldout_accuracy: report.pass_at_1,
+    // Sampled: completions solved over all of them (pass@1 is that share per problem, averaged).
     solved: report.results.reduce((n, r) => n + r.solved, 0),
     problems: report.problems,
     seconds: (performance.now() - started) / 1000,
+    ...(sampled ? { samples: report.samples, pass_at: Object.fromEntries(report.pass_at.map(({ k, value }) => [String(k), value])) } : {}),
     ...(report.forms ? { forms: report.forms } : {}),
   };
 }
 
+/** eval.samples > 1: that many completions per problem from the training distribution, pass@k for each eval.k. */
+function sampledHeldout(config: RunConfig): Partial<EvalOptions> {
+  const { samples, k } = config.eval;
+  if (samples === 1) return {};
+  const { temperature, top_p, top_k } = config.training;
+  return { samples, ks: k, temperature, topP: top_p, ...(top_k > 0 ? { topK: top_k } : {}) };
+}
+
 /**
  * A held-out evaluation of `adapter` with the run's prompt and length, greedy: what a run
- * records, and what the Evaluate RPC runs (eval/evaluate-rpc.ts, which sets k and sampling).
+ * records by default, and what the Evaluate RPC runs (eval/evaluate-rpc.ts, which sets k and sampling).
  */
 export function heldoutOptions(ctx: HeldoutContext, adapter: string): EvalOptions {
   return {
     clients: ctx.clients,
     theorems: ctx.theorems,
-    k: 1,
+    ks: [1],
     samples: 1,
     temperature: 0,
     maxTokens: ctx.config.training.max_tokens,
