@@ -3,7 +3,10 @@
 // orchestrator's Evaluate: a running one (`--url`), else the embedded mesh started here.
 import type { Command } from "commander";
 import { nonNegativeInteger, nonNegativeNumber, positiveInteger } from "./flag-values.js";
+import { create } from "@bufbuild/protobuf";
 import { loadConfig } from "@lean-grpo/kit";
+import { RunConfigMessageSchema } from "@lean-grpo/orchestrator";
+import { applyModelPrompt } from "../config/model-prompt.js";
 import { evaluateThroughOrchestrator } from "../eval/evaluate-through-orchestrator.js";
 import { TrainFileSchema } from "./train-file.js";
 import { trainRunConfig } from "./train-config.js";
@@ -51,6 +54,14 @@ export function registerEvalCommand(program: Command): void {
         const k = positiveInteger("--k", options.k);
         const temperature = nonNegativeNumber("--temperature", options.temperature ?? "1");
         const train = options.config ? loadConfig(TrainFileSchema, { file: options.config }) : undefined;
+        const modelDir = options.model ?? train?.model.dir ?? "models/arith-tiny";
+        // The model's own prompt for every prompt key the config leaves unset (a run's own config decides for --run;
+        // a running orchestrator's model is on its machine).
+        const runConfig = train ? trainRunConfig(train) : create(RunConfigMessageSchema);
+        if (options.run === undefined && options.url === undefined) {
+          const { warning } = applyModelPrompt(runConfig, modelDir);
+          if (warning) process.stderr.write(`lean-grpo: warning: ${warning}\n`);
+        }
         const report = await evaluateThroughOrchestrator({
           data,
           k,
@@ -62,8 +73,9 @@ export function registerEvalCommand(program: Command): void {
           ...(options.checkpoint !== undefined ? { checkpoint: options.checkpoint } : {}),
           ...(options.url !== undefined ? { url: options.url } : {}),
           runsDir: options.runsDir,
-          modelDir: options.model ?? train?.model.dir ?? "models/arith-tiny",
-          ...(train ? { runConfig: trainRunConfig(train), services: train.services } : {}),
+          modelDir,
+          runConfig,
+          ...(train ? { services: train.services } : {}),
           seed: nonNegativeInteger("--seed", options.seed),
         });
         if (options.json || !process.stdout.isTTY) {

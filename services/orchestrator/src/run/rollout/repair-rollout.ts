@@ -10,7 +10,7 @@ import { reasoningMaskOf } from "../config/reasoning-mask.js";
 import { CompletionSchema, type Completion, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { RewardResult } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { countReplayRefusals } from "../outputs/replay-refusals.js";
-import { promptText } from "./prompts.js";
+import { buildPrompt, promptText } from "./prompts.js";
 import { rollRepairTrajectories, type RepairTrajectory } from "./repair-trajectories.js";
 import type { RolloutContext, RolloutGroup, RolloutSample } from "./rollout.js";
 import type { RunConfig } from "../config/run-config.js";
@@ -140,6 +140,7 @@ export function repairRolloutGroup(ctx: RolloutContext, theorem: Theorem, groupI
         groupId,
         theoremId: theorem.id,
         prompt: promptText(theorem, config.prompt),
+        sampled: buildPrompt(theorem, config.prompt, ctx.chatPrompts),
         completions: trajectories.map((t) => t.attempts.at(-1)!.completion),
         results: finals,
         turns: trajectories.map(readableTurns),

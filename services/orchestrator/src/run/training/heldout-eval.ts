@@ -9,6 +9,8 @@ import type { RunConfig } from "../config/run-config.js";
 import { evalTurns, HELDOUT_CONCURRENCY, type HeldoutContext } from "./heldout-context.js";
 import { repairHeldoutAccuracy } from "./repair-heldout.js";
 import type { EvalRecord } from "../outputs/eval-record.js";
+import { buildPrompt } from "../rollout/prompts.js";
+import { sampledPromptText } from "../rollout/sampled-prompt.js";
 
 /** Whether the run evaluates after step `step` (0: before training). */
 export function evaluatesAt(config: RunConfig, step: number): boolean {
@@ -20,13 +22,20 @@ export async function heldoutAccuracy(ctx: HeldoutContext, step: number, adapter
   if (evalTurns(ctx.config) > 1) return repairHeldoutAccuracy(ctx, step, adapter);
   const started = performance.now();
   const report = await evaluate(heldoutOptions(ctx, adapter));
+  const seconds = (performance.now() - started) / 1000;
+  // Every problem is framed alike: the first one's prompt, as the sampler was given it, shows how.
+  const first = ctx.theorems[0];
+  const prompt = first
+    ? await sampledPromptText(ctx.clients, buildPrompt(first, ctx.config.prompt, ctx.chatPrompts), ctx.signal)
+    : undefined;
   return {
     step,
     heldout_accuracy: report.pass_at_1,
     solved: report.results.reduce((n, r) => n + r.solved, 0),
     problems: report.problems,
-    seconds: (performance.now() - started) / 1000,
+    seconds,
     ...(report.forms ? { forms: report.forms } : {}),
+    ...(first && prompt !== undefined ? { prompt: { theorem_id: first.id, text: prompt } } : {}),
   };
 }
 
