@@ -90,3 +90,51 @@ describe("config groups in any case, as -a reads algorithm names", () => {
     expect(planned.runConfig.algorithm?.name).toBe("dapo");
   }, 60_000);
 });
+
+describe("TRL's common names act, or say what they are here", () => {
+  it("loss_type chooses the algorithm of that loss, use_vllm the backend, log_completions the kept samples; the accepted values change nothing else", async () => {
+    const planned = await plan([
+      `${repoRoot}examples/arith.jsonl`,
+      "loss_type=dr_grpo",
+      "training.use_vllm=true",
+      "services.inference.vllm.url=http://127.0.0.1:9",
+      "log_completions=false",
+      "max_prompt_length=64",
+      "optim=adamw_torch",
+      "save_strategy=steps",
+      "training.eval_strategy=steps",
+      "tf32=false",
+    ]);
+    expect(planned.runConfig.algorithm?.name).toBe("drgrpo");
+    expect(planned.file.services.inference).toMatchObject({ backend: "vllm" });
+    expect(planned.runConfig.report?.samplesPerStep).toBe(0);
+  }, 60_000);
+
+  it("the rest are refused together, each saying what it maps to or why it has no meaning here", async () => {
+    const issues = await refusal([
+      `${repoRoot}examples/arith.jsonl`,
+      "loss_type=bnpo",
+      "optim=adafactor",
+      "save_strategy=no",
+      "eval_strategy=epoch",
+      "save_total_limit=2",
+      "tf32=true",
+      "logging_dir=tb",
+      "max_prompt_length=4",
+    ]);
+    const byName = Object.fromEntries(issues.map((i) => [i.path, i.message]));
+    expect(Object.keys(byName).sort()).toEqual(
+      ["eval_strategy", "logging_dir", "loss_type", "max_prompt_length", "optim", "save_strategy", "save_total_limit", "tf32"].sort(),
+    );
+    expect(byName.loss_type).toMatch(/bnpo .* nearest is dapo/);
+    expect(byName.optim).toMatch(/"adafactor": the learners' optimizer is AdamW.*accepted: adamw_torch/);
+    expect(byName.save_strategy).toMatch(/checkpoints every training\.checkpoint_every steps.*cannot be turned off/);
+    expect(byName.eval_strategy).toMatch(/set eval\.every to the steps of an epoch/);
+    expect(byName.save_total_limit).toMatch(/every checkpoint of a run is kept .*training\.checkpoint_every=N/);
+    expect(byName.tf32).toMatch(/TF32 has no setting here/);
+    expect(byName.logging_dir).toMatch(/runs\/<id>\/tensorboard/);
+    expect(byName.max_prompt_length).toMatch(
+      /^max_prompt_length \(override max_prompt_length=4\) is 4, but the longest prompt, dataset "line-\d+", is \d+ tokens .*never cut/,
+    );
+  }, 60_000);
+});
