@@ -162,7 +162,9 @@ describe("the seeds' commands", () => {
       const tracking = trackingText(result.p);
       outcomes[index] = {
         row,
-        outcome: `runs: ${sets.join(", ")}${also.length > 0 ? `; also ${also.join(", ")}` : ""}${tracking === "none" ? "" : `; tracking: ${tracking}`}`,
+        outcome:
+          `runs: ${sets.join(", ")}${also.length > 0 ? `; also ${also.join(", ")}` : ""}${tracking === "none" ? "" : `; tracking: ${tracking}`}` +
+          result.p.warnings.map((w) => `; warns: ${w}`).join(""),
       };
       const quick = quickRun(result.p);
       // Rows that differ only in the run's name or the number of records train alike.

@@ -435,6 +435,17 @@ export const SEED_COMMANDS: readonly SeedCommand[] = [
   {
     seed: "004",
     kind: "setting",
+    written: "fp16: true\ngradient_checkpointing: true\n(in configs/rl_grpo_config.yaml, whose max_new_tokens is 2048)",
+    here: `${DATA} --config ${CONFIGS}/rl_fp16.yaml --max_samples 10`,
+    note: "the guide's advice for slow training and for running out of memory, both in its full configuration with the shipped model: three problems, refused at once",
+    expect: {
+      error:
+        /^fp16 .*fp16 is not supported.*\ngradient_checkpointing: gradient checkpointing is the PyTorch learner's.*\nprompt plus max_tokens is \d+ tokens .*training\.max_tokens is 2048/su,
+    },
+  },
+  {
+    seed: "004",
+    kind: "setting",
     written: "logging_steps: 50  # From 10",
     here: `${TEST004} logging_steps=50`,
     note: "the guide's advice for slow training",

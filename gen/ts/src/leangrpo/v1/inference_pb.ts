@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file leangrpo/v1/inference.proto.
  */
 export const file_leangrpo_v1_inference: GenFile = /*@__PURE__*/
-  fileDesc("ChtsZWFuZ3Jwby92MS9pbmZlcmVuY2UucHJvdG8SC2xlYW5ncnBvLnYxIpUBCg9HZW5lcmF0ZVJlcXVlc3QSIwoGcHJvbXB0GAEgASgLMhMubGVhbmdycG8udjEuUHJvbXB0EgkKAW4YAiABKA0SLQoIc2FtcGxpbmcYAyABKAsyGy5sZWFuZ3Jwby52MS5TYW1wbGluZ1BhcmFtcxIPCgdhZGFwdGVyGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkinQEKEEdlbmVyYXRlUmVzcG9uc2USGAoQcHJvbXB0X3Rva2VuX2lkcxgBIAMoDRIsCgtjb21wbGV0aW9ucxgCIAMoCzIXLmxlYW5ncnBvLnYxLkNvbXBsZXRpb24SDQoFbW9kZWwYAyABKAkSDwoHYWRhcHRlchgEIAEoCRIhCgV1c2FnZRgFIAEoCzISLmxlYW5ncnBvLnYxLlVzYWdlIpsBChVHZW5lcmF0ZVN0cmVhbVJlcXVlc3QSIwoGcHJvbXB0GAEgASgLMhMubGVhbmdycG8udjEuUHJvbXB0EgkKAW4YAiABKA0SLQoIc2FtcGxpbmcYAyABKAsyGy5sZWFuZ3Jwby52MS5TYW1wbGluZ1BhcmFtcxIPCgdhZGFwdGVyGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkipgEKFkdlbmVyYXRlU3RyZWFtUmVzcG9uc2USDQoFaW5kZXgYASABKA0SEQoJdG9rZW5faWRzGAIgAygNEhAKCGxvZ3Byb2JzGAMgAygCEgwKBHRleHQYBCABKAkSMAoNZmluaXNoX3JlYXNvbhgFIAEoDjIZLmxlYW5ncnBvLnYxLkZpbmlzaFJlYXNvbhIYChBwcm9tcHRfdG9rZW5faWRzGAYgAygNImIKDUFkYXB0ZXJTb3VyY2USDAoEbmFtZRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEgwKBHBhdGgYAyABKAkSJAoFZmlsZXMYBCADKAsyFS5sZWFuZ3Jwby52MS5GaWxlSW5mbyJzChJMb2FkQWRhcHRlclJlcXVlc3QSLAoGc291cmNlGAEgASgLMhoubGVhbmdycG8udjEuQWRhcHRlclNvdXJjZUgAEicKBWNodW5rGAIgASgLMhYubGVhbmdycG8udjEuRmlsZUNodW5rSABCBgoEcGFydCJSChNMb2FkQWRhcHRlclJlc3BvbnNlEikKB2FkYXB0ZXIYASABKAsyGC5sZWFuZ3Jwby52MS5BZGFwdGVySW5mbxIQCgh1bmxvYWRlZBgCIAMoCSIkChRVbmxvYWRBZGFwdGVyUmVxdWVzdBIMCgRuYW1lGAEgASgJIkIKFVVubG9hZEFkYXB0ZXJSZXNwb25zZRIpCgdhZGFwdGVyGAEgASgLMhgubGVhbmdycG8udjEuQWRhcHRlckluZm8iEwoRTGlzdE1vZGVsc1JlcXVlc3QifQoSTGlzdE1vZGVsc1Jlc3BvbnNlEioKCmJhc2VfbW9kZWwYASABKAsyFi5sZWFuZ3Jwby52MS5Nb2RlbEluZm8SKgoIYWRhcHRlcnMYAiADKAsyGC5sZWFuZ3Jwby52MS5BZGFwdGVySW5mbxIPCgdiYWNrZW5kGAMgASgJIoIBCglNb2RlbEluZm8SCgoCaWQYASABKAkSFQoNbWF4X21vZGVsX2xlbhgCIAEoDRISCgp2b2NhYl9zaXplGAMgASgNEj4KFHJlYXNvbmluZ192b2NhYnVsYXJ5GAQgASgLMiAubGVhbmdycG8udjEuUmVhc29uaW5nVm9jYWJ1bGFyeSJpCgtBZGFwdGVySW5mbxIMCgRuYW1lGAEgASgJEg8KB3ZlcnNpb24YAiABKAQSDAoEcGF0aBgDIAEoCRItCglsb2FkZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjYKD1Rva2VuaXplUmVxdWVzdBIjCgZwcm9tcHQYASABKAsyEy5sZWFuZ3Jwby52MS5Qcm9tcHQiPQoQVG9rZW5pemVSZXNwb25zZRIRCgl0b2tlbl9pZHMYASADKA0SFgoOdGVtcGxhdGVkX3RleHQYAiABKAkiOwoUVG9rZW5pemVCYXRjaFJlcXVlc3QSIwoGcHJvbXB0GAEgASgLMhMubGVhbmdycG8udjEuUHJvbXB0IkgKFVRva2VuaXplQmF0Y2hSZXNwb25zZRINCgVpbmRleBgBIAEoDRIRCgl0b2tlbl9pZHMYAiADKA0SDQoFZXJyb3IYAyABKAky2AQKEEluZmVyZW5jZVNlcnZpY2USRwoIR2VuZXJhdGUSHC5sZWFuZ3Jwby52MS5HZW5lcmF0ZVJlcXVlc3QaHS5sZWFuZ3Jwby52MS5HZW5lcmF0ZVJlc3BvbnNlElsKDkdlbmVyYXRlU3RyZWFtEiIubGVhbmdycG8udjEuR2VuZXJhdGVTdHJlYW1SZXF1ZXN0GiMubGVhbmdycG8udjEuR2VuZXJhdGVTdHJlYW1SZXNwb25zZTABElIKC0xvYWRBZGFwdGVyEh8ubGVhbmdycG8udjEuTG9hZEFkYXB0ZXJSZXF1ZXN0GiAubGVhbmdycG8udjEuTG9hZEFkYXB0ZXJSZXNwb25zZSgBElYKDVVubG9hZEFkYXB0ZXISIS5sZWFuZ3Jwby52MS5VbmxvYWRBZGFwdGVyUmVxdWVzdBoiLmxlYW5ncnBvLnYxLlVubG9hZEFkYXB0ZXJSZXNwb25zZRJNCgpMaXN0TW9kZWxzEh4ubGVhbmdycG8udjEuTGlzdE1vZGVsc1JlcXVlc3QaHy5sZWFuZ3Jwby52MS5MaXN0TW9kZWxzUmVzcG9uc2USRwoIVG9rZW5pemUSHC5sZWFuZ3Jwby52MS5Ub2tlbml6ZVJlcXVlc3QaHS5sZWFuZ3Jwby52MS5Ub2tlbml6ZVJlc3BvbnNlEloKDVRva2VuaXplQmF0Y2gSIS5sZWFuZ3Jwby52MS5Ub2tlbml6ZUJhdGNoUmVxdWVzdBoiLmxlYW5ncnBvLnYxLlRva2VuaXplQmF0Y2hSZXNwb25zZSgBMAFiBnByb3RvMw", [file_google_protobuf_timestamp, file_leangrpo_v1_common]);
+  fileDesc("ChtsZWFuZ3Jwby92MS9pbmZlcmVuY2UucHJvdG8SC2xlYW5ncnBvLnYxIpUBCg9HZW5lcmF0ZVJlcXVlc3QSIwoGcHJvbXB0GAEgASgLMhMubGVhbmdycG8udjEuUHJvbXB0EgkKAW4YAiABKA0SLQoIc2FtcGxpbmcYAyABKAsyGy5sZWFuZ3Jwby52MS5TYW1wbGluZ1BhcmFtcxIPCgdhZGFwdGVyGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkinQEKEEdlbmVyYXRlUmVzcG9uc2USGAoQcHJvbXB0X3Rva2VuX2lkcxgBIAMoDRIsCgtjb21wbGV0aW9ucxgCIAMoCzIXLmxlYW5ncnBvLnYxLkNvbXBsZXRpb24SDQoFbW9kZWwYAyABKAkSDwoHYWRhcHRlchgEIAEoCRIhCgV1c2FnZRgFIAEoCzISLmxlYW5ncnBvLnYxLlVzYWdlIpsBChVHZW5lcmF0ZVN0cmVhbVJlcXVlc3QSIwoGcHJvbXB0GAEgASgLMhMubGVhbmdycG8udjEuUHJvbXB0EgkKAW4YAiABKA0SLQoIc2FtcGxpbmcYAyABKAsyGy5sZWFuZ3Jwby52MS5TYW1wbGluZ1BhcmFtcxIPCgdhZGFwdGVyGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkipgEKFkdlbmVyYXRlU3RyZWFtUmVzcG9uc2USDQoFaW5kZXgYASABKA0SEQoJdG9rZW5faWRzGAIgAygNEhAKCGxvZ3Byb2JzGAMgAygCEgwKBHRleHQYBCABKAkSMAoNZmluaXNoX3JlYXNvbhgFIAEoDjIZLmxlYW5ncnBvLnYxLkZpbmlzaFJlYXNvbhIYChBwcm9tcHRfdG9rZW5faWRzGAYgAygNImIKDUFkYXB0ZXJTb3VyY2USDAoEbmFtZRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEgwKBHBhdGgYAyABKAkSJAoFZmlsZXMYBCADKAsyFS5sZWFuZ3Jwby52MS5GaWxlSW5mbyJzChJMb2FkQWRhcHRlclJlcXVlc3QSLAoGc291cmNlGAEgASgLMhoubGVhbmdycG8udjEuQWRhcHRlclNvdXJjZUgAEicKBWNodW5rGAIgASgLMhYubGVhbmdycG8udjEuRmlsZUNodW5rSABCBgoEcGFydCJSChNMb2FkQWRhcHRlclJlc3BvbnNlEikKB2FkYXB0ZXIYASABKAsyGC5sZWFuZ3Jwby52MS5BZGFwdGVySW5mbxIQCgh1bmxvYWRlZBgCIAMoCSIkChRVbmxvYWRBZGFwdGVyUmVxdWVzdBIMCgRuYW1lGAEgASgJIkIKFVVubG9hZEFkYXB0ZXJSZXNwb25zZRIpCgdhZGFwdGVyGAEgASgLMhgubGVhbmdycG8udjEuQWRhcHRlckluZm8iEwoRTGlzdE1vZGVsc1JlcXVlc3QifQoSTGlzdE1vZGVsc1Jlc3BvbnNlEioKCmJhc2VfbW9kZWwYASABKAsyFi5sZWFuZ3Jwby52MS5Nb2RlbEluZm8SKgoIYWRhcHRlcnMYAiADKAsyGC5sZWFuZ3Jwby52MS5BZGFwdGVySW5mbxIPCgdiYWNrZW5kGAMgASgJIrkBCglNb2RlbEluZm8SCgoCaWQYASABKAkSFQoNbWF4X21vZGVsX2xlbhgCIAEoDRISCgp2b2NhYl9zaXplGAMgASgNEj4KFHJlYXNvbmluZ192b2NhYnVsYXJ5GAQgASgLMiAubGVhbmdycG8udjEuUmVhc29uaW5nVm9jYWJ1bGFyeRI1Cg1wcm9tcHRfZm9ybWF0GAUgASgLMh4ubGVhbmdycG8udjEuTW9kZWxQcm9tcHRGb3JtYXQilwIKEU1vZGVsUHJvbXB0Rm9ybWF0EhMKBmZvcm1hdBgBIAEoCUgAiAEBEhMKBnN5c3RlbRgCIAEoCUgBiAEBEhoKDW1hdGhfdGVtcGxhdGUYAyABKAlIAogBARIaCg1sZWFuX3RlbXBsYXRlGAQgASgJSAOIAQESHAoPdGFjdGljX3RlbXBsYXRlGAUgASgJSASIAQESHgoRZmVlZGJhY2tfdGVtcGxhdGUYBiABKAlIBYgBAUIJCgdfZm9ybWF0QgkKB19zeXN0ZW1CEAoOX21hdGhfdGVtcGxhdGVCEAoOX2xlYW5fdGVtcGxhdGVCEgoQX3RhY3RpY190ZW1wbGF0ZUIUChJfZmVlZGJhY2tfdGVtcGxhdGUiaQoLQWRhcHRlckluZm8SDAoEbmFtZRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEgwKBHBhdGgYAyABKAkSLQoJbG9hZGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI2Cg9Ub2tlbml6ZVJlcXVlc3QSIwoGcHJvbXB0GAEgASgLMhMubGVhbmdycG8udjEuUHJvbXB0Ij0KEFRva2VuaXplUmVzcG9uc2USEQoJdG9rZW5faWRzGAEgAygNEhYKDnRlbXBsYXRlZF90ZXh0GAIgASgJIjsKFFRva2VuaXplQmF0Y2hSZXF1ZXN0EiMKBnByb21wdBgBIAEoCzITLmxlYW5ncnBvLnYxLlByb21wdCJIChVUb2tlbml6ZUJhdGNoUmVzcG9uc2USDQoFaW5kZXgYASABKA0SEQoJdG9rZW5faWRzGAIgAygNEg0KBWVycm9yGAMgASgJMtgEChBJbmZlcmVuY2VTZXJ2aWNlEkcKCEdlbmVyYXRlEhwubGVhbmdycG8udjEuR2VuZXJhdGVSZXF1ZXN0Gh0ubGVhbmdycG8udjEuR2VuZXJhdGVSZXNwb25zZRJbCg5HZW5lcmF0ZVN0cmVhbRIiLmxlYW5ncnBvLnYxLkdlbmVyYXRlU3RyZWFtUmVxdWVzdBojLmxlYW5ncnBvLnYxLkdlbmVyYXRlU3RyZWFtUmVzcG9uc2UwARJSCgtMb2FkQWRhcHRlchIfLmxlYW5ncnBvLnYxLkxvYWRBZGFwdGVyUmVxdWVzdBogLmxlYW5ncnBvLnYxLkxvYWRBZGFwdGVyUmVzcG9uc2UoARJWCg1VbmxvYWRBZGFwdGVyEiEubGVhbmdycG8udjEuVW5sb2FkQWRhcHRlclJlcXVlc3QaIi5sZWFuZ3Jwby52MS5VbmxvYWRBZGFwdGVyUmVzcG9uc2USTQoKTGlzdE1vZGVscxIeLmxlYW5ncnBvLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gh8ubGVhbmdycG8udjEuTGlzdE1vZGVsc1Jlc3BvbnNlEkcKCFRva2VuaXplEhwubGVhbmdycG8udjEuVG9rZW5pemVSZXF1ZXN0Gh0ubGVhbmdycG8udjEuVG9rZW5pemVSZXNwb25zZRJaCg1Ub2tlbml6ZUJhdGNoEiEubGVhbmdycG8udjEuVG9rZW5pemVCYXRjaFJlcXVlc3QaIi5sZWFuZ3Jwby52MS5Ub2tlbml6ZUJhdGNoUmVzcG9uc2UoATABYgZwcm90bzM", [file_google_protobuf_timestamp, file_leangrpo_v1_common]);
 
 /**
  * Request of InferenceService.Generate.
@@ -456,6 +456,14 @@ export type ModelInfo = Message<"leangrpo.v1.ModelInfo"> & {
    * @generated from field: leangrpo.v1.ReasoningVocabulary reasoning_vocabulary = 4;
    */
   reasoningVocabulary?: ReasoningVocabulary | undefined;
+
+  /**
+   * The prompt the model was made to read (its directory's prompt_format.json); unset
+   * when the directory has none. A run leaves its own prompt keys unset to use it.
+   *
+   * @generated from field: leangrpo.v1.ModelPromptFormat prompt_format = 5;
+   */
+  promptFormat?: ModelPromptFormat | undefined;
 };
 
 /**
@@ -464,6 +472,63 @@ export type ModelInfo = Message<"leangrpo.v1.ModelInfo"> & {
  */
 export const ModelInfoSchema: GenMessage<ModelInfo> = /*@__PURE__*/
   messageDesc(file_leangrpo_v1_inference, 11);
+
+/**
+ * The run config's `prompt.*` keys a model directory fixes (prompt_format.json); a field
+ * the file does not set is unset here.
+ *
+ * @generated from message leangrpo.v1.ModelPromptFormat
+ */
+export type ModelPromptFormat = Message<"leangrpo.v1.ModelPromptFormat"> & {
+  /**
+   * "auto", "chat" or "text".
+   *
+   * @generated from field: optional string format = 1;
+   */
+  format?: string | undefined;
+
+  /**
+   * The system turn the model was made with; "" when it saw none.
+   *
+   * @generated from field: optional string system = 2;
+   */
+  system?: string | undefined;
+
+  /**
+   * The user turn of a math problem; {problem} is replaced.
+   *
+   * @generated from field: optional string math_template = 3;
+   */
+  mathTemplate?: string | undefined;
+
+  /**
+   * The user turn of a Lean theorem; {header}, {context}, {statement} and {informal} are replaced.
+   *
+   * @generated from field: optional string lean_template = 4;
+   */
+  leanTemplate?: string | undefined;
+
+  /**
+   * Tactic mode's turn.
+   *
+   * @generated from field: optional string tactic_template = 5;
+   */
+  tacticTemplate?: string | undefined;
+
+  /**
+   * Repair mode's feedback turn; {feedback} and {problem} are replaced.
+   *
+   * @generated from field: optional string feedback_template = 6;
+   */
+  feedbackTemplate?: string | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.ModelPromptFormat.
+ * Use `create(ModelPromptFormatSchema)` to create a new message.
+ */
+export const ModelPromptFormatSchema: GenMessage<ModelPromptFormat> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_inference, 12);
 
 /**
  * A loaded LoRA adapter.
@@ -505,7 +570,7 @@ export type AdapterInfo = Message<"leangrpo.v1.AdapterInfo"> & {
  * Use `create(AdapterInfoSchema)` to create a new message.
  */
 export const AdapterInfoSchema: GenMessage<AdapterInfo> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_inference, 12);
+  messageDesc(file_leangrpo_v1_inference, 13);
 
 /**
  * Request of InferenceService.Tokenize.
@@ -526,7 +591,7 @@ export type TokenizeRequest = Message<"leangrpo.v1.TokenizeRequest"> & {
  * Use `create(TokenizeRequestSchema)` to create a new message.
  */
 export const TokenizeRequestSchema: GenMessage<TokenizeRequest> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_inference, 13);
+  messageDesc(file_leangrpo_v1_inference, 14);
 
 /**
  * Response of InferenceService.Tokenize.
@@ -554,7 +619,7 @@ export type TokenizeResponse = Message<"leangrpo.v1.TokenizeResponse"> & {
  * Use `create(TokenizeResponseSchema)` to create a new message.
  */
 export const TokenizeResponseSchema: GenMessage<TokenizeResponse> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_inference, 14);
+  messageDesc(file_leangrpo_v1_inference, 15);
 
 /**
  * One prompt of InferenceService.TokenizeBatch.
@@ -575,7 +640,7 @@ export type TokenizeBatchRequest = Message<"leangrpo.v1.TokenizeBatchRequest"> &
  * Use `create(TokenizeBatchRequestSchema)` to create a new message.
  */
 export const TokenizeBatchRequestSchema: GenMessage<TokenizeBatchRequest> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_inference, 15);
+  messageDesc(file_leangrpo_v1_inference, 16);
 
 /**
  * The result for one prompt of InferenceService.TokenizeBatch.
@@ -611,7 +676,7 @@ export type TokenizeBatchResponse = Message<"leangrpo.v1.TokenizeBatchResponse">
  * Use `create(TokenizeBatchResponseSchema)` to create a new message.
  */
 export const TokenizeBatchResponseSchema: GenMessage<TokenizeBatchResponse> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_inference, 16);
+  messageDesc(file_leangrpo_v1_inference, 17);
 
 /**
  * InferenceService samples completions from the policy: a proxy to a vLLM
