@@ -3,9 +3,7 @@
 // orchestrator's Evaluate: a running one (`--url`), else the embedded mesh started here.
 import type { Command } from "commander";
 import { nonNegativeInteger, nonNegativeNumber, positiveInteger } from "./flag-values.js";
-import { create } from "@bufbuild/protobuf";
 import { loadConfig } from "@lean-grpo/kit";
-import { RunConfigMessageSchema } from "@lean-grpo/orchestrator";
 import { applyModelPrompt } from "../config/model-prompt.js";
 import { evaluateThroughOrchestrator } from "../eval/evaluate-through-orchestrator.js";
 import { TrainFileSchema } from "./train-file.js";
@@ -57,7 +55,7 @@ export function registerEvalCommand(program: Command): void {
         const modelDir = options.model ?? train?.model.dir ?? "models/arith-tiny";
         // The model's own prompt for every prompt key the config leaves unset (a run's own config decides for --run;
         // a running orchestrator's model is on its machine).
-        const runConfig = train ? trainRunConfig(train) : create(RunConfigMessageSchema);
+        const runConfig = trainRunConfig(train ?? loadConfig(TrainFileSchema, {}));
         if (options.run === undefined && options.url === undefined) {
           const { warning } = applyModelPrompt(runConfig, modelDir);
           if (warning) process.stderr.write(`lean-grpo: warning: ${warning}\n`);
