@@ -8,10 +8,13 @@
 //           the 800 problems at 16 a step: 100 steps; the prompt, learner settings, reward and
 //           budget from the dataset=arith group and the model=arith-tiny group it chooses)
 //   seed003-lr  the same with seed 003's own default learning rate, training.learning_rate=5e-6
+//   seed001 npx lean-grpo train examples/arith.jsonl --algorithm grpo --num-generations 8
+//           eval.data=examples/arith-heldout.jsonl (seed 001's command as docs/guide/seeds.md translates
+//           it: a data file, no group; the prompt and learner settings come with models/arith-tiny)
 // and prints JSON: each arm's held-out greedy accuracy at every evaluation, its wall time, and
 // the change from step 0 to the last step beside the README's (the ratio seed003 / readme).
 //
-//   npx tsx bench/seeds/main.ts [--arms readme,seed003,seed003-lr] [--steps 100] [--out runs/bench-seeds]
+//   npx tsx bench/seeds/main.ts [--arms readme,seed003,seed003-lr,seed001] [--steps 100] [--out runs/bench-seeds]
 //
 // --steps below 100 sets training.steps=N on every arm, in place of its epochs (a quicker, partial comparison).
 import { mkdirSync, readdirSync } from "node:fs";
@@ -38,6 +41,7 @@ const ARMS: Record<string, string[]> = {
   readme: ["examples/arith.jsonl", "--config", "configs/train/arith.yaml"],
   seed003: [...SEED003],
   "seed003-lr": [...SEED003, "training.learning_rate=5e-6"],
+  seed001: ["examples/arith.jsonl", "--algorithm", "grpo", "--num-generations", "8", "eval.data=examples/arith-heldout.jsonl"],
 };
 
 interface ArmResult {

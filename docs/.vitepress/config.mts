@@ -29,6 +29,7 @@ const sidebar: DefaultTheme.SidebarItem[] = [
       { text: "Async rollouts", link: "/concepts/async-rollouts" },
       { text: "Rollout correction", link: "/concepts/rollout-correction" },
       { text: "Repair mode", link: "/concepts/repair-mode" },
+      { text: "A model's prompt format", link: "/concepts/prompt-format" },
       ...ifWritten({ text: "Reasoning vocabulary", link: "/concepts/reasoning-vocabulary" }),
       ...ifWritten({ text: "Reasoning vocabulary: PyTorch and vLLM", link: "/concepts/reasoning-vocabulary-torch" }),
     ],

@@ -8,6 +8,7 @@ import { configReference, findConfigKeys } from "../src/config-reference/config-
 import { configText } from "../src/commands/config-command.js";
 import { SERVICE_CATALOG } from "../src/mesh/service-catalog.js";
 import { DERIVED_SETS, SEED_NAMES } from "../src/config/seed-names.js";
+import { KEY_FLAGS } from "../src/config/train-flags.js";
 import { TorchSectionSchema } from "../src/mesh/torch-learner-config.js";
 import { TopologySchema } from "../src/mesh/topology.js";
 import { SEED_KEYS } from "./seeds/seed-keys.js";
@@ -89,6 +90,37 @@ describe("config reference", () => {
     expect(
       all.flatMap((k) => k.aliases).filter((a) => /^(report_to|save_steps|max_grad_norm|max_completion_length|beta) \(seed/u.test(a)),
     ).toEqual([]);
+  });
+
+  it("knows every flag of lean-grpo train by its key, the seeds' flags too, with or without the dashes", async () => {
+    for (const flag of KEY_FLAGS) {
+      for (const name of [flag.flag, flag.flag.replace(/^-+/u, ""), ...(flag.also ? [flag.also] : [])]) {
+        const keys = findConfigKeys(groups, name).map((k) => k.key);
+        expect(keys, name).toContain(flag.key.replace(/^services\./u, ""));
+      }
+    }
+    const maxSamples = await configText("max_samples");
+    expect(maxSamples).toMatch(/^dataset\.max_train_samples {2}\(orchestrator\)/u);
+    expect(maxSamples).toContain("--max_samples (lean-grpo train flag; seed 004)");
+  });
+
+  it("says what each of TRL's ten common names does here", async () => {
+    const answers: Record<string, RegExp> = {
+      optim: /AdamW is the learners' optimizer/,
+      loss_type: /^algorithm\.name /u,
+      max_prompt_length: /max_prompt_length \(TRL: a check before the run starts/,
+      save_strategy: /steps only: a run checkpoints every training\.checkpoint_every steps/,
+      eval_strategy: /steps only: the held-out set \(eval\.data\)/,
+      save_total_limit: /every checkpoint of a run is kept/,
+      tf32: /false only/,
+      use_vllm: /^inference\.backend /u,
+      log_completions: /^report\.samples_per_step /u,
+      logging_dir: /runs\/<id>\/tensorboard/,
+    };
+    for (const [name, answer] of Object.entries(answers)) {
+      // As printed, its lines joined.
+      for (const asked of [name, `training.${name}`]) expect((await configText(asked)).replace(/\s+/gu, " "), asked).toMatch(answer);
+    }
   });
 
   it("prints one key, a group, and refuses an unknown name naming it", async () => {

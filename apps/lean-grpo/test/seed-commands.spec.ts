@@ -15,10 +15,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Command } from "commander";
 import { RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
-import { RunConfigMessageSchema, RunConfigSchema, RunOutputs } from "@lean-grpo/orchestrator";
+import { RunConfigMessageSchema, RunConfigSchema, RunOutputs, runConfigToMessage } from "@lean-grpo/orchestrator";
 import { toJson } from "@bufbuild/protobuf";
 import { registerTrainCommand, type TrainPlan } from "../src/commands/train-command.js";
-import { trainRunConfig } from "../src/commands/train-config.js";
+import type { trainRunConfig } from "../src/commands/train-config.js";
 import { startMesh } from "../src/mesh/start-mesh.js";
 import { withMesh, watchToEnd, type OrchestratorClient } from "./support/orchestrator-client.js";
 import { startWandbStandIn } from "./tracking/wandb-stand-in.js";
@@ -66,9 +66,10 @@ async function plan(here: string): Promise<TrainPlan> {
  * own sections as planned, the run sections as the orchestrator resolves them (defaults filled).
  */
 function settings(p: TrainPlan): Record<string, unknown> {
-  const { model, runs_dir, services, logging, dataset, ...run } = p.file as Record<string, unknown> & typeof p.file;
-  const { path: datasetPath, ...datasetRun } = dataset;
-  const resolved = RunConfigSchema.parse({ ...run, dataset: datasetRun });
+  const { model, runs_dir, services, logging, dataset } = p.file;
+  // The run sections as sent (the model's own prompt filled in where the sources set none).
+  const resolved = RunConfigSchema.parse(toJson(RunConfigMessageSchema, p.runConfig, { useProtoFieldName: true }));
+  const datasetPath = dataset.path;
   const flat: Record<string, unknown> = {};
   const walk = (value: unknown, at: string) => {
     if (value !== null && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length > 0) {
@@ -102,10 +103,16 @@ const toRun = new Map<string, QuickRun>();
 const hasTorch = spawnSync("/usr/bin/python3", ["-c", "import torch, grpc, google.protobuf"]).status === 0;
 if (!hasTorch) console.warn("skipping the seed rows on the PyTorch learner: /usr/bin/python3 lacks torch, grpcio or protobuf");
 
+/** The plan's run config (as it would be sent) with some sections' keys replaced. */
+function runConfigWith(p: TrainPlan, changes: Record<string, Record<string, unknown>>) {
+  const json = toJson(RunConfigMessageSchema, p.runConfig, { useProtoFieldName: true }) as Record<string, Record<string, unknown>>;
+  for (const [section, keys] of Object.entries(changes)) json[section] = { ...json[section], ...keys };
+  return runConfigToMessage(json);
+}
+
 /** The plan's run config for one quick step: one prompt, 8-token completions, no held-out evaluation; the rest as planned. */
 function quickRun(p: TrainPlan) {
-  const training = { ...((p.file as Record<string, unknown>).training as Record<string, unknown>), steps: 1, batch_size: 1, max_tokens: 8 };
-  return trainRunConfig({ ...p.file, training, eval: { data: "" } } as typeof p.file);
+  return runConfigWith(p, { training: { steps: 1, batch_size: 1, max_tokens: 8 }, eval: { data: "" } });
 }
 
 beforeAll(async () => {
@@ -155,7 +162,9 @@ describe("the seeds' commands", () => {
       const tracking = trackingText(result.p);
       outcomes[index] = {
         row,
-        outcome: `runs: ${sets.join(", ")}${also.length > 0 ? `; also ${also.join(", ")}` : ""}${tracking === "none" ? "" : `; tracking: ${tracking}`}`,
+        outcome:
+          `runs: ${sets.join(", ")}${also.length > 0 ? `; also ${also.join(", ")}` : ""}${tracking === "none" ? "" : `; tracking: ${tracking}`}` +
+          result.p.warnings.map((w) => `; warns: ${w}`).join(""),
       };
       const quick = quickRun(result.p);
       // Rows that differ only in the run's name or the number of records train alike.
@@ -300,17 +309,10 @@ describe("what the seeds' runs do", () => {
   it("a system prompt (seed 003's dataset.system_prompt) reaches the shipped model through its chat template, which it was not warm-started with", async () => {
     const accuracyAtStart = async (client: OrchestratorClient, here: string, runId: string) => {
       const p = await plan(here);
-      const training = {
-        ...((p.file as Record<string, unknown>).training as Record<string, unknown>),
-        steps: 1,
-        batch_size: 1,
-        num_generations: 2,
-      };
-      const runConfig = trainRunConfig({
-        ...p.file,
-        training,
+      const runConfig = runConfigWith(p, {
+        training: { steps: 1, batch_size: 1, num_generations: 2 },
         eval: { data: "examples/arith-heldout.jsonl", max_problems: HELDOUT },
-      } as typeof p.file);
+      });
       await client.startRun({ runId, datasetPath: p.file.dataset.path, runConfig });
       const final = await watchToEnd(client, runId);
       expect(final.state, final.error).toBe(RunState.COMPLETED);

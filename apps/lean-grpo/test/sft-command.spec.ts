@@ -1,6 +1,6 @@
 // `lean-grpo sft`: a short run on a tiny data set writes a model directory the learner core
 // loads; the LoRA merge reproduces the adapter's outputs; bad input is refused by name.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -67,7 +67,29 @@ describe("lean-grpo sft", () => {
     expect(Array.from(await after.float32(name))).not.toEqual(Array.from(await before.float32(name)));
     await Promise.all([before.close(), after.close()]);
     expect(JSON.parse(readFileSync(path.join(out, "sft_run.json"), "utf8"))).toMatchObject({ steps: 2, batch: 4, rank: 4, seed: 0 });
+    // The prompt it was trained to read travels with it: the bare problem as the only turn.
+    expect(JSON.parse(readFileSync(path.join(out, "prompt_format.json"), "utf8"))).toEqual({ system: "", math_template: "{problem}" });
     model.dispose();
+  });
+
+  it("warm-starts in the base model's own prompt format and keeps it: its system turn and template, through the chat template", async () => {
+    const tokenizer = await ModelTokenizer.load(base);
+    const pair = { problem: "What is 2 + 3?", completion: "\\boxed{5}" };
+    const format = { system: "Be brief.", math_template: "Q: {problem}" };
+    // What the sampler is given for that format (ChatML, written out here).
+    const expected = tokenizer.encode(
+      "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nQ: What is 2 + 3?<|im_end|>\n<|im_start|>assistant\n",
+      {
+        addSpecialTokens: false,
+      },
+    );
+    expect(tokenizePair(tokenizer, pair, format).promptIds).toEqual(expected);
+    const based = path.join(dir, "formatted-base");
+    cpSync(base, based, { recursive: true });
+    writeFileSync(path.join(based, "prompt_format.json"), JSON.stringify(format));
+    const out = path.join(dir, "formatted-out");
+    await sftCommand(data, { model: based, out, steps: "1", batch: "2", rank: "2", backend: "cpu", logEvery: "0" });
+    expect(JSON.parse(readFileSync(path.join(out, "prompt_format.json"), "utf8"))).toEqual(format);
   });
 
   it("--full trains every weight, embedding and norms included, and lowers the loss", async () => {

@@ -176,6 +176,24 @@ describe("ModelTokenizer", () => {
       expect(plain.hasChatTemplate).toBe(false);
       expect(() => plain.applyChatTemplate([{ role: "user", content: "hi" }])).toThrow(/has no chat template/);
 
+      // A processor's chat_template.json, where newer transformers keep it: the same template, rendered alike.
+      const original = await ModelTokenizer.load(fixturePath("tokenizer"));
+      const fromJson = await variant(async (d) => {
+        const config = JSON.parse(await readFile(path.join(d, "tokenizer_config.json"), "utf8"));
+        await writeFile(path.join(d, "chat_template.json"), JSON.stringify({ chat_template: config.chat_template }));
+        delete config.chat_template;
+        await writeFile(path.join(d, "tokenizer_config.json"), JSON.stringify(config));
+      });
+      const conversation = [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "hi" },
+      ];
+      expect((await ModelTokenizer.load(fromJson)).applyChatTemplate(conversation, { addGenerationPrompt: true })).toBe(
+        original.applyChatTemplate(conversation, { addGenerationPrompt: true }),
+      );
+      const badJson = await variant((d) => writeFile(path.join(d, "chat_template.json"), JSON.stringify({ template: "x" })));
+      await expect(ModelTokenizer.load(badJson)).rejects.toThrow(/chat_template\.json must be \{"chat_template": "<the template>"\}/);
+
       const raising = await variant((d) => writeFile(path.join(d, "chat_template.jinja"), "{{ raise_exception('roles must alternate') }}"));
       const strict = await ModelTokenizer.load(raising);
       expect(() => strict.applyChatTemplate([{ role: "user", content: "hi" }])).toThrow(

@@ -2,7 +2,13 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { PathRoot, type ServiceRegistration } from "@lean-grpo/kit";
-import { InferenceService, type LoadAdapterRequest } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
+import { create } from "@bufbuild/protobuf";
+import {
+  InferenceService,
+  ModelPromptFormatSchema,
+  type LoadAdapterRequest,
+  type ModelPromptFormat,
+} from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import type { FileInfo } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { InferenceConfig } from "./config.js";
 import type { InferenceBackend } from "./backend/inference-backend.js";
@@ -14,6 +20,7 @@ import { AdapterFileWriter, checkAdapterName } from "./adapters/adapter-files.js
 import { toGenerateInput } from "./rpc/generate-request.js";
 import { tokenizeBatch } from "./rpc/tokenize-batch.js";
 import { reasoningSettings } from "@lean-grpo/lm/reasoning-vocab";
+import { readModelPromptFormat } from "@lean-grpo/lm/tokenizer";
 
 /**
  * Returns the InferenceService registration on the configured backend: vLLM when
@@ -136,8 +143,15 @@ export function createInferenceImpl(
 
     async listModels(_req, ctx) {
       const base = await backend.baseModel(ctx.signal);
+      const promptFormat = modelPromptFormat(backend.name === "vllm" ? config.vllm.tokenizer_dir : config.embedded.model_dir);
       return {
-        baseModel: { id: base.id, maxModelLen: base.maxModelLen, vocabSize: base.vocabSize, reasoningVocabulary: base.reasoningVocabulary },
+        baseModel: {
+          id: base.id,
+          maxModelLen: base.maxModelLen,
+          vocabSize: base.vocabSize,
+          reasoningVocabulary: base.reasoningVocabulary,
+          ...(promptFormat ? { promptFormat } : {}),
+        },
         adapters: adapters.list().map(adapterInfo),
         backend: backend.name,
         // So that a caller needing more completions than one call holds can split them (eval's pass@k).
@@ -157,6 +171,30 @@ export function createInferenceImpl(
 
     tokenizeBatch: (requests, ctx) => tokenizeBatch(requests, ctx, backend),
   };
+}
+
+/**
+ * The prompt the served model was made for, from its directory's prompt_format.json (the
+ * embedded model's directory, or the vLLM model's tokenizer_dir); undefined without one. A
+ * malformed file is FAILED_PRECONDITION naming it: the operator's model directory, not the call.
+ */
+function modelPromptFormat(modelDir: string | undefined): ModelPromptFormat | undefined {
+  if (!modelDir) return undefined;
+  let format: ReturnType<typeof readModelPromptFormat>;
+  try {
+    format = readModelPromptFormat(modelDir);
+  } catch (error) {
+    throw new ConnectError((error as Error).message, Code.FailedPrecondition);
+  }
+  if (Object.keys(format).length === 0) return undefined;
+  return create(ModelPromptFormatSchema, {
+    ...(format.format !== undefined ? { format: format.format } : {}),
+    ...(format.system !== undefined ? { system: format.system } : {}),
+    ...(format.math_template !== undefined ? { mathTemplate: format.math_template } : {}),
+    ...(format.lean_template !== undefined ? { leanTemplate: format.lean_template } : {}),
+    ...(format.tactic_template !== undefined ? { tacticTemplate: format.tactic_template } : {}),
+    ...(format.feedback_template !== undefined ? { feedbackTemplate: format.feedback_template } : {}),
+  });
 }
 
 /** Receives the files into adapters.dir/<name>, made afresh; returns where they are. */

@@ -1,11 +1,17 @@
 // The completions a step keeps to read: spread over groups (best, then worst), bounded in
 // count and size, with the verifier's verdict and messages and each scorer's part.
 import { create } from "@bufbuild/protobuf";
-import { CompletionSchema, FinishReason } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { CompletionSchema, FinishReason, PromptSchema, type Prompt } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { RewardResultSchema } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { Severity, Verdict } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { describe, expect, it } from "vitest";
-import { pickSamples, SAMPLE_TEXT_MAX_CHARS, sampleToProto, type ReadableGroup } from "../src/run/training/step-samples.js";
+import {
+  pickSamples,
+  SAMPLE_TEXT_MAX_CHARS,
+  sampleToProto,
+  withSampledPrompts,
+  type ReadableGroup,
+} from "../src/run/training/step-samples.js";
 
 function group(id: string, rewards: number[], text = (i: number) => `proof ${i}`): ReadableGroup {
   return {
@@ -65,5 +71,43 @@ describe("pickSamples", () => {
     expect(long!.completion.length).toBe(SAMPLE_TEXT_MAX_CHARS + 1);
     expect(long!.truncated).toBe(true);
     expect(sampleToProto(long!).truncated).toBe(true);
+  });
+});
+
+describe("withSampledPrompts", () => {
+  it("records each kept sample's prompt as the sampler rendered it, once per group, cut to the bound, leaving groups without one as they are", async () => {
+    const chat = (content: string) =>
+      create(PromptSchema, {
+        kind: {
+          case: "chat",
+          value: {
+            messages: [
+              { role: "system", content: "S" },
+              { role: "user", content },
+            ],
+          },
+        },
+      });
+    const groups = [
+      { ...group("a", [1, 0]), sampled: chat("prove a") },
+      { ...group("b", [1, 0]), sampled: chat("x".repeat(SAMPLE_TEXT_MAX_CHARS)) },
+      group("c", [1]),
+    ];
+    const rendered: string[] = [];
+    const render = async (prompt: Prompt) => {
+      const messages = prompt.kind.case === "chat" ? prompt.kind.value.messages : [];
+      rendered.push(messages.at(-1)!.content.slice(0, 10));
+      return messages.map((m) => `<${m.role}>${m.content}`).join("") + "<assistant>";
+    };
+    const kept = await withSampledPrompts(pickSamples(groups, 5), groups, render);
+    expect(kept.map((s) => [s.group_id, s.prompt.slice(0, 40), s.truncated])).toEqual([
+      ["a", "<system>S<user>prove a<assistant>", false],
+      ["b", `<system>S<user>${"x".repeat(25)}`, true],
+      ["c", "prove c", false],
+      ["a", "<system>S<user>prove a<assistant>", false],
+      ["b", `<system>S<user>${"x".repeat(25)}`, true],
+    ]);
+    expect(kept.find((s) => s.group_id === "b")!.prompt).toHaveLength(SAMPLE_TEXT_MAX_CHARS + 1);
+    expect(rendered).toEqual(["prove a", "xxxxxxxxxx"]);
   });
 });

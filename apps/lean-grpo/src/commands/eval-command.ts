@@ -6,6 +6,7 @@
 import type { Command } from "commander";
 import { nonNegativeInteger, nonNegativeNumber, positiveInteger, positiveIntegerList, unitInterval } from "./flag-values.js";
 import { loadConfig } from "@lean-grpo/kit";
+import { applyModelPrompt } from "../config/model-prompt.js";
 import { CompletionsFile } from "../eval/completions-file.js";
 import { type EvalResult, evaluateThroughOrchestrator } from "../eval/evaluate-through-orchestrator.js";
 import { TrainFileSchema } from "./train-file.js";
@@ -68,6 +69,14 @@ export function registerEvalCommand(program: Command): void {
           );
         const temperature = nonNegativeNumber("--temperature", options.temperature ?? "1");
         const train = options.config ? loadConfig(TrainFileSchema, { file: options.config }) : undefined;
+        const modelDir = options.model ?? train?.model.dir ?? "models/arith-tiny";
+        // The model's own prompt for every prompt key the config leaves unset (a run's own config decides for --run;
+        // a running orchestrator's model is on its machine).
+        const runConfig = trainRunConfig(train ?? loadConfig(TrainFileSchema, {}));
+        if (options.run === undefined && options.url === undefined) {
+          const { warning } = applyModelPrompt(runConfig, modelDir);
+          if (warning) process.stderr.write(`lean-grpo: warning: ${warning}\n`);
+        }
         const out = options.out === undefined ? undefined : await CompletionsFile.create(options.out);
         let report: EvalResult;
         try {
@@ -85,8 +94,9 @@ export function registerEvalCommand(program: Command): void {
             ...(options.checkpoint !== undefined ? { checkpoint: options.checkpoint } : {}),
             ...(options.url !== undefined ? { url: options.url } : {}),
             runsDir: options.runsDir,
-            modelDir: options.model ?? train?.model.dir ?? "models/arith-tiny",
-            ...(train ? { runConfig: trainRunConfig(train), services: train.services } : {}),
+            modelDir,
+            runConfig,
+            ...(train ? { services: train.services } : {}),
             seed: nonNegativeInteger("--seed", options.seed),
           });
         } finally {

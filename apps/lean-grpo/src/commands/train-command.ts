@@ -9,6 +9,7 @@ import {
   callerAuth,
   ConfigError,
   createLogger,
+  type ConfigIssue,
   createServiceClient,
   isPlainObject,
   rpcClientTracing,
@@ -20,7 +21,8 @@ import { RunConfigMessageSchema, RunOutputs, newRunId, type RunConfigMessage } f
 import { runProgress } from "./run-progress.js";
 import { runSummaryTable } from "./run-summary.js";
 import { runAdvice } from "./run-advice.js";
-import { checkDatasetFile, configDir, loadTrainConfig, trainRunConfig } from "./train-config.js";
+import { checkDatasetFile, configDir, loadTrainConfig, modelGroupOf, trainRunConfig } from "./train-config.js";
+import { applyModelPrompt } from "../config/model-prompt.js";
 import { startRunLogs } from "./run-logs.js";
 import { onStopRequest } from "../process/stop-signals.js";
 import { tracedAction } from "../process/process-tracing.js";
@@ -30,7 +32,8 @@ import { rootRelative } from "../mesh/local-paths.js";
 import { dashboardCommand } from "./dashboard-command.js";
 import { SEED_NAMES, SeedTranslation, seedNameTarget, sourceLabel } from "../config/seed-names.js";
 import { applySeedDerived } from "../config/seed-derived.js";
-import { preflightTrain } from "./train-preflight.js";
+import { preflightTrain, type TrainPreflight } from "./train-preflight.js";
+import { KEY_FLAGS } from "../config/train-flags.js";
 import { resolveTracking, type TrackingConfig } from "../tracking/tracking-config.js";
 import { TrainFileSchema, type TrainFile } from "./train-file.js";
 import { startTrackers, type RunTrackers } from "../tracking/run-trackers.js";
@@ -62,17 +65,9 @@ export interface TrainPlan {
   options: TrainOptions;
   /** What the plan chose that the user may not expect (a group's value the file replaces), printed before the run starts. */
   notes: string[];
+  /** Choices the run keeps that the model was not made for (a prompt other than its own), printed before the run starts. */
+  warnings: string[];
 }
-
-/** The flags that set a config key: the flag, our key, and the seed whose name it is. */
-const KEY_FLAGS: readonly { option: keyof TrainOptions; flag: string; key: string }[] = [
-  { option: "numGenerations", flag: "-n", key: "training.num_generations" },
-  { option: "steps", flag: "--steps", key: "training.steps" },
-  { option: "lr", flag: "--lr", key: "services.learner.optimizer.learning_rate" },
-  { option: "model_path", flag: "--model_path", key: "model.dir" },
-  { option: "output_dir", flag: "--output_dir", key: "runs_dir" },
-  { option: "max_samples", flag: "--max_samples", key: "dataset.max_train_samples" },
-];
 
 export function registerTrainCommand(program: Command, run: (plan: TrainPlan) => Promise<void> = runTrain): Command {
   return program
@@ -121,45 +116,117 @@ export async function planTrain(dataArg: string | undefined, words: string[], op
   const flagNames: Record<string, string> = {};
   if (options.algorithm) [flags["algorithm.name"], flagNames["algorithm.name"]] = [options.algorithm, `--algorithm ${options.algorithm}`];
   if (options.algoConfig) [flags["algorithm.config"], flagNames["algorithm.config"]] = [algoConfig(options.algoConfig), "--algo-config"];
-  for (const { option, flag, key } of KEY_FLAGS) {
+  // --algorithm and --algo-config are set above (the latter is JSON).
+  for (const { option, flag, key } of KEY_FLAGS.filter((f) => f.option !== "algorithm" && f.option !== "algoConfig")) {
     const value = options[option];
     if (typeof value === "string") [flags[key], flagNames[key]] = [value, `${flag} ${value}`];
   }
   if (data) [flags["dataset.path"], flagNames["dataset.path"]] = [data, data];
-  const seeds = new SeedTranslation();
-  const notes: string[] = [];
-  const loaded = loadTrainConfig(TrainFileSchema, {
-    file: options.config,
-    words: overrides,
-    flags,
-    flagNames,
-    configDir: options.configDir,
-    translate: (entries) => {
-      notes.push(...groupValuesTheFileReplaces(entries));
-      return seeds.translate(entries);
-    },
-  });
-  const file = canonicalAlgorithm(applySeedDerived(loaded, seeds));
+  const root = configDir(options.configDir);
+  // Every problem found before the services start, reported at once (exit 2): a refused seed name
+  // does not hide a derived setting that cannot apply, nor a prompt that overruns the context.
+  const issues: ConfigIssue[] = [];
+  const compose = (words: readonly string[]) => {
+    const seeds = new SeedTranslation();
+    const notes: string[] = [];
+    let modelGroup = false;
+    let loaded: TrainFile;
+    try {
+      loaded = loadTrainConfig(TrainFileSchema, {
+        file: options.config,
+        words,
+        flags,
+        flagNames,
+        configDir: root,
+        translate: (entries) => {
+          notes.push(...groupValuesTheFileReplaces(entries));
+          modelGroup ||= entries.some((e) => e.layer === "group" && e.source.startsWith("model="));
+          return seeds.translate(entries);
+        },
+      });
+    } catch (error) {
+      // Without a config there is nothing more to check: the refused names and the config's own problems.
+      if (error instanceof ConfigError) throw new ConfigError([...seeds.issues, ...error.issues]);
+      throw error;
+    }
+    const derivedIssues: ConfigIssue[] = [];
+    const derived = applySeedDerived(loaded, seeds, derivedIssues);
+    return { seeds, notes, modelGroup, issues: [...seeds.issues, ...derivedIssues], derived };
+  };
+  let composed = compose(overrides);
+  // A model directory with a group (models/arith-tiny: model=arith-tiny) brings the group's settings
+  // when no group chose a model: the data-file path trains the shipped model as model=arith-tiny does.
+  const implicitModel = composed.modelGroup ? undefined : modelGroupOf(composed.derived.model.dir, root);
+  if (implicitModel) {
+    composed = compose([`model=${implicitModel}`, ...overrides]);
+    // Not typed by the user: a file's value over it is no surprise worth a note.
+    composed.notes = composed.notes.filter((note) => !note.includes(` from model=${implicitModel} (`));
+  }
+  const { seeds, notes } = composed;
+  issues.push(...composed.issues);
+  const file = collectIssues(issues, () => canonicalAlgorithm(composed.derived)) ?? composed.derived;
   if (!file.dataset.path && !options.resume)
-    throw new Error("no dataset: give DATA (a JSONL file), dataset=NAME (configs/dataset) or dataset.path=FILE");
-  if (file.dataset.path) checkDatasetFile(file.dataset.path);
+    issues.push({
+      path: "dataset.path",
+      source: "command line",
+      message: "no dataset: give DATA (a JSONL file), dataset=NAME (configs/dataset) or dataset.path=FILE",
+    });
+  const datasetFound =
+    file.dataset.path !== "" &&
+    collectIssues(issues, () => {
+      checkDatasetFile(file.dataset.path);
+      return true;
+    }) === true;
   // The orchestrator started here reads files under the working directory, relative to it (local-paths.ts).
-  if (file.dataset.path) file.dataset.path = rootRelative(file.dataset.path, "the dataset");
-  const runConfig = trainRunConfig(file);
-  if (runConfig.eval?.data) runConfig.eval.data = rootRelative(runConfig.eval.data, "eval.data");
-  const tracking = resolveTracking(
-    file.logging,
-    [...seeds.explicit.keys()].some((key) => key.startsWith("logging.")),
+  if (datasetFound) file.dataset.path = rootRelative(file.dataset.path, "the dataset");
+  const runConfig = collectIssues(issues, () => trainRunConfig(file));
+  if (runConfig?.eval?.data) runConfig.eval.data = rootRelative(runConfig.eval.data, "eval.data");
+  // A resumed run samples with the prompt it was started with (its saved config).
+  const warnings: string[] = [];
+  if (runConfig && !options.resume) {
+    const warning = collectIssues(issues, () => applyModelPrompt(runConfig, file.model.dir).warning);
+    if (warning) warnings.push(warning);
+  }
+  const tracking = collectIssues(issues, () =>
+    resolveTracking(
+      file.logging,
+      [...seeds.explicit.keys()].some((key) => key.startsWith("logging.")),
+    ),
   );
-  await preflightTrain({
-    file,
-    runConfig,
-    mesh: meshOptions(file),
-    resume: options.resume !== undefined,
-    configDir: configDir(options.configDir),
-  });
+  const mesh = collectIssues(issues, () => meshOptions(file));
+  if (runConfig && mesh) {
+    issues.push(
+      ...(await preflightTrain({
+        file,
+        runConfig,
+        mesh,
+        resume: options.resume !== undefined,
+        configDir: root,
+        datasetFound: datasetFound || options.resume !== undefined,
+        ...maxPromptLength(seeds),
+      })),
+    );
+  }
+  if (issues.length > 0 || !runConfig || !tracking) throw new ConfigError(issues);
   const runId = options.resume ?? newRunId(runConfig.expName);
-  return { file, runConfig, tracking, runId, options, notes, ...(options.resume ? { resume: options.resume } : {}) };
+  return { file, runConfig, tracking, runId, options, notes, warnings, ...(options.resume ? { resume: options.resume } : {}) };
+}
+
+/** TRL's max_prompt_length, as given, for the pre-flight's prompt check. */
+function maxPromptLength(seeds: SeedTranslation): Pick<TrainPreflight, "maxPromptLength"> {
+  const given = seeds.derived.get("max_prompt_length");
+  return given ? { maxPromptLength: { value: given.value as number, name: given.name, source: given.source } } : {};
+}
+
+/** The value of `check`, or undefined with its ConfigError's issues added to `issues` (another error is thrown). */
+function collectIssues<T>(issues: ConfigIssue[], check: () => T): T | undefined {
+  try {
+    return check();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    issues.push(...error.issues);
+    return undefined;
+  }
 }
 
 /** The embedded mesh a plan starts: the model, the service sections, the orchestrator's section with the run folder. */
@@ -223,6 +290,7 @@ async function runTrain(plan: TrainPlan): Promise<void> {
   const { file, runConfig, runId, options } = plan;
   const { runs_dir, dataset } = file;
   for (const note of plan.notes) process.stderr.write(`lean-grpo: note: ${note}\n`);
+  for (const warning of plan.warnings) process.stderr.write(`lean-grpo: warning: ${warning}\n`);
   const logs = startRunLogs(runs_dir, runId, { verbose: options.verbose === true });
   const mesh = await startMesh(meshOptions(file));
   const { client, transport } = createServiceClient(OrchestratorService, {

@@ -5,7 +5,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { ConfigError, listGroups, loadConfig, splitGroupChoices, type SourceEntry } from "@lean-grpo/kit";
+import { z } from "zod";
+import { ConfigError, listGroups, listOptions, loadConfig, splitGroupChoices, type SourceEntry } from "@lean-grpo/kit";
 import { defaultReasoningMap, REASONING_MAP_FILE } from "@lean-grpo/lm/reasoning-vocab";
 import { RunConfigShapeError, runConfigToMessage, type RunConfigMessage } from "@lean-grpo/orchestrator";
 import type { TrainFile, TrainFileSchema } from "./train-file.js";
@@ -43,6 +44,26 @@ export function loadTrainConfig(schema: typeof TrainFileSchema, sources: TrainCo
     overrides,
     ...(sources.translate ? { translate: sources.translate } : {}),
   });
+}
+
+const ModelGroupShape = z.looseObject({ model: z.looseObject({ dir: z.string().optional() }).optional() });
+
+/**
+ * The model group (configs/model/NAME.yaml) whose model.dir is `dir`, if any: naming the model
+ * directory (the default, a data file's run, --model_path) brings what its group carries (the
+ * learner settings the model was tuned with), as choosing model=NAME does.
+ */
+export function modelGroupOf(dir: string, root: string): string | undefined {
+  for (const option of listOptions(root, "model")) {
+    let loaded: z.output<typeof ModelGroupShape>;
+    try {
+      loaded = loadConfig(ModelGroupShape, { groups: { root, choices: [{ group: "model", option }] } });
+    } catch {
+      continue; // a broken group is reported when it is chosen
+    }
+    if (loaded.model?.dir !== undefined && path.normalize(loaded.model.dir) === path.normalize(dir)) return option;
+  }
+  return undefined;
 }
 
 /**

@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ConnectError } from "@connectrpc/connect";
-import { ConfigError } from "@lean-grpo/kit";
+import { ConfigError, type ConfigIssue } from "@lean-grpo/kit";
 import { tokenizeLocally, type InferenceConfig } from "@lean-grpo/inference";
 import type { LearnerConfig } from "@lean-grpo/learner";
 import type { RewardConfig } from "@lean-grpo/reward";
@@ -38,53 +38,70 @@ export interface TrainPreflight {
   resume: boolean;
   /** The config groups' folder (named in a missing model's message). */
   configDir: string;
+  /** False when the dataset file is missing (already reported): the checks that read it are skipped. */
+  datasetFound?: boolean;
+  /** TRL's max_prompt_length as given (seed-names.ts): no prompt may be longer. */
+  maxPromptLength?: { value: number; name: string; source: string };
   env?: NodeJS.ProcessEnv;
 }
 
-/** Throws the first refusal (a ConfigError or an Error naming the key); returns when the run can start. */
-export async function preflightTrain(plan: TrainPreflight): Promise<void> {
+/**
+ * Every problem the checks find, each naming its key and what to type (empty: the run can start).
+ * Checks that depend on another (the prompts on the model directory and the dataset) run only
+ * when it passed, so one cause is reported once.
+ */
+export async function preflightTrain(plan: TrainPreflight): Promise<ConfigIssue[]> {
   const env = plan.env ?? process.env;
   const { file } = plan;
-  const orchestrator = meshOrchestratorConfig(plan.mesh);
-  const services = new Map(resolveMeshServices(plan.mesh, orchestrator).map((s) => [s.entry.name, s]));
+  const issues: ConfigIssue[] = [];
+  const orchestrator = collect(issues, () => meshOrchestratorConfig(plan.mesh));
+  // A service section its schema refuses: reported, and the checks that need the services skipped.
+  const resolved = orchestrator && collect(issues, () => resolveMeshServices(plan.mesh, orchestrator));
+  const services = new Map((resolved ?? []).map((s) => [s.entry.name, s]));
   const local = (name: string) => {
     const service = services.get(name);
     return service && "config" in service ? service : undefined;
   };
-  // Independent of each other: every one that fails is reported at once.
-  allOf([
-    () => local("learner") && !plan.resume && checkRunAlgorithm(file),
-    () => (local("inference") || local("learner")) && checkModelDir(file.model.dir, plan.configDir),
-    () => (local("inference") || local("learner")) && checkReasoningSize(file.model),
-  ]);
-  if (plan.resume) return;
+  const usesModel = local("inference") || local("learner");
+  collect(issues, () => local("learner") && !plan.resume && checkRunAlgorithm(file));
+  const modelFound =
+    collect(issues, () => {
+      if (usesModel) checkModelDir(file.model.dir, plan.configDir);
+      return true;
+    }) === true;
+  collect(issues, () => usesModel && checkReasoningSize(file.model));
+  if (plan.resume || plan.datasetFound === false || !orchestrator) return issues;
 
-  const run = orchestratorCheck(() =>
-    checkRunOffline({
+  let run: OfflineRun;
+  try {
+    run = checkRunOffline({
       runConfig: plan.runConfig,
       dataset: plan.file.dataset.path,
       readText: (file) => readFileSync(file, "utf8"),
       limits: orchestrator.run_limits,
       // The mesh wires the orchestrator to every service it starts.
       services: { ...orchestrator.services, verifier: orchestrator.services.verifier ?? "the embedded verifier" },
-    }),
-  );
-  checkLeanRepl(run, plan.file, services, env);
-  await checkPrompts(run, local("inference"), local("learner"));
+    });
+  } catch (error) {
+    // The orchestrator's refusal as the command's: its message without the RPC code.
+    if (error instanceof ConnectError) return [...issues, { path: "", source: "run config", message: error.rawMessage }];
+    throw error;
+  }
+  if (!resolved) return issues;
+  collect(issues, () => checkLeanRepl(run, plan.file, services, env));
+  if (modelFound) issues.push(...(await checkPrompts(run, local("inference"), local("learner"), plan.maxPromptLength)));
+  return issues;
 }
 
-/** Runs every check; throws one ConfigError holding the issues of all that failed (another error as it is). */
-function allOf(checks: readonly (() => unknown)[]): void {
-  const issues: ConfigError["issues"] = [];
-  for (const check of checks) {
-    try {
-      check();
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      issues.push(...error.issues);
-    }
+/** Runs `check`; a ConfigError's issues are added to `issues` (another error is thrown). Returns what it returned. */
+function collect<T>(issues: ConfigIssue[], check: () => T): T | undefined {
+  try {
+    return check();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    issues.push(...error.issues);
+    return undefined;
   }
-  if (issues.length > 0) throw new ConfigError(issues);
 }
 
 /** The run's algorithm section as the learner will check it at its first step (seed-algorithm-config.ts). */
@@ -95,16 +112,6 @@ function checkRunAlgorithm(file: TrainFile): void {
   // What the orchestrator sends: an async run adds the rollout correction unless the config chose one.
   const sent = withAsyncCorrection(training.async === true, algorithm.config ?? {});
   checkAlgorithmSection(algorithm.name ?? "grpo", algorithm.config ?? {}, sent);
-}
-
-/** The orchestrator's refusal as the command's: its message without the RPC code. */
-function orchestratorCheck<T>(check: () => T): T {
-  try {
-    return check();
-  } catch (error) {
-    if (error instanceof ConnectError) throw new Error(error.rawMessage);
-    throw error;
-  }
 }
 
 /**
@@ -152,7 +159,13 @@ function firstLean(theorems: readonly Theorem[], set: string, file: string): { s
  * it, or when with training.max_tokens it overruns the model's context (max_position_embeddings),
  * which the sampler and the learner would refuse at the first step that meets it.
  */
-async function checkPrompts(run: OfflineRun, inference: MeshService | undefined, learner: MeshService | undefined): Promise<void> {
+async function checkPrompts(
+  run: OfflineRun,
+  inference: MeshService | undefined,
+  learner: MeshService | undefined,
+  maxPromptLength?: TrainPreflight["maxPromptLength"],
+): Promise<ConfigIssue[]> {
+  const issues: ConfigIssue[] = [];
   const models = new Map<string, string>();
   if (inference && "config" in inference) {
     const config = inference.config as unknown as InferenceConfig;
@@ -163,12 +176,17 @@ async function checkPrompts(run: OfflineRun, inference: MeshService | undefined,
   if (learnerDir && !models.has(learnerDir)) models.set(learnerDir, "the learner");
   for (const [dir, who] of models) {
     const tokenizer = await loadTokenizer(dir);
+    if (typeof tokenizer === "string") {
+      issues.push(issue("model.dir", tokenizer));
+      continue;
+    }
     const { format } = run.config.prompt;
-    if (format === "chat" && !tokenizer.hasChatTemplate)
-      throw configError(
-        "prompt.format",
-        `prompt.format is "chat" but the tokenizer of ${dir} has no chat template; accepted here: auto, text`,
+    if (format === "chat" && !tokenizer.hasChatTemplate) {
+      issues.push(
+        issue("prompt.format", `prompt.format is "chat" but the tokenizer of ${dir} has no chat template; accepted here: auto, text`),
       );
+      continue;
+    }
     const chat = format === "chat" || (format === "auto" && tokenizer.hasChatTemplate);
     const context = contextOf(dir);
     let longest: { tokens: number; where: string } | undefined;
@@ -186,32 +204,47 @@ async function checkPrompts(run: OfflineRun, inference: MeshService | undefined,
       if (!longest || tokens > longest.tokens) longest = { tokens, where: `${set} ${JSON.stringify(theorem.id)}` };
     }
     if (refused.length > 0) {
-      throw configError(
-        "model.dir",
-        `the tokenizer of ${dir} (${who}'s model) cannot encode ${refused.length} prompt${refused.length > 1 ? "s" : ""} (${refused.slice(0, 3).join("; ")}${refused.length > 3 ? "; ..." : ""}); ` +
-          "use a model whose tokenizer covers these characters (model.dir), or a dataset (and prompt.* templates) it can read",
+      issues.push(
+        issue(
+          "model.dir",
+          `the tokenizer of ${dir} (${who}'s model) cannot encode ${refused.length} prompt${refused.length > 1 ? "s" : ""} (${refused.slice(0, 3).join("; ")}${refused.length > 3 ? "; ..." : ""}); ` +
+            "use a model whose tokenizer covers these characters (model.dir), or a dataset (and prompt.* templates) it can read",
+        ),
+      );
+    }
+    if (longest && maxPromptLength && longest.tokens > maxPromptLength.value) {
+      issues.push(
+        issue(
+          maxPromptLength.name,
+          `${maxPromptLength.name} (${maxPromptLength.source}) is ${maxPromptLength.value}, but the longest prompt, ${longest.where}, is ${longest.tokens} tokens ` +
+            `with ${dir}'s tokenizer; prompts are never cut here (a cut problem is another problem): set it to at least ${longest.tokens}, or leave it out`,
+        ),
       );
     }
     const maxTokens = run.config.training.max_tokens;
     if (longest && context !== undefined && longest.tokens + maxTokens > context) {
-      throw configError(
-        "training.max_tokens",
-        `prompt plus max_tokens is ${longest.tokens + maxTokens} tokens (the longest prompt, ${longest.where}, is ${longest.tokens}; ` +
-          `training.max_tokens is ${maxTokens}); the context of ${dir} (${who}'s model, max_position_embeddings) is ${context}: ` +
-          (context > longest.tokens
-            ? `set training.max_tokens to at most ${context - longest.tokens} (the seeds' max_new_tokens, max_completion_length)`
-            : "its prompts alone fill it") +
-          ", or use a model with a longer context (model.dir)",
+      issues.push(
+        issue(
+          "training.max_tokens",
+          `prompt plus max_tokens is ${longest.tokens + maxTokens} tokens (the longest prompt, ${longest.where}, is ${longest.tokens}; ` +
+            `training.max_tokens is ${maxTokens}); the context of ${dir} (${who}'s model, max_position_embeddings) is ${context}: ` +
+            (context > longest.tokens
+              ? `set training.max_tokens to at most ${context - longest.tokens} (the seeds' max_new_tokens, max_completion_length)`
+              : "its prompts alone fill it") +
+            ", or use a model with a longer context (model.dir)",
+        ),
       );
     }
   }
+  return issues;
 }
 
-async function loadTokenizer(dir: string): Promise<ModelTokenizer> {
+/** The tokenizer of a model directory, or why it cannot be loaded. */
+async function loadTokenizer(dir: string): Promise<ModelTokenizer | string> {
   try {
     return await ModelTokenizer.load(dir);
   } catch (error) {
-    throw configError("model.dir", `the tokenizer of ${dir} cannot be loaded: ${(error as Error).message}`);
+    return `the tokenizer of ${dir} cannot be loaded: ${(error as Error).message}`;
   }
 }
 
@@ -224,6 +257,6 @@ function contextOf(dir: string): number | undefined {
   }
 }
 
-function configError(key: string, message: string): ConfigError {
-  return new ConfigError([{ path: key, source: "train config", message }]);
+function issue(key: string, message: string): ConfigIssue {
+  return { path: key, source: "train config", message };
 }

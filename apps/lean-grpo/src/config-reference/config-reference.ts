@@ -14,6 +14,7 @@ import { TopologySchema } from "../mesh/topology.js";
 import { LearnerImplSchema } from "../mesh/torch-learner-config.js";
 import { TrainFileSchema } from "../commands/train-file.js";
 import { DERIVED_SETS, SEED_NAMES, seedNameTarget, sourceLabel } from "../config/seed-names.js";
+import { KEY_FLAGS } from "../config/train-flags.js";
 import { SEED_ALGORITHM_KNOBS } from "../config/seed-algorithm-config.js";
 import { commentFor, readKeyComments, type KeyComment } from "./key-comments.js";
 
@@ -123,6 +124,11 @@ function withSeedNames(groups: ConfigGroupDoc[]): ConfigGroupDoc[] {
     const key = referenceKey(target.replace(/\.\*$/u, ""));
     const how = "derived" in seedName.to ? `: ${DERIVED_SETS[seedName.to.derived].how}` : "";
     byKey.get(key)?.aliases.push(`${seedName.name} (${sourceLabel(seedName.seeds)}${how})`);
+  }
+  // lean-grpo train's flags, the seeds' among them (--max_samples is seed 004's).
+  for (const flag of KEY_FLAGS) {
+    const names = [flag.flag, ...(flag.also ? [flag.also] : [])].join(", ");
+    byKey.get(referenceKey(flag.key))?.aliases.push(`${names} (lean-grpo train flag${flag.seeds ? `; ${sourceLabel(flag.seeds)}` : ""})`);
   }
   return groups;
 }
@@ -260,11 +266,18 @@ export function findConfigKeys(groups: readonly ConfigGroupDoc[], query: string)
   const wanted = referenceKey(query);
   const matches = (name: string) => [query, wanted].some((q) => name === q || name.startsWith(`${q}.`));
   const strip = (name: string) => name.replace(/ \(.*\)$/u, "");
+  // A flag is found by its name with or without its dashes, in either spelling (max_samples, --max_samples, -n).
+  const bare = (name: string) => name.replace(/^-+/u, "");
+  const flagMatches = (alias: string) =>
+    / \(lean-grpo train flag/u.test(alias) &&
+    strip(alias)
+      .split(", ")
+      .some((f) => f === query || bare(f) === bare(query));
   const found = groups.flatMap((group) =>
     group.keys.filter(
       (k) =>
         matches(k.key) ||
-        k.aliases.some((alias) => matches(strip(alias))) ||
+        k.aliases.some((alias) => matches(strip(alias)) || flagMatches(alias)) ||
         k.spellings.some((s) => matches(strip(s)) || matches(referenceKey(strip(s)))),
     ),
   );

@@ -21,7 +21,11 @@ const TRAINING_DEFAULTS = { batch_size: 8, num_generations: 8, steps: 100 };
 
 type Winner = "derived" | "ours";
 
-export function applySeedDerived<F extends DerivableFile>(file: F, seeds: SeedTranslation): F {
+/**
+ * The file with every derived setting applied. One that cannot be applied is an issue: pushed to
+ * `issues` when given (the others still apply, so the pre-flight goes on), else thrown.
+ */
+export function applySeedDerived<F extends DerivableFile>(file: F, seeds: SeedTranslation, sink?: ConfigIssue[]): F {
   const issues: ConfigIssue[] = [];
   const fail = (d: DerivedValue, message: string) => issues.push({ path: d.name, source: d.source, message: `${d.name}: ${message}` });
   /** Which of a derived setting and our key (which may have been set explicitly) holds, by their layers. */
@@ -120,7 +124,8 @@ export function applySeedDerived<F extends DerivableFile>(file: F, seeds: SeedTr
   if (Object.keys(optimizer).length > 0) learner.optimizer = optimizer;
   if (Object.keys(learner).length > 0) services.learner = learner;
 
-  if (issues.length > 0) throw new ConfigError(issues);
+  if (sink) sink.push(...issues);
+  else if (issues.length > 0) throw new ConfigError(issues);
   return { ...file, training, ...(reward === undefined ? {} : { reward }), services };
 }
 

@@ -7,7 +7,7 @@
 // (epochs, TRL's per-device batch, the reward values, the dtype: seed-derived.ts).
 // The seeds' own command-line flags are the train command's options (train-command.ts).
 import { existsSync } from "node:fs";
-import { ConfigError, isPlainObject, type ConfigIssue, type ConfigLayer, type SourceEntry } from "@lean-grpo/kit";
+import { isPlainObject, type ConfigIssue, type ConfigLayer, type SourceEntry } from "@lean-grpo/kit";
 
 export const SEEDS = {
   "001": "lean-grpo README (CLI: lean-grpo train, --algo-config, YAML with algorithm_config)",
@@ -37,6 +37,7 @@ export const DERIVED = [
   "gradient_checkpointing",
   "warmup_ratio",
   "lr_schedule",
+  "max_prompt_length",
 ] as const;
 export type Derived = (typeof DERIVED)[number];
 
@@ -66,6 +67,10 @@ export const DERIVED_SETS: Readonly<Record<Derived, { key: string; how: string }
   lr_schedule: {
     key: "services.learner.optimizer.lr_schedule",
     how: "services.learner.optimizer.lr_schedule (constant | linear | cosine), with optimizer.total_steps = training.steps unless set",
+  },
+  max_prompt_length: {
+    key: "training.max_tokens",
+    how: "a check before the run starts: every record's prompt at most N tokens (prompts are never cut), as prompt plus training.max_tokens must fit the model's context",
   },
 };
 
@@ -340,6 +345,130 @@ export const SEED_NAMES: readonly SeedName[] = [
     { meaning: "trackers: wandb, tensorboard, all, none", to: { key: "logging.report_to" } },
   ),
   ...bothSpellings("run_name", { top: TRL, nested: TRL }, { meaning: "the tracked run's display name", to: { key: "logging.name" } }),
+  // More of TRL's GRPOConfig / TrainingArguments: each acts, or says what it is here.
+  ...bothSpellings(
+    "loss_type",
+    { top: TRL, nested: TRL },
+    {
+      meaning:
+        "how the policy loss is aggregated (grpo, dr_grpo, dapo, bnpo, cispo, sapo); here the loss is the algorithm's, so it chooses the algorithm of that loss " +
+        "(dapo also brings DAPO's clip-higher and dynamic sampling: training.dynamic_sampling=false turns the latter off)",
+      to: { key: "algorithm.name" },
+      value: lossAlgorithm,
+    },
+  ),
+  ...bothSpellings(
+    "max_prompt_length",
+    { top: TRL, nested: TRL },
+    {
+      meaning:
+        "the most tokens of a prompt (TRL cuts longer prompts from the left); here prompts are never cut, as a cut problem is another problem: " +
+        "every record's prompt is checked before the run starts and one longer than this is refused, naming it",
+      to: { derived: "max_prompt_length" },
+      value: positiveInteger,
+    },
+  ),
+  ...bothSpellings(
+    "use_vllm",
+    { top: TRL, nested: TRL },
+    {
+      meaning: "sample with vLLM (true) or with the trainer's own model (false)",
+      to: { key: "services.inference.backend" },
+      value: (v) => (boolean(v) ? "vllm" : "embedded"),
+    },
+  ),
+  ...bothSpellings(
+    "log_completions",
+    { top: TRL, nested: TRL },
+    {
+      meaning:
+        "log a few completions each step; here: report.samples_per_step completions a step (4 unless set) go to runs/<id>/samples.jsonl, the dashboard, the step events and the trackers; false keeps none",
+      to: { key: "report.samples_per_step" },
+      value: (v) => (boolean(v) ? 4 : 0),
+    },
+  ),
+  ...bothSpellings(
+    "optim",
+    { top: TRL, nested: TRL },
+    {
+      meaning: "the optimizer by name (adamw_torch, adamw_torch_fused, adamw_hf, adafactor, adamw_8bit, ...)",
+      to: { none: "an AdamW name only: AdamW is the learners' optimizer (services.learner.optimizer.*)" },
+      value: optimizerName,
+    },
+  ),
+  ...bothSpellings(
+    "save_strategy",
+    { top: TRL, nested: TRL },
+    {
+      meaning: "when checkpoints are saved: steps (every save_steps), epoch, no",
+      to: { none: "steps only: a run checkpoints every training.checkpoint_every steps (save_steps) and at its end" },
+      value: strategy(
+        "save_strategy",
+        "a run checkpoints every training.checkpoint_every steps (save_steps) and at its end, which is what --resume continues from",
+        "training.checkpoint_every",
+        "they cannot be turned off; set training.checkpoint_every=N to save less often",
+      ),
+    },
+  ),
+  ...["eval_strategy", "evaluation_strategy"].flatMap((name) =>
+    bothSpellings(
+      name,
+      { top: TRL, nested: TRL },
+      {
+        meaning: "when the held-out set is evaluated: steps (every eval_steps), epoch, no",
+        to: {
+          none: "steps only: the held-out set (eval.data) is evaluated before the first step, every eval.every steps (eval_steps) and after the last",
+        },
+        value: strategy(
+          name,
+          "the held-out set (eval.data) is evaluated before the first step, every eval.every steps (eval_steps) and after the last; without eval.data there is no evaluation",
+          "eval.every",
+          "leave eval.data unset for a run without evaluation",
+        ),
+      },
+    ),
+  ),
+  ...bothSpellings(
+    "save_total_limit",
+    { top: TRL, nested: TRL },
+    {
+      meaning: "keep at most N checkpoints, deleting older ones",
+      to: {
+        refuse:
+          "every checkpoint of a run is kept (runs/<id>/checkpoints/step-N: the adapter and the optimizer state), so any of them can be evaluated " +
+          "(lean-grpo eval --checkpoint) or resumed from; save fewer with training.checkpoint_every=N (the orchestrator caps a run at run_limits.max_checkpoints), " +
+          "and delete the ones you do not need",
+      },
+    },
+  ),
+  ...bothSpellings(
+    "tf32",
+    { top: TRL, nested: TRL },
+    {
+      meaning: "allow TF32 matrix multiplies on Ampere and later NVIDIA GPUs",
+      to: { none: "false only: the learners compute in float32 (or bf16 autocast on CUDA with services.learner.torch.dtype)" },
+      value: (v) => {
+        if (boolean(v))
+          throw new Error(
+            "TF32 has no setting here: the default learner computes in float32 on the CPU, and the PyTorch learner in float32 or bf16 autocast " +
+              "(services.learner.impl=torch services.learner.torch.dtype=bfloat16 is the faster precision on CUDA)",
+          );
+        return v;
+      },
+    },
+  ),
+  ...bothSpellings(
+    "logging_dir",
+    { top: TRL, nested: TRL },
+    {
+      meaning: "TensorBoard's log folder",
+      to: {
+        refuse:
+          "TensorBoard's event files are written in each run's own folder, runs/<id>/tensorboard (logging.report_to=tensorboard), beside its other files; " +
+          "`tensorboard --logdir RUNS_DIR` shows every run; to put the runs elsewhere set runs_dir (seed 004's --output_dir)",
+      },
+    },
+  ),
 ];
 
 /** What a seed name does here, in words: the key it sets, how a derived one is computed, or what to type instead. */
@@ -385,13 +514,16 @@ export interface ExplicitKey {
  * its keys, so a seed key inside it is found), renamed to our key, collected as a derived
  * setting, or refused. What the sources set explicitly is recorded with its layer
  * (`explicit`), so a derived setting can yield to a higher layer and refuse to contradict its own.
+ * A refused name is kept in `issues` and left out, so the rest of the config is still composed
+ * and checked: the pre-flight reports every problem at once.
  */
 export class SeedTranslation {
   readonly derived = new Map<Derived, DerivedValue>();
   readonly explicit = new Map<string, ExplicitKey>();
+  readonly issues: ConfigIssue[] = [];
 
   translate(entries: SourceEntry[]): SourceEntry[] {
-    const issues: ConfigIssue[] = [];
+    const issues = this.issues;
     const out: SourceEntry[] = [];
     for (const entry of entries.flatMap(leaves)) {
       const found = seedNameOf(entry.path);
@@ -431,7 +563,6 @@ export class SeedTranslation {
       }
       // `none`: the value is what happens here anyway; nothing to set.
     }
-    if (issues.length > 0) throw new ConfigError(issues);
     return out;
   }
 }
@@ -478,6 +609,42 @@ function scheduleName(value: unknown): string {
   const schedule = SCHEDULES[String(value)];
   if (schedule) return schedule;
   throw new Error(`${JSON.stringify(value)} is not a schedule here; accepted: ${Object.keys(SCHEDULES).join(", ")}`);
+}
+
+/** TRL's loss_type names and the algorithm here whose loss it is. */
+const LOSS_ALGORITHMS: Record<string, string> = { grpo: "grpo", dr_grpo: "drgrpo", dapo: "dapo", cispo: "cispo", sapo: "sapo" };
+
+function lossAlgorithm(value: unknown): string {
+  const algorithm = LOSS_ALGORITHMS[String(value).toLowerCase()];
+  if (algorithm) return algorithm;
+  if (String(value).toLowerCase() === "bnpo")
+    throw new Error(
+      "bnpo (the loss normalised by the batch's tokens) is not one of the algorithms here; the nearest is dapo (normalised by the group's tokens): loss_type=dapo or --algorithm dapo",
+    );
+  throw new Error(
+    `${JSON.stringify(value)} is not a loss type here; accepted: ${Object.entries(LOSS_ALGORITHMS)
+      .map(([loss, algorithm]) => (loss === algorithm ? loss : `${loss} (${algorithm})`))
+      .join(", ")} (lean-grpo algorithms lists them)`,
+  );
+}
+
+function optimizerName(value: unknown): unknown {
+  if (/^adamw/u.test(String(value)) && !/8bit|4bit|bnb|anyprecision|apex/u.test(String(value))) return value;
+  throw new Error(
+    `${JSON.stringify(value)}: the learners' optimizer is AdamW in float32 state (services.learner.optimizer.learning_rate, beta1, beta2, epsilon, weight_decay, max_grad_norm); ` +
+      "accepted: adamw_torch, adamw_torch_fused, adamw_hf (all the same AdamW here), or leave optim out",
+  );
+}
+
+/** TRL's save_strategy / eval_strategy: "steps" is what happens here; "epoch" and "no" say what to type. */
+function strategy(name: string, here: string, everyKey: string, instead: string): (value: unknown) => unknown {
+  return (value) => {
+    if (value === "steps") return value;
+    if (value === "epoch")
+      throw new Error(`${here}; for once an epoch set ${everyKey} to the steps of an epoch (records / training.batch_size)`);
+    if (value === "no") throw new Error(`${here}; ${instead}`);
+    throw new Error(`${JSON.stringify(value)} is not a ${name}; accepted: steps (${here})`);
+  };
 }
 
 function positiveNumber(value: unknown): number {

@@ -2,7 +2,7 @@
 // and their token ids as the learner trains on them (chat prompt, answer + eos).
 import { readFileSync } from "node:fs";
 import { readJsonObjects } from "@lean-grpo/jsonl";
-import type { ModelTokenizer } from "@lean-grpo/lm/tokenizer";
+import type { ModelPromptFormat, ModelTokenizer } from "@lean-grpo/lm/tokenizer";
 
 /** One warm-start pair: the user's question and the answer the model should write. */
 export interface SftPair {
@@ -37,13 +37,32 @@ export function readSftPairs(file: string): SftPair[] {
   return pairs;
 }
 
-/** The prompt as the chat template renders a one-message user turn, and the completion closed by the eos token. */
-export function tokenizePair(tokenizer: ModelTokenizer, pair: SftPair): { promptIds: number[]; completionIds: number[] } {
+/** The format a model directory without prompt_format.json is warm-started in: the bare problem as the user turn. */
+export const SFT_DEFAULT_FORMAT = { system: "", math_template: "{problem}" } as const satisfies ModelPromptFormat;
+
+/**
+ * The prompt as the sampler is given it for this model's format (the base model's
+ * prompt_format.json, else SFT_DEFAULT_FORMAT): the math template's text as the user turn, after
+ * the system turn if the format has one, through the chat template (or as plain text, system
+ * paragraph first, for a model without one); and the completion closed by the eos token.
+ */
+export function tokenizePair(
+  tokenizer: ModelTokenizer,
+  pair: SftPair,
+  format: ModelPromptFormat = SFT_DEFAULT_FORMAT,
+): { promptIds: number[]; completionIds: number[] } {
   const eos = tokenizer.specialTokens.eos_token;
   if (eos === null)
     throw new Error("the tokenizer has no eos_token (tokenizer_config.json); the warm start teaches the model to end its answer with it");
+  const text = (format.math_template ?? SFT_DEFAULT_FORMAT.math_template).replaceAll("{problem}", pair.problem);
+  const system = format.system ?? "";
+  const chat = format.format === "chat" || (format.format !== "text" && tokenizer.hasChatTemplate);
   return {
-    promptIds: tokenizer.encodeChat([{ role: "user", content: pair.problem }], { addGenerationPrompt: true }),
+    promptIds: chat
+      ? tokenizer.encodeChat([...(system ? [{ role: "system", content: system }] : []), { role: "user", content: text }], {
+          addGenerationPrompt: true,
+        })
+      : tokenizer.encode(system ? `${system}\n\n${text}` : text, { addSpecialTokens: true }),
     completionIds: tokenizer.encode(pair.completion + eos, { addSpecialTokens: false }),
   };
 }

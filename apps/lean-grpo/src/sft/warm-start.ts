@@ -20,7 +20,8 @@ import {
   type Checkpoint,
   type LoraConfig,
 } from "@lean-grpo/lm";
-import { readSftPairs, tokenizePair } from "./sft-data.js";
+import { PROMPT_FORMAT_FILE, promptFormatJson, readModelPromptFormat } from "@lean-grpo/lm/tokenizer";
+import { readSftPairs, SFT_DEFAULT_FORMAT, tokenizePair } from "./sft-data.js";
 
 export interface WarmStartSettings {
   /** Base model directory (config.json, model.safetensors, tokenizer files). */
@@ -49,7 +50,7 @@ export interface SftSummary {
 }
 
 /** Files of the base model directory the output carries over unchanged. */
-const CARRIED_FILES = ["tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "generation_config.json"];
+const CARRIED_FILES = ["tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "chat_template.json", "generation_config.json"];
 
 export async function warmStart(data: string, settings: WarmStartSettings): Promise<SftSummary> {
   const { steps, learningRate, batchSize, rank, seed, logEvery, backend } = settings;
@@ -58,11 +59,13 @@ export async function warmStart(data: string, settings: WarmStartSettings): Prom
   const pairs = readSftPairs(data);
   await useBackend(backend);
   const tokenizer = await ModelTokenizer.load(settings.model);
+  // The base model's own prompt format, which the warm-started model keeps (its prompt_format.json).
+  const format = { ...SFT_DEFAULT_FORMAT, ...readModelPromptFormat(settings.model) };
   const model = await CausalLM.load(settings.model, { trainable: settings.full });
   const examples: TrainingExample[] = pairs.map((pair, i) => ({
     sampleId: `${data}:${i + 1}`,
     groupId: `#${i}`,
-    ...tokenizePair(tokenizer, pair),
+    ...tokenizePair(tokenizer, pair, format),
     samplerLogprobs: null,
     reward: 0,
     truncated: false,
@@ -108,6 +111,8 @@ export async function warmStart(data: string, settings: WarmStartSettings): Prom
     const checkpoint = await loadCheckpoint(settings.model);
     trainer.writeInto(checkpoint);
     writeModelDirectory(settings.model, settings.out, checkpoint);
+    // The prompt it was trained to read travels with it: every command that names it samples with it.
+    writeFileSync(path.join(settings.out, PROMPT_FORMAT_FILE), promptFormatJson(format));
   } finally {
     trainer.dispose();
     model.dispose();

@@ -278,7 +278,7 @@ export const SEED_COMMANDS: readonly SeedCommand[] = [
     note: "the guide's math data is examples/arith.jsonl here; your SFT checkpoint is the shipped models/arith-tiny, whose context is 256 tokens",
     expect: {
       error:
-        /prompt plus max_tokens is 2094 tokens \(the longest prompt, dataset "line-1", is 46; training\.max_tokens is 2048\); the context of models\/arith-tiny .* is 256: set training\.max_tokens to at most 210/,
+        /prompt plus max_tokens is 2067 tokens \(the longest prompt, dataset "line-1", is 19; training\.max_tokens is 2048\); the context of models\/arith-tiny .* is 256: set training\.max_tokens to at most 237/,
     },
   },
   {
@@ -396,7 +396,7 @@ export const SEED_COMMANDS: readonly SeedCommand[] = [
     kind: "setting",
     written: "max_new_tokens: 200",
     here: `${DATA} --config ${CONFIGS}/rl_grpo_config.yaml --model_path models/arith-tiny --output_dir results/rl_grpo_20260101_000000 max_new_tokens=200`,
-    note: "the full configuration (rl_grpo_config.yaml) with what its refusal says to type: max_new_tokens at most 210",
+    note: "the full configuration (rl_grpo_config.yaml) with what its refusal says to type: max_new_tokens at most 237",
     expect: {
       runs: {
         "model.dir": "models/arith-tiny",
@@ -431,6 +431,17 @@ export const SEED_COMMANDS: readonly SeedCommand[] = [
     here: `${TEST004} fp16=true`,
     note: "the guide's advice for slow training",
     expect: { error: /fp16 .*fp16 is not supported: the learner trains in float32, or in bf16 autocast on CUDA; use bf16/ },
+  },
+  {
+    seed: "004",
+    kind: "setting",
+    written: "fp16: true\ngradient_checkpointing: true\n(in configs/rl_grpo_config.yaml, whose max_new_tokens is 2048)",
+    here: `${DATA} --config ${CONFIGS}/rl_fp16.yaml --max_samples 10`,
+    note: "the guide's advice for slow training and for running out of memory, both in its full configuration with the shipped model: three problems, refused at once",
+    expect: {
+      error:
+        /^fp16 .*fp16 is not supported.*\ngradient_checkpointing: gradient checkpointing is the PyTorch learner's.*\nprompt plus max_tokens is \d+ tokens .*training\.max_tokens is 2048/su,
+    },
   },
   {
     seed: "004",

@@ -71,6 +71,17 @@ describe("splitGroupChoices", () => {
     expect(error.message).toBe(`unknown model "huge" (from model=huge); available in ${path.join(root, "model")}: big, tiny`);
   });
 
+  it("finds an option in any case, as -a does (algorithm=DAPO is dapo.yaml)", () => {
+    expect(splitGroupChoices(["algorithm=DAPO", "model=Tiny"], root).choices).toEqual([
+      { group: "algorithm", option: "dapo" },
+      { group: "model", option: "tiny" },
+    ]);
+    const error = configError(() => splitGroupChoices(["algorithm=DAPOX"], root));
+    expect(error.message).toBe(
+      `unknown algorithm "DAPOX" (from algorithm=DAPOX); available in ${path.join(root, "algorithm")}: dapo, grpo`,
+    );
+  });
+
   it("refuses choosing one group twice", () => {
     expect(configError(() => splitGroupChoices(["model=tiny", "model=big"], root)).message).toMatch(/"model" is chosen twice/);
   });

@@ -48,7 +48,8 @@ export function listOptions(root: string, group: string): string[] {
 /**
  * Splits command-line words into group choices and dotted overrides: `name=option` whose
  * name (no dot) is a group under `root` is a choice; everything else is left as an override.
- * Choosing the same group twice is an error, as is an option the group does not have.
+ * Choosing the same group twice is an error, as is an option the group does not have; an option
+ * is found in any case (algorithm=DAPO chooses dapo.yaml).
  */
 export function splitGroupChoices(words: readonly string[], root: string): { choices: GroupChoice[]; overrides: string[] } {
   const groups = new Set(listGroups(root));
@@ -68,7 +69,9 @@ export function splitGroupChoices(words: readonly string[], root: string): { cho
       continue;
     }
     const options = listOptions(root, group);
-    if (!options.includes(option)) {
+    // Names in any case, as `-a DAPO` reads them: algorithm=DAPO is algorithm=dapo (when only one option matches).
+    const matches = options.includes(option) ? [option] : options.filter((o) => o.toLowerCase() === option.toLowerCase());
+    if (matches.length !== 1) {
       issues.push({
         path: group,
         source,
@@ -76,7 +79,7 @@ export function splitGroupChoices(words: readonly string[], root: string): { cho
       });
       continue;
     }
-    choices.push({ group, option });
+    choices.push({ group, option: matches[0]! });
   }
   if (issues.length > 0) throw new ConfigError(issues);
   return { choices, overrides };

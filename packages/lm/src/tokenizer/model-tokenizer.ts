@@ -1,7 +1,7 @@
 // A model's tokenizer from its Hugging Face files: tokenizer.json (through
 // @huggingface/tokenizers, whose ids match the Rust tokenizers for Qwen's BPE) and
 // tokenizer_config.json (special tokens and the chat template, which may also sit in
-// chat_template.jinja, as newer transformers save it).
+// chat_template.jinja, as newer transformers save it, or in a processor's chat_template.json).
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
@@ -65,7 +65,27 @@ function tokenText(value: unknown, key: string): string | null {
   throw new TokenizerError(`tokenizer_config.json "${key}" must be a string or {"content": ...}`);
 }
 
-/** The template source: chat_template.jinja, else tokenizer_config's string, or its "default" entry of a list. */
+/**
+ * chat_template.json's template (`{"chat_template": "..."}`, as transformers' processors save it);
+ * null when there is no such file.
+ */
+function jsonTemplate(text: string | null, file: string): string | null {
+  if (text === null) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new TokenizerError(`${file} is not valid JSON (${(error as Error).message})`);
+  }
+  const template = (value as { chat_template?: unknown } | null)?.chat_template;
+  if (typeof template !== "string") throw new TokenizerError(`${file} must be {"chat_template": "<the template>"}`);
+  return template;
+}
+
+/**
+ * The template source, where transformers looks for it: chat_template.jinja, else
+ * chat_template.json, else tokenizer_config's string, or its "default" entry of a list.
+ */
 function templateSource(config: Record<string, unknown>, file: string | null): string | null {
   if (file !== null) return file;
   const value = config.chat_template;
@@ -119,7 +139,11 @@ export class ModelTokenizer {
     const specialTokens = Object.fromEntries(
       SPECIAL_TOKEN_KEYS.map((key) => [key, tokenText(config[key], key)]),
     ) as ModelTokenizer["specialTokens"];
-    const source = templateSource(config, await readOptional(path.join(directory, "chat_template.jinja")));
+    const jsonFile = path.join(directory, "chat_template.json");
+    const source = templateSource(
+      config,
+      (await readOptional(path.join(directory, "chat_template.jinja"))) ?? jsonTemplate(await readOptional(jsonFile), jsonFile),
+    );
     return new ModelTokenizer(
       tokenizer,
       specialTokens,
@@ -224,7 +248,9 @@ export class ModelTokenizer {
   /** The prompt text of a conversation, as apply_chat_template(tokenize=False) gives it. */
   applyChatTemplate(messages: readonly ChatMessage[], options: ChatTemplateOptions = {}): string {
     if (!this.chatTemplate)
-      throw new TokenizerError("this tokenizer has no chat template (tokenizer_config.json chat_template or chat_template.jinja)");
+      throw new TokenizerError(
+        "this tokenizer has no chat template (tokenizer_config.json chat_template, chat_template.jinja or chat_template.json)",
+      );
     return this.chatTemplate.render(messages, options);
   }
 

@@ -28,6 +28,8 @@ import { HELDOUT_CONCURRENCY } from "../run/training/heldout-context.js";
 import { heldoutOptions } from "../run/training/heldout-eval.js";
 import { connectMesh, type MeshClients } from "../run/mesh-clients.js";
 import { usesChatPrompts } from "../run/rollout/prompts.js";
+import { promptKeysSet, withModelPrompt } from "../run/config/model-prompt.js";
+import { runConfigInput } from "../run/config/run-config-message.js";
 import type { AnswerFormStats } from "./answer-form.js";
 import type { CompletionVerdict } from "./completion-verdict.js";
 import { evaluate } from "./evaluate.js";
@@ -58,6 +60,14 @@ export async function* evaluateRpc(
   let adapter = "";
   try {
     if (evaluated) adapter = await loadAdapter(clients, evaluated, signal);
+    // Without a run, the prompt keys the request leaves unset are the served model's own.
+    if (!request.runId)
+      runConfig.prompt = await withModelPrompt(
+        runConfig.prompt,
+        promptKeysSet(runConfigInput({ runConfig: request.runConfig, config: undefined }), []),
+        clients,
+        signal,
+      );
     const events = new EventQueue<EvaluateResponse>();
     const chatPrompts = await usesChatPrompts(runConfig.prompt.format, clients);
     const evaluation = evaluate({

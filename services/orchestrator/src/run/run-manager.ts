@@ -32,6 +32,7 @@ import { connectMesh, type MeshClients } from "./mesh-clients.js";
 import { runPreflight } from "./preflight/run-preflight.js";
 import type { RunConfig } from "./config/run-config.js";
 import { parseRunConfig } from "./config/parse-run-config.js";
+import { promptKeysSet, withModelPrompt } from "./config/model-prompt.js";
 import { checkRunLimits } from "./config/run-limits.js";
 import { resolvedConfigMessage, runConfigInput, type RunConfigMessage } from "./config/run-config-message.js";
 import { listRunDirs, RunOutputs, type RunFile, type StepRecord } from "./outputs/run-outputs.js";
@@ -158,6 +159,8 @@ export class RunManager {
     let dynamicSampling: boolean;
     let reasoning: ReasoningVocabulary | undefined;
     try {
+      // A fresh run's unset prompt keys: the served model's own (a resumed run keeps what it was started with).
+      if (fresh) config.prompt = await withModelPrompt(config.prompt, promptKeysSet(runConfigInput(request), request.overrides), clients);
       let algorithmName: string;
       ({ algorithmName, dynamicSampling, reasoning } = await runPreflight(clients, {
         config,

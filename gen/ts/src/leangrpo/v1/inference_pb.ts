@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file leangrpo/v1/inference.proto.
  */
 export const file_leangrpo_v1_inference: GenFile = /*@__PURE__*/
-  fileDesc("ChtsZWFuZ3Jwby92MS9pbmZlcmVuY2UucHJvdG8SC2xlYW5ncnBvLnYxIpUBCg9HZW5lcmF0ZVJlcXVlc3QSIwoGcHJvbXB0GAEgASgLMhMubGVhbmdycG8udjEuUHJvbXB0EgkKAW4YAiABKA0SLQoIc2FtcGxpbmcYAyABKAsyGy5sZWFuZ3Jwby52MS5TYW1wbGluZ1BhcmFtcxIPCgdhZGFwdGVyGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkinQEKEEdlbmVyYXRlUmVzcG9uc2USGAoQcHJvbXB0X3Rva2VuX2lkcxgBIAMoDRIsCgtjb21wbGV0aW9ucxgCIAMoCzIXLmxlYW5ncnBvLnYxLkNvbXBsZXRpb24SDQoFbW9kZWwYAyABKAkSDwoHYWRhcHRlchgEIAEoCRIhCgV1c2FnZRgFIAEoCzISLmxlYW5ncnBvLnYxLlVzYWdlIpsBChVHZW5lcmF0ZVN0cmVhbVJlcXVlc3QSIwoGcHJvbXB0GAEgASgLMhMubGVhbmdycG8udjEuUHJvbXB0EgkKAW4YAiABKA0SLQoIc2FtcGxpbmcYAyABKAsyGy5sZWFuZ3Jwby52MS5TYW1wbGluZ1BhcmFtcxIPCgdhZGFwdGVyGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkipgEKFkdlbmVyYXRlU3RyZWFtUmVzcG9uc2USDQoFaW5kZXgYASABKA0SEQoJdG9rZW5faWRzGAIgAygNEhAKCGxvZ3Byb2JzGAMgAygCEgwKBHRleHQYBCABKAkSMAoNZmluaXNoX3JlYXNvbhgFIAEoDjIZLmxlYW5ncnBvLnYxLkZpbmlzaFJlYXNvbhIYChBwcm9tcHRfdG9rZW5faWRzGAYgAygNImIKDUFkYXB0ZXJTb3VyY2USDAoEbmFtZRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEgwKBHBhdGgYAyABKAkSJAoFZmlsZXMYBCADKAsyFS5sZWFuZ3Jwby52MS5GaWxlSW5mbyJzChJMb2FkQWRhcHRlclJlcXVlc3QSLAoGc291cmNlGAEgASgLMhoubGVhbmdycG8udjEuQWRhcHRlclNvdXJjZUgAEicKBWNodW5rGAIgASgLMhYubGVhbmdycG8udjEuRmlsZUNodW5rSABCBgoEcGFydCJSChNMb2FkQWRhcHRlclJlc3BvbnNlEikKB2FkYXB0ZXIYASABKAsyGC5sZWFuZ3Jwby52MS5BZGFwdGVySW5mbxIQCgh1bmxvYWRlZBgCIAMoCSIkChRVbmxvYWRBZGFwdGVyUmVxdWVzdBIMCgRuYW1lGAEgASgJIkIKFVVubG9hZEFkYXB0ZXJSZXNwb25zZRIpCgdhZGFwdGVyGAEgASgLMhgubGVhbmdycG8udjEuQWRhcHRlckluZm8iEwoRTGlzdE1vZGVsc1JlcXVlc3QijAEKEkxpc3RNb2RlbHNSZXNwb25zZRIqCgpiYXNlX21vZGVsGAEgASgLMhYubGVhbmdycG8udjEuTW9kZWxJbmZvEioKCGFkYXB0ZXJzGAIgAygLMhgubGVhbmdycG8udjEuQWRhcHRlckluZm8SDwoHYmFja2VuZBgDIAEoCRINCgVtYXhfbhgEIAEoDSKCAQoJTW9kZWxJbmZvEgoKAmlkGAEgASgJEhUKDW1heF9tb2RlbF9sZW4YAiABKA0SEgoKdm9jYWJfc2l6ZRgDIAEoDRI+ChRyZWFzb25pbmdfdm9jYWJ1bGFyeRgEIAEoCzIgLmxlYW5ncnBvLnYxLlJlYXNvbmluZ1ZvY2FidWxhcnkiaQoLQWRhcHRlckluZm8SDAoEbmFtZRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEgwKBHBhdGgYAyABKAkSLQoJbG9hZGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI2Cg9Ub2tlbml6ZVJlcXVlc3QSIwoGcHJvbXB0GAEgASgLMhMubGVhbmdycG8udjEuUHJvbXB0Ij0KEFRva2VuaXplUmVzcG9uc2USEQoJdG9rZW5faWRzGAEgAygNEhYKDnRlbXBsYXRlZF90ZXh0GAIgASgJIjsKFFRva2VuaXplQmF0Y2hSZXF1ZXN0EiMKBnByb21wdBgBIAEoCzITLmxlYW5ncnBvLnYxLlByb21wdCJIChVUb2tlbml6ZUJhdGNoUmVzcG9uc2USDQoFaW5kZXgYASABKA0SEQoJdG9rZW5faWRzGAIgAygNEg0KBWVycm9yGAMgASgJMtgEChBJbmZlcmVuY2VTZXJ2aWNlEkcKCEdlbmVyYXRlEhwubGVhbmdycG8udjEuR2VuZXJhdGVSZXF1ZXN0Gh0ubGVhbmdycG8udjEuR2VuZXJhdGVSZXNwb25zZRJbCg5HZW5lcmF0ZVN0cmVhbRIiLmxlYW5ncnBvLnYxLkdlbmVyYXRlU3RyZWFtUmVxdWVzdBojLmxlYW5ncnBvLnYxLkdlbmVyYXRlU3RyZWFtUmVzcG9uc2UwARJSCgtMb2FkQWRhcHRlchIfLmxlYW5ncnBvLnYxLkxvYWRBZGFwdGVyUmVxdWVzdBogLmxlYW5ncnBvLnYxLkxvYWRBZGFwdGVyUmVzcG9uc2UoARJWCg1VbmxvYWRBZGFwdGVyEiEubGVhbmdycG8udjEuVW5sb2FkQWRhcHRlclJlcXVlc3QaIi5sZWFuZ3Jwby52MS5VbmxvYWRBZGFwdGVyUmVzcG9uc2USTQoKTGlzdE1vZGVscxIeLmxlYW5ncnBvLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gh8ubGVhbmdycG8udjEuTGlzdE1vZGVsc1Jlc3BvbnNlEkcKCFRva2VuaXplEhwubGVhbmdycG8udjEuVG9rZW5pemVSZXF1ZXN0Gh0ubGVhbmdycG8udjEuVG9rZW5pemVSZXNwb25zZRJaCg1Ub2tlbml6ZUJhdGNoEiEubGVhbmdycG8udjEuVG9rZW5pemVCYXRjaFJlcXVlc3QaIi5sZWFuZ3Jwby52MS5Ub2tlbml6ZUJhdGNoUmVzcG9uc2UoATABYgZwcm90bzM", [file_google_protobuf_timestamp, file_leangrpo_v1_common]);
+  fileDesc("ChtsZWFuZ3Jwby92MS9pbmZlcmVuY2UucHJvdG8SC2xlYW5ncnBvLnYxIpUBCg9HZW5lcmF0ZVJlcXVlc3QSIwoGcHJvbXB0GAEgASgLMhMubGVhbmdycG8udjEuUHJvbXB0EgkKAW4YAiABKA0SLQoIc2FtcGxpbmcYAyABKAsyGy5sZWFuZ3Jwby52MS5TYW1wbGluZ1BhcmFtcxIPCgdhZGFwdGVyGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkinQEKEEdlbmVyYXRlUmVzcG9uc2USGAoQcHJvbXB0X3Rva2VuX2lkcxgBIAMoDRIsCgtjb21wbGV0aW9ucxgCIAMoCzIXLmxlYW5ncnBvLnYxLkNvbXBsZXRpb24SDQoFbW9kZWwYAyABKAkSDwoHYWRhcHRlchgEIAEoCRIhCgV1c2FnZRgFIAEoCzISLmxlYW5ncnBvLnYxLlVzYWdlIpsBChVHZW5lcmF0ZVN0cmVhbVJlcXVlc3QSIwoGcHJvbXB0GAEgASgLMhMubGVhbmdycG8udjEuUHJvbXB0EgkKAW4YAiABKA0SLQoIc2FtcGxpbmcYAyABKAsyGy5sZWFuZ3Jwby52MS5TYW1wbGluZ1BhcmFtcxIPCgdhZGFwdGVyGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkipgEKFkdlbmVyYXRlU3RyZWFtUmVzcG9uc2USDQoFaW5kZXgYASABKA0SEQoJdG9rZW5faWRzGAIgAygNEhAKCGxvZ3Byb2JzGAMgAygCEgwKBHRleHQYBCABKAkSMAoNZmluaXNoX3JlYXNvbhgFIAEoDjIZLmxlYW5ncnBvLnYxLkZpbmlzaFJlYXNvbhIYChBwcm9tcHRfdG9rZW5faWRzGAYgAygNImIKDUFkYXB0ZXJTb3VyY2USDAoEbmFtZRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEgwKBHBhdGgYAyABKAkSJAoFZmlsZXMYBCADKAsyFS5sZWFuZ3Jwby52MS5GaWxlSW5mbyJzChJMb2FkQWRhcHRlclJlcXVlc3QSLAoGc291cmNlGAEgASgLMhoubGVhbmdycG8udjEuQWRhcHRlclNvdXJjZUgAEicKBWNodW5rGAIgASgLMhYubGVhbmdycG8udjEuRmlsZUNodW5rSABCBgoEcGFydCJSChNMb2FkQWRhcHRlclJlc3BvbnNlEikKB2FkYXB0ZXIYASABKAsyGC5sZWFuZ3Jwby52MS5BZGFwdGVySW5mbxIQCgh1bmxvYWRlZBgCIAMoCSIkChRVbmxvYWRBZGFwdGVyUmVxdWVzdBIMCgRuYW1lGAEgASgJIkIKFVVubG9hZEFkYXB0ZXJSZXNwb25zZRIpCgdhZGFwdGVyGAEgASgLMhgubGVhbmdycG8udjEuQWRhcHRlckluZm8iEwoRTGlzdE1vZGVsc1JlcXVlc3QijAEKEkxpc3RNb2RlbHNSZXNwb25zZRIqCgpiYXNlX21vZGVsGAEgASgLMhYubGVhbmdycG8udjEuTW9kZWxJbmZvEioKCGFkYXB0ZXJzGAIgAygLMhgubGVhbmdycG8udjEuQWRhcHRlckluZm8SDwoHYmFja2VuZBgDIAEoCRINCgVtYXhfbhgEIAEoDSK5AQoJTW9kZWxJbmZvEgoKAmlkGAEgASgJEhUKDW1heF9tb2RlbF9sZW4YAiABKA0SEgoKdm9jYWJfc2l6ZRgDIAEoDRI+ChRyZWFzb25pbmdfdm9jYWJ1bGFyeRgEIAEoCzIgLmxlYW5ncnBvLnYxLlJlYXNvbmluZ1ZvY2FidWxhcnkSNQoNcHJvbXB0X2Zvcm1hdBgFIAEoCzIeLmxlYW5ncnBvLnYxLk1vZGVsUHJvbXB0Rm9ybWF0IpcCChFNb2RlbFByb21wdEZvcm1hdBITCgZmb3JtYXQYASABKAlIAIgBARITCgZzeXN0ZW0YAiABKAlIAYgBARIaCg1tYXRoX3RlbXBsYXRlGAMgASgJSAKIAQESGgoNbGVhbl90ZW1wbGF0ZRgEIAEoCUgDiAEBEhwKD3RhY3RpY190ZW1wbGF0ZRgFIAEoCUgEiAEBEh4KEWZlZWRiYWNrX3RlbXBsYXRlGAYgASgJSAWIAQFCCQoHX2Zvcm1hdEIJCgdfc3lzdGVtQhAKDl9tYXRoX3RlbXBsYXRlQhAKDl9sZWFuX3RlbXBsYXRlQhIKEF90YWN0aWNfdGVtcGxhdGVCFAoSX2ZlZWRiYWNrX3RlbXBsYXRlImkKC0FkYXB0ZXJJbmZvEgwKBG5hbWUYASABKAkSDwoHdmVyc2lvbhgCIAEoBBIMCgRwYXRoGAMgASgJEi0KCWxvYWRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNgoPVG9rZW5pemVSZXF1ZXN0EiMKBnByb21wdBgBIAEoCzITLmxlYW5ncnBvLnYxLlByb21wdCI9ChBUb2tlbml6ZVJlc3BvbnNlEhEKCXRva2VuX2lkcxgBIAMoDRIWCg50ZW1wbGF0ZWRfdGV4dBgCIAEoCSI7ChRUb2tlbml6ZUJhdGNoUmVxdWVzdBIjCgZwcm9tcHQYASABKAsyEy5sZWFuZ3Jwby52MS5Qcm9tcHQiSAoVVG9rZW5pemVCYXRjaFJlc3BvbnNlEg0KBWluZGV4GAEgASgNEhEKCXRva2VuX2lkcxgCIAMoDRINCgVlcnJvchgDIAEoCTLYBAoQSW5mZXJlbmNlU2VydmljZRJHCghHZW5lcmF0ZRIcLmxlYW5ncnBvLnYxLkdlbmVyYXRlUmVxdWVzdBodLmxlYW5ncnBvLnYxLkdlbmVyYXRlUmVzcG9uc2USWwoOR2VuZXJhdGVTdHJlYW0SIi5sZWFuZ3Jwby52MS5HZW5lcmF0ZVN0cmVhbVJlcXVlc3QaIy5sZWFuZ3Jwby52MS5HZW5lcmF0ZVN0cmVhbVJlc3BvbnNlMAESUgoLTG9hZEFkYXB0ZXISHy5sZWFuZ3Jwby52MS5Mb2FkQWRhcHRlclJlcXVlc3QaIC5sZWFuZ3Jwby52MS5Mb2FkQWRhcHRlclJlc3BvbnNlKAESVgoNVW5sb2FkQWRhcHRlchIhLmxlYW5ncnBvLnYxLlVubG9hZEFkYXB0ZXJSZXF1ZXN0GiIubGVhbmdycG8udjEuVW5sb2FkQWRhcHRlclJlc3BvbnNlEk0KCkxpc3RNb2RlbHMSHi5sZWFuZ3Jwby52MS5MaXN0TW9kZWxzUmVxdWVzdBofLmxlYW5ncnBvLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJHCghUb2tlbml6ZRIcLmxlYW5ncnBvLnYxLlRva2VuaXplUmVxdWVzdBodLmxlYW5ncnBvLnYxLlRva2VuaXplUmVzcG9uc2USWgoNVG9rZW5pemVCYXRjaBIhLmxlYW5ncnBvLnYxLlRva2VuaXplQmF0Y2hSZXF1ZXN0GiIubGVhbmdycG8udjEuVG9rZW5pemVCYXRjaFJlc3BvbnNlKAEwAWIGcHJvdG8z", [file_google_protobuf_timestamp, file_leangrpo_v1_common]);
 
 /**
  * Request of InferenceService.Generate.
@@ -464,6 +464,14 @@ export type ModelInfo = Message<"leangrpo.v1.ModelInfo"> & {
    * @generated from field: leangrpo.v1.ReasoningVocabulary reasoning_vocabulary = 4;
    */
   reasoningVocabulary?: ReasoningVocabulary | undefined;
+
+  /**
+   * The prompt the model was made to read (its directory's prompt_format.json); unset
+   * when the directory has none. A run leaves its own prompt keys unset to use it.
+   *
+   * @generated from field: leangrpo.v1.ModelPromptFormat prompt_format = 5;
+   */
+  promptFormat?: ModelPromptFormat | undefined;
 };
 
 /**
@@ -472,6 +480,63 @@ export type ModelInfo = Message<"leangrpo.v1.ModelInfo"> & {
  */
 export const ModelInfoSchema: GenMessage<ModelInfo> = /*@__PURE__*/
   messageDesc(file_leangrpo_v1_inference, 11);
+
+/**
+ * The run config's `prompt.*` keys a model directory fixes (prompt_format.json); a field
+ * the file does not set is unset here.
+ *
+ * @generated from message leangrpo.v1.ModelPromptFormat
+ */
+export type ModelPromptFormat = Message<"leangrpo.v1.ModelPromptFormat"> & {
+  /**
+   * "auto", "chat" or "text".
+   *
+   * @generated from field: optional string format = 1;
+   */
+  format?: string | undefined;
+
+  /**
+   * The system turn the model was made with; "" when it saw none.
+   *
+   * @generated from field: optional string system = 2;
+   */
+  system?: string | undefined;
+
+  /**
+   * The user turn of a math problem; {problem} is replaced.
+   *
+   * @generated from field: optional string math_template = 3;
+   */
+  mathTemplate?: string | undefined;
+
+  /**
+   * The user turn of a Lean theorem; {header}, {context}, {statement} and {informal} are replaced.
+   *
+   * @generated from field: optional string lean_template = 4;
+   */
+  leanTemplate?: string | undefined;
+
+  /**
+   * Tactic mode's turn.
+   *
+   * @generated from field: optional string tactic_template = 5;
+   */
+  tacticTemplate?: string | undefined;
+
+  /**
+   * Repair mode's feedback turn; {feedback} and {problem} are replaced.
+   *
+   * @generated from field: optional string feedback_template = 6;
+   */
+  feedbackTemplate?: string | undefined;
+};
+
+/**
+ * Describes the message leangrpo.v1.ModelPromptFormat.
+ * Use `create(ModelPromptFormatSchema)` to create a new message.
+ */
+export const ModelPromptFormatSchema: GenMessage<ModelPromptFormat> = /*@__PURE__*/
+  messageDesc(file_leangrpo_v1_inference, 12);
 
 /**
  * A loaded LoRA adapter.
@@ -513,7 +578,7 @@ export type AdapterInfo = Message<"leangrpo.v1.AdapterInfo"> & {
  * Use `create(AdapterInfoSchema)` to create a new message.
  */
 export const AdapterInfoSchema: GenMessage<AdapterInfo> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_inference, 12);
+  messageDesc(file_leangrpo_v1_inference, 13);
 
 /**
  * Request of InferenceService.Tokenize.
@@ -534,7 +599,7 @@ export type TokenizeRequest = Message<"leangrpo.v1.TokenizeRequest"> & {
  * Use `create(TokenizeRequestSchema)` to create a new message.
  */
 export const TokenizeRequestSchema: GenMessage<TokenizeRequest> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_inference, 13);
+  messageDesc(file_leangrpo_v1_inference, 14);
 
 /**
  * Response of InferenceService.Tokenize.
@@ -562,7 +627,7 @@ export type TokenizeResponse = Message<"leangrpo.v1.TokenizeResponse"> & {
  * Use `create(TokenizeResponseSchema)` to create a new message.
  */
 export const TokenizeResponseSchema: GenMessage<TokenizeResponse> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_inference, 14);
+  messageDesc(file_leangrpo_v1_inference, 15);
 
 /**
  * One prompt of InferenceService.TokenizeBatch.
@@ -583,7 +648,7 @@ export type TokenizeBatchRequest = Message<"leangrpo.v1.TokenizeBatchRequest"> &
  * Use `create(TokenizeBatchRequestSchema)` to create a new message.
  */
 export const TokenizeBatchRequestSchema: GenMessage<TokenizeBatchRequest> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_inference, 15);
+  messageDesc(file_leangrpo_v1_inference, 16);
 
 /**
  * The result for one prompt of InferenceService.TokenizeBatch.
@@ -619,7 +684,7 @@ export type TokenizeBatchResponse = Message<"leangrpo.v1.TokenizeBatchResponse">
  * Use `create(TokenizeBatchResponseSchema)` to create a new message.
  */
 export const TokenizeBatchResponseSchema: GenMessage<TokenizeBatchResponse> = /*@__PURE__*/
-  messageDesc(file_leangrpo_v1_inference, 16);
+  messageDesc(file_leangrpo_v1_inference, 17);
 
 /**
  * InferenceService samples completions from the policy: a proxy to a vLLM

@@ -398,7 +398,8 @@ export type CompletionSample = Message<"leangrpo.v1.CompletionSample"> & {
   theoremId: string;
 
   /**
-   * The prompt as text (the chat turn's content for chat prompts).
+   * The prompt as the sampler was given it: a chat prompt as the model's chat template
+   * rendered it (system turn and generation prompt included), a text prompt as sent.
    *
    * @generated from field: string prompt = 3;
    */

@@ -213,6 +213,11 @@ export const RunConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * How theorems and problems become prompts. A key left unset takes the model's own value where
+     * its directory has a prompt_format.json (the prompt it was made for: `lean-grpo train` and
+     * `eval` fill it in, `lean-grpo sft` writes it), else the default here.
+     */
     prompt: z
       .object({
         /** "auto": the model's chat template when it has one, else plain text. */
@@ -224,7 +229,7 @@ export const RunConfigSchema = z
          * a prompt it was not trained on: docs/guide/seeds.md measures what that costs.
          */
         system: z.string().default(""),
-        /** Math prompt; {problem} is replaced by the problem text. */
+        /** Math prompt; {problem} is replaced by the problem text. The shipped model's own: "{problem}". */
         math_template: z.string().default("{problem}\nPut the final answer in \\boxed{}."),
         /** Lean prompt; {header}, {context} and {statement} are replaced. */
         lean_template: z.string().default("Complete the following Lean 4 proof.\n```lean4\n{header}\n{context}\n{statement} := by\n"),

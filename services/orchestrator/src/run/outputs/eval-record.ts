@@ -18,6 +18,11 @@ export interface EvalRecord {
   pass_at?: Record<string, number>;
   /** How the greedy answers were written (math problems only): eval/answer-form.ts. */
   forms?: AnswerFormStats;
+  /**
+   * The first held-out problem's prompt as the sampler was given it (system turn and chat template
+   * included); every problem of the set is framed the same way.
+   */
+  prompt?: { theorem_id: string; text: string };
   /** With repair turns (eval.max_turns > 1): accuracy after the first and the last attempt (repair-heldout.ts). */
   repair?: RepairEvalStats;
 }

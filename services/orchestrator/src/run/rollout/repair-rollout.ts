@@ -10,7 +10,7 @@ import { reasoningMaskOf } from "../config/reasoning-mask.js";
 import { CompletionSchema, type Completion, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { RewardResult } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { countReplayRefusals } from "../outputs/replay-refusals.js";
-import { leanProofFormat, promptText } from "./prompts.js";
+import { buildPrompt, leanProofFormat, promptText } from "./prompts.js";
 import { rollRepairTrajectories, type RepairTrajectory } from "./repair-trajectories.js";
 import type { RolloutContext, RolloutGroup, RolloutSample } from "./rollout.js";
 import type { RunConfig } from "../config/run-config.js";
@@ -141,6 +141,7 @@ export function repairRolloutGroup(ctx: RolloutContext, theorem: Theorem, groupI
         theoremId: theorem.id,
         prompt: promptText(theorem, config.prompt),
         ...leanProofFormat(theorem),
+        sampled: buildPrompt(theorem, config.prompt, ctx.chatPrompts),
         completions: trajectories.map((t) => t.attempts.at(-1)!.completion),
         results: finals,
         turns: trajectories.map(readableTurns),

@@ -62,6 +62,7 @@ export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: str
   const attributes = runAttributes(ctx.runId, ctx.step, theorem.id);
   return inSpan("rollout.group", { ...attributes, "leangrpo.group_id": groupId }, async (span) => {
     const training = ctx.config.training;
+    const prompt = buildPrompt(theorem, ctx.config.prompt, ctx.chatPrompts);
     const started = performance.now();
     const startedAt = Date.now();
     const generated = await inSpan("rollout.generate", attributes, () =>
@@ -70,7 +71,7 @@ export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: str
         () =>
           ctx.clients.inference.generate(
             {
-              prompt: buildPrompt(theorem, ctx.config.prompt, ctx.chatPrompts),
+              prompt,
               n: training.num_generations,
               adapter: ctx.adapter,
               requestId: `${ctx.runId}/${groupId}`,
@@ -129,6 +130,7 @@ export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: str
         theoremId: theorem.id,
         prompt: promptText(theorem, ctx.config.prompt),
         ...leanProofFormat(theorem),
+        sampled: prompt,
         completions: generated.completions,
         results: scored.results,
       },

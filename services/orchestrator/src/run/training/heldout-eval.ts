@@ -10,6 +10,8 @@ import type { RunConfig } from "../config/run-config.js";
 import { evalTurns, HELDOUT_CONCURRENCY, type HeldoutContext } from "./heldout-context.js";
 import { repairHeldoutAccuracy } from "./repair-heldout.js";
 import type { EvalRecord } from "../outputs/eval-record.js";
+import { buildPrompt } from "../rollout/prompts.js";
+import { sampledPromptText } from "../rollout/sampled-prompt.js";
 
 /** Whether the run evaluates after step `step` (0: before training). */
 export function evaluatesAt(config: RunConfig, step: number): boolean {
@@ -22,15 +24,22 @@ export async function heldoutAccuracy(ctx: HeldoutContext, step: number, adapter
   const started = performance.now();
   const report = await evaluate({ ...heldoutOptions(ctx, adapter), ...sampledHeldout(ctx.config) });
   const sampled = !report.greedy;
+  const seconds = (performance.now() - started) / 1000;
+  // Every problem is framed alike: the first one's prompt, as the sampler was given it, shows how.
+  const first = ctx.theorems[0];
+  const prompt = first
+    ? await sampledPromptText(ctx.clients, buildPrompt(first, ctx.config.prompt, ctx.chatPrompts), ctx.signal)
+    : undefined;
   return {
     step,
     heldout_accuracy: report.pass_at_1,
     // Sampled: completions solved over all of them (pass@1 is that share per problem, averaged).
     solved: report.results.reduce((n, r) => n + r.solved, 0),
     problems: report.problems,
-    seconds: (performance.now() - started) / 1000,
+    seconds,
     ...(sampled ? { samples: report.samples, pass_at: Object.fromEntries(report.pass_at.map(({ k, value }) => [String(k), value])) } : {}),
     ...(report.forms ? { forms: report.forms } : {}),
+    ...(first && prompt !== undefined ? { prompt: { theorem_id: first.id, text: prompt } } : {}),
   };
 }
 

@@ -3,7 +3,7 @@
 // runs/<id>/samples.jsonl and ride on the WatchRun step event, so texts are cut to a
 // bound: a sample line stays a few KiB however long the completions are.
 import { create } from "@bufbuild/protobuf";
-import { FinishReason, type Completion } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { FinishReason, type Completion, type Prompt } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { CompletionSampleSchema, type CompletionSample } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import type { RewardResult } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { Severity, Verdict, type VerifyResponse } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
@@ -19,7 +19,10 @@ export const SAMPLE_MESSAGE_MAX_CHARS = 500;
 export interface ReadableGroup {
   groupId: string;
   theoremId: string;
+  /** The user turn's text (prompt.*_template filled in). */
   prompt: string;
+  /** The prompt as sent to Generate: what the kept samples record, rendered as the sampler rendered it (withSampledPrompts). */
+  sampled?: Prompt;
   completions: readonly Completion[];
   results: readonly RewardResult[];
   /** Repair mode: each completion's trajectory, attempt by attempt (the completion is its last attempt). */
@@ -93,6 +96,27 @@ export function pickSamples(groups: readonly ReadableGroup[], count: number): Sa
     if (!tookAny) break;
   }
   return picked;
+}
+
+/**
+ * The kept samples with the prompt text the sampler was given (system turn and chat template
+ * included) in place of the user turn alone: `render` is called once per group kept.
+ */
+export async function withSampledPrompts(
+  records: readonly SampleRecord[],
+  groups: readonly ReadableGroup[],
+  render: (prompt: Prompt) => Promise<string>,
+): Promise<SampleRecord[]> {
+  const texts = new Map<string, Promise<string>>();
+  return Promise.all(
+    records.map(async (record) => {
+      const sampled = groups.find((g) => g.groupId === record.group_id)?.sampled;
+      if (!sampled) return record;
+      if (!texts.has(record.group_id)) texts.set(record.group_id, render(sampled));
+      const prompt = cut(await texts.get(record.group_id)!, SAMPLE_TEXT_MAX_CHARS);
+      return { ...record, prompt: prompt.text, truncated: record.truncated || prompt.cut };
+    }),
+  );
 }
 
 function sampleRecord(group: ReadableGroup, index: number): SampleRecord {

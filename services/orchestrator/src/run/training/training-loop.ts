@@ -24,7 +24,8 @@ import type { RunConfig } from "../config/run-config.js";
 import type { EvalRecord } from "../outputs/eval-record.js";
 import type { RunOutputs, StepRecord } from "../outputs/run-outputs.js";
 import { heldoutMetrics, stepMetrics, stepTimings } from "../outputs/step-record.js";
-import { pickSamples } from "./step-samples.js";
+import { pickSamples, withSampledPrompts } from "./step-samples.js";
+import { sampledPromptText } from "../rollout/sampled-prompt.js";
 import { StepRolloutPlanner, type AdapterRef, type StepRollouts } from "../rollout/step-rollouts.js";
 import { StepSpan } from "../outputs/step-span.js";
 import { inSpan, runAttributes } from "../outputs/tracing.js";
@@ -153,9 +154,9 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
             Object.assign(metrics, heldoutMetrics(await evaluate(next, current.name)));
           step = next;
           // A few completions to read, from every group rolled out (dropped ones too: they show what the policy writes).
-          const kept = pickSamples(
-            rollouts.rolled.flatMap((g) => (g.readable ? [g.readable] : [])),
-            config.report.samples_per_step,
+          const readable = rollouts.rolled.flatMap((g) => (g.readable ? [g.readable] : []));
+          const kept = await withSampledPrompts(pickSamples(readable, config.report.samples_per_step), readable, (prompt) =>
+            sampledPromptText(clients, prompt, signal),
           );
           await options.onStep({ step, time: new Date().toISOString(), adapter_version: current.version, metrics, timings, samples: kept });
           if (step % config.training.checkpoint_every === 0 || step === config.training.steps) await options.onCheckpoint(step);
