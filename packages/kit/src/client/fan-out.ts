@@ -44,12 +44,18 @@ export async function broadcast<T, R>(
     ),
   );
   let failure: { error: unknown } | undefined;
+  const iterator = source[Symbol.asyncIterator]();
   try {
-    for await (const item of source) {
-      // Wait for room in every live consumer's queue, or for all of them to have stopped.
+    for (;;) {
+      // Room in every live consumer's queue before the next item is read, or none left to feed.
       while (channels.some((c) => c.live && c.queued >= highWater)) await new Promise<void>((resolve) => (wake = resolve));
-      if (!channels.some((c) => c.live)) break;
-      for (const channel of channels) channel.push(item);
+      if (!channels.some((c) => c.live)) {
+        await iterator.return?.();
+        break;
+      }
+      const next = await iterator.next();
+      if (next.done) break;
+      for (const channel of channels) channel.push(next.value);
     }
   } catch (error) {
     failure = { error };
