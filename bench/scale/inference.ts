@@ -11,10 +11,10 @@ import { connectMesh, OrchestratorConfigSchema } from "@lean-grpo/orchestrator";
 import { startLatencyBoundFleet } from "./support/latency-vllm.js";
 
 process.env.LOG_LEVEL ??= "warn";
-const tokensPerSecond = Number(process.argv[2] ?? 1000);
+const tokensPerSecond = Number(process.argv[2] ?? 250);
 const rounds = Number(process.argv[3] ?? 2);
 const FLEETS = [1, 2, 4];
-const GROUPS = 32;
+const GROUPS = 16;
 const N = 8;
 const MAX_TOKENS = 32;
 // A small PEFT-shaped adapter: the stand-in records the load; what is timed is the fan-out.
