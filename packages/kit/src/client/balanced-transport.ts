@@ -2,8 +2,8 @@
 // fixed list of URLs or a DNS name, and retries unary calls that failed with
 // UNAVAILABLE on the next replica, with backoff, within the call's deadline.
 // A caller that keeps state on each replica (an adapter loaded in every inference
-// replica) reaches one replica through pinned(url), and repairs a replica that refused
-// a call for want of that state through `recover`: the call is then retried there.
+// replica) reaches each replica directly through replicas(), and repairs a replica that
+// refused a call for want of that state through `recover`: the call is then retried there.
 import type { DescMessage, DescMethodStreaming, DescMethodUnary, MessageInitShape } from "@bufbuild/protobuf";
 import type { ContextValues, Interceptor, StreamResponse, Transport, UnaryResponse } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -203,14 +203,19 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
           }
           const endpoint = await pick(failed);
           failed = endpoint;
-          const call = () => attemptOn(endpoint, attempt, signal, (t) => t.unary(method, signal, remaining, header, input, contextValues));
+          const call = (timeout: number | undefined) =>
+            attemptOn(endpoint, attempt, signal, (t) => t.unary(method, signal, timeout, header, input, contextValues));
           try {
-            return await call();
+            return await call(remaining);
           } catch (e) {
             const refused = ConnectError.from(e);
             if (refused.code === Code.Unavailable || !options.recover || signal?.aborted) throw refused;
             if (!(await options.recover(refused, pinned(endpoint), signal))) throw refused;
-            return await call();
+            // The repair took part of the deadline: the retry gets what is left of it.
+            const left = deadline === undefined ? undefined : deadline - Date.now();
+            if (left !== undefined && left <= 0)
+              throw new ConnectError(`deadline of ${timeout} ms exceeded while ${endpoint.url} was repaired`, Code.DeadlineExceeded);
+            return await call(left);
           }
         } catch (e) {
           error = ConnectError.from(e);
