@@ -82,6 +82,34 @@ describe.skipIf(!compose)("deploy/compose.yaml", () => {
     expect(mount("inference")).toBe("/adapters");
   });
 
+  it("compose.fleet.yaml: two vLLM servers, each behind an inference replica of its own with its own adapters volume, both called by the orchestrator", () => {
+    const fleet = parse(
+      execFileSync(
+        "docker-compose",
+        ["-f", `${repoRoot}deploy/compose.yaml`, "-f", `${repoRoot}deploy/compose.fleet.yaml`, "--profile", "gpu", "config"],
+        {
+          encoding: "utf8",
+          env: withToken,
+        },
+      ),
+    );
+    const env = (svc: string) => fleet.services[svc].environment;
+    expect(env("inference").LEANGRPO_INFERENCE_VLLM__URL).toBe("http://vllm:8000");
+    expect(env("inference-2").LEANGRPO_INFERENCE_VLLM__URL).toBe("http://vllm-2:8000");
+    const adapters = (svc: string) => mounts(fleet, svc).find(([, target]) => target === "/adapters")?.[0];
+    expect([adapters("inference"), adapters("vllm")]).toEqual(["adapters", "adapters"]);
+    expect([adapters("inference-2"), adapters("vllm-2")]).toEqual(["adapters-2", "adapters-2"]);
+    expect(fleet.services["vllm-2"].command).toContain("--enable-lora");
+    expect(env("vllm-2").VLLM_ALLOW_RUNTIME_LORA_UPDATING).toBe("True");
+    expect(env("inference-2").LEANGRPO_AUTH_TOKEN).toBe("compose-test-token");
+    // The orchestrator reads the list as its config does: every inference replica.
+    const orchestrator = loadConfig(OrchestratorConfigSchema, {
+      env: env("orchestrator"),
+      envPrefix: "LEANGRPO_ORCHESTRATOR_",
+    });
+    expect(orchestrator.services.inference).toEqual(["http://inference:50051", "http://inference-2:50051"]);
+  });
+
   it("runs the PyTorch learner on a GPU from its own image, non-root, with its JSON config and the checkpoint volume", () => {
     const gpu = parse(config("--profile", "gpu"));
     const torch = gpu.services["learner-torch"];

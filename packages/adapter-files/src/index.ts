@@ -1,4 +1,5 @@
 export { versionFromProto, versionToProto, AdapterVersionError } from "./adapter-version.js";
+export { MISSING_ADAPTER_HEADER } from "./missing-adapter.js";
 export {
   ADAPTERS_DIR,
   CHECKPOINTS_DIR,

@@ -1,7 +1,7 @@
 // InferenceService: the handler, mountable in-process (embedded mode, tests) or served by src/server.ts.
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { PathRoot, type ServiceRegistration } from "@lean-grpo/kit";
+import { createLogger, PathRoot, type ServiceRegistration } from "@lean-grpo/kit";
 import { create } from "@bufbuild/protobuf";
 import {
   InferenceService,
@@ -17,6 +17,8 @@ import { createEmbeddedBackend } from "./backend/embedded/embedded-backend.js";
 import { unconfiguredBackend } from "./backend/unconfigured-backend.js";
 import { AdapterRegistry, type LoadedAdapter } from "./adapters/adapter-registry.js";
 import { AdapterFileWriter, checkAdapterName } from "./adapters/adapter-files.js";
+import { adapterSource, type AdapterSource } from "./adapters/adapter-source.js";
+import type { Logger } from "./logger.js";
 import { toGenerateInput } from "./rpc/generate-request.js";
 import { tokenizeBatch } from "./rpc/tokenize-batch.js";
 import { reasoningSettings } from "@lean-grpo/lm/reasoning-vocab";
@@ -27,7 +29,14 @@ import { readModelPromptFormat } from "@lean-grpo/lm/tokenizer";
  * `vllm.url` is set (or backend: vllm), else the embedded tfjs sampler on
  * `embedded.model_dir`.
  */
-export function createInferenceService(config: InferenceConfig): ServiceRegistration<typeof InferenceService> {
+export interface InferenceServiceOptions {
+  logger?: Logger;
+}
+
+export function createInferenceService(
+  config: InferenceConfig,
+  options: InferenceServiceOptions = {},
+): ServiceRegistration<typeof InferenceService> {
   const useVllm = config.backend === "vllm" || (config.backend === "auto" && config.vllm.url !== undefined);
   if (!useVllm) {
     const modelDir = config.embedded.model_dir;
@@ -39,7 +48,7 @@ export function createInferenceService(config: InferenceConfig): ServiceRegistra
           reasoning: reasoningSettings(config.model),
         })
       : unconfiguredBackend();
-    return { service: InferenceService, impl: createInferenceImpl(backend, config) };
+    return { service: InferenceService, impl: createInferenceImpl(backend, config, options) };
   }
   if (config.vllm.url === undefined) {
     throw new ConnectError("backend is vllm but vllm.url is not set (e.g. vllm.url=http://127.0.0.1:8000)", Code.InvalidArgument);
@@ -57,7 +66,7 @@ export function createInferenceService(config: InferenceConfig): ServiceRegistra
   });
   return {
     service: InferenceService,
-    impl: createInferenceImpl(backend, config),
+    impl: createInferenceImpl(backend, config, options),
     readiness: { check: (signal) => backend.healthy(signal), intervalMs: config.vllm.health_interval_ms },
   };
 }
@@ -65,16 +74,25 @@ export function createInferenceService(config: InferenceConfig): ServiceRegistra
 export function createInferenceImpl(
   backend: InferenceBackend,
   config: InferenceConfig,
+  options: InferenceServiceOptions = {},
 ): ServiceRegistration<typeof InferenceService>["impl"] {
+  const logger = options.logger ?? createLogger("inference");
   const adapters = new AdapterRegistry(config.adapters.keep, (name) => backend.unloadAdapter(name, AbortSignal.timeout(30_000)));
   /** Names whose files are arriving right now: two uploads of one name would write one directory. */
   const uploading = new Set<string>();
   const adapterInfo = (a: LoadedAdapter) => ({ name: a.name, version: a.version, path: a.path, loadedAt: timestampFromDate(a.loadedAt) });
 
+  function added(loaded: LoadedAdapter) {
+    const unloaded = adapters.add(loaded);
+    logger.info({ adapter: loaded.name, version: Number(loaded.version), unloaded }, "adapter loaded");
+    return { adapter: adapterInfo(loaded), unloaded };
+  }
+
   return {
     async generate(req, ctx) {
       const release = adapters.acquire(req.adapter);
       try {
+        if (adapters.firstUse(req.adapter)) logger.info({ adapter: req.adapter }, "first Generate with this adapter");
         const input = await toGenerateInput(req, ctx, backend, config.limits);
         const out = await backend.generate(input);
         const model = (await backend.baseModel(ctx.signal)).id;
@@ -113,10 +131,9 @@ export function createInferenceImpl(
       if (source.path !== "") {
         if (source.files.length > 0) throw new ConnectError("set either source.path or source.files, not both", Code.InvalidArgument);
         // A directory already on disk: only under adapters.dir (which vLLM reads too), never a path of the client's choosing.
-        const dir = await adapterDirectory(config.adapters.dir, source.path);
-        await backend.loadAdapter(name, dir, ctx.signal);
-        const loaded = { name, version: source.version, path: dir, loadedAt: new Date() };
-        return { adapter: adapterInfo(loaded), unloaded: adapters.add(loaded) };
+        const checked = await adapterDirectory(config.adapters.dir, source.path);
+        await backend.loadAdapter(name, checked, ctx.signal);
+        return added({ name, version: source.version, path: checked.dir, loadedAt: new Date() });
       }
       if (uploading.has(name)) throw new ConnectError(`adapter "${name}" is being uploaded by another LoadAdapter`, Code.AlreadyExists);
       checkAdapterBytes(source.files, config.adapters.max_bytes);
@@ -124,10 +141,10 @@ export function createInferenceImpl(
       // Written under adapters.dir through kit/paths: no symlink planted there is written through.
       const root = new PathRoot({ dir: config.adapters.dir, key: "adapters.dir" });
       try {
-        const path = await receiveFiles(root, name, source.files, { [Symbol.asyncIterator]: () => iterator });
-        await backend.loadAdapter(name, path, ctx.signal);
-        const loaded = { name, version: source.version, path, loadedAt: new Date() };
-        return { adapter: adapterInfo(loaded), unloaded: adapters.add(loaded) };
+        await receiveFiles(root, name, source.files, { [Symbol.asyncIterator]: () => iterator });
+        const received = adapterSource(root, name, "source.name");
+        await backend.loadAdapter(name, received, ctx.signal);
+        return added({ name, version: source.version, path: received.dir, loadedAt: new Date() });
       } catch (error) {
         // Files the backend never took (refused, or the call ended) would stay on disk for good.
         await root.withDirectory(".", "source.name", { create: true }, (dir) => dir.remove(name)).catch(() => {});
@@ -198,7 +215,7 @@ function modelPromptFormat(modelDir: string | undefined): ModelPromptFormat | un
 }
 
 /** Receives the files into adapters.dir/<name>, made afresh; returns where they are. */
-async function receiveFiles(root: PathRoot, name: string, files: FileInfo[], rest: AsyncIterable<LoadAdapterRequest>): Promise<string> {
+async function receiveFiles(root: PathRoot, name: string, files: FileInfo[], rest: AsyncIterable<LoadAdapterRequest>): Promise<void> {
   const writer = await AdapterFileWriter.create(
     () => root.withDirectory(".", "source.name", { create: true }, (dir) => dir.freshDirectory(name)),
     files,
@@ -211,7 +228,6 @@ async function receiveFiles(root: PathRoot, name: string, files: FileInfo[], res
       await writer.write(message.part.value);
     }
     await writer.finish();
-    return writer.dir;
   } catch (error) {
     await writer.discard();
     throw error;
@@ -235,12 +251,12 @@ function versionOf(adapters: AdapterRegistry, name: string): bigint {
 
 /**
  * `given` as a PEFT adapter directory under adapters.dir: relative, no `..`, no symlink below
- * adapters.dir, its files regular files. Its path goes to the backend, which reads it by path
- * (vLLM is another process); the embedded backend reads its files without following a symlink.
+ * adapters.dir, its files regular files. The embedded backend reads it through the same walk
+ * (adapter-source.ts); vLLM, another process, is given its path.
  */
-async function adapterDirectory(adaptersDir: string, given: string): Promise<string> {
+async function adapterDirectory(adaptersDir: string, given: string): Promise<AdapterSource> {
   const root = new PathRoot({ dir: adaptersDir, key: "adapters.dir" });
   const dir = await root.existing(given, "source.path", "directory");
   await root.checkFiles(dir, ["adapter_config.json", "adapter_model.safetensors"], "source.path");
-  return dir;
+  return adapterSource(root, given, "source.path");
 }

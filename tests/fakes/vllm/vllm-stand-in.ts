@@ -22,6 +22,12 @@ export interface StandInOptions {
   /** Delay before answering generation requests, ms. */
   delayMs?: number;
   /**
+   * A server busy at this many tokens per second: each generation request takes its n ×
+   * max_tokens tokens' worth of time, one after another, as a GPU at full batch would; so a
+   * fleet's throughput is the servers', not this machine's cores'.
+   */
+  tokensPerSecond?: number;
+  /**
    * vLLM's `--logprobs-mode`, fixed at start: raw_logprobs (vLLM's default) reports the raw
    * logit's logprob whatever the temperature; processed_logprobs the logprob after temperature
    * (and top-k/top-p), here tokenLogprob(t) / temperature.
@@ -78,6 +84,8 @@ export async function startVllmStandIn(options: StandInOptions = {}): Promise<Vl
   const model = options.model ?? "Qwen/Qwen2.5-0.5B-Instruct";
   const maxModelLen = options.maxModelLen ?? 4096;
   const adapters = new Map<string, string>();
+  /** When the tokens already asked of a tokensPerSecond server are done (epoch ms). */
+  let busyUntil = 0;
   const requests: RecordedRequest[] = [];
   const created = Math.floor(Date.now() / 1000);
 
@@ -99,6 +107,11 @@ export async function startVllmStandIn(options: StandInOptions = {}): Promise<Vl
           return error(res, options.failNext.status, "ServiceUnavailableError", "The server is overloaded, try again");
         }
         if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
+        if (options.tokensPerSecond) {
+          const tokens = (body?.n ?? 1) * (body?.max_tokens ?? 16);
+          busyUntil = Math.max(Date.now(), busyUntil) + (tokens * 1000) / options.tokensPerSecond;
+          await new Promise((r) => setTimeout(r, busyUntil - Date.now()));
+        }
         return completions(res, body);
       }
       return error(res, 404, "NotFoundError", `Not Found: ${path}`);

@@ -30,3 +30,24 @@ describe("configs/mesh/topology-3-verifiers.yaml", () => {
     expect(args("learner")).toContain("model.dir=models/arith-tiny");
   });
 });
+
+describe("configs/mesh/topology-scaled.yaml", () => {
+  const SCALED = fileURLToPath(new URL("../../../../configs/mesh/topology-scaled.yaml", import.meta.url));
+
+  it("wires the orchestrator to 3 inference, 3 verifier and 2 reward replicas", () => {
+    const replicas = planTopology(loadTopology(SCALED));
+    const urls = (service: string) => replicas.filter((r) => r.service === service).map((r) => r.url);
+    const orchestrator = replicas.find((r) => r.service === "orchestrator")!;
+    const config = loadConfig(OrchestratorConfigSchema, { overrides: orchestrator.args.filter((a) => a.includes("=")) });
+    expect(config.services.inference).toEqual(urls("inference"));
+    expect(config.services.verifier).toEqual(urls("verifier"));
+    expect([urls("inference").length, urls("verifier").length, urls("reward").length]).toEqual([3, 3, 2]);
+  });
+
+  it("gives each inference replica an adapters.dir of its own (the replica's index in its name), and restarts it", () => {
+    const inference = planTopology(loadTopology(SCALED)).filter((r) => r.service === "inference");
+    const dirs = inference.map((r) => r.args.find((a) => a.startsWith("adapters.dir=")));
+    expect(dirs).toEqual([0, 1, 2].map((i) => `adapters.dir=/tmp/lean-grpo-adapters-${i}`));
+    expect(inference.every((r) => r.restart)).toBe(true);
+  });
+});

@@ -14,7 +14,9 @@ const ServiceTopologySchema = z
     config: z.string().min(1).optional(),
     /**
      * Dotted overrides for every replica. `${urls.<service>}` becomes the flow list of
-     * that service's replica URLs, e.g. `verifier.urls=${urls.verifier}`.
+     * that service's replica URLs, e.g. `verifier.urls=${urls.verifier}`; `${replica}` becomes
+     * the replica's index (0, 1, …), for what each must hold on its own, e.g.
+     * `adapters.dir=/tmp/adapters-${replica}`.
      */
     overrides: z.array(z.string()).default([]),
     /** Start a replica again when it exits on its own. */
@@ -106,7 +108,7 @@ export function planTopology(topology: Topology, env: NodeJS.ProcessEnv = proces
         "--port",
         String(p),
         ...(service.config ? ["--config", service.config] : []),
-        ...overrides,
+        ...overrides.map((o) => o.replace(/\$\{replica\}/g, String(index))),
       ],
     }));
   });

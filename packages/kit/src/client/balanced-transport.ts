@@ -1,6 +1,9 @@
 // A connect Transport that spreads calls over N replicas of one service, from a
 // fixed list of URLs or a DNS name, and retries unary calls that failed with
 // UNAVAILABLE on the next replica, with backoff, within the call's deadline.
+// A caller that keeps state on each replica (an adapter loaded in every inference
+// replica) reaches each replica directly through replicas(), and repairs a replica that
+// refused a call for want of that state through `recover`: the call is then retried there.
 import type { DescMessage, DescMethodStreaming, DescMethodUnary, MessageInitShape } from "@bufbuild/protobuf";
 import type { ContextValues, Interceptor, StreamResponse, Transport, UnaryResponse } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -22,7 +25,21 @@ interface CommonOptions {
    * of Node's defaults (its roots plus NODE_EXTRA_CA_CERTS, which a deployment sets instead).
    */
   ca?: string | Buffer;
+  /**
+   * Called when a replica answered a unary call with an error other than UNAVAILABLE; when it
+   * resolves true (it put right what the replica lacked), the call is tried once more on that
+   * same replica. Its own failure fails the call.
+   */
+  recover?: ReplicaRecovery;
 }
+
+/** One replica of the service, reached directly: every call through `transport` goes to `url`. */
+export interface Replica {
+  readonly url: string;
+  readonly transport: Transport;
+}
+
+export type ReplicaRecovery = (error: ConnectError, replica: Replica, signal: AbortSignal | undefined) => Promise<boolean>;
 
 export type BalancedTransportOptions = CommonOptions &
   (
@@ -48,6 +65,11 @@ export type BalancedTransportOptions = CommonOptions &
 export interface BalancedTransport extends Transport {
   /** Current endpoint URLs, in round-robin order. */
   endpoints(): string[];
+  /**
+   * The current replicas, each reached directly (no balancing, no retry on another one): for
+   * calls that must reach every replica, such as loading state into each.
+   */
+  replicas(): Replica[];
   /** Attempts and failed attempts per endpoint URL ever used. */
   stats(): Record<string, EndpointStats>;
   /** Drops every connection and stops DNS refreshes; later calls fail with CANCELED. */
@@ -116,6 +138,48 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
     };
   }
 
+  /** One attempt on `endpoint`, counted and cooled off as every attempt is. */
+  async function attemptOn<R>(
+    endpoint: Endpoint,
+    attempt: number,
+    signal: AbortSignal | undefined,
+    send: (transport: Transport) => Promise<R>,
+  ): Promise<R> {
+    const finish = begin(endpoint, attempt, signal);
+    try {
+      const response = await send(endpoint.transport);
+      finish();
+      return response;
+    } catch (e) {
+      throw finish(e);
+    }
+  }
+
+  /** A transport whose every call goes to `endpoint` (one attempt each), counted in its stats. */
+  function pinned(endpoint: Endpoint): Replica {
+    const transport: Transport = {
+      unary: (method, signal, timeoutMs, header, input, contextValues) =>
+        attemptOn(endpoint, 1, signal, (t) => t.unary(method, signal, timeoutMs ?? options.defaultTimeoutMs, header, input, contextValues)),
+      async stream(method, signal, timeoutMs, header, input, contextValues) {
+        const finish = begin(endpoint, 1, signal);
+        try {
+          const response = await endpoint.transport.stream(
+            method,
+            signal,
+            timeoutMs ?? options.defaultTimeoutMs,
+            header,
+            input,
+            contextValues,
+          );
+          return { ...response, message: tracked(response.message, finish) };
+        } catch (e) {
+          throw finish(e);
+        }
+      },
+    };
+    return { url: endpoint.url, transport };
+  }
+
   return {
     async unary<I extends DescMessage, O extends DescMessage>(
       method: DescMethodUnary<I, O>,
@@ -139,13 +203,19 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
           }
           const endpoint = await pick(failed);
           failed = endpoint;
-          const finish = begin(endpoint, attempt, signal);
+          const call = (timeout: number | undefined) =>
+            attemptOn(endpoint, attempt, signal, (t) => t.unary(method, signal, timeout, header, input, contextValues));
           try {
-            const response = await endpoint.transport.unary(method, signal, remaining, header, input, contextValues);
-            finish();
-            return response;
+            return await call(remaining);
           } catch (e) {
-            throw finish(e);
+            const refused = ConnectError.from(e);
+            if (refused.code === Code.Unavailable || !options.recover || signal?.aborted) throw refused;
+            if (!(await options.recover(refused, pinned(endpoint), signal))) throw refused;
+            // The repair took part of the deadline: the retry gets what is left of it.
+            const left = deadline === undefined ? undefined : deadline - Date.now();
+            if (left !== undefined && left <= 0)
+              throw new ConnectError(`deadline of ${timeout} ms exceeded while ${endpoint.url} was repaired`, Code.DeadlineExceeded);
+            return await call(left);
           }
         } catch (e) {
           error = ConnectError.from(e);
@@ -182,6 +252,7 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
     },
 
     endpoints: () => pool.urls(),
+    replicas: () => pool.active().map(pinned),
     stats: () => pool.stats(),
     close() {
       resolver?.close();

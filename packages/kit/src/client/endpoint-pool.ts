@@ -38,7 +38,7 @@ export interface Endpoint {
 }
 
 export class EndpointPool {
-  private active: Endpoint[] = [];
+  private current: Endpoint[] = [];
   /** Dropped from the list (DNS no longer returns them) but still serving calls. */
   private readonly draining = new Set<Endpoint>();
   private readonly counters = new Map<string, EndpointStats>();
@@ -48,7 +48,12 @@ export class EndpointPool {
   constructor(private readonly options: EndpointTransportOptions) {}
 
   urls(): string[] {
-    return this.active.map((e) => e.url);
+    return this.current.map((e) => e.url);
+  }
+
+  /** The endpoints calls are spread over now. */
+  active(): Endpoint[] {
+    return [...this.current];
   }
 
   stats(): Record<string, EndpointStats> {
@@ -62,17 +67,17 @@ export class EndpointPool {
   /** Replaces the endpoint list, keeping the connections of URLs still in it. */
   set(urls: readonly string[]): void {
     if (this.closed) return;
-    const known = new Map([...this.active, ...this.draining].map((e) => [e.url, e]));
+    const known = new Map([...this.current, ...this.draining].map((e) => [e.url, e]));
     const next = [...new Set(urls)].map((url) => {
       const endpoint = known.get(url) ?? this.open(url);
       endpoint.retired = false;
       this.draining.delete(endpoint);
       return endpoint;
     });
-    for (const endpoint of this.active) {
+    for (const endpoint of this.current) {
       if (!next.includes(endpoint)) this.retire(endpoint);
     }
-    this.active = next;
+    this.current = next;
   }
 
   /**
@@ -82,12 +87,12 @@ export class EndpointPool {
    * that may have come back beats failing without trying.
    */
   pick(avoid?: Endpoint): Endpoint {
-    const count = this.active.length;
+    const count = this.current.length;
     if (count === 0) throw new ConnectError("no endpoints to call", Code.Unavailable);
     const now = Date.now();
     let fallback: Endpoint | undefined;
     for (let i = 0; i < count; i++) {
-      const endpoint = this.active[(this.cursor + i) % count]!;
+      const endpoint = this.current[(this.cursor + i) % count]!;
       if (endpoint === avoid && count > 1) continue;
       if (endpoint.downUntil <= now) {
         this.cursor = (this.cursor + i + 1) % count;
@@ -96,7 +101,7 @@ export class EndpointPool {
       fallback ??= endpoint;
     }
     this.cursor = (this.cursor + 1) % count;
-    return fallback ?? this.active[0]!;
+    return fallback ?? this.current[0]!;
   }
 
   markDown(endpoint: Endpoint, coolOffMs: number): void {
@@ -118,8 +123,8 @@ export class EndpointPool {
   /** Closes every connection at once; calls still running fail with CANCELED. */
   close(): void {
     this.closed = true;
-    for (const endpoint of [...this.active, ...this.draining]) endpoint.session.abort();
-    this.active = [];
+    for (const endpoint of [...this.current, ...this.draining]) endpoint.session.abort();
+    this.current = [];
     this.draining.clear();
   }
 

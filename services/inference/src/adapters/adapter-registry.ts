@@ -5,7 +5,7 @@
 // request uses it. An adapter under another name (an evaluation's) is no version of
 // that policy: it stays until UnloadAdapter, and never pushes a policy version out.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { parseAdapterName } from "@lean-grpo/adapter-files";
+import { MISSING_ADAPTER_HEADER, parseAdapterName } from "@lean-grpo/adapter-files";
 
 export interface LoadedAdapter {
   name: string;
@@ -17,6 +17,7 @@ export interface LoadedAdapter {
 interface Entry extends LoadedAdapter {
   inFlight: number;
   retiring: boolean;
+  used: boolean;
   idle?: () => void;
 }
 
@@ -42,14 +43,26 @@ export class AdapterRegistry {
 
   /** Records a loaded adapter and retires the policy versions beyond `keep`; returns their names. */
   add(adapter: LoadedAdapter): string[] {
-    this.entries.set(adapter.name, { ...adapter, inFlight: 0, retiring: false });
+    this.entries.set(adapter.name, { ...adapter, inFlight: 0, retiring: false, used: false });
     const live = this.list().filter((a) => parseAdapterName(a.name) !== undefined);
     const retired = live.slice(0, Math.max(0, live.length - this.keep)).map((a) => a.name);
     for (const name of retired) void this.retire(name).catch(() => {});
     return retired;
   }
 
-  /** Marks a request as using `name` ("" is the base model); call the result when it ends. */
+  /** True the first time it is asked about a loaded adapter `name` (not the base model). */
+  firstUse(name: string): boolean {
+    const entry = this.entries.get(name);
+    if (!entry || entry.used) return false;
+    entry.used = true;
+    return true;
+  }
+
+  /**
+   * Marks a request as using `name` ("" is the base model); call the result when it ends. An
+   * adapter not loaded here is refused, never replaced by another policy: NOT_FOUND, its name
+   * in the MISSING_ADAPTER_HEADER metadata so that a caller holding its files can load it and ask again.
+   */
   acquire(name: string): () => void {
     if (name === "") return () => {};
     const entry = this.entries.get(name);
@@ -61,6 +74,7 @@ export class AdapterRegistry {
             .join(", ") || "none"
         }`,
         Code.NotFound,
+        { [MISSING_ADAPTER_HEADER]: name },
       );
     }
     entry.inFlight++;

@@ -2,6 +2,7 @@
 // over its OpenAI-compatible API, or the embedded tfjs sampler. Token ids are the
 // currency: prompts are resolved to ids first, completions come back as ids with
 // the sampler's logprob of each.
+import type { AdapterSource } from "../adapters/adapter-source.js";
 import type { FinishReason, Prompt, SamplingParams } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 
 export interface GenerateInput {
@@ -87,8 +88,8 @@ export interface InferenceBackend {
   detokenize(ids: number[], signal: AbortSignal): Promise<string>;
   generate(input: GenerateInput): Promise<GenerateOutput>;
   generateStream(input: GenerateInput): AsyncIterable<StreamDelta>;
-  /** Loads the PEFT adapter in `dir` under `name`. */
-  loadAdapter(name: string, dir: string, signal: AbortSignal): Promise<void>;
+  /** Loads the PEFT adapter the service checked (`source`) under `name`. */
+  loadAdapter(name: string, source: AdapterSource, signal: AbortSignal): Promise<void>;
   unloadAdapter(name: string, signal: AbortSignal): Promise<void>;
   /** True when the model server answers. */
   healthy(signal: AbortSignal): Promise<boolean>;

@@ -8,7 +8,6 @@ import { setMaxListeners } from "node:events";
 import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { adapterMessages, loadAdapterEnvelope } from "@lean-grpo/adapter-files";
 import { FinishReason, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { Verdict } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import {
@@ -119,7 +118,7 @@ export async function* evaluateRpc(
       },
     });
   } finally {
-    if (adapter) await clients.inference.unloadAdapter({ name: adapter }).catch(() => {});
+    if (adapter) await clients.adapters.unloadEverywhere(adapter);
     clients.close();
   }
 }
@@ -168,27 +167,14 @@ async function heldoutProblems(request: EvaluateRequest, files: DatasetFiles): P
 }
 
 /**
- * Sends the adapter directory's files to the inference service under a name of this call's
+ * Sends the adapter directory's files to every inference replica under a name of this call's
  * own; returns the name. Sent as bytes, not as a path: the inference service reads paths
  * only under its own adapters.dir, and need not share this filesystem.
  */
 async function loadAdapter(clients: MeshClients, { dir, files }: EvaluatedAdapter, signal: AbortSignal): Promise<string> {
   const name = `eval-${randomUUID().slice(0, 8)}-${path.basename(dir)}`;
-  const loaded = await clients.withRetry(
-    "inference",
-    () =>
-      clients.inference.loadAdapter(
-        (async function* () {
-          const [header, ...chunks] = [...adapterMessages(loadAdapterEnvelope, { version: 1 }, files)];
-          if (header?.part.case === "source") header.part.value.name = name;
-          yield header!;
-          yield* chunks;
-        })(),
-        { signal },
-      ),
-    signal,
-  );
-  return loaded.adapter!.name;
+  await clients.withRetry("inference", () => clients.adapters.loadFiles(name, 1, files, signal), signal);
+  return name;
 }
 
 function evaluatedCompletion(verdict: CompletionVerdict): EvaluatedCompletion {

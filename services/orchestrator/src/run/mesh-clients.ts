@@ -8,10 +8,14 @@ import { RewardService } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { LeanVerifierService } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { callerAuth, clientTarget, createServiceClient, envAuthToken, rpcClientTracing, type ServiceClient } from "@lean-grpo/kit";
 import type { OrchestratorConfig } from "../config.js";
+import { AdapterFleet } from "./adapter-fleet.js";
 import { ServiceLostError } from "./service-lost-error.js";
 
 export interface MeshClients {
+  /** Balanced over the inference replicas; a replica lacking a remembered adapter is brought to it first (adapters). */
   inference: ServiceClient<typeof InferenceService>["client"];
+  /** The run's adapters in every inference replica. */
+  adapters: AdapterFleet;
   reward: ServiceClient<typeof RewardService>["client"];
   learner: ServiceClient<typeof LearnerService>["client"];
   /** Tactic mode's StartProof / ApplyTactic / EndProof; undefined when services.verifier is not set. */
@@ -38,7 +42,12 @@ export function connectMesh(config: OrchestratorConfig): MeshClients {
     readMaxBytes: 64 << 20,
     writeMaxBytes: 64 << 20,
   });
-  const inference = createServiceClient(InferenceService, options(urls.inference));
+  let adapters: AdapterFleet | undefined;
+  const inference = createServiceClient(InferenceService, {
+    ...options(urls.inference),
+    recover: (error, replica, signal) => adapters?.recover(error, replica, signal) ?? Promise.resolve(false),
+  });
+  adapters = new AdapterFleet(inference);
   const reward = createServiceClient(RewardService, options(urls.reward));
   const learner = createServiceClient(LearnerService, options(urls.learner));
   const verifier = urls.verifier ? createServiceClient(LeanVerifierService, options(urls.verifier)) : undefined;
@@ -59,6 +68,7 @@ export function connectMesh(config: OrchestratorConfig): MeshClients {
 
   return {
     inference: inference.client,
+    adapters,
     reward: reward.client,
     learner: learner.client,
     verifier: verifier?.client,

@@ -7,14 +7,12 @@ import { existsSync } from "node:fs";
 import { basename, join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { FinishReason, type Prompt } from "@lean-grpo/gen/leangrpo/v1/common_pb";
-import { PathError, PathRoot } from "@lean-grpo/kit";
 import {
   ADAPTER_CONFIG_FILE,
   ADAPTER_WEIGHTS_FILE,
   checkSameReasoningMap,
   decodeReasoningCompletion,
   loadReasoningModel,
-  REASONING_MAP_FILE,
   resolveModelReasoning,
   type ReasoningMaskMode,
   type ReasoningSettings,
@@ -29,6 +27,7 @@ import {
   type GeneratedSequence,
   type LoraAdapter,
 } from "@lean-grpo/lm";
+import type { AdapterSource } from "../../adapters/adapter-source.js";
 import type { BaseModel, GenerateInput, GenerateOutput, InferenceBackend, StreamDelta, TokenizedPrompt } from "../inference-backend.js";
 import { ConcurrencyGate } from "../concurrency-gate.js";
 import { truncateAtStop } from "./stop-strings.js";
@@ -215,35 +214,24 @@ export function createEmbeddedBackend(options: EmbeddedBackendOptions): Inferenc
       }
     },
 
-    async loadAdapter(name: string, dir: string) {
+    async loadAdapter(name: string, source: AdapterSource) {
       const { model, vocab } = await loaded();
-      // Its files are read from the directory held open, never through a symlink (kit/paths).
-      const files = await new PathRoot({ dir, key: `adapter "${name}"` }).withDirectory(".", "source.path", {}, async (adapter) => {
-        const optional = (file: string) =>
-          adapter.readBytes(file, Number.MAX_SAFE_INTEGER).catch((error: unknown) => {
-            if (error instanceof PathError && error.code === "missing") return null;
-            throw error;
-          });
-        return {
-          map: await optional(REASONING_MAP_FILE),
-          config: await optional(ADAPTER_CONFIG_FILE),
-          weights: await optional(ADAPTER_WEIGHTS_FILE),
-        };
-      });
+      // The very files the service checked, read through its walk from adapters.dir, never reopened by path.
+      const files = await source.read();
       // Rows trained for another map would read as other tokens.
       try {
-        checkSameReasoningMap(files.map?.toString("utf8") ?? null, vocab?.map, `adapter "${name}"`);
+        checkSameReasoningMap(files.reasoningMap?.toString("utf8") ?? null, vocab?.map, `adapter "${name}"`);
       } catch (error) {
         throw new ConnectError((error as Error).message, Code.FailedPrecondition);
       }
       if (files.config === null || files.weights === null)
         throw new ConnectError(
-          `cannot load the adapter in ${dir}: it has no ${files.config === null ? ADAPTER_CONFIG_FILE : ADAPTER_WEIGHTS_FILE}`,
+          `cannot load the adapter in ${source.dir}: it has no ${files.config === null ? ADAPTER_CONFIG_FILE : ADAPTER_WEIGHTS_FILE}`,
           Code.InvalidArgument,
         );
       const peft = { [ADAPTER_CONFIG_FILE]: new Uint8Array(files.config), [ADAPTER_WEIGHTS_FILE]: new Uint8Array(files.weights) };
       const adapter = await importPeftAdapter(peft, model.config).catch((error) => {
-        throw asConnectError(error, `cannot load the adapter in ${dir}`);
+        throw asConnectError(error, `cannot load the adapter in ${source.dir}`);
       });
       adapters.get(name)?.dispose();
       adapters.set(name, adapter);

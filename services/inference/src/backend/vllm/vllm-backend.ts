@@ -7,6 +7,7 @@
 import OpenAI from "openai";
 import type { Prompt } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { AdapterSource } from "../../adapters/adapter-source.js";
 import type { BaseModel, GenerateInput, GenerateOutput, InferenceBackend, StreamDelta, TokenizedPrompt } from "../inference-backend.js";
 import { ConcurrencyGate } from "../concurrency-gate.js";
 import { choiceLogprobs, choiceTokenIds, finishReason, stopReason, type VllmChoice } from "./completion-choice.js";
@@ -229,9 +230,10 @@ export function createVllmBackend(options: VllmBackendOptions): InferenceBackend
       }
     },
 
-    async loadAdapter(name: string, dir: string, signal: AbortSignal) {
-      // A fresh name per policy version: requests in flight keep their version.
-      await call(signal, () => client.post(`${root}/v1/load_lora_adapter`, { body: { lora_name: name, lora_path: dir }, signal }));
+    async loadAdapter(name: string, source: AdapterSource, signal: AbortSignal) {
+      // A fresh name per policy version: requests in flight keep their version. vLLM is another
+      // process and reads by path (docs/guide/security.md: what adapters.dir must guarantee).
+      await call(signal, () => client.post(`${root}/v1/load_lora_adapter`, { body: { lora_name: name, lora_path: source.dir }, signal }));
     },
 
     async unloadAdapter(name: string, signal: AbortSignal) {

@@ -7,8 +7,11 @@
 // inference service under the adapter just loaded, and scored by the learner, which holds
 // that version (nothing trains between the sync and the check). Their mean |Δ logprob| is
 // engine noise when the adapter took, and at least a training step's worth when it did not.
-// Above the threshold the run stops, naming the adapter version and both numbers.
+// Above the threshold the run stops, naming the adapter version and both numbers. With several
+// inference replicas each one is probed: every replica loaded the adapter on its own.
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import type { InferenceReplica } from "../adapter-fleet.js";
 import { reasoningMaskOf } from "../config/reasoning-mask.js";
 import type { MeshClients } from "../mesh-clients.js";
 import { buildPrompt } from "../rollout/prompts.js";
@@ -46,7 +49,8 @@ export async function adapterCheckThreshold(clients: MeshClients, config: RunCon
   return ADAPTER_CHECK_THRESHOLDS[backend] ?? ADAPTER_CHECK_THRESHOLDS.vllm!;
 }
 
-export async function checkAdapterTook(
+/** The check on every inference replica at once; the largest difference, null when no replica gave a verdict. */
+export async function checkAdapterTookEverywhere(
   clients: MeshClients,
   config: RunConfig,
   probe: { theorem: Theorem; chatPrompts: boolean },
@@ -54,22 +58,42 @@ export async function checkAdapterTook(
   threshold: number,
   signal?: AbortSignal,
 ): Promise<AdapterCheck | null> {
-  const { temperature, top_k: topK, top_p: topP } = config.training;
-  const generated = await clients.withRetry(
-    "inference",
-    () =>
-      clients.inference.generate(
-        {
-          prompt: buildPrompt(probe.theorem, config.prompt, probe.chatPrompts),
-          n: 1,
-          sampling: { maxTokens: PROBE_TOKENS, temperature, topK, topP, seed: 0n, reasoningMask: reasoningMaskOf(config) },
-          adapter: adapter.name,
-          requestId: `adapter-check-v${adapter.version}`,
-        },
-        { signal },
-      ),
-    signal,
+  const checks = await Promise.all(
+    clients.adapters.replicas().map((replica) => checkAdapterTook(clients, config, probe, adapter, threshold, signal, replica)),
   );
+  return checks.reduce<AdapterCheck | null>((worst, c) => (c && (!worst || c.meanDifference > worst.meanDifference) ? c : worst), null);
+}
+
+/** The check on one replica (`replica`), or on whichever the balanced client picks. */
+export async function checkAdapterTook(
+  clients: MeshClients,
+  config: RunConfig,
+  probe: { theorem: Theorem; chatPrompts: boolean },
+  adapter: { name: string; version: number },
+  threshold: number,
+  signal?: AbortSignal,
+  replica?: InferenceReplica,
+): Promise<AdapterCheck | null> {
+  const { temperature, top_k: topK, top_p: topP } = config.training;
+  const where = replica ? ` replica ${replica.url}` : "";
+  const sample = (request: Parameters<MeshClients["inference"]["generate"]>[0]) =>
+    replica
+      ? clients.adapters.onReplica(replica, (client) => client.generate(request, { signal }), signal)
+      : clients.withRetry("inference", () => clients.inference.generate(request, { signal }), signal);
+  let generated: Awaited<ReturnType<MeshClients["inference"]["generate"]>>;
+  try {
+    generated = await sample({
+      prompt: buildPrompt(probe.theorem, config.prompt, probe.chatPrompts),
+      n: 1,
+      sampling: { maxTokens: PROBE_TOKENS, temperature, topK, topP, seed: 0n, reasoningMask: reasoningMaskOf(config) },
+      adapter: adapter.name,
+      requestId: `adapter-check-v${adapter.version}`,
+    });
+  } catch (error) {
+    // A replica down serves nobody now; it is loaded at its first Generate, and checked at the next sync.
+    if (replica && error instanceof ConnectError && error.code === Code.Unavailable) return null;
+    throw error;
+  }
   const completion = generated.completions[0];
   // A probe that ended at once (EOS first) has no token to compare: no verdict this sync, rather than a 0.
   if (!completion || completion.tokenIds.length === 0) return null;
@@ -89,7 +113,7 @@ export async function checkAdapterTook(
   };
   if (!(check.meanDifference <= threshold)) {
     throw new AdapterNotTakenError(
-      `adapter ${adapter.name} (version ${adapter.version}) did not take in the inference service: on a probe completion of ${differences.length} tokens ` +
+      `adapter ${adapter.name} (version ${adapter.version}) did not take in the inference service${where}: on a probe completion of ${differences.length} tokens ` +
         `its logprobs differ from the learner's at the same version by mean |Δ| = ${check.meanDifference.toExponential(3)} ` +
         `(max ${check.maxDifference.toExponential(3)}), above training.adapter_check.max_logp_difference = ${threshold}; ` +
         "the sampler is not running the policy being trained",

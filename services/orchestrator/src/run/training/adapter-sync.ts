@@ -1,10 +1,12 @@
-// Moves an adapter version from the learner to the inference service: ExportAdapter's
+// Moves an adapter version from the learner to every inference replica: ExportAdapter's
 // stream is checked and written to runs/<id>/adapters/policy-v<N>/ and relayed, part by
-// part, into LoadAdapter, so the next step samples from the new policy. The directory is
+// part, into LoadAdapter on each replica at once (adapter-fleet.ts), so the next step samples
+// from the new policy wherever it is balanced to; a replica that joins or restarts later is
+// loaded from the run's copy before it samples. The directory is
 // made afresh under runs_dir (RunOutputs.freshAdapterDirectory): nothing planted there is
 // written through.
 import path from "node:path";
-import { adapterName, exportAdapterEnvelope, loadAdapterEnvelope, receiveAdapter } from "@lean-grpo/adapter-files";
+import { ADAPTERS_DIR, adapterName, exportAdapterEnvelope, loadAdapterEnvelope, receiveAdapter } from "@lean-grpo/adapter-files";
 import type { LoadAdapterRequest } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import type { MeshClients } from "../mesh-clients.js";
 import type { RunOutputs } from "../outputs/run-outputs.js";
@@ -40,7 +42,9 @@ export async function syncAdapter(
     }
   }
 
-  await clients.inference.loadAdapter(relay(), { signal });
+  await clients.adapters.loadEverywhere(relay(), signal);
   if (!synced) throw new Error(`ExportAdapter of version ${version} sent no manifest`);
+  const { name } = synced;
+  clients.adapters.remember(name, synced.version, () => outputs.readAdapter(`${ADAPTERS_DIR}/${name}`));
   return synced;
 }

@@ -4,7 +4,7 @@
 // the inference service from the run's own copy (runs/<id>/adapters/policy-v<N>/, written by
 // every adapter sync) and the resumed run samples that step exactly as before.
 import path from "node:path";
-import { ADAPTERS_DIR, adapterMessages, adapterName, loadAdapterEnvelope } from "@lean-grpo/adapter-files";
+import { ADAPTERS_DIR, adapterName } from "@lean-grpo/adapter-files";
 import { PathError } from "@lean-grpo/kit";
 import type { MeshClients } from "../mesh-clients.js";
 import type { RunOutputs } from "../outputs/run-outputs.js";
@@ -31,14 +31,9 @@ async function loadSavedAdapter(clients: MeshClients, outputs: RunOutputs, versi
       `adapter version ${version} is not in ${outputs.adaptersDir} (no ${name}/); an async run resumes from the adapters it synced (or resume with training.async=false)`,
     );
   });
-  const { adapters } = await clients.inference.listModels({}, { signal });
-  if (adapters.some((a) => a.name === name)) return { name, version };
-
-  async function* requests() {
-    yield* adapterMessages(loadAdapterEnvelope, { version }, files);
-  }
-  const loaded = await clients.inference.loadAdapter(requests(), { signal });
-  if (loaded.unloaded.includes(name)) {
+  // Into every inference replica; one that holds it already counts as loaded.
+  const loaded = await clients.adapters.loadFiles(name, version, files, signal);
+  if (loaded.some((response) => response.unloaded.includes(name))) {
     throw new Error(
       `the inference service unloaded ${name} as soon as it loaded it: an async run samples with the previous adapter while the next one loads, so the inference service must keep at least 2 adapters (adapters.keep)`,
     );

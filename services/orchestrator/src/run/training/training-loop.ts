@@ -12,7 +12,7 @@
 // repeats the uninterrupted run's data, seeds and adapters step for step.
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { context } from "@opentelemetry/api";
-import { adapterCheckThreshold, checkAdapterTook } from "./adapter-check.js";
+import { adapterCheckThreshold, checkAdapterTookEverywhere } from "./adapter-check.js";
 import { syncAdapter } from "./adapter-sync.js";
 import { evaluatesAt, heldoutAccuracy } from "./heldout-eval.js";
 import { adapterAfterStep } from "./lagged-adapter.js";
@@ -133,7 +133,7 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
               const checked = await inSpan(
                 "adapter.check",
                 { ...runAttributes(options.runId, next), "leangrpo.adapter_version": version },
-                () => checkAdapterTook(clients, config, probe, current, adapterCheck, signal),
+                () => checkAdapterTookEverywhere(clients, config, probe, current, adapterCheck, signal),
               );
               adapterCheckDifference = checked?.meanDifference;
             }
