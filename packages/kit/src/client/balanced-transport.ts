@@ -1,6 +1,7 @@
 // A connect Transport that spreads calls over N replicas of one service, from a
 // fixed list of URLs or a DNS name, and retries unary calls that failed with
-// UNAVAILABLE on the next replica, with backoff, within the call's deadline.
+// UNAVAILABLE on the next replica, with backoff, within the call's deadline. A call
+// pinned by a ReplicaAffinity goes to its replica only (replica-affinity.ts).
 import type { DescMessage, DescMethodStreaming, DescMethodUnary, MessageInitShape } from "@bufbuild/protobuf";
 import type { ContextValues, Interceptor, StreamResponse, Transport, UnaryResponse } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -8,6 +9,7 @@ import { backoffCeilingMs, fullJitter, retryPolicy, sleep, type RetryOptions } f
 import { DnsResolver, parseDnsTarget, systemLookup, type Lookup } from "./dns-resolver.js";
 import { EndpointPool, type Endpoint, type EndpointStats } from "./endpoint-pool.js";
 import { restoreRefusedStream } from "./refused-stream.js";
+import { AFFINITY_KEY, replicaUnreachable } from "./replica-affinity.js";
 
 interface CommonOptions {
   /** Run on every attempt, so a retried call passes through them once per try. */
@@ -116,6 +118,31 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
     };
   }
 
+  /**
+   * A pinned call, sent once to the replica its affinity is bound to: another replica
+   * cannot serve it, and the state it needs is gone if that one cannot be reached.
+   */
+  async function callPinned<T>(
+    replica: string,
+    signal: AbortSignal | undefined,
+    call: (endpoint: Endpoint) => Promise<T>,
+    finishOnSuccess = true,
+  ): Promise<{ value: T; finish: (reason?: unknown) => ConnectError | undefined }> {
+    if (pool.isClosed) throw new ConnectError("balanced transport is closed", Code.Canceled);
+    const endpoint = pool.find(replica);
+    if (!endpoint) throw replicaUnreachable(replica, `it is no longer among the endpoints: ${pool.urls().join(", ") || "none"}`);
+    const finish = begin(endpoint, 1, signal);
+    try {
+      const value = await call(endpoint);
+      if (finishOnSuccess) finish();
+      return { value, finish };
+    } catch (e) {
+      const error = finish(e)!;
+      if (error.code === Code.Unavailable && !signal?.aborted) throw replicaUnreachable(replica, error.rawMessage, error);
+      throw error;
+    }
+  }
+
   return {
     async unary<I extends DescMessage, O extends DescMessage>(
       method: DescMethodUnary<I, O>,
@@ -126,6 +153,14 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
       contextValues?: ContextValues,
     ): Promise<UnaryResponse<I, O>> {
       const timeout = timeoutMs ?? options.defaultTimeoutMs;
+      const use = contextValues?.get(AFFINITY_KEY);
+      const replica = use?.pinned ? use.affinity.replica : undefined;
+      if (use && replica !== undefined) {
+        const { value } = await callPinned(replica, signal, (endpoint) =>
+          endpoint.transport.unary(method, signal, timeout, header, input, contextValues),
+        );
+        return value;
+      }
       const deadline = timeout === undefined ? undefined : Date.now() + timeout;
       let failed: Endpoint | undefined;
       for (let attempt = 1; ; attempt++) {
@@ -143,6 +178,7 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
           try {
             const response = await endpoint.transport.unary(method, signal, remaining, header, input, contextValues);
             finish();
+            if (use && !use.pinned) use.affinity.bind(endpoint.url);
             return response;
           } catch (e) {
             throw finish(e);
@@ -169,15 +205,27 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
       input: AsyncIterable<MessageInitShape<I>>,
       contextValues?: ContextValues,
     ): Promise<StreamResponse<I, O>> {
+      const timeout = timeoutMs ?? options.defaultTimeoutMs;
+      const use = contextValues?.get(AFFINITY_KEY);
+      const replica = use?.pinned ? use.affinity.replica : undefined;
+      if (use && replica !== undefined) {
+        const { value: response, finish } = await callPinned(
+          replica,
+          signal,
+          (endpoint) => endpoint.transport.stream(method, signal, timeout, header, input, contextValues),
+          false,
+        );
+        return { ...response, message: tracked(response.message, finish) };
+      }
       const endpoint = await pick();
       const finish = begin(endpoint, 1, signal);
       let response: StreamResponse<I, O>;
       try {
-        const timeout = timeoutMs ?? options.defaultTimeoutMs;
         response = await endpoint.transport.stream(method, signal, timeout, header, input, contextValues);
       } catch (e) {
         throw finish(e);
       }
+      if (use && !use.pinned) use.affinity.bind(endpoint.url);
       return { ...response, message: tracked(response.message, finish) };
     },
 
