@@ -35,6 +35,7 @@ import { resolveTracking, type TrackingConfig } from "../tracking/tracking-confi
 import { TrainFileSchema, type TrainFile } from "./train-file.js";
 import { startTrackers, type RunTrackers } from "../tracking/run-trackers.js";
 import { trackedConfig } from "../tracking/tracked-config.js";
+import { trainThroughOrchestrator } from "./train-remote.js";
 
 interface TrainOptions {
   config?: string;
@@ -50,6 +51,7 @@ interface TrainOptions {
   configDir?: string;
   verbose?: boolean;
   ui?: boolean | string;
+  url?: string;
 }
 
 /** What `lean-grpo train` will do, resolved from its arguments before any service starts. */
@@ -99,6 +101,10 @@ export function registerTrainCommand(program: Command, run: (plan: TrainPlan) =>
     .option("--config-dir <dir>", "folder of the config groups model/, dataset/, algorithm/ (default ./configs, else the repo's)")
     .option("--verbose", "also print the services' JSON logs on stderr (they always go to runs/<id>/logs/)")
     .option("--ui [port]", "also serve the browser dashboard of the run (default port 8080; 0 picks a free one)")
+    .option(
+      "--url <url>",
+      "submit the run to a running orchestrator (serve all, a topology, a deployment), e.g. http://127.0.0.1:50055; paths are on its filesystem",
+    )
     .addHelpText("after", seedNamesHelp())
     .action(
       tracedAction("lean-grpo train", async (dataArg: string | undefined, words: string[], options: TrainOptions) => {
@@ -142,15 +148,20 @@ export async function planTrain(dataArg: string | undefined, words: string[], op
   const file = canonicalAlgorithm(applySeedDerived(loaded, seeds));
   if (!file.dataset.path && !options.resume)
     throw new Error("no dataset: give DATA (a JSONL file), dataset=NAME (configs/dataset) or dataset.path=FILE");
+  // A running orchestrator reads the dataset on its side (relative to its data_root) and checks the run at StartRun.
+  const loggingKeysGiven = [...seeds.explicit.keys()].some((key) => key.startsWith("logging."));
+  if (options.url) {
+    const runConfig = trainRunConfig(file);
+    const runId = options.resume ?? newRunId(runConfig.expName);
+    const tracking = resolveTracking(file.logging, loggingKeysGiven);
+    return { file, runConfig, tracking, runId, options, notes, ...(options.resume ? { resume: options.resume } : {}) };
+  }
   if (file.dataset.path) checkDatasetFile(file.dataset.path);
   // The orchestrator started here reads files under the working directory, relative to it (local-paths.ts).
   if (file.dataset.path) file.dataset.path = rootRelative(file.dataset.path, "the dataset");
   const runConfig = trainRunConfig(file);
   if (runConfig.eval?.data) runConfig.eval.data = rootRelative(runConfig.eval.data, "eval.data");
-  const tracking = resolveTracking(
-    file.logging,
-    [...seeds.explicit.keys()].some((key) => key.startsWith("logging.")),
-  );
+  const tracking = resolveTracking(file.logging, loggingKeysGiven);
   await preflightTrain({
     file,
     runConfig,
@@ -220,6 +231,7 @@ function groupValuesTheFileReplaces(entries: readonly SourceEntry[]): string[] {
 
 /** Starts the mesh and drives the planned run through OrchestratorService over gRPC. */
 async function runTrain(plan: TrainPlan): Promise<void> {
+  if (plan.options.url) return trainThroughOrchestrator(plan, plan.options.url);
   const { file, runConfig, runId, options } = plan;
   const { runs_dir, dataset } = file;
   for (const note of plan.notes) process.stderr.write(`lean-grpo: note: ${note}\n`);
