@@ -9,18 +9,29 @@ import path from "node:path";
 import { toJson } from "@bufbuild/protobuf";
 import { OrchestratorService, RunState, StepTimingsSchema, type Run, type StepEvent } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { callerAuth, createServiceClient, envAuthToken, rpcClientTracing } from "@lean-grpo/kit";
-import { RunOutputs, type EvalRecord, type StepRecord } from "@lean-grpo/orchestrator";
+import { RunOutputs, type EvalRecord, type RunConfigMessage, type StepRecord } from "@lean-grpo/orchestrator";
 import { onStopRequest } from "../process/stop-signals.js";
 import { runAdvice } from "./run-advice.js";
 import { runProgress } from "./run-progress.js";
 import { runSummaryTable } from "./run-summary.js";
-import type { TrainPlan } from "./train-command.js";
+import type { TrackingConfig } from "../tracking/tracking-config.js";
+import type { TrainFile } from "./train-file.js";
+
+/** What `lean-grpo train` planned (train-command.ts's TrainPlan), as far as a remote run needs it. */
+export interface RemoteTrainPlan {
+  file: TrainFile;
+  runConfig: RunConfigMessage;
+  tracking: TrackingConfig;
+  runId: string;
+  notes: string[];
+  options: { resume?: string; ui?: boolean | string };
+}
 
 /**
  * What the plan holds that configures the mesh `train` would start here, not the run: with
  * --url the running mesh's own config decides, and each such section is named in a note.
  */
-export function remoteTrainNotes(plan: Pick<TrainPlan, "file" | "options" | "tracking">): string[] {
+export function remoteTrainNotes(plan: Pick<RemoteTrainPlan, "file" | "tracking">): string[] {
   const notes: string[] = [];
   const sections = Object.entries(plan.file.services ?? {})
     .filter(([, section]) => section !== undefined && Object.keys(section).length > 0)
@@ -38,13 +49,13 @@ export function remoteTrainNotes(plan: Pick<TrainPlan, "file" | "options" | "tra
 }
 
 /** Refusals of flags that need the mesh in this process. */
-export function checkRemoteTrainOptions(options: TrainPlan["options"]): void {
+export function checkRemoteTrainOptions(options: RemoteTrainPlan["options"]): void {
   if (options.ui !== undefined && options.ui !== false)
     throw new Error("--ui serves the dashboard of a mesh started here; with --url run `lean-grpo dashboard --url URL` beside it");
 }
 
 /** Submits the planned run to the orchestrator at plan.options.url and follows it to its end. */
-export async function trainThroughOrchestrator(plan: TrainPlan, url: string): Promise<void> {
+export async function trainThroughOrchestrator(plan: RemoteTrainPlan, url: string): Promise<void> {
   const { runConfig, runId, options } = plan;
   checkRemoteTrainOptions(options);
   for (const note of [...plan.notes, ...remoteTrainNotes(plan)]) process.stderr.write(`lean-grpo: note: ${note}\n`);
