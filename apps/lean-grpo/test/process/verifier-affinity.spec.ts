@@ -105,7 +105,17 @@ beforeAll(async () => {
           ],
         },
         reward: { replicas: 1, overrides: [`verifier.url=${urlsOf("verifier")}`, drain] },
-        learner: { replicas: 1, overrides: [`model.dir=${modelDir}`, "backend=cpu", "lora.rank=2", "lora.alpha=4", `checkpoint_dir=${path.join(dir, "runs")}`, drain] },
+        learner: {
+          replicas: 1,
+          overrides: [
+            `model.dir=${modelDir}`,
+            "backend=cpu",
+            "lora.rank=2",
+            "lora.alpha=4",
+            `checkpoint_dir=${path.join(dir, "runs")}`,
+            drain,
+          ],
+        },
         orchestrator: {
           replicas: 1,
           overrides: [
