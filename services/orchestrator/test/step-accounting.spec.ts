@@ -114,6 +114,7 @@ describe("a step's record", () => {
       proof_steps_mean: 2,
       samples_sent: 2,
       proofs_not_started: 0,
+      proof_sessions_restarted: 0,
       reward_mean: 0.5,
       pass_rate: 0.5,
       trained: 1,

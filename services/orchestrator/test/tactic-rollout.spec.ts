@@ -8,12 +8,13 @@ import { CompletionSchema, FinishReason, TaskKind, TheoremSchema, type Completio
 import type { GenerateRequest } from "@lean-grpo/gen/leangrpo/v1/inference_pb";
 import type { ScoreGroupRequest } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { TacticStatus, type ApplyTacticRequest } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
+import { replicaUnreachable } from "@lean-grpo/kit";
 import { describe, expect, it } from "vitest";
 import type { MeshClients } from "../src/run/mesh-clients.js";
 import type { RolloutContext } from "../src/run/rollout/rollout.js";
 import { RunConfigSchema } from "../src/run/config/run-config.js";
 import { tacticPromptText } from "../src/run/rollout/tactic-prompt.js";
-import { tacticRolloutGroup, turnSeed } from "../src/run/rollout/tactic-rollout.js";
+import { MAX_SESSION_RESTARTS, tacticRolloutGroup, turnSeed } from "../src/run/rollout/tactic-rollout.js";
 
 const theorem = create(TheoremSchema, {
   id: "and",
@@ -52,7 +53,13 @@ interface Recorded {
   scored: ScoreGroupRequest[];
 }
 
-function scriptedClients(options: { startProof?: () => never } = {}): { clients: MeshClients; recorded: Recorded } {
+interface ScriptOptions {
+  startProof?: () => never;
+  /** A mesh failure to throw instead of answering this ApplyTactic, if any. */
+  applyFails?: (request: ApplyTacticRequest) => ConnectError | undefined;
+}
+
+function scriptedClients(options: ScriptOptions = {}): { clients: MeshClients; recorded: Recorded } {
   const recorded: Recorded = { generates: [], applied: [], ended: [], scored: [] };
   let sessions = 0;
   let states = 100;
@@ -81,6 +88,8 @@ function scriptedClients(options: { startProof?: () => never } = {}): { clients:
         return { sessionId: `session-${sessions++}`, proofState: 0, goals: ["⊢ p ∧ r"], messages: [] };
       },
       async applyTactic(request: ApplyTacticRequest) {
+        const failure = options.applyFails?.(request);
+        if (failure) throw failure;
         const answer = TACTICS[request.tactic];
         if (!answer) throw new Error(`unscripted tactic ${request.tactic}`);
         const proofState = answer instanceof ConnectError || answer.status === TacticStatus.ERROR ? undefined : states++;
@@ -204,5 +213,47 @@ describe("a tactic-mode group", () => {
       },
     });
     await expect(tacticRolloutGroup(context(clients), theorem, "s4-g2", 5)).rejects.toThrow(/no Lean REPL/);
+  });
+
+  it("starts a trajectory again from StartProof when its session's replica is lost, never scoring that as the model's", async () => {
+    const failed = new Set<string>();
+    // The first "exact hp" meets a restarted replica; the first "exat" a dead one.
+    const { clients, recorded } = scriptedClients({
+      applyFails: ({ tactic }) => {
+        if (failed.has(tactic)) return undefined;
+        failed.add(tactic);
+        if (tactic === "exact hp")
+          return new ConnectError("tactic session was opened by verifier process aaaa, and this is bbbb", Code.Aborted);
+        if (tactic === "exat") return replicaUnreachable("http://10.0.0.7:50051", "connect ECONNREFUSED");
+        return undefined;
+      },
+    });
+    const group = await tacticRolloutGroup(context(clients), theorem, "s4-g3", 77);
+    // The same outcome as without the failures: trajectory 0 proves, trajectory 1 fails its own tactic.
+    expect(group.rewards).toEqual([1, 0, 0, 0, 0, 0]);
+    expect(group.proofSteps).toEqual([3, 2, 3, 1, 0, 2]);
+    expect(group.sessionRestarts).toBe(2);
+    expect(recorded.scored[0]!.completions.map((c) => c.text)[0]).toBe(PROVED);
+    // Only the turns of the finished attempts are trained on.
+    expect(group.samples.filter((s) => s.sampleId.startsWith("s4-g3/0.")).map((s) => s.sampleId)).toEqual([
+      "s4-g3/0.0",
+      "s4-g3/0.1",
+      "s4-g3/0.2",
+    ]);
+    expect(group.samples.filter((s) => s.sampleId.startsWith("s4-g3/1.")).map((s) => s.sampleId)).toEqual(["s4-g3/1.0", "s4-g3/1.1"]);
+    // 6 sessions and 2 new ones, every one ended (or tried).
+    expect(recorded.ended).toHaveLength(8);
+  });
+
+  it("fails the step, saying why, when a trajectory keeps losing its replica", async () => {
+    const { clients } = scriptedClients({
+      applyFails: ({ tactic }) =>
+        tactic === "constructor" ? replicaUnreachable("http://10.0.0.7:50051", "connect ECONNREFUSED") : undefined,
+    });
+    await expect(tacticRolloutGroup(context(clients), theorem, "s4-g4", 5)).rejects.toThrow(
+      new RegExp(
+        `lost its verifier session ${MAX_SESSION_RESTARTS + 1} times .*http://10\\.0\\.0\\.7:50051.*the verifier replicas keep failing`,
+      ),
+    );
   });
 });

@@ -13,7 +13,8 @@ function trend(steps: readonly StepRecord[], key: string, format: (x: number | u
 }
 
 /** First → last held-out accuracy, and the best one when it is neither (the report has the whole curve). */
-function heldoutTrend(evals: readonly EvalRecord[], evalConfigured: boolean): string {
+function heldoutTrend(evals: readonly EvalRecord[], evalConfigured: boolean, note?: string): string {
+  if (evals.length === 0 && note !== undefined) return note;
   if (evals.length === 0) return evalConfigured ? "- (no evaluation finished)" : "- (no eval section)";
   const [first, last] = [evals[0]!, evals[evals.length - 1]!];
   const best = evals.reduce((a, e) => (e.heldout_accuracy > a.heldout_accuracy ? e : a));
@@ -55,6 +56,8 @@ function heldoutForms(evals: readonly EvalRecord[]): Record<string, string>[] {
 export interface SummaryContext {
   /** Whether the run's config has an eval section (eval.data). */
   evalConfigured: boolean;
+  /** Said in the held-out row when the evaluations cannot be read here (a run on a remote orchestrator). */
+  heldoutNote?: string;
   /** What to do next, for a run that did not complete (run-advice.ts). */
   advice?: string;
   /** Columns to fit in; the terminal's width on a TTY. */
@@ -79,7 +82,7 @@ export function runSummaryTable(run: Run, steps: readonly StepRecord[], evals: r
     { steps: `${run.step}/${run.totalSteps} (last checkpoint ${run.lastCheckpointStep})` },
     { reward: trend(steps, "reward_mean", (x) => x?.toFixed(3) ?? "-") },
     { "pass rate": trend(steps, "pass_rate", percent) },
-    { "held-out": heldoutTrend(evals, context.evalConfigured) },
+    { "held-out": heldoutTrend(evals, context.evalConfigured, context.heldoutNote) },
     ...heldoutPassAtK(evals),
     ...heldoutForms(evals),
     ...mismatchRows(steps),

@@ -38,6 +38,7 @@ import { resolveTracking, type TrackingConfig } from "../tracking/tracking-confi
 import { TrainFileSchema, type TrainFile } from "./train-file.js";
 import { startTrackers, type RunTrackers } from "../tracking/run-trackers.js";
 import { trackedConfig } from "../tracking/tracked-config.js";
+import { trainThroughOrchestrator } from "./train-remote.js";
 
 interface TrainOptions {
   config?: string;
@@ -53,6 +54,7 @@ interface TrainOptions {
   configDir?: string;
   verbose?: boolean;
   ui?: boolean | string;
+  url?: string;
 }
 
 /** What `lean-grpo train` will do, resolved from its arguments before any service starts. */
@@ -94,6 +96,10 @@ export function registerTrainCommand(program: Command, run: (plan: TrainPlan) =>
     .option("--config-dir <dir>", "folder of the config groups model/, dataset/, algorithm/ (default ./configs, else the repo's)")
     .option("--verbose", "also print the services' JSON logs on stderr (they always go to runs/<id>/logs/)")
     .option("--ui [port]", "also serve the browser dashboard of the run (default port 8080; 0 picks a free one)")
+    .option(
+      "--url <url>",
+      "submit the run to a running orchestrator (serve all, a topology, a deployment), e.g. http://127.0.0.1:50055; paths are on its filesystem",
+    )
     .addHelpText("after", seedNamesHelp())
     .action(
       tracedAction("lean-grpo train", async (dataArg: string | undefined, words: string[], options: TrainOptions) => {
@@ -171,6 +177,15 @@ export async function planTrain(dataArg: string | undefined, words: string[], op
       source: "command line",
       message: "no dataset: give DATA (a JSONL file), dataset=NAME (configs/dataset) or dataset.path=FILE",
     });
+  const loggingKeysGiven = [...seeds.explicit.keys()].some((key) => key.startsWith("logging."));
+  // A running orchestrator reads the dataset on its side (relative to its data_root) and checks the run at StartRun.
+  if (options.url) {
+    const runConfig = collectIssues(issues, () => trainRunConfig(file));
+    const tracking = collectIssues(issues, () => resolveTracking(file.logging, loggingKeysGiven));
+    if (issues.length > 0 || !runConfig || !tracking) throw new ConfigError(issues);
+    const runId = options.resume ?? newRunId(runConfig.expName);
+    return { file, runConfig, tracking, runId, options, notes, warnings: [], ...(options.resume ? { resume: options.resume } : {}) };
+  }
   const datasetFound =
     file.dataset.path !== "" &&
     collectIssues(issues, () => {
@@ -187,12 +202,7 @@ export async function planTrain(dataArg: string | undefined, words: string[], op
     const warning = collectIssues(issues, () => applyModelPrompt(runConfig, file.model.dir).warning);
     if (warning) warnings.push(warning);
   }
-  const tracking = collectIssues(issues, () =>
-    resolveTracking(
-      file.logging,
-      [...seeds.explicit.keys()].some((key) => key.startsWith("logging.")),
-    ),
-  );
+  const tracking = collectIssues(issues, () => resolveTracking(file.logging, loggingKeysGiven));
   const mesh = collectIssues(issues, () => meshOptions(file));
   if (runConfig && mesh) {
     issues.push(
@@ -287,6 +297,7 @@ function groupValuesTheFileReplaces(entries: readonly SourceEntry[]): string[] {
 
 /** Starts the mesh and drives the planned run through OrchestratorService over gRPC. */
 async function runTrain(plan: TrainPlan): Promise<void> {
+  if (plan.options.url) return trainThroughOrchestrator(plan, plan.options.url);
   const { file, runConfig, runId, options } = plan;
   const { runs_dir, dataset } = file;
   for (const note of plan.notes) process.stderr.write(`lean-grpo: note: ${note}\n`);

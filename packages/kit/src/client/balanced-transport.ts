@@ -4,6 +4,7 @@
 // A caller that keeps state on each replica (an adapter loaded in every inference
 // replica) reaches each replica directly through replicas(), and repairs a replica that
 // refused a call for want of that state through `recover`: the call is then retried there.
+// A call pinned by a ReplicaAffinity goes to its replica only (replica-affinity.ts).
 import type { DescMessage, DescMethodStreaming, DescMethodUnary, MessageInitShape } from "@bufbuild/protobuf";
 import type { ContextValues, Interceptor, StreamResponse, Transport, UnaryResponse } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -11,6 +12,7 @@ import { backoffCeilingMs, fullJitter, retryPolicy, sleep, type RetryOptions } f
 import { DnsResolver, parseDnsTarget, systemLookup, type Lookup } from "./dns-resolver.js";
 import { EndpointPool, type Endpoint, type EndpointStats } from "./endpoint-pool.js";
 import { restoreRefusedStream } from "./refused-stream.js";
+import { AFFINITY_KEY, replicaUnreachable } from "./replica-affinity.js";
 
 interface CommonOptions {
   /** Run on every attempt, so a retried call passes through them once per try. */
@@ -180,6 +182,31 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
     return { url: endpoint.url, transport };
   }
 
+  /**
+   * A pinned call, sent once to the replica its affinity is bound to: another replica
+   * cannot serve it, and the state it needs is gone if that one cannot be reached.
+   */
+  async function callPinned<T>(
+    replica: string,
+    signal: AbortSignal | undefined,
+    call: (endpoint: Endpoint) => Promise<T>,
+    finishOnSuccess = true,
+  ): Promise<{ value: T; finish: (reason?: unknown) => ConnectError | undefined }> {
+    if (pool.isClosed) throw new ConnectError("balanced transport is closed", Code.Canceled);
+    const endpoint = pool.find(replica);
+    if (!endpoint) throw replicaUnreachable(replica, `it is no longer among the endpoints: ${pool.urls().join(", ") || "none"}`);
+    const finish = begin(endpoint, 1, signal);
+    try {
+      const value = await call(endpoint);
+      if (finishOnSuccess) finish();
+      return { value, finish };
+    } catch (e) {
+      const error = finish(e)!;
+      if (error.code === Code.Unavailable && !signal?.aborted) throw replicaUnreachable(replica, error.rawMessage, error);
+      throw error;
+    }
+  }
+
   return {
     async unary<I extends DescMessage, O extends DescMessage>(
       method: DescMethodUnary<I, O>,
@@ -190,6 +217,14 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
       contextValues?: ContextValues,
     ): Promise<UnaryResponse<I, O>> {
       const timeout = timeoutMs ?? options.defaultTimeoutMs;
+      const use = contextValues?.get(AFFINITY_KEY);
+      const replica = use?.pinned ? use.affinity.replica : undefined;
+      if (use && replica !== undefined) {
+        const { value } = await callPinned(replica, signal, (endpoint) =>
+          endpoint.transport.unary(method, signal, timeout, header, input, contextValues),
+        );
+        return value;
+      }
       const deadline = timeout === undefined ? undefined : Date.now() + timeout;
       let failed: Endpoint | undefined;
       for (let attempt = 1; ; attempt++) {
@@ -206,7 +241,9 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
           const call = (timeout: number | undefined) =>
             attemptOn(endpoint, attempt, signal, (t) => t.unary(method, signal, timeout, header, input, contextValues));
           try {
-            return await call(remaining);
+            const response = await call(remaining);
+            if (use && !use.pinned) use.affinity.bind(endpoint.url);
+            return response;
           } catch (e) {
             const refused = ConnectError.from(e);
             if (refused.code === Code.Unavailable || !options.recover || signal?.aborted) throw refused;
@@ -215,7 +252,9 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
             const left = deadline === undefined ? undefined : deadline - Date.now();
             if (left !== undefined && left <= 0)
               throw new ConnectError(`deadline of ${timeout} ms exceeded while ${endpoint.url} was repaired`, Code.DeadlineExceeded);
-            return await call(left);
+            const response = await call(left);
+            if (use && !use.pinned) use.affinity.bind(endpoint.url);
+            return response;
           }
         } catch (e) {
           error = ConnectError.from(e);
@@ -239,15 +278,27 @@ export function createBalancedTransport(options: BalancedTransportOptions): Bala
       input: AsyncIterable<MessageInitShape<I>>,
       contextValues?: ContextValues,
     ): Promise<StreamResponse<I, O>> {
+      const timeout = timeoutMs ?? options.defaultTimeoutMs;
+      const use = contextValues?.get(AFFINITY_KEY);
+      const replica = use?.pinned ? use.affinity.replica : undefined;
+      if (use && replica !== undefined) {
+        const { value: response, finish } = await callPinned(
+          replica,
+          signal,
+          (endpoint) => endpoint.transport.stream(method, signal, timeout, header, input, contextValues),
+          false,
+        );
+        return { ...response, message: tracked(response.message, finish) };
+      }
       const endpoint = await pick();
       const finish = begin(endpoint, 1, signal);
       let response: StreamResponse<I, O>;
       try {
-        const timeout = timeoutMs ?? options.defaultTimeoutMs;
         response = await endpoint.transport.stream(method, signal, timeout, header, input, contextValues);
       } catch (e) {
         throw finish(e);
       }
+      if (use && !use.pinned) use.affinity.bind(endpoint.url);
       return { ...response, message: tracked(response.message, finish) };
     },
 

@@ -104,6 +104,14 @@ export class EndpointPool {
     return fallback ?? this.current[0]!;
   }
 
+  /**
+   * The endpoint with this URL, while it is listed or still draining its calls: where a
+   * pinned call must go. Undefined once it has left the list and been closed.
+   */
+  find(url: string): Endpoint | undefined {
+    return this.current.find((e) => e.url === url) ?? [...this.draining].find((e) => e.url === url);
+  }
+
   markDown(endpoint: Endpoint, coolOffMs: number): void {
     endpoint.downUntil = Date.now() + coolOffMs;
   }

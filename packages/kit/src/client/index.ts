@@ -11,3 +11,4 @@ export type { RetryOptions } from "./backoff.js";
 export type { Lookup } from "./dns-resolver.js";
 export type { EndpointStats } from "./endpoint-pool.js";
 export { clientTarget, ServiceTargetSchema } from "./service-target.js";
+export { isReplicaUnreachable, ReplicaAffinity, replicaUnreachable } from "./replica-affinity.js";

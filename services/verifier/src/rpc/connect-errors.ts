@@ -5,7 +5,7 @@ import type { DomainErrorMapping } from "@lean-grpo/kit";
 import { QueueFull } from "../pool/repl-pool.js";
 import { HeaderRejected } from "../pool/repl-worker.js";
 import { ReplFailure, ReplUnavailable } from "../repl/repl-failure.js";
-import { SessionLost, SessionNotFound } from "../tactic/proof-sessions.js";
+import { SessionElsewhere, SessionLost, SessionNotFound } from "../tactic/proof-sessions.js";
 import { InvalidField } from "../verdict/theorem-target.js";
 
 export const verifierErrors: DomainErrorMapping = (error) => {
@@ -17,6 +17,8 @@ export const verifierErrors: DomainErrorMapping = (error) => {
   if (error instanceof ReplUnavailable) return new ConnectError(error.message, Code.Unavailable);
   if (error instanceof SessionNotFound) return new ConnectError(error.message, Code.NotFound);
   if (error instanceof SessionLost) return new ConnectError(error.message, Code.FailedPrecondition);
+  // ABORTED: retry at a higher level, here from StartProof; the mesh lost the state, not the caller.
+  if (error instanceof SessionElsewhere) return new ConnectError(error.message, Code.Aborted);
   if (error instanceof ReplFailure && error.kind === "shutdown") return new ConnectError(error.message, Code.Unavailable);
   return undefined;
 };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ProofSessions, SessionLost, SessionNotFound } from "./proof-sessions.js";
+import { ProofSessions, SessionElsewhere, SessionLost, SessionNotFound } from "./proof-sessions.js";
 
 function clock() {
   let now = 1_000;
@@ -51,5 +51,24 @@ describe("ProofSessions", () => {
     sessions.end(session.id);
     expect(() => sessions.end(session.id)).toThrow(SessionNotFound);
     expect(() => sessions.use("nope")).toThrow('no tactic session "nope"');
+  });
+
+  it("names the process that opened a session id, and tells another process's session from an expired one", () => {
+    const time = clock();
+    const before = new ProofSessions(1_000, time.now, "aaaaaaaaaaaa");
+    const after = new ProofSessions(1_000, time.now, "bbbbbbbbbbbb");
+    const session = before.open({ workerId: 0, generation: 1 }, "t", 0);
+    expect(session.id).toMatch(/^aaaaaaaaaaaa\.[0-9a-f-]{36}$/);
+    // The replica restarted (a new process) or another replica was asked.
+    expect(() => after.use(session.id)).toThrow(SessionElsewhere);
+    expect(() => after.use(session.id)).toThrow(
+      /opened by verifier process aaaaaaaaaaaa, and this is bbbbbbbbbbbb: the replica .* was restarted/,
+    );
+    expect(() => after.end(session.id)).toThrow(SessionElsewhere);
+    // The same process, after the idle limit: expired, not elsewhere.
+    time.advance(1_500);
+    expect(() => before.use(session.id)).toThrow(SessionNotFound);
+    expect(() => before.use("no-such-session")).toThrow(SessionNotFound);
+    expect(new ProofSessions(1_000).instance).toMatch(/^[0-9a-f]{12}$/);
   });
 });

@@ -1,8 +1,11 @@
 // Tactic-mode sessions. A session's proof states live in one REPL process (a worker
 // incarnation), so its requests are pinned there. A session idle for longer than
 // the idle limit is forgotten; one whose worker restarted is kept as "lost" until
-// then, so its client learns why rather than "not found".
-import { randomUUID } from "node:crypto";
+// then, so its client learns why rather than "not found". A session id starts with the
+// id of the verifier process that opened it, so a replica asked about a session another
+// process opened (the replica restarted, or the call was balanced elsewhere) says so
+// rather than that the session expired.
+import { randomBytes, randomUUID } from "node:crypto";
 import type { EndKind } from "../repl/repl-failure.js";
 import type { WorkerPin } from "../pool/repl-pool.js";
 
@@ -29,17 +32,29 @@ export class SessionLost extends Error {
   override name = "SessionLost";
 }
 
+/** The session belongs to another verifier process: this one never held its proof states. */
+export class SessionElsewhere extends Error {
+  override name = "SessionElsewhere";
+}
+
+/** A fresh id for this verifier process: 12 hex digits, new at every start. */
+export function newInstanceId(): string {
+  return randomBytes(6).toString("hex");
+}
+
 export class ProofSessions {
   private readonly sessions = new Map<string, ProofSession>();
 
   constructor(
     private readonly idleMs: number,
     private readonly now: () => number = Date.now,
+    /** This process's id, the prefix of every session id it hands out. */
+    readonly instance: string = newInstanceId(),
   ) {}
 
   open(pin: WorkerPin, theoremName: string, initialState: number, header = "", context = ""): ProofSession {
     const session: ProofSession = {
-      id: randomUUID(),
+      id: `${this.instance}.${randomUUID()}`,
       pin,
       theoremName,
       header,
@@ -56,7 +71,7 @@ export class ProofSessions {
   use(id: string): ProofSession {
     this.sweep();
     const session = this.sessions.get(id);
-    if (!session) throw new SessionNotFound(notFound(id, this.idleMs));
+    if (!session) throw this.missing(id);
     if (session.lost) throw new SessionLost(lostMessage(id, session.lost));
     session.lastUsed = this.now();
     return session;
@@ -64,7 +79,21 @@ export class ProofSessions {
 
   end(id: string): void {
     this.sweep();
-    if (!this.sessions.delete(id)) throw new SessionNotFound(notFound(id, this.idleMs));
+    if (!this.sessions.delete(id)) throw this.missing(id);
+  }
+
+  /** Why `id` is not here: another process opened it, or this one ended or forgot it. */
+  private missing(id: string): Error {
+    const dot = id.indexOf(".");
+    const opener = dot > 0 ? id.slice(0, dot) : undefined;
+    if (opener !== undefined && opener !== this.instance) {
+      return new SessionElsewhere(
+        `tactic session ${JSON.stringify(id)} was opened by verifier process ${opener}, and this is ${this.instance}: ` +
+          "the replica that held it was restarted, or the call reached another replica than the one that answered StartProof; " +
+          "its proof states are not here, start the proof again with StartProof",
+      );
+    }
+    return new SessionNotFound(notFound(id, this.idleMs));
   }
 
   /** Marks every session of the worker lost: its proof states died with the process. */

@@ -439,7 +439,8 @@ export const StartProofRequestSchema: GenMessage<StartProofRequest> = /*@__PURE_
  */
 export type StartProofResponse = Message<"leangrpo.v1.StartProofResponse"> & {
   /**
-   * Opaque session id; it names the worker that holds the proof states.
+   * Opaque session id; it names the verifier process that holds the proof states.
+   * Send ApplyTactic and EndProof to the replica that answered this call.
    *
    * @generated from field: string session_id = 1;
    */
@@ -481,7 +482,9 @@ export const StartProofResponseSchema: GenMessage<StartProofResponse> = /*@__PUR
  */
 export type ApplyTacticRequest = Message<"leangrpo.v1.ApplyTacticRequest"> & {
   /**
-   * Session from StartProof. A session lost to a worker restart is FAILED_PRECONDITION.
+   * Session from StartProof. A session lost to a worker restart is FAILED_PRECONDITION;
+   * one opened by another verifier process (its replica restarted, or the call reached
+   * another replica) is ABORTED: start again from StartProof.
    *
    * @generated from field: string session_id = 1;
    */

@@ -97,6 +97,8 @@ export function stepMetrics({ rollouts, trained, trainedFromVersion, samplesSent
     metrics.proof_steps_mean = steps.reduce((a, b) => a + b, 0) / Math.max(1, steps.length);
     metrics.samples_sent = samplesSent;
     metrics.proofs_not_started = rolled.reduce((n, g) => n + (g.unstarted ?? 0), 0);
+    // Mesh failures, not the model's: each restart ran its trajectory again from StartProof.
+    metrics.proof_sessions_restarted = rolled.reduce((n, g) => n + (g.sessionRestarts ?? 0), 0);
   }
   return metrics;
 }

@@ -35,6 +35,8 @@ export interface RolloutGroup {
   proofSteps?: number[];
   /** Tactic mode: trajectories whose StartProof the verifier refused (the statement does not elaborate). */
   unstarted?: number;
+  /** Tactic mode: trajectories started again because their session's verifier replica was lost. */
+  sessionRestarts?: number;
   /** Repair mode: attempts per trajectory, and whether its first attempt was solved (repair-metrics.ts). */
   repair?: { turns: number[]; solvedFirst: boolean[] };
   /** Lean tasks: proofs the REPL accepted and the verifier's kernel replay refused (replay-refusals.ts). */

@@ -12,12 +12,18 @@
 // group's samples, so every turn of a trajectory shares the trajectory's advantage (a
 // longer trajectory weighs a little more in the group's mean); the header sends
 // num_generations = 0 since groups no longer have a fixed size.
+//
+// A session lives in the verifier replica that answered StartProof, so its ApplyTactic and
+// EndProof calls are pinned there (ReplicaAffinity). When that replica is lost (it cannot be
+// reached, or answers ABORTED: it restarted and never held the session) the mesh failed, not
+// the model: the trajectory starts again from StartProof on a replica that answers, and after
+// MAX_SESSION_RESTARTS the step fails naming the cause.
 import { create } from "@bufbuild/protobuf";
 import { reasoningMaskOf } from "../config/reasoning-mask.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { CompletionSchema, FinishReason, type Completion, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { TacticStatus } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
-import { createLogger } from "@lean-grpo/kit";
+import { createLogger, isReplicaUnreachable, ReplicaAffinity } from "@lean-grpo/kit";
 import { countReplayRefusals } from "../outputs/replay-refusals.js";
 import type { RolloutContext, RolloutGroup, RolloutSample } from "./rollout.js";
 import { promptText } from "./prompts.js";
@@ -46,7 +52,12 @@ export interface Trajectory {
   generateS: number;
   /** StartProof, ApplyTactic and EndProof. */
   leanS: number;
+  /** Times the trajectory started again because its session's verifier replica was lost. */
+  sessionRestarts: number;
 }
+
+/** Fresh starts of one trajectory after lost replicas before its step fails. */
+export const MAX_SESSION_RESTARTS = 3;
 
 /** The sampler seed of one turn: a function of the group's seed, the trajectory and the turn. */
 export function turnSeed(groupSeed: number, trajectory: number, turn: number): number {
@@ -59,6 +70,22 @@ export function turnSeed(groupSeed: number, trajectory: number, turn: number): n
  * session is gone. (A tactic Lean refuses, or one with a banned token, is a TacticStatus.ERROR answer.)
  */
 const TACTIC_FAILURES = new Set([Code.DeadlineExceeded, Code.FailedPrecondition, Code.NotFound]);
+/**
+ * A session lost with its replica: the pinned call could not reach it, or the replica answered
+ * ABORTED (another verifier process holds the session: it restarted since StartProof).
+ */
+function sessionReplicaLost(error: unknown, signal: AbortSignal | undefined): error is ConnectError {
+  if (signal?.aborted || !(error instanceof ConnectError)) return false;
+  return error.code === Code.Aborted || isReplicaUnreachable(error);
+}
+
+/** The trajectory's session went with its replica: start it again. */
+class SessionReplicaLost extends Error {
+  constructor(readonly lost: ConnectError) {
+    super(lost.rawMessage);
+  }
+}
+
 /** StartProof answers that mean this theorem cannot be opened (its statement does not elaborate in time). */
 const START_FAILURES = new Set([Code.InvalidArgument, Code.DeadlineExceeded]);
 
@@ -87,11 +114,21 @@ async function runTrajectory(
   groupSeed: number,
   index: number,
 ): Promise<Trajectory> {
-  const verifier = ctx.clients.verifier;
-  if (!verifier) throw new Error("tactic mode needs the verifier: set services.verifier in the orchestrator's config");
+  const verifierClient = ctx.clients.verifier;
+  if (!verifierClient) throw new Error("tactic mode needs the verifier: set services.verifier in the orchestrator's config");
+  const verifier = verifierClient;
   const training = ctx.config.training;
   const attributes = { ...runAttributes(ctx.runId, ctx.step, theorem.id), "leangrpo.group_id": groupId, "leangrpo.trajectory": index };
-  const trajectory: Trajectory = { index, turns: [], tactics: [], proofSteps: 0, end: "max_steps", generateS: 0, leanS: 0 };
+  const trajectory: Trajectory = {
+    index,
+    turns: [],
+    tactics: [],
+    proofSteps: 0,
+    end: "max_steps",
+    generateS: 0,
+    leanS: 0,
+    sessionRestarts: 0,
+  };
   const timed = async <T>(phase: "generateS" | "leanS", work: () => Promise<T>): Promise<T> => {
     const started = performance.now();
     try {
@@ -102,9 +139,40 @@ async function runTrajectory(
   };
 
   return inSpan("rollout.trajectory", attributes, async (span) => {
+    for (;;) {
+      try {
+        await attempt(new ReplicaAffinity());
+        break;
+      } catch (error) {
+        if (!(error instanceof SessionReplicaLost)) throw error;
+        if (trajectory.sessionRestarts >= MAX_SESSION_RESTARTS) {
+          throw new ConnectError(
+            `tactic trajectory ${groupId}/t${index} of theorem ${theorem.id} lost its verifier session ${MAX_SESSION_RESTARTS + 1} times ` +
+              `(last: ${error.lost.rawMessage}); the verifier replicas keep failing`,
+            Code.Unavailable,
+          );
+        }
+        trajectory.sessionRestarts++;
+        log.warn(
+          { run: ctx.runId, theorem: theorem.id, trajectory: index, reason: error.lost.rawMessage },
+          "the verifier replica holding a tactic session was lost; the trajectory starts again from StartProof",
+        );
+        // What the lost session produced is dropped: the trajectory is run again whole.
+        Object.assign(trajectory, { turns: [], tactics: [], proofSteps: 0, end: "max_steps" });
+      }
+    }
+    span.setAttributes({
+      "leangrpo.trajectory_end": trajectory.end,
+      "leangrpo.proof_steps": trajectory.proofSteps,
+      "leangrpo.session_restarts": trajectory.sessionRestarts,
+    });
+    return trajectory;
+  });
+
+  async function attempt(affinity: ReplicaAffinity): Promise<void> {
     const start = await timed("leanS", () =>
       inSpan("rollout.start_proof", attributes, () =>
-        ctx.clients.withRetry("verifier", () => verifier.startProof({ theorem }, { signal: ctx.signal }), ctx.signal),
+        ctx.clients.withRetry("verifier", () => verifier.startProof({ theorem }, affinity.open({ signal: ctx.signal })), ctx.signal),
       ),
     ).catch((error: unknown) => {
       if (!failedWith(error, START_FAILURES, ctx.signal)) throw error;
@@ -117,8 +185,7 @@ async function runTrajectory(
     });
     if (!start) {
       trajectory.end = "not_started";
-      span.setAttribute("leangrpo.trajectory_end", trajectory.end);
-      return trajectory;
+      return;
     }
     try {
       let proofState = start.proofState;
@@ -166,16 +233,17 @@ async function runTrajectory(
         try {
           applied = await timed("leanS", () =>
             inSpan("rollout.apply_tactic", turnAttributes, async (tacticSpan) => {
-              const response = await ctx.clients.withRetry(
-                "verifier",
-                () => verifier.applyTactic({ sessionId: start.sessionId, proofState, tactic }, { signal: ctx.signal }),
-                ctx.signal,
+              // Pinned, not retried: no other replica holds the session.
+              const response = await verifier.applyTactic(
+                { sessionId: start.sessionId, proofState, tactic },
+                affinity.pinned({ signal: ctx.signal }),
               );
               tacticSpan.setAttribute("leangrpo.tactic_status", TacticStatus[response.status]);
               return response;
             }),
           );
         } catch (error) {
+          if (sessionReplicaLost(error, ctx.signal)) throw new SessionReplicaLost(error);
           if (!failedWith(error, TACTIC_FAILURES, ctx.signal)) throw error;
           applied = undefined;
         }
@@ -193,11 +261,9 @@ async function runTrajectory(
       }
     } finally {
       // Frees the session's proof states even when the step is being cancelled: not on ctx.signal.
-      await timed("leanS", () => verifier.endProof({ sessionId: start.sessionId }, { timeoutMs: 10_000 })).catch(() => {});
+      await timed("leanS", () => verifier.endProof({ sessionId: start.sessionId }, affinity.pinned({ timeoutMs: 10_000 }))).catch(() => {});
     }
-    span.setAttributes({ "leangrpo.trajectory_end": trajectory.end, "leangrpo.proof_steps": trajectory.proofSteps });
-    return trajectory;
-  });
+  }
 }
 
 export function tacticRolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: string, seed: number): Promise<RolloutGroup> {
@@ -252,6 +318,7 @@ export function tacticRolloutGroup(ctx: RolloutContext, theorem: Theorem, groupI
       readable: { groupId, theoremId: theorem.id, prompt: promptText(theorem, ctx.config.prompt), completions, results: scored.results },
       proofSteps: trajectories.map((t) => t.proofSteps),
       unstarted: trajectories.filter((t) => t.end === "not_started").length,
+      sessionRestarts: trajectories.reduce((n, t) => n + t.sessionRestarts, 0),
       // Trajectories run concurrently: each phase's share of one trajectory, on average.
       generateS: mean((t) => t.generateS),
       verifyS: mean((t) => t.leanS) + recheckS,
