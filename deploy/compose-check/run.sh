@@ -56,6 +56,33 @@ started=$SECONDS
 env "${torch_base[@]}" bash "$here/build-images.sh" >/dev/null
 emit "{\"warm_build_all_s\": $((SECONDS - started))}"
 
+# --- the Lean verifier's sandbox under compose.lean.yaml's options -------------------------
+# bubblewrap in a container of the verifier's runtime base, started by docker-compose with the
+# options compose.lean.yaml gives the verifier: the sandbox mounts a /proc of its own pid
+# namespace (its process 1 is bubblewrap) and the process that runs it has no capabilities left.
+sandbox_ctx="$work/sandbox"
+mkdir -p "$sandbox_ctx"
+cp "$here/sandbox/Dockerfile" deploy/docker/unmask-proc.sh "$sandbox_ctx/"
+DOCKER_BUILDKIT=0 docker build --network host -q -t lean-grpo-local/sandbox-check "$sandbox_ctx" >/dev/null
+node --input-type=module -e '
+  import { readFileSync, writeFileSync } from "node:fs";
+  import { parse, stringify } from "yaml";
+  const { user, cap_drop, cap_add, security_opt } = parse(readFileSync("deploy/compose.lean.yaml", "utf8")).services.verifier;
+  const sandbox = { image: "lean-grpo-local/sandbox-check", network_mode: "none", user, cap_drop, cap_add, security_opt };
+  writeFileSync(process.argv[1], stringify({ version: "2.4", services: { sandbox } }));
+' "$work/sandbox.yaml"
+inside="$(docker-compose -p "${PROJECT}sb" -f "$work/sandbox.yaml" run --rm -T sandbox sh -c '
+  grep CapEff /proc/self/status | tr -s "\t" " "
+  bwrap --unshare-all --ro-bind /usr /usr --symlink usr/lib /lib --symlink usr/lib64 /lib64 --symlink usr/bin /bin \
+    --proc /proc --dev /dev --tmpfs /tmp -- /bin/sh -c "echo init \$(cat /proc/1/comm)"
+' 2>&1)" || { echo "$inside" >&2; say "bubblewrap did not run under compose.lean.yaml's options"; exit 1; }
+docker-compose -p "${PROJECT}sb" -f "$work/sandbox.yaml" down >/dev/null 2>&1 || true
+caps="$(echo "$inside" | sed -n 's/^CapEff: //p')"
+# Process 1 of the /proc the sandbox sees is bubblewrap itself: a /proc of its own pid namespace.
+init="$(echo "$inside" | sed -n 's/^init //p')"
+emit "{\"sandbox\": {\"verifier_capabilities\": \"$caps\", \"sandbox_init\": \"$init\"}}"
+[ "$caps" = 0000000000000000 ] && [ "$init" = bwrap ] || { echo "$inside" >&2; say "the sandbox under compose.lean.yaml's options is not confined"; exit 1; }
+
 # --- the stack -------------------------------------------------------------------------
 # Images from Docker Hub that this engine cannot pull (the collector, Jaeger) are swapped for
 # idle containers: the services' traces then go nowhere, which they tolerate.
@@ -110,12 +137,31 @@ bring_up() { # label
   emit "{\"stack\": \"$1\", \"up_to_healthy_s\": $((SECONDS - started))}"
 }
 
-# The run as the README trains it, from this host through the published orchestrator port.
+# The run as the README trains it, from this host through the published orchestrator port:
+# `lean-grpo train --url`, or where this checkout's CLI has no --url, the Python grpcio client
+# (examples/clients/train_run.py) with the run settings of configs/train/arith.yaml.
 train_readme_run() { # url run_id [steps]
   local url="$1" run_id="$2" steps="${3:-$STEPS}"
-  local args=(train --url "$url" examples/arith.jsonl --config configs/train/arith.yaml --run-id "$run_id")
-  [ -n "$steps" ] && args+=(--steps "$steps")
-  npx --no-install lean-grpo "${args[@]}" >&2
+  if npx --no-install lean-grpo train --help 2>/dev/null | grep -q -- "--url"; then
+    local args=(train --url "$url" examples/arith.jsonl --config configs/train/arith.yaml --run-id "$run_id")
+    [ -n "$steps" ] && args+=(--steps "$steps")
+    npx --no-install lean-grpo "${args[@]}" >&2
+    return
+  fi
+  [ -f "$work/leangrpo.binpb" ] || node_modules/.bin/buf build --as-file-descriptor-set -o "$work/leangrpo.binpb"
+  local run_config
+  run_config="$(STEPS="$steps" node --input-type=module -e '
+    import { readFileSync } from "node:fs";
+    import { parse } from "yaml";
+    const { model, services, runs_dir, ...run } = parse(readFileSync("configs/train/arith.yaml", "utf8"));
+    if (process.env.STEPS) run.training.steps = Number(process.env.STEPS);
+    console.log(JSON.stringify({ ...run, exp_name: process.argv[1] }));
+  ' "$run_id")"
+  /usr/bin/python3 examples/clients/train_run.py "${url#http://}" "$work/leangrpo.binpb" examples/arith.jsonl "$run_config" >"$work/train.jsonl"
+  local last
+  last="$(tail -n 1 "$work/train.jsonl")"
+  echo "$last" >&2
+  TRAINED_RUN_ID="$(echo "$last" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).run.id))')"
 }
 
 # Reads a run's files from the runs volume with a throwaway container (the services' images
@@ -129,8 +175,10 @@ say "compose up (plain text inside the mesh, auth on)"
 bring_up plain
 
 run_id="compose-check-readme"
+TRAINED_RUN_ID=""
 started=$SECONDS
 train_readme_run http://127.0.0.1:50055 "$run_id"
+[ -n "$TRAINED_RUN_ID" ] && run_id="$TRAINED_RUN_ID"
 emit "{\"run\": \"$run_id\", \"train_s\": $((SECONDS - started))}"
 
 # The held-out curve, from the run's own eval.jsonl in the volume.

@@ -61,6 +61,8 @@ describe.skipIf(!enabled)("the mesh in containers (deploy/compose-check/run.sh)"
         expect(found.not_owned_by_65532, volume).toBe(0);
       }
       expect(lines.find((l) => "verifier_default_routes" in l)!.verifier_default_routes).toBe(0);
+      // compose.lean.yaml's options: bubblewrap mounts its own /proc; the verifier keeps no capability.
+      expect(lines.find((l) => "sandbox" in l)!.sandbox).toEqual({ verifier_capabilities: "0000000000000000", sandbox_init: "bwrap" });
       expect(lines.find((l) => "left_after_down" in l)!.left_after_down).toEqual({ containers: 0, volumes: 0, networks: 0 });
       expect(lines.filter((l) => "tls" in l).map((l) => l.tls)).toEqual([
         { plaintext_refused: true, tls_health: "SERVING" },
