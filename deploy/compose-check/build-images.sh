@@ -20,7 +20,7 @@ build() { # target dockerfile [build args...]
   local started=$SECONDS
   local log
   log="$(mktemp)"
-  if ! docker build --network host -f "$file" "$@" -t "lean-grpo/${target}:dev" . >"$log" 2>&1; then
+  if ! docker build --force-rm --network host -f "$file" "$@" -t "lean-grpo/${target}:dev" . >"$log" 2>&1; then
     echo "build of lean-grpo/${target}:dev failed; the end of its log:" >&2
     tail -n 40 "$log" >&2
     rm -f "$log"

@@ -196,8 +196,9 @@ for volume in runs checkpoints adapters; do
   emit "{\"volume\": \"$volume\", \"files\": $1, \"not_owned_by_65532\": $2}"
   if [ "$2" != 0 ]; then say "volume $volume holds files not written by uid 65532"; exit 1; fi
 done
-in_runs_volume sh -c "test -f /runs/$run_id/run.json && ls /runs/$run_id/checkpoints | grep -q ." ||
-  { say "the run folder or its checkpoints are missing from the runs volume"; exit 1; }
+# The run folder (the learner's checkpoints and the adapters are in their own volumes, above).
+in_runs_volume sh -c "cd /runs/$run_id && test -f run.json && test -s metrics.jsonl && test -s eval.jsonl" ||
+  { say "the run folder is missing from the runs volume or holds no metrics"; exit 1; }
 
 # The verifier's network namespace has no default route: nothing outside is reachable from
 # it. Read from its own /proc (no packet is sent anywhere).
