@@ -117,13 +117,16 @@ COPY --from=build /app/services/verifier/dist/ services/verifier/dist/
 FROM node:${NODE_VERSION}-bookworm-slim
 # bubblewrap: the sandbox of every REPL worker and replay check (repl.sandbox.mode:
 # bwrap, the default; the runtime must permit user namespaces, docs/guide/security.md);
-# util-linux: prlimit (resource limits, set inside the sandbox); git: Lake reads
-# package revisions.
+# util-linux: prlimit (resource limits, set inside the sandbox) and setpriv
+# (deploy/docker/unmask-proc.sh); git: Lake reads package revisions. node is also at
+# /nodejs/bin/node, where the distroless images have it, so one health check fits both
+# verifier images.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends bubblewrap util-linux git ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 65532 nonroot \
- && useradd --uid 65532 --gid 65532 --create-home --home-dir /home/nonroot nonroot
+ && useradd --uid 65532 --gid 65532 --create-home --home-dir /home/nonroot nonroot \
+ && mkdir -p /nodejs/bin && ln -s /usr/local/bin/node /nodejs/bin/node
 # Owned by root: the REPL workers (and code they run) cannot change the toolchain,
 # Mathlib's .olean files or the service.
 COPY --from=lean /opt/elan /opt/elan
@@ -134,6 +137,7 @@ COPY --from=lean /opt/replay-workspace /opt/replay-workspace
 COPY --from=landrun /out/landrun /usr/local/bin/landrun
 COPY --from=app /app /app
 COPY deploy/k8s/base/config/verifier.yaml /etc/lean-grpo/verifier.yaml
+COPY deploy/docker/unmask-proc.sh /usr/local/bin/unmask-proc
 ENV ELAN_HOME=/opt/elan \
     PATH=/opt/elan/bin:$PATH \
     NODE_ENV=production \
@@ -152,5 +156,7 @@ EXPOSE 50052
 HEALTHCHECK --interval=10s --timeout=5s --start-period=120s CMD ["node", "services/verifier/dist/health-probe.mjs", "127.0.0.1:50052"]
 # As the distroless images of deploy/docker/service.Dockerfile: node is the entry
 # point, so deploy/k8s's `args` (the verifier's compiled server.mjs) work with either image.
-ENTRYPOINT ["node"]
+# deploy/docker/unmask-proc.sh runs it as it is, or, started as root under Compose
+# (compose.lean.yaml), lifts Docker's /proc masks and runs it as uid 65532 with no capabilities.
+ENTRYPOINT ["/bin/sh", "/usr/local/bin/unmask-proc", "node"]
 CMD ["services/verifier/dist/server.mjs", "--config", "/etc/lean-grpo/verifier.yaml"]

@@ -6,7 +6,11 @@
 # packages it imports: no TypeScript and no tsx at run time. Build from the repository
 # root, one target per service:
 #   docker build -f deploy/docker/service.Dockerfile --target reward -t lean-grpo/reward .
-# Targets: inference, verifier, reward, learner, orchestrator. The verifier target has
+# Targets: inference, verifier, reward, learner, orchestrator. The inference and learner
+# images also hold the shipped model (models/arith-tiny, /app/models/arith-tiny), which
+# their configs in deploy/k8s/base/config name: the CPU default trains with no volume for
+# a model; the orchestrator's holds the shipped datasets under its data_root, /data. The
+# verifier target has
 # no Lean toolchain (math answers and the API only); the verifier that checks proofs
 # is deploy/docker/lean-verifier.Dockerfile.
 ARG NODE_VERSION=20.20.2
@@ -113,6 +117,8 @@ USER 65532:65532
 
 FROM runtime AS inference
 COPY --from=inference-app /app /app
+# The shipped 1 M-parameter model (3.9 MB): the CPU default samples from it out of the box.
+COPY models/arith-tiny /app/models/arith-tiny
 COPY --from=mount-points --chown=65532:65532 /mnt/adapters /adapters
 COPY deploy/k8s/base/config/inference.yaml /etc/lean-grpo/inference.yaml
 EXPOSE 50051
@@ -135,6 +141,8 @@ CMD ["services/reward/dist/server.mjs", "--config", "/etc/lean-grpo/reward.yaml"
 
 FROM runtime AS learner
 COPY --from=learner-app /app /app
+# The shipped model, the CPU default's base weights (the inference image holds the same files).
+COPY models/arith-tiny /app/models/arith-tiny
 COPY --from=mount-points --chown=65532:65532 /mnt/checkpoints /checkpoints
 COPY --from=mount-points --chown=65532:65532 /mnt/adapters /adapters
 COPY deploy/k8s/base/config/learner.yaml /etc/lean-grpo/learner.yaml
@@ -144,6 +152,9 @@ CMD ["services/learner/dist/server.mjs", "--config", "/etc/lean-grpo/learner.yam
 
 FROM runtime AS orchestrator
 COPY --from=orchestrator-app /app /app
+# The shipped datasets under data_root (/data): StartRun's dataset_path examples/arith.jsonl
+# works out of the box; mount a folder of your own beside them (deploy/README.md).
+COPY examples/*.jsonl /data/examples/
 COPY --from=mount-points --chown=65532:65532 /mnt/runs /runs
 COPY deploy/k8s/base/config/orchestrator.yaml /etc/lean-grpo/orchestrator.yaml
 EXPOSE 50055

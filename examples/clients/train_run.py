@@ -7,12 +7,18 @@ descriptor set, which `buf build` writes:
     python3 examples/clients/train_run.py 127.0.0.1:50055 leangrpo.binpb examples/arith.jsonl \
         '{"training": {"steps": 2}}'
 
+Where the mesh requires a token (every service beyond loopback, e.g. deploy/compose.yaml), the
+client presents LEANGRPO_AUTH_TOKEN from its environment as `authorization: Bearer <token>`:
+
+    LEANGRPO_AUTH_TOKEN=... python3 examples/clients/train_run.py 127.0.0.1:50055 leangrpo.binpb examples/arith.jsonl
+
 The dataset path is read by the orchestrator, on its filesystem. The optional JSON is the
 run config, the typed RunConfig message (the shape of configs/train/*.yaml without
 model/services); a key it does not have is refused here, a bad value by the orchestrator. One JSON line per
 step goes to stdout, then {"run": the final run}; the exit status is 0 when the run COMPLETED.
 """
 import json
+import os
 import sys
 
 import grpc
@@ -47,14 +53,17 @@ def main():
     target, fds_path, dataset = sys.argv[1:4]
     cls = message_classes(fds_path)
     channel = grpc.insecure_channel(target)
+    token = os.environ.get("LEANGRPO_AUTH_TOKEN", "")
+    metadata = [("authorization", "Bearer " + token)] if token else None
 
     def method(name, streaming=False):
         call = channel.unary_stream if streaming else channel.unary_unary
-        return call(
+        stub = call(
             SERVICE + name,
             request_serializer=lambda m: m.SerializeToString(),
             response_deserializer=cls(name + "Response").FromString,
         )
+        return lambda request: stub(request, metadata=metadata)
 
     request = cls("StartRunRequest")(dataset_path=dataset)
     if len(sys.argv) == 5:

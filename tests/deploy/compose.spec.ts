@@ -144,22 +144,78 @@ describe.skipIf(!compose)("deploy/compose.yaml", () => {
     const cpu = parse(config());
     const dockerfile = (svc: string) => cpu.services[svc].build.dockerfile.replace(/^.*\/deploy\//, "deploy/");
     const targets = new Set(parseDockerfile(readFileSync(`${repoRoot}deploy/docker/service.Dockerfile`, "utf8")).map((s) => s.name));
-    for (const svc of ["inference", "reward", "learner", "orchestrator"]) {
+    // The CPU default: every service, the verifier (math answers) included, from its own target.
+    for (const svc of ["inference", "verifier", "reward", "learner", "orchestrator"]) {
       expect(dockerfile(svc), svc).toBe("deploy/docker/service.Dockerfile");
       expect(cpu.services[svc].build.target, svc).toBe(svc);
       expect(targets.has(svc), `service.Dockerfile target ${svc}`).toBe(true);
       expect(cpu.services[svc].image, svc).toBe(`lean-grpo/${svc}:dev`);
     }
-    // The verifier that checks proofs: Lean, Mathlib and the REPL under the same service.
-    expect(dockerfile("verifier")).toBe("deploy/docker/lean-verifier.Dockerfile");
-    expect(cpu.services.verifier.build.target).toBeUndefined();
-    expect(cpu.services.verifier.image).toBe("lean-grpo/lean-verifier:dev");
     for (const svc of ["inference", "verifier", "reward", "learner", "orchestrator"]) {
       expect(cpu.services[svc].build.context.replace(/\/$/, ""), svc).toBe(repoRoot.replace(/\/$/, ""));
       const mount = mounts(cpu, svc).find(([, target]) => target === `/etc/lean-grpo/${svc}.yaml`);
       expect(mount?.[0], svc).toBe(`${repoRoot}deploy/k8s/base/config/${svc}.yaml`);
       expect(existsSync(mount![0]!), svc).toBe(true);
     }
+  });
+
+  it("lets the orchestrator reach the verifier (tactic mode) and gives it a data_root with the shipped datasets", () => {
+    const cpu = parse(config());
+    expect(Object.keys(cpu.services.orchestrator.networks).sort()).toEqual(["default", "no-egress"]);
+    const orchestrator = loadConfig(OrchestratorConfigSchema, {
+      file: `${repoRoot}deploy/k8s/base/config/orchestrator.yaml`,
+      env: {},
+      envPrefix: "LEANGRPO_ORCHESTRATOR_",
+    });
+    expect(orchestrator.data_root).toBe("/data");
+    expect(mounts(cpu, "orchestrator").find(([, target]) => target === "/data/examples")?.[0]).toBe(`${repoRoot}examples`);
+    // Every service the orchestrator names is on a network it shares with it.
+    for (const url of Object.values(orchestrator.services).flat() as string[]) {
+      const name = /([a-z-]+):\d+$/.exec(url)![1]!;
+      const shared = Object.keys(cpu.services[name].networks ?? { default: null }).filter((n) => n in cpu.services.orchestrator.networks);
+      expect(shared, url).not.toEqual([]);
+    }
+  });
+
+  it("names the shipped model in the inference and learner configs, with the README run's learner settings", () => {
+    const inference = loadConfig(InferenceConfigSchema, {
+      file: `${repoRoot}deploy/k8s/base/config/inference.yaml`,
+      env: {},
+      envPrefix: "X_",
+    });
+    const learner = loadConfig(LearnerConfigSchema, { file: `${repoRoot}deploy/k8s/base/config/learner.yaml`, env: {}, envPrefix: "X_" });
+    expect(inference.embedded.model_dir).toBe("/app/models/arith-tiny");
+    expect(learner.model.dir).toBe("/app/models/arith-tiny");
+    const readme = parse(readFileSync(`${repoRoot}configs/train/arith.yaml`, "utf8")).services.learner;
+    expect(learner.lora.target_modules).toEqual(readme.lora.target_modules);
+    expect(learner.optimizer.learning_rate).toBe(readme.optimizer.learning_rate);
+    expect(learner.micro_batch_tokens).toBe(readme.micro_batch_tokens);
+  });
+
+  it("compose.lean.yaml: the Lean verifier image, with what bubblewrap needs in options the engine accepts", () => {
+    const lean = parse(
+      execFileSync("docker-compose", ["-f", `${repoRoot}deploy/compose.yaml`, "-f", `${repoRoot}deploy/compose.lean.yaml`, "config"], {
+        encoding: "utf8",
+        env: withToken,
+      }),
+    );
+    const verifier = lean.services.verifier;
+    expect(verifier.build.dockerfile.replace(/^.*\/deploy\//, "deploy/")).toBe("deploy/docker/lean-verifier.Dockerfile");
+    expect(verifier.image).toBe("lean-grpo/lean-verifier:dev");
+    // systempaths=unconfined is a docker CLI option the engine refuses from compose.
+    for (const spec of Object.values(lean.services) as { security_opt?: string[] }[]) {
+      for (const option of spec.security_opt ?? []) expect(option).not.toMatch(/systempaths/);
+    }
+    expect(verifier.security_opt.sort()).toEqual(["apparmor=unconfined", "seccomp=unconfined"]);
+    // Root only for the entry point, which lifts /proc's masks and then drops to 65532 with no capabilities.
+    expect(verifier.user).toBe("0:0");
+    expect(verifier.cap_drop).toEqual(["ALL"]);
+    expect(verifier.cap_add.sort()).toEqual(["SETGID", "SETUID", "SYS_ADMIN"]);
+    const dockerfile = parseDockerfile(readFileSync(`${repoRoot}deploy/docker/lean-verifier.Dockerfile`, "utf8")).at(-1)!;
+    expect(dockerfile.instructions.find((i) => i.keyword === "ENTRYPOINT")?.args).toBe('["/bin/sh", "/usr/local/bin/unmask-proc", "node"]');
+    expect(readFileSync(`${repoRoot}deploy/docker/unmask-proc.sh`, "utf8")).toContain(
+      "exec setpriv --reuid 65532 --regid 65532 --clear-groups --inh-caps=-all --bounding-set=-all",
+    );
   });
 
   it("is rejected by docker-compose when broken (the check can fail)", () => {
@@ -258,7 +314,7 @@ describe.skipIf(!compose)("deploy/compose.tls.yaml", () => {
       const program =
         svc === "learner-torch"
           ? ["python", "-m", "leangrpo_learner.health_probe"]
-          : [svc === "verifier" ? "node" : "/nodejs/bin/node", `services/${svc}/dist/health-probe.mjs`];
+          : ["/nodejs/bin/node", `services/${svc}/dist/health-probe.mjs`];
       expect(test.slice(1, 1 + program.length), svc).toEqual(program);
     }
   });

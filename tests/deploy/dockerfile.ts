@@ -126,6 +126,9 @@ export interface ImageExpectation {
   port: number;
 }
 
+/** The services whose images hold the shipped model (deploy/k8s/base/config names it). */
+const MODEL_SERVICES = new Set(["inference", "learner"]);
+
 /**
  * What is wrong with how `target` gets its files and starts, as sentences; empty
  * when it holds only `service`'s pruned cut (plus its config file) and starts the
@@ -151,7 +154,25 @@ export function imageProblems(text: string, expected: ImageExpectation): string[
         // service's own config file.
         const ownConfig =
           copy.sources.length === 1 && copy.sources[0] === `deploy/k8s/base/config/${service}.yaml` && copy.destination === config;
-        if (stage.name !== "prune" && !ownConfig) {
+        // The services that load the model get the shipped one (the CPU default), nothing else of the repository.
+        const shippedModel =
+          MODEL_SERVICES.has(service) &&
+          copy.sources.length === 1 &&
+          copy.sources[0] === "models/arith-tiny" &&
+          copy.destination === "/app/models/arith-tiny";
+        // The orchestrator gets the shipped datasets under its data_root.
+        const shippedData =
+          service === "orchestrator" &&
+          copy.sources.length === 1 &&
+          copy.sources[0] === "examples/*.jsonl" &&
+          copy.destination === "/data/examples/";
+        // The Lean verifier's entry point (deploy/docker/unmask-proc.sh, for its sandbox under Compose).
+        const entryScript =
+          service === "verifier" &&
+          copy.sources.length === 1 &&
+          copy.sources[0] === "deploy/docker/unmask-proc.sh" &&
+          copy.destination === "/usr/local/bin/unmask-proc";
+        if (stage.name !== "prune" && !ownConfig && !shippedModel && !shippedData && !entryScript) {
           problems.push(`${stage.name}: COPY ${i.args} takes files from the build context`);
         }
       } else if (copy.from === "prune") {

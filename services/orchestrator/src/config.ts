@@ -48,6 +48,12 @@ export const OrchestratorConfigSchema = z
     retry_backoff_ms: z.number().int().positive().default(500),
     /** Deadline of one Generate / ScoreGroup / TrainStep call, ms. */
     rpc_deadline_ms: z.number().int().positive().default(600_000),
+    /**
+     * Deadline of each call StartRun's checks make before a run is accepted, ms: a service
+     * that cannot be reached fails the StartRun within this, naming the service, and the next
+     * StartRun is never held up by it.
+     */
+    start_deadline_ms: z.number().int().positive().default(30_000),
     /** Upper bounds on what one StartRun may ask for (run-limits.ts); a run over one is refused naming the key. */
     run_limits: RunLimitsSchema.prefault({}),
   })

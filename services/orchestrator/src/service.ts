@@ -19,8 +19,8 @@ export function createOrchestratorService(
     service: OrchestratorService,
     runs,
     impl: {
-      async startRun(request) {
-        const run = await runs.start(request);
+      async startRun(request, ctx) {
+        const run = await runs.start(request, ctx.signal);
         return { run, config: runs.resolvedConfig(run.id) };
       },
       watchRun(request, ctx) {

@@ -10,6 +10,7 @@ import { callerAuth, clientTarget, createServiceClient, envAuthToken, rpcClientT
 import type { OrchestratorConfig } from "../config.js";
 import { AdapterFleet } from "./adapter-fleet.js";
 import { ServiceLostError } from "./service-lost-error.js";
+import { boundClient, type StartCallBounds } from "./start-call-bounds.js";
 
 export interface MeshClients {
   /** Balanced over the inference replicas; a replica lacking a remembered adapter is brought to it first (adapters). */
@@ -27,7 +28,8 @@ export interface MeshClients {
 
 export type MeshService = "inference" | "reward" | "learner" | "verifier";
 
-export function connectMesh(config: OrchestratorConfig): MeshClients {
+/** `bounds`: StartRun's checks, each call within the start deadline and the caller's signal. */
+export function connectMesh(config: OrchestratorConfig, bounds?: StartCallBounds): MeshClients {
   const urls: Record<MeshService, string | string[]> = {
     inference: required(config, "inference"),
     reward: required(config, "reward"),
@@ -38,7 +40,7 @@ export function connectMesh(config: OrchestratorConfig): MeshClients {
   const options = (url: string | string[]) => ({
     ...clientTarget(url),
     interceptors: [rpcClientTracing(), ...callerAuth(config.services.token ?? envAuthToken())],
-    defaultTimeoutMs: config.rpc_deadline_ms,
+    defaultTimeoutMs: bounds ? bounds.deadlineMs : config.rpc_deadline_ms,
     readMaxBytes: 64 << 20,
     writeMaxBytes: 64 << 20,
   });
@@ -66,12 +68,14 @@ export function connectMesh(config: OrchestratorConfig): MeshClients {
     }
   }
 
+  const bind = <C extends object>(client: C, service: MeshService): C =>
+    bounds ? boundClient(client, service, [urls[service]].flat().join(", "), bounds) : client;
   return {
-    inference: inference.client,
+    inference: bind(inference.client, "inference"),
     adapters,
-    reward: reward.client,
-    learner: learner.client,
-    verifier: verifier?.client,
+    reward: bind(reward.client, "reward"),
+    learner: bind(learner.client, "learner"),
+    verifier: verifier && bind(verifier.client, "verifier"),
     withRetry,
     close() {
       inference.transport.close();

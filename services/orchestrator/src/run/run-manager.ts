@@ -81,7 +81,8 @@ export class RunManager {
     this.files = datasetFiles(config);
   }
 
-  async start(request: StartRunRequest): Promise<Run> {
+  /** `signal`: the StartRun call's own; the checks stop when its caller cancels. */
+  async start(request: StartRunRequest, signal?: AbortSignal): Promise<Run> {
     // Checked and taken synchronously: nothing may run between the check and the reservation.
     if (this.starting)
       throw new ConnectError(
@@ -96,14 +97,14 @@ export class RunManager {
       );
     this.starting = true;
     try {
-      return await this.startReserved(request);
+      return await this.startReserved(request, signal);
     } finally {
       // A registered run now holds the learner (the busy check above); a failed start frees it.
       this.starting = false;
     }
   }
 
-  private async startReserved(request: StartRunRequest): Promise<Run> {
+  private async startReserved(request: StartRunRequest, signal?: AbortSignal): Promise<Run> {
     const resumeId = request.resumeRunId;
     // Before anything else: a run id names a directory under runs_dir.
     if (request.runId) checkSafeName(request.runId, "run_id");
@@ -155,14 +156,15 @@ export class RunManager {
       if (config.eval.max_problems > 0) heldout = heldout.slice(0, config.eval.max_problems);
       heldout = withRunProofFormat(heldout, config.dataset.proof_format);
     }
-    const clients = connectMesh(this.config);
+    // The checks' own clients: each call bounded by start_deadline_ms and the caller's signal.
+    const checks = connectMesh(this.config, { deadlineMs: this.config.start_deadline_ms, signal });
     let dynamicSampling: boolean;
     let reasoning: ReasoningVocabulary | undefined;
     try {
       // A fresh run's unset prompt keys: the served model's own (a resumed run keeps what it was started with).
-      if (fresh) config.prompt = await withModelPrompt(config.prompt, promptKeysSet(runConfigInput(request), request.overrides), clients);
+      if (fresh) config.prompt = await withModelPrompt(config.prompt, promptKeysSet(runConfigInput(request), request.overrides), checks);
       let algorithmName: string;
-      ({ algorithmName, dynamicSampling, reasoning } = await runPreflight(clients, {
+      ({ algorithmName, dynamicSampling, reasoning } = await runPreflight(checks, {
         config,
         dataset,
         theorems,
@@ -171,10 +173,10 @@ export class RunManager {
       }));
       // Every TrainStep names the algorithm as the learner does.
       config.algorithm.name = algorithmName;
-    } catch (error) {
-      clients.close();
-      throw error;
+    } finally {
+      checks.close();
     }
+    const clients = connectMesh(this.config);
 
     await outputs.create({ run: config, dataset });
     if (dataset === "inline")
