@@ -5,7 +5,7 @@
 import { tokenize } from "@lean-grpo/lean";
 
 /** Notation Mathlib declares (core Lean has none of these). */
-const MATHLIB_SYMBOLS = ["ℝ", "ℂ", "ℚ", "∑", "∏", "√", "∫", "⌊", "⌋", "⌈", "⌉", "‖", "𝓝", "π", "∀ᶠ", "∃ᶠ"];
+const MATHLIB_SYMBOLS = ["ℕ", "ℤ", "ℝ", "ℂ", "ℚ", "∑", "∏", "√", "∫", "⌊", "⌋", "⌈", "⌉", "‖", "𝓝", "π", "∀ᶠ", "∃ᶠ"];
 
 /** First components of names core Lean does not have: Mathlib's types and namespaces. */
 const MATHLIB_ROOTS = new Set([
