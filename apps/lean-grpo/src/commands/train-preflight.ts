@@ -20,6 +20,7 @@ import {
   checkRunOffline,
   firstPrompts,
   isLeanTheorem,
+  localDatasetPlace,
   withAsyncCorrection,
   type OfflineRun,
   type RunConfigMessage,
@@ -59,11 +60,12 @@ export async function preflightTrain(plan: TrainPreflight): Promise<void> {
   ]);
   if (plan.resume) return;
 
-  const run = orchestratorCheck(() =>
+  const run = await orchestratorCheckAsync(() =>
     checkRunOffline({
       runConfig: plan.runConfig,
       dataset: plan.file.dataset.path,
-      readText: (file) => readFileSync(file, "utf8"),
+      place: localDatasetPlace(),
+      maxDatasetBytes: orchestrator.max_dataset_bytes,
       limits: orchestrator.run_limits,
       // The mesh wires the orchestrator to every service it starts.
       services: { ...orchestrator.services, verifier: orchestrator.services.verifier ?? "the embedded verifier" },
@@ -98,9 +100,9 @@ function checkRunAlgorithm(file: TrainFile): void {
 }
 
 /** The orchestrator's refusal as the command's: its message without the RPC code. */
-function orchestratorCheck<T>(check: () => T): T {
+async function orchestratorCheckAsync<T>(check: () => Promise<T>): Promise<T> {
   try {
-    return check();
+    return await check();
   } catch (error) {
     if (error instanceof ConnectError) throw new Error(error.rawMessage);
     throw error;

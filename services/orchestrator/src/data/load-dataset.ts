@@ -59,10 +59,10 @@ export class OpenedDataset {
   }
 
   /** The first SAMPLE_ROWS records and SAMPLE_ROWS spread evenly over the rest: what a streamed set is checked by before it starts. */
-  async sample(): Promise<Theorem[]> {
-    const head = Math.min(SAMPLE_ROWS, this.size);
+  async sample(size = this.size): Promise<Theorem[]> {
+    const head = Math.min(SAMPLE_ROWS, size);
     const rows = await this.source.read(0, head);
-    const rest = this.size - head;
+    const rest = size - head;
     const stride = rest / SAMPLE_ROWS;
     for (let i = 0; i < Math.min(SAMPLE_ROWS, rest); i++) {
       const index = head + Math.floor(i * stride);

@@ -1,6 +1,7 @@
 // What one run does: the `training`, `algorithm`, `reward` and `prompt` sections of a
 // train config (StartRunRequest.config), validated with the same loader as service configs.
 import { z } from "zod";
+import { LAYOUTS, RECORD_FIELDS, type RecordField } from "../../data/dataset-layout.js";
 
 export const RUN_MODES = ["whole", "tactic", "repair"] as const;
 /** The importance-weight cap an async run asks the learner for when algorithm.config does not set one (verl's TIS default). */
@@ -35,6 +36,22 @@ export const RunConfigSchema = z
       .object({
         /** Train on the dataset's first N records only (after validating all of it); null: all. */
         max_train_samples: z.number().int().positive().nullable().default(null),
+        /**
+         * The corpus layout (docs/guide/own-data.md): auto picks a preset where the columns name
+         * one unambiguously (informal_prefix: minif2f; src_header or nl_statement: proofnet;
+         * natural_language_statement: lean-workbook; lean4_statement: putnambench; problem_id:
+         * goedel-pset), else reads the record keys as they are (plain).
+         */
+        layout: z.enum(LAYOUTS).default("auto"),
+        /** Which column holds each record field, over the layout's (e.g. fields.statement: lean4_code). */
+        fields: z
+          .object(Object.fromEntries(RECORD_FIELDS.map((field) => [field, z.string().min(1).optional()])) as Record<RecordField, z.ZodOptional<z.ZodString>>)
+          .strict()
+          .default({}),
+        /** The split of a `datasets` DatasetDict folder (dataset_dict.json); null: train. */
+        split: z.string().min(1).nullable().default(null),
+        /** The Lean header of records that carry none (Lean Workbook): e.g. "import Mathlib"; "" = none. */
+        header: z.string().default(""),
       })
       .strict()
       .prefault({}),
