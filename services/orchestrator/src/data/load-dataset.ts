@@ -8,7 +8,7 @@
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { screenTheorem } from "@lean-grpo/lean";
 import { parseJsonLines } from "@lean-grpo/jsonl";
-import type { PathRoot } from "@lean-grpo/kit";
+import { PathError, type PathRoot } from "@lean-grpo/kit";
 import { DatasetError, type DatasetIssue } from "./dataset-error.js";
 import { resolveLayout } from "./dataset-layout.js";
 import { AUTO_OPTIONS, type DatasetOptions } from "./dataset-options.js";
@@ -109,14 +109,9 @@ export async function openDataset(place: DatasetPlace, given: string, options: D
 
 /** Reads a whole set (held-out problems, Evaluate's) and validates every record: ids unique, a task in each. */
 export async function readWholeDataset(dataset: OpenedDataset, maxBytes: number, field: string): Promise<Theorem[]> {
+  // A set read whole is held in memory: over the cap it is refused before a row is read (a training set is streamed instead).
   if (dataset.bytes > maxBytes)
-    throw new DatasetError(dataset.name, [
-      {
-        line: 0,
-        field: "",
-        message: `is ${dataset.bytes} bytes, over max_dataset_bytes (${maxBytes}) for ${field}, which is read whole; use a smaller set (eval.max_problems reads its first N after reading it)`,
-      },
-    ]);
+    throw new PathError(`${field} "${dataset.name}" is larger than ${maxBytes} bytes, the most this server reads`, field, "too_large");
   return uniqueIds(dataset.name, await dataset.range(0, dataset.size));
 }
 
