@@ -5,7 +5,7 @@
 // only builds the in-memory columns it starts from. Run: npx tsx scripts/datasets/make-fixtures.ts
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { Field, List, Table, Utf8, tableToIPC, vectorFromArray } from "apache-arrow";
+import { Field, List, Table, Utf8, type Vector, tableToIPC, vectorFromArray } from "apache-arrow";
 import { Compression, Table as WasmTable, WriterPropertiesBuilder, readParquet, writeParquet } from "parquet-wasm/node";
 import { LAYOUT_ROWS, type Row } from "./layout-rows.js";
 
@@ -14,7 +14,7 @@ const OUT = path.resolve(import.meta.dirname, "../../services/orchestrator/test/
 /** Columns of strings (and lists of strings), never dictionary-encoded: as `datasets` writes them. */
 function arrowTable(rows: readonly Row[]): Table {
   const names = Object.keys(rows[0]!);
-  const columns: Record<string, ReturnType<typeof vectorFromArray>> = {};
+  const columns: Record<string, Vector> = {};
   for (const name of names) {
     const values = rows.map((row) => row[name]);
     columns[name] = Array.isArray(values[0])

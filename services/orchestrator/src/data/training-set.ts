@@ -1,12 +1,17 @@
 // The records a run trains on, by position: the data order (rollout/data-order.ts) picks
-// positions, and each step reads only the records of its batch. A set up to max_dataset_bytes
-// is read and validated whole before the run starts and kept in memory (as every set was
-// before streaming); a larger one stays on disk and is read batch by batch, so a corpus of
-// millions of records starts as fast as a small one and holds only the index of its rows.
+// positions, and each step reads only the records of its batch. A set of at most
+// WHOLE_RECORDS records and max_dataset_bytes is read and validated whole before the run
+// starts and kept in memory (as every set was before streaming); a larger one stays on disk
+// and is read batch by batch, so a corpus of millions of records starts as fast as a small
+// one and holds only the index of its rows. Validating a record (the Lean screen included)
+// costs about a millisecond, so the record bound keeps a whole check to seconds.
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { SAMPLE_ROWS, openDataset, readWholeDataset, type OpenedDataset } from "./load-dataset.js";
 import type { DatasetOptions } from "./dataset-options.js";
 import type { DatasetPlace } from "./dataset-place.js";
+
+/** The most records a set may have to be read and validated whole before the run starts. */
+export const WHOLE_RECORDS = 20_000;
 
 export interface TrainingSet {
   /** Records the run draws from (max_train_samples applied). */
@@ -32,8 +37,8 @@ export function inMemoryTrainingSet(theorems: readonly Theorem[]): TrainingSet {
 }
 
 /**
- * Opens the training set `given` in `place`: whole when it is at most `maxBytes` on disk,
- * streamed above that. Throws DatasetError (naming rows and fields) for what it validated.
+ * Opens the training set `given` in `place`: whole when it is at most `maxBytes` on disk and
+ * WHOLE_RECORDS records, streamed above that. Throws DatasetError (naming rows and fields) for what it validated.
  */
 export async function openTrainingSet(
   place: DatasetPlace,
@@ -43,7 +48,7 @@ export async function openTrainingSet(
 ): Promise<TrainingSet> {
   const dataset = await openDataset(place, given, options);
   try {
-    if (dataset.bytes <= limits.maxBytes) {
+    if (dataset.bytes <= limits.maxBytes && dataset.size <= WHOLE_RECORDS) {
       let theorems = await readWholeDataset(dataset, limits.maxBytes, "dataset_path");
       if (limits.maxTrainSamples !== null) theorems = theorems.slice(0, limits.maxTrainSamples);
       await dataset.close();

@@ -31,25 +31,33 @@ export async function openJsonlSource(file: OpenedDatasetFile): Promise<RecordSo
   const starts = new NumberColumn();
   const lines = new NumberColumn();
   const buffer = Buffer.allocUnsafe(CHUNK);
+  // The line being scanned: where it starts in the file and whether a non-blank byte was seen yet.
   let lineStart = 0;
   let lineNumber = 1;
   let blank = true;
+  const endLine = (next: number) => {
+    if (!blank) {
+      starts.push(lineStart);
+      lines.push(lineNumber);
+    }
+    lineNumber++;
+    lineStart = next;
+    blank = true;
+  };
   for (let position = 0; position < size; ) {
     const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK, size - position), position);
     if (bytesRead === 0) break;
-    for (let i = 0; i < bytesRead; i++) {
-      const byte = buffer[i]!;
-      if (byte === NEWLINE) {
-        if (!blank) {
-          starts.push(lineStart);
-          lines.push(lineNumber);
-        }
-        lineNumber++;
-        lineStart = position + i + 1;
-        blank = true;
-      } else if (blank && byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) {
-        blank = false;
+    // memchr-speed search for newlines; a line's bytes are looked at only until its first non-blank one.
+    for (let i = 0; i < bytesRead; ) {
+      const newline = buffer.indexOf(NEWLINE, i);
+      const stop = newline < 0 || newline >= bytesRead ? bytesRead : newline;
+      for (let j = i; blank && j < stop; j++) {
+        const byte = buffer[j]!;
+        if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) blank = false;
       }
+      if (stop === bytesRead) break;
+      endLine(position + stop + 1);
+      i = stop + 1;
     }
     position += bytesRead;
   }
