@@ -857,7 +857,7 @@ export const RunConfigSchema: GenMessage<RunConfig> = /*@__PURE__*/
  */
 export type RunConfig_Dataset = Message<"leangrpo.v1.RunConfig.Dataset"> & {
   /**
-   * Train on the dataset's first N records only (after validating all of it); unset: all.
+   * Train on the dataset's first N records only (a set read whole is validated whole first; a streamed one by its sample); unset: all.
    *
    * @generated from field: optional uint32 max_train_samples = 1;
    */
