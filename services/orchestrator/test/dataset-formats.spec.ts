@@ -1,6 +1,8 @@
 // Each format and corpus layout, read from fixtures written by an independent writer
 // (scripts/datasets/make-fixtures.ts: parquet-wasm), and each trap of a layout read right or
 // refused before a run starts, naming the key to set.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { TaskKind } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { PathRoot } from "@lean-grpo/kit";
@@ -74,6 +76,14 @@ describe("dataset formats, chosen by what the path is", () => {
       "dataset_path",
     );
     expect(notParquet).toHaveLength(3);
+  });
+
+  it("a file that is one JSON array is refused saying how to convert it", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "json-array-"));
+    writeFileSync(path.join(dir, "lean_workbook.json"), `[${JSON.stringify({ id: "a", formal_statement: "theorem a : True" })}]`);
+    await expect(loadDataset({ root: new PathRoot({ dir, key: "data_root" }), maxBytes: 1 << 20 }, "lean_workbook.json", "dataset_path")).rejects.toThrow(
+      /is one JSON array, not JSON Lines.*jq -c/,
+    );
   });
 
   it("the local reader (the CLI's pre-flight) reads the same", async () => {
