@@ -13,10 +13,15 @@ const [dir, file, maxBytesArg] = process.argv.slice(2);
 const maxBytes = Number(maxBytesArg ?? 256 * 1024 * 1024);
 const BATCH = 64;
 const t0 = performance.now();
-const set = await openTrainingSet(rootPlace(new PathRoot({ dir: dir!, key: "data_root" }), "dataset_path"), file!, { ...AUTO_OPTIONS, header: "import Mathlib" }, {
-  maxBytes,
-  maxTrainSamples: null,
-});
+const set = await openTrainingSet(
+  rootPlace(new PathRoot({ dir: dir!, key: "data_root" }), "dataset_path"),
+  file!,
+  { ...AUTO_OPTIONS, header: "import Mathlib" },
+  {
+    maxBytes,
+    maxTrainSamples: null,
+  },
+);
 const order = new DataOrder(set.size, 42);
 const first = await set.at(order.batch(1, BATCH));
 const firstBatchMs = performance.now() - t0;

@@ -44,9 +44,18 @@ async function writeJsonl(name: string, targetBytes: number): Promise<number> {
 function writeParquetFile(name: string, records: number): void {
   const rows = Array.from({ length: records }, (_, i) => record(i));
   const table = new Table({
-    problem_id: vectorFromArray(rows.map((r) => r.problem_id), new Utf8()),
-    informal_statement: vectorFromArray(rows.map((r) => r.informal_statement), new Utf8()),
-    formal_statement: vectorFromArray(rows.map((r) => r.formal_statement), new Utf8()),
+    problem_id: vectorFromArray(
+      rows.map((r) => r.problem_id),
+      new Utf8(),
+    ),
+    informal_statement: vectorFromArray(
+      rows.map((r) => r.informal_statement),
+      new Utf8(),
+    ),
+    formal_statement: vectorFromArray(
+      rows.map((r) => r.formal_statement),
+      new Utf8(),
+    ),
   });
   const properties = new WriterPropertiesBuilder().setCompression(Compression.SNAPPY).setMaxRowGroupSize(100_000).build();
   writeFileSync(path.join(dir, name), writeParquet(WasmTable.fromIPCStream(tableToIPC(table, "stream")), properties));

@@ -26,7 +26,8 @@ export const LAYOUT_ROWS = {
     {
       name: "amc12a_2002_p6",
       split: "valid",
-      informal_prefix: "/-- For how many positive integers $m$ does there exist a positive integer $n$ such that $m \\cdot n \\le m + n$? Show that it is infinitely many.-/\n",
+      informal_prefix:
+        "/-- For how many positive integers $m$ does there exist a positive integer $n$ such that $m \\cdot n \\le m + n$? Show that it is infinitely many.-/\n",
       formal_statement: "theorem amc12a_2002_p6 (n : ℕ) (h₀ : 0 < n) : ∃ m, m > n ∧ ∃ p, m * p ≤ m + p := by\n",
       goal: "n : ℕ\nh₀ : 0 < n\n⊢ ∃ m > n, ∃ p, m * p ≤ m + p",
       header: MATHLIB_HEADER,
@@ -37,7 +38,8 @@ export const LAYOUT_ROWS = {
     {
       name: "exercise_1_13a",
       split: "valid",
-      informal_prefix: "/-- Suppose that $f$ is holomorphic in an open set $\\Omega$. Prove that if $\\text{Re}(f)$ is constant, then $f$ is constant.-/\n",
+      informal_prefix:
+        "/-- Suppose that $f$ is holomorphic in an open set $\\Omega$. Prove that if $\\text{Re}(f)$ is constant, then $f$ is constant.-/\n",
       formal_statement:
         "theorem exercise_1_13a {f : ℂ → ℂ} (Ω : Set ℂ) (a b : Ω) (h : IsOpen Ω)\n  (hf : DifferentiableOn ℂ f Ω) (hc : ∃ (c : ℝ), ∀ z ∈ Ω, (f z).re = c) :\n  f a = f b := by\n",
       goal: "⊢ f ↑a = f ↑b",

@@ -38,9 +38,12 @@ function arrowStreamBytes(rows: readonly Row[]): Uint8Array {
 function saveToDisk(dir: string, shards: readonly (readonly Row[])[], split: string): void {
   mkdirSync(dir, { recursive: true });
   const files = shards.map((_, i) => `data-${String(i).padStart(5, "0")}-of-${String(shards.length).padStart(5, "0")}.arrow`);
-  shards.forEach((rows, i) => writeFileSync(path.join(dir, files[i]!), arrowStreamBytes(rows)));
+  for (const [i, rows] of shards.entries()) writeFileSync(path.join(dir, files[i]!), arrowStreamBytes(rows));
   const features = Object.fromEntries(Object.keys(shards[0]![0]!).map((name) => [name, { dtype: "string", _type: "Value" }]));
-  writeFileSync(path.join(dir, "dataset_info.json"), `${JSON.stringify({ citation: "", description: "", features, homepage: "", license: "" }, null, 2)}\n`);
+  writeFileSync(
+    path.join(dir, "dataset_info.json"),
+    `${JSON.stringify({ citation: "", description: "", features, homepage: "", license: "" }, null, 2)}\n`,
+  );
   writeFileSync(
     path.join(dir, "state.json"),
     `${JSON.stringify({ _data_files: files.map((filename) => ({ filename })), _fingerprint: "fixture", _format_columns: null, _format_kwargs: {}, _format_type: null, _output_all_columns: false, _split: split }, null, 2)}\n`,

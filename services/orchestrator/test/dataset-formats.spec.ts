@@ -15,7 +15,8 @@ import { loadDataset, openDataset } from "../src/data/load-dataset.js";
 const FIXTURES = path.join(import.meta.dirname, "fixtures/datasets");
 const root = new PathRoot({ dir: FIXTURES, key: "data_root" });
 const files = { root, maxBytes: 1 << 20 };
-const load = (given: string, options: Partial<DatasetOptions> = {}) => loadDataset(files, given, "dataset_path", { ...AUTO_OPTIONS, ...options });
+const load = (given: string, options: Partial<DatasetOptions> = {}) =>
+  loadDataset(files, given, "dataset_path", { ...AUTO_OPTIONS, ...options });
 
 const MINIF2F_NAMES = ["mathd_algebra_10", "mathd_numbertheory_3", "amc12a_2002_p6"];
 
@@ -62,13 +63,19 @@ describe("dataset formats, chosen by what the path is", () => {
   });
 
   it("a DatasetDict without the split asked for is refused listing its splits and the key", async () => {
-    await expect(load("proofnet-dict")).rejects.toThrow(/DatasetDict with the splits "valid", "test"; it has no train split: set dataset.split/);
+    await expect(load("proofnet-dict")).rejects.toThrow(
+      /DatasetDict with the splits "valid", "test"; it has no train split: set dataset.split/,
+    );
     await expect(load("minif2f-dict", { split: "validation" })).rejects.toThrow(/no split "validation"/);
   });
 
   it("a directory that is not a datasets folder, and a file that is not parquet, say what is accepted", async () => {
     await expect(load("minif2f-dict/../minif2f-dict/train/..")).rejects.toThrow();
-    const dir = await loadDataset({ root: new PathRoot({ dir: path.dirname(FIXTURES), key: "data_root" }), maxBytes: 1 << 20 }, "datasets", "dataset_path").catch((e: Error) => e);
+    const dir = await loadDataset(
+      { root: new PathRoot({ dir: path.dirname(FIXTURES), key: "data_root" }), maxBytes: 1 << 20 },
+      "datasets",
+      "dataset_path",
+    ).catch((e: Error) => e);
     expect((dir as Error).message).toMatch(/not a datasets folder: save_to_disk writes state.json/);
     const notParquet = await loadDataset(
       { root: new PathRoot({ dir: path.join(FIXTURES, ".."), key: "data_root" }), maxBytes: 1 << 20 },
@@ -81,9 +88,9 @@ describe("dataset formats, chosen by what the path is", () => {
   it("a file that is one JSON array is refused saying how to convert it", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "json-array-"));
     writeFileSync(path.join(dir, "lean_workbook.json"), `[${JSON.stringify({ id: "a", formal_statement: "theorem a : True" })}]`);
-    await expect(loadDataset({ root: new PathRoot({ dir, key: "data_root" }), maxBytes: 1 << 20 }, "lean_workbook.json", "dataset_path")).rejects.toThrow(
-      /is one JSON array, not JSON Lines.*jq -c/,
-    );
+    await expect(
+      loadDataset({ root: new PathRoot({ dir, key: "data_root" }), maxBytes: 1 << 20 }, "lean_workbook.json", "dataset_path"),
+    ).rejects.toThrow(/is one JSON array, not JSON Lines.*jq -c/);
   });
 
   it("the local reader (the CLI's pre-flight) reads the same", async () => {
@@ -125,7 +132,9 @@ describe("corpus layouts", () => {
   it("Lean Workbook has no header: refused before start, naming dataset.header, unless one is configured", async () => {
     const refused = await load("lean-workbook.parquet").catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(DatasetError);
-    expect((refused as Error).message).toMatch(/row 1, field "header": is empty and the statement uses Mathlib \(ℝ\).*Lean Workbook records carry no header.*set dataset.header/);
+    expect((refused as Error).message).toMatch(
+      /row 1, field "header": is empty and the statement uses Mathlib \(ℝ\).*Lean Workbook records carry no header.*set dataset.header/,
+    );
     const theorems = await load("lean-workbook.parquet", { header: "import Mathlib" });
     expect(theorems.map((t) => [t.id, t.header])).toEqual([
       ["lean_workbook_plus_1", "import Mathlib"],
@@ -151,14 +160,24 @@ describe("corpus layouts", () => {
   });
 
   it("dataset.fields maps a layout of one's own; a missing mapped column is named as the column", async () => {
-    const theorems = await load("putnambench.jsonl", { layout: "plain", fields: { name: "name", statement: "lean4_statement", informal: "informal_solution" }, header: "import Mathlib" });
+    const theorems = await load("putnambench.jsonl", {
+      layout: "plain",
+      fields: { name: "name", statement: "lean4_statement", informal: "informal_solution" },
+      header: "import Mathlib",
+    });
     expect(theorems[0]!.informalStatement).toBe("None.");
-    await expect(load("putnambench.jsonl", { layout: "plain", fields: { name: "name", statement: "lean_statement" } })).rejects.toThrow(/no task fields/);
-    await expect(load("goedel-pset.jsonl", { layout: "lean-workbook", header: "import Mathlib" })).rejects.toThrow(/line 1, field "name": is missing \(a Lean record needs name or id\)/);
+    await expect(load("putnambench.jsonl", { layout: "plain", fields: { name: "name", statement: "lean_statement" } })).rejects.toThrow(
+      /no task fields/,
+    );
+    await expect(load("goedel-pset.jsonl", { layout: "lean-workbook", header: "import Mathlib" })).rejects.toThrow(
+      /line 1, field "name": is missing \(a Lean record needs name or id\)/,
+    );
   });
 
   it("a layout's statement issues name the corpus's column", async () => {
-    await expect(load("putnambench.jsonl", { layout: "putnambench" })).rejects.toThrow(/line 1, field "header": is empty and the statement uses Mathlib/);
+    await expect(load("putnambench.jsonl", { layout: "putnambench" })).rejects.toThrow(
+      /line 1, field "header": is empty and the statement uses Mathlib/,
+    );
   });
 
   it("TRL conversational records: the user turn is the problem, the answer from answer or reward_model.ground_truth", async () => {

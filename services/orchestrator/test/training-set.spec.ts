@@ -24,7 +24,10 @@ function write(name: string, lines: string[]): string {
 
 describe("openTrainingSet", () => {
   const rows = 5_000;
-  const file = write("many.jsonl", Array.from({ length: rows }, (_, i) => record(i)));
+  const file = write(
+    "many.jsonl",
+    Array.from({ length: rows }, (_, i) => record(i)),
+  );
 
   it("reads a set up to max_dataset_bytes whole, into memory", async () => {
     const set = await openTrainingSet(place, file, AUTO_OPTIONS, { maxBytes: 1 << 30, maxTrainSamples: null });
@@ -72,9 +75,9 @@ describe("openTrainingSet", () => {
   it("a bad record in the sample refuses the set before start", async () => {
     const lines = Array.from({ length: 2_000 }, (_, i) => record(i));
     lines[5] = "{not json";
-    await expect(openTrainingSet(place, write("early-bad.jsonl", lines), AUTO_OPTIONS, { maxBytes: 1_000, maxTrainSamples: null })).rejects.toThrow(
-      /line 6: not valid JSON/,
-    );
+    await expect(
+      openTrainingSet(place, write("early-bad.jsonl", lines), AUTO_OPTIONS, { maxBytes: 1_000, maxTrainSamples: null }),
+    ).rejects.toThrow(/line 6: not valid JSON/);
   });
 
   it("keeps line numbers across blank lines and CRLF", async () => {

@@ -17,5 +17,10 @@ export const AUTO_OPTIONS: DatasetOptions = { layout: "auto", fields: {}, header
 
 /** The options of a run config's dataset section (run-config.ts). */
 export function datasetOptionsOf(dataset: { layout: LayoutName; fields: FieldMap; split: string | null; header: string }): DatasetOptions {
-  return { layout: dataset.layout, fields: dataset.fields, header: dataset.header, ...(dataset.split !== null ? { split: dataset.split } : {}) };
+  return {
+    layout: dataset.layout,
+    fields: dataset.fields,
+    header: dataset.header,
+    ...(dataset.split !== null ? { split: dataset.split } : {}),
+  };
 }

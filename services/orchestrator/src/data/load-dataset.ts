@@ -119,7 +119,12 @@ export async function readWholeDataset(dataset: OpenedDataset, maxBytes: number,
  * Reads `given` (relative to the data root) whole and validates it; `field` is the request field
  * or config key it came from. Refused paths throw PathError (kit/paths), named by field.
  */
-export async function loadDataset(files: DatasetFiles, given: string, field: string, options: DatasetOptions = AUTO_OPTIONS): Promise<Theorem[]> {
+export async function loadDataset(
+  files: DatasetFiles,
+  given: string,
+  field: string,
+  options: DatasetOptions = AUTO_OPTIONS,
+): Promise<Theorem[]> {
   const dataset = await openDataset(rootPlace(files.root, field), given, options);
   try {
     return await readWholeDataset(dataset, files.maxBytes, field);
@@ -133,7 +138,13 @@ function uniqueIds(source: string, theorems: Theorem[]): Theorem[] {
   const firstOfId = new Map<string, number>();
   theorems.forEach((theorem, index) => {
     const seen = firstOfId.get(theorem.id);
-    if (seen !== undefined) issues.push({ line: index + 1, where: `record ${index + 1}`, field: "id", message: `is the id of record ${seen} too; ids must be unique` });
+    if (seen !== undefined)
+      issues.push({
+        line: index + 1,
+        where: `record ${index + 1}`,
+        field: "id",
+        message: `is the id of record ${seen} too; ids must be unique`,
+      });
     else firstOfId.set(theorem.id, index + 1);
   });
   if (theorems.length === 0) issues.push({ line: 0, field: "", message: "has no records" });

@@ -138,7 +138,10 @@ const CANONICAL: Record<RecordField, string> = {
  * The record with the layout's columns renamed to the fields this module reads, and for each
  * renamed field the column it came from (so that an issue names the column the user has).
  */
-function mappedRecord(raw: Record<string, unknown>, layout: ResolvedLayout): { record: Record<string, unknown>; columnOf: Map<string, string> } {
+function mappedRecord(
+  raw: Record<string, unknown>,
+  layout: ResolvedLayout,
+): { record: Record<string, unknown>; columnOf: Map<string, string> } {
   const columnOf = new Map<string, string>();
   const entries = Object.entries(layout.fields) as [RecordField, string][];
   if (entries.length === 0) return { record: raw, columnOf };
@@ -179,7 +182,11 @@ function conversationalRecord(raw: Record<string, unknown>): { record?: Record<s
     };
   const { prompt: _prompt, ...rest } = raw;
   const rewardModel = raw.reward_model as { ground_truth?: unknown } | undefined;
-  const answer = raw.answer ?? raw.solution ?? raw.ground_truth ?? (typeof rewardModel === "object" && rewardModel ? rewardModel.ground_truth : undefined);
+  const answer =
+    raw.answer ??
+    raw.solution ??
+    raw.ground_truth ??
+    (typeof rewardModel === "object" && rewardModel ? rewardModel.ground_truth : undefined);
   return { record: { ...rest, problem: users[0]!.content, answer } };
 }
 
@@ -203,7 +210,11 @@ export function theoremFromRecord(
   return { ...result, issues: named(result.issues) };
 }
 
-function theoremFromFields(record: Record<string, unknown>, fallbackId: string, reading: RecordReading): { theorem?: Theorem; issues: Issue[] } {
+function theoremFromFields(
+  record: Record<string, unknown>,
+  fallbackId: string,
+  reading: RecordReading,
+): { theorem?: Theorem; issues: Issue[] } {
   const r = new RecordReader(record as Record<string, unknown>);
   const id = r.string("id", { numberOk: true });
   const name = r.string("name");

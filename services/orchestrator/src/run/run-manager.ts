@@ -204,9 +204,15 @@ export class RunManager {
       config,
     };
     this.runs.set(id, active);
-    active.done = this.execute(active, { config, dynamicSampling, theorems, heldout, outputs, clients, resume: previous !== undefined }).finally(
-      closeData,
-    );
+    active.done = this.execute(active, {
+      config,
+      dynamicSampling,
+      theorems,
+      heldout,
+      outputs,
+      clients,
+      resume: previous !== undefined,
+    }).finally(closeData);
     return run;
   }
 

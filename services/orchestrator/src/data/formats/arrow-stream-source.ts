@@ -51,7 +51,8 @@ export class ArrowStreamFile {
         metadataLength = head.readInt32LE(4);
       }
       if (metadataLength === 0) break; // end of stream
-      if (metadataLength < 0 || offset + prefix + metadataLength > size) throw new Error(`${name} is not an Arrow IPC stream (bad message at byte ${offset})`);
+      if (metadataLength < 0 || offset + prefix + metadataLength > size)
+        throw new Error(`${name} is not an Arrow IPC stream (bad message at byte ${offset})`);
       const metadata = Buffer.alloc(metadataLength);
       await handle.read(metadata, 0, metadataLength, offset + prefix);
       const message = Message.decode(metadata);
@@ -62,7 +63,9 @@ export class ArrowStreamFile {
         batches.push({ offset, byteLength, rows: batchRows, first: rows });
         rows += batchRows;
       } else if (message.headerType === MessageHeader.DictionaryBatch && preludeEnd >= 0) {
-        throw new Error(`${name} has dictionary batches between record batches, which this reader does not follow; save the dataset without dictionary columns`);
+        throw new Error(
+          `${name} has dictionary batches between record batches, which this reader does not follow; save the dataset without dictionary columns`,
+        );
       }
       offset += byteLength;
     }

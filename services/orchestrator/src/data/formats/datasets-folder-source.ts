@@ -87,7 +87,7 @@ class DatasetsFolderSource implements RecordSource {
       const last = first + this.shards[s]!.rows;
       if (start >= last) continue;
       const records = await this.shards[s]!.read(start - first, Math.min(end, last) - first);
-      records.forEach((record, i) => out.push({ index: start + i, where: `row ${start + i + 1}`, record }));
+      for (const [i, record] of records.entries()) out.push({ index: start + i, where: `row ${start + i + 1}`, record });
       start = Math.min(end, last);
     }
     return out;

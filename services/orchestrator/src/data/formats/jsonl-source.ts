@@ -115,6 +115,10 @@ function parseLine(index: number, where: string, text: string): SourceRow {
     return { index, where, error: `not valid JSON${jsonErrorPlace(error)}` };
   }
   if (typeof value !== "object" || value === null || Array.isArray(value))
-    return { index, where, error: `expected a JSON object, got ${value === null ? "null" : Array.isArray(value) ? "a list" : `a ${typeof value}`}` };
+    return {
+      index,
+      where,
+      error: `expected a JSON object, got ${value === null ? "null" : Array.isArray(value) ? "a list" : `a ${typeof value}`}`,
+    };
   return { index, where, record: value as Record<string, unknown> };
 }

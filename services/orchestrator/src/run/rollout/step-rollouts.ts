@@ -72,7 +72,9 @@ export class StepRolloutPlanner {
     const roll = async (indices: number[], slotBase: number) => {
       const batch = await theorems.at(indices);
       return Promise.all(
-        batch.map((theorem, i) => rollGroup(ctx, theorem, `s${step}-g${slotBase + i}`, groupSeed(config.training.seed, step, slotBase + i))),
+        batch.map((theorem, i) =>
+          rollGroup(ctx, theorem, `s${step}-g${slotBase + i}`, groupSeed(config.training.seed, step, slotBase + i)),
+        ),
       );
     };
 
