@@ -29,7 +29,7 @@ export {
   type OfflineInputs,
   type OfflineRun,
 } from "./run/preflight/offline-preflight.js";
-export { loadDataset, openDataset, type OpenedDataset } from "./data/load-dataset.js";
+export { loadDataset, openDataset, readDatasetRows, type OpenedDataset } from "./data/load-dataset.js";
 export { localPlace as localDatasetPlace, type DatasetPlace } from "./data/dataset-place.js";
 export { AUTO_OPTIONS as AUTO_DATASET_OPTIONS, type DatasetOptions } from "./data/dataset-options.js";
 export type { EvalReport } from "./eval/evaluate.js";

@@ -3,9 +3,9 @@
 // The verifier is a running one (`--url`), or one started here on loopback with the
 // REPL of `--repl-cmd` / `--repl-cwd` (else LEAN_REPL_CMD / LEAN_REPL_CWD): the same
 // gRPC path either way.
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
-import { readJsonObjects } from "@lean-grpo/jsonl";
+import { localDatasetPlace, readDatasetRows } from "@lean-grpo/orchestrator";
 import { positiveInteger } from "./flag-values.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
@@ -75,7 +75,7 @@ export function registerVerifyCommand(program: Command): void {
 
 /** Checks every record; resolves with the count of each verdict once the results file is written. */
 export async function verifyCommand(file: string, options: VerifyCommandOptions): Promise<Map<string, number>> {
-  const records = readRecords(file);
+  const records = await readRecords(file);
   const timeoutMs = options.timeoutMs === undefined ? 0 : positiveInteger("--timeout-ms", options.timeoutMs);
   const verifier = await connect(options);
   const results: (VerifyResponse | undefined)[] = new Array(records.length);
@@ -108,10 +108,10 @@ export async function verifyCommand(file: string, options: VerifyCommandOptions)
   return counts;
 }
 
-function readRecords(file: string): ProofRecord[] {
+/** The proofs file in any dataset format (JSONL, parquet, a datasets folder), read by the orchestrator's readers. */
+async function readRecords(file: string): Promise<ProofRecord[]> {
   const records: ProofRecord[] = [];
-  readJsonObjects(readFileSync(file, "utf8"), file).forEach(({ line, record: value }) => {
-    const where = `${file}:${line}`;
+  (await readDatasetRows(localDatasetPlace(), file)).forEach(({ where, record: value }) => {
     const text = (key: string, fallback = ""): string => {
       const field = value[key];
       if (field === undefined || field === null) return fallback;
@@ -131,7 +131,7 @@ function readRecords(file: string): ProofRecord[] {
     records.push({
       id,
       name,
-      label: name || id || `line ${line}`,
+      label: name || id || where,
       statement,
       proof,
       context: text("context"),

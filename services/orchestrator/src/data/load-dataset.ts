@@ -53,9 +53,13 @@ export class OpenedDataset {
 
   /** The records at these positions, in the order asked (a training batch). */
   async at(indices: readonly number[]): Promise<Theorem[]> {
-    const rows: SourceRow[] = [];
-    for (const index of indices) rows.push(...(await this.source.read(index, index + 1)));
-    return this.validated(rows);
+    // Read in file order (a parquet row group or Arrow batch is decoded once per batch), returned in the order asked.
+    const byIndex = new Map<number, SourceRow>();
+    for (const index of [...new Set(indices)].sort((a, b) => a - b)) {
+      const [row] = await this.source.read(index, index + 1);
+      if (row) byIndex.set(index, row);
+    }
+    return this.validated(indices.map((index) => byIndex.get(index)!));
   }
 
   /** The first SAMPLE_ROWS records and SAMPLE_ROWS spread evenly over the rest: what a streamed set is checked by before it starts. */
@@ -105,6 +109,28 @@ export async function openDataset(place: DatasetPlace, given: string, options: D
   const columns = new Set(Object.keys(first?.record ?? {}));
   const layout = resolveLayout(options.layout, options.fields, columns);
   return new OpenedDataset(given, source, { layout, header: options.header });
+}
+
+/**
+ * Every row of a file or folder as records, by the same format readers, for a command whose
+ * records are not theorems (proofs to verify, warm-start pairs): it checks its own fields and
+ * names rows by `where` ("line 3", "row 3"). A row that is not an object is an error here.
+ */
+export async function readDatasetRows(place: DatasetPlace, given: string): Promise<{ where: string; record: Record<string, unknown> }[]> {
+  const source = await openRecordSource(place, given);
+  try {
+    const rows = await source.read(0, source.rows);
+    const bad = rows.find((row) => row.error !== undefined);
+    if (bad) throw new Error(`${rowPlace(given, bad.where)}: ${bad.error}`);
+    return rows.map((row) => ({ where: rowPlace(given, row.where), record: row.record! }));
+  } finally {
+    await source.close();
+  }
+}
+
+/** A row as a person finds it: "file.jsonl:3" for a line (what editors jump to), "file.parquet, row 3" otherwise. */
+function rowPlace(given: string, where: string): string {
+  return where.startsWith("line ") ? `${given}:${where.slice("line ".length)}` : `${given}, ${where}`;
 }
 
 /** Reads a whole set (held-out problems, Evaluate's) and validates every record: ids unique, a task in each. */

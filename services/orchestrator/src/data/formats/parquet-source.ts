@@ -84,6 +84,7 @@ class ParquetSource implements RecordSource {
       compressors,
     });
     const rows = objects.map(plainRecord);
+    // Two row groups at most: memory stays bounded whatever the file's size.
     if (this.groups.size >= 2) this.groups.delete(this.groups.keys().next().value!);
     this.groups.set(index, rows);
     return rows;
