@@ -4,10 +4,7 @@
 // time for the rest, and the process's peak RSS.
 // Usage: npx tsx bench/data/first-batch.ts DIR FILE [MAX_DATASET_BYTES]
 import { PathRoot } from "@lean-grpo/kit";
-import { openTrainingSet } from "../../services/orchestrator/src/data/training-set.js";
-import { rootPlace } from "../../services/orchestrator/src/data/dataset-place.js";
-import { AUTO_OPTIONS } from "../../services/orchestrator/src/data/dataset-options.js";
-import { DataOrder } from "../../services/orchestrator/src/run/rollout/data-order.js";
+import { AUTO_DATASET_OPTIONS as AUTO_OPTIONS, DataOrder, openTrainingSet, rootDatasetPlace as rootPlace } from "@lean-grpo/orchestrator";
 
 const [dir, file, maxBytesArg] = process.argv.slice(2);
 const maxBytes = Number(maxBytesArg ?? 256 * 1024 * 1024);

@@ -93,7 +93,7 @@ class RecordReader {
  * proof. Refused before the run starts, naming the key that supplies one.
  */
 function needsHeader(theorem: Theorem, reading: RecordReading, issues: Issue[]): void {
-  if (theorem.header.trim() !== "" || theorem.imports.length > 0 || /^\s*import\s/m.test(theorem.context)) return;
+  if (theorem.header.trim() !== "" || theorem.imports.length > 0) return;
   const names = mathlibNamesIn(theorem.statement);
   if (names.length === 0) return;
   const mapped = reading.layout.fields.header;
