@@ -148,9 +148,7 @@ describe("lean-grpo sft", () => {
       seed: 1,
       keepVersions: 1,
     });
-    const sequences = readSftPairs(data)
-      .slice(0, 3)
-      .map((pair) => tokenizePair(tokenizer, pair));
+    const sequences = (await readSftPairs(data)).slice(0, 3).map((pair) => tokenizePair(tokenizer, pair));
     await learner.trainStep({
       algorithm: "grpo",
       algorithmConfig: {},
@@ -189,7 +187,7 @@ describe("lean-grpo sft", () => {
     );
     // A plain (unboxed) solution ending in the answer is warm-start data like any other.
     writeFileSync(bad, '{"problem":"What is 1 + 1?","answer":"2","solution":"1 + 1 = 2"}\n');
-    expect(readSftPairs(bad)).toEqual([{ problem: "What is 1 + 1?", completion: "1 + 1 = 2" }]);
+    expect(await readSftPairs(bad)).toEqual([{ problem: "What is 1 + 1?", completion: "1 + 1 = 2" }]);
     writeFileSync(bad, "not json\n");
     await expect(sftCommand(bad, { model: base, out: path.join(dir, "never") })).rejects.toThrow(/bad\.jsonl:1: not valid JSON/);
   });

@@ -16,7 +16,11 @@ export const OrchestratorConfigSchema = z
      * absolute paths, `..` and symlinks out of it are refused. Default: the working directory.
      */
     data_root: z.string().min(1).default("."),
-    /** Largest dataset or eval data file read, bytes (checked before reading). */
+    /**
+     * Largest held-out or Evaluate set read whole, bytes (checked before reading); a training set
+     * up to it (and 20,000 records) is validated whole before the run starts, a larger one is
+     * streamed (read batch by batch, a sample validated first: docs/guide/own-data.md).
+     */
     max_dataset_bytes: z
       .number()
       .int()

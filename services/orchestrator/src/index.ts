@@ -29,5 +29,9 @@ export {
   type OfflineInputs,
   type OfflineRun,
 } from "./run/preflight/offline-preflight.js";
-export { loadDataset } from "./data/load-dataset.js";
+export { loadDataset, openDataset, readDatasetRows, type OpenedDataset } from "./data/load-dataset.js";
+export { localPlace as localDatasetPlace, rootPlace as rootDatasetPlace, type DatasetPlace } from "./data/dataset-place.js";
+export { openTrainingSet, type TrainingSet } from "./data/training-set.js";
+export { DataOrder } from "./run/rollout/data-order.js";
+export { AUTO_OPTIONS as AUTO_DATASET_OPTIONS, type DatasetOptions } from "./data/dataset-options.js";
 export type { EvalReport } from "./eval/evaluate.js";

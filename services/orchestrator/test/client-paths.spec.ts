@@ -90,14 +90,16 @@ describe("StartRun's dataset_path and eval.data", () => {
     expect((await start("zero.jsonl")).code).toBe(Code.InvalidArgument);
     const fifo = await start("fifo.jsonl");
     expect(fifo.rawMessage).toBe('dataset_path "fifo.jsonl" is not a regular file (a directory, FIFO or device is refused)');
-    expect((await start("sub")).rawMessage).toContain("not a regular file");
+    // A directory is read as a `datasets` save_to_disk folder: one that is not is refused saying what is accepted.
+    expect((await start("sub")).rawMessage).toContain("is a directory but not a datasets folder");
     expect(performance.now() - t0).toBeLessThan(5_000);
   });
 
-  it("refuses a file over max_dataset_bytes before reading it", async () => {
-    const error = await start("big.jsonl");
+  it("refuses a held-out file over max_dataset_bytes before reading it (a training set that size is streamed)", async () => {
+    writeFileSync(path.join(base, "data", "small-train.jsonl"), `${JSON.stringify({ problem: "1+1", answer: "2" })}\n`);
+    const error = await start("small-train.jsonl", { config: { eval: { data: "big.jsonl" } } });
     expect(error.code).toBe(Code.ResourceExhausted);
-    expect(error.rawMessage).toBe('dataset_path "big.jsonl" is larger than 4096 bytes, the most this server reads');
+    expect(error.rawMessage).toBe('eval.data "big.jsonl" is larger than 4096 bytes, the most this server reads');
   });
 
   it("names the bad lines of a file that is not JSON without quoting them", async () => {

@@ -20,6 +20,7 @@ import {
   checkRunOffline,
   firstPrompts,
   isLeanTheorem,
+  localDatasetPlace,
   withAsyncCorrection,
   type OfflineRun,
   type RunConfigMessage,
@@ -74,10 +75,11 @@ export async function preflightTrain(plan: TrainPreflight): Promise<ConfigIssue[
 
   let run: OfflineRun;
   try {
-    run = checkRunOffline({
+    run = await checkRunOffline({
       runConfig: plan.runConfig,
       dataset: plan.file.dataset.path,
-      readText: (file) => readFileSync(file, "utf8"),
+      place: localDatasetPlace(),
+      maxDatasetBytes: orchestrator.max_dataset_bytes,
       limits: orchestrator.run_limits,
       // The mesh wires the orchestrator to every service it starts.
       services: { ...orchestrator.services, verifier: orchestrator.services.verifier ?? "the embedded verifier" },

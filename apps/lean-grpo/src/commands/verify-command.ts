@@ -7,9 +7,9 @@
 // reason, and every other record is checked (VerifyBatch's invalid_items_as_results).
 // A proof is a body or a whole Lean file (`proof_format` per record, else
 // --proof-format, `auto` by default: a proof that begins with a declaration is a file).
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
-import { readJsonObjects } from "@lean-grpo/jsonl";
+import { localDatasetPlace, readDatasetRows } from "@lean-grpo/orchestrator";
 import { positiveInteger } from "./flag-values.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
@@ -98,7 +98,7 @@ export function registerVerifyCommand(program: Command): void {
 /** Checks every record; resolves with the count of each verdict once the results file is written. */
 export async function verifyCommand(file: string, options: VerifyCommandOptions): Promise<Map<string, number>> {
   const defaultFormat = proofFormatFlag(options.proofFormat);
-  const lines = readLines(file, defaultFormat);
+  const lines = await readLines(file, defaultFormat);
   const timeoutMs = options.timeoutMs === undefined ? 0 : positiveInteger("--timeout-ms", options.timeoutMs);
   const verifier = await connect(options);
   const results: ResultLine[] = new Array(lines.length);
@@ -148,11 +148,13 @@ function labelOf(line: InputLine): string {
   return "record" in line ? line.record.label : line.label;
 }
 
-/** Every line of the file, each a record or the reason it is not one; a file with no JSON object at all is an error. */
-function readLines(file: string, defaultFormat: ProofFormat): InputLine[] {
+/**
+ * Every record of the proofs file (JSONL, parquet, a datasets folder, read by the orchestrator's
+ * readers), each a record or the reason it is not one; a file with no record at all is an error.
+ */
+async function readLines(file: string, defaultFormat: ProofFormat): Promise<InputLine[]> {
   const lines: InputLine[] = [];
-  readJsonObjects(readFileSync(file, "utf8"), file).forEach(({ line, record: value }) => {
-    const where = `${file}:${line}`;
+  (await readDatasetRows(localDatasetPlace(), file)).forEach(({ where, record: value }) => {
     const problems: string[] = [];
     const text = (key: string, fallback = ""): string => {
       const field = value[key];
@@ -165,7 +167,7 @@ function readLines(file: string, defaultFormat: ProofFormat): InputLine[] {
     };
     const name = text("name");
     const id = text("id", name);
-    const label = name || id || `line ${line}`;
+    const label = name || id || where;
     const statement = text("statement", text("formal_statement"));
     const proof = text("proof");
     if (statement === "") problems.push('missing "statement" (or "formal_statement"): the Lean statement to prove');

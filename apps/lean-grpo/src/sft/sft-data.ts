@@ -1,7 +1,6 @@
 // Warm-start data: prompt/answer pairs from a math JSONL, validated whole before any training,
 // and their token ids as the learner trains on them (chat prompt, answer + eos).
-import { readFileSync } from "node:fs";
-import { readJsonObjects } from "@lean-grpo/jsonl";
+import { localDatasetPlace, readDatasetRows } from "@lean-grpo/orchestrator";
 import type { ModelPromptFormat, ModelTokenizer } from "@lean-grpo/lm/tokenizer";
 
 /** One warm-start pair: the user's question and the answer the model should write. */
@@ -10,11 +9,13 @@ export interface SftPair {
   completion: string;
 }
 
-/** Reads the whole file first: a bad line stops the command before any training, naming the line and field. */
-export function readSftPairs(file: string): SftPair[] {
+/**
+ * Reads the whole file first (JSONL, parquet or a datasets folder, by the orchestrator's
+ * readers): a bad record stops the command before any training, naming its line or row and field.
+ */
+export async function readSftPairs(file: string): Promise<SftPair[]> {
   const pairs: SftPair[] = [];
-  readJsonObjects(readFileSync(file, "utf8"), file).forEach(({ line, record }) => {
-    const where = `${file}:${line}`;
+  (await readDatasetRows(localDatasetPlace(), file)).forEach(({ where, record }) => {
     const text = (key: string): string | undefined => {
       const value = record[key];
       if (value === undefined || value === null) return undefined;

@@ -56,7 +56,7 @@ export async function warmStart(data: string, settings: WarmStartSettings): Prom
   const { steps, learningRate, batchSize, rank, seed, logEvery, backend } = settings;
   if (path.resolve(settings.out) === path.resolve(settings.model))
     throw new Error("--out must differ from --model (the base weights are read again to merge into)");
-  const pairs = readSftPairs(data);
+  const pairs = await readSftPairs(data);
   await useBackend(backend);
   const tokenizer = await ModelTokenizer.load(settings.model);
   // The base model's own prompt format, which the warm-started model keeps (its prompt_format.json).

@@ -1,8 +1,10 @@
 // A dataset that cannot be used, with every problem found (line number and field), so a
 // run never starts half-loaded.
 export interface DatasetIssue {
-  /** 1-based line of the JSONL file (0 for the file as a whole). */
+  /** 1-based line of the JSONL file, or row of the dataset (0 for the file as a whole). */
   line: number;
+  /** How a person finds it ("line 12", "row 12"); default "line N". */
+  where?: string;
   /** The field that is wrong, or "" for the whole record. */
   field: string;
   message: string;
@@ -21,7 +23,7 @@ export class DatasetError extends Error {
 }
 
 function describeIssues(source: string, issues: readonly DatasetIssue[]): string {
-  const where = (i: DatasetIssue) => `${i.line > 0 ? `line ${i.line}` : "the file"}${i.field ? `, field "${i.field}"` : ""}`;
+  const where = (i: DatasetIssue) => `${i.line > 0 ? (i.where ?? `line ${i.line}`) : "the file"}${i.field ? `, field "${i.field}"` : ""}`;
   if (issues.length === 1) {
     // One problem: one line that says where and what.
     const only = issues[0]!;

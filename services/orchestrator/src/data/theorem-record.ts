@@ -1,7 +1,9 @@
-// One JSONL record to a Theorem. Accepted shapes:
+// One dataset record to a Theorem. Accepted shapes (after the layout, dataset-layout.ts, has
+// mapped a corpus's columns onto these names):
 //   Lean (seed):     name, statement [, context, imports]
 //   Lean (miniF2F):  name | id, formal_statement [, header, informal_stmt]
 //   math:            problem + answer, or question + ground_truth
+//   conversational:  prompt: [{role: "user", content}] (TRL) + answer | solution | ground_truth | reward_model.ground_truth (verl)
 // plus optional id, informal_statement, domain, difficulty, and for Lean proof_format (body, whole_file
 // or auto: what a proof is; unset leaves it to the run's dataset.proof_format); other string/number
 // fields are kept as metadata.
@@ -10,9 +12,19 @@ import { PROOF_FORMAT_NAMES, proofFormatField, type ProofFormatName } from "@lea
 import { screenTheorem, statementWithoutProof } from "@lean-grpo/lean";
 import { TaskKind, TheoremSchema, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { DatasetIssue } from "./dataset-error.js";
+import { docCommentText, type RecordField, type ResolvedLayout } from "./dataset-layout.js";
+import { mathlibNamesIn } from "./mathlib-names.js";
 
 export const ACCEPTED_SHAPES =
-  "name + statement (Lean), formal_statement [+ header] (miniF2F), problem + answer or question + ground_truth (math)";
+  "name + statement (Lean), formal_statement [+ header] (miniF2F), problem + answer or question + ground_truth (math), " +
+  'prompt: [{"role": "user", "content"}] + answer (conversational); other layouts: dataset.layout or dataset.fields.*';
+
+/** How records are read: the layout in use and the header for Lean records that carry none. */
+export interface RecordReading {
+  layout: ResolvedLayout;
+  /** dataset.header: the Lean header of records without one ("" = none configured). */
+  header: string;
+}
 
 const KNOWN = new Set([
   "id",
@@ -80,6 +92,25 @@ class RecordReader {
 }
 
 /**
+ * A Lean record with no header (and none configured) whose statement names Mathlib cannot
+ * elaborate: the verifier would check it under an empty header and answer ERROR for every
+ * proof. Refused before the run starts, naming the key that supplies one.
+ */
+function needsHeader(theorem: Theorem, reading: RecordReading, issues: Issue[]): void {
+  if (theorem.header.trim() !== "" || theorem.imports.length > 0) return;
+  const names = mathlibNamesIn(theorem.statement);
+  if (names.length === 0) return;
+  const mapped = reading.layout.fields.header;
+  issues.push({
+    field: "header",
+    message:
+      `is empty and the statement uses Mathlib (${names.join(", ")}), so it cannot elaborate` +
+      `${reading.layout.headerAdvice ? ` (${reading.layout.headerAdvice})` : ""}: set dataset.header (e.g. dataset.header='import Mathlib'), ` +
+      `${mapped ? `or check that the column "${mapped}" (dataset.fields.header) holds the header` : "or name the column that holds each record's header with dataset.fields.header"}`,
+  });
+}
+
+/**
  * What a wrong value is, never the value itself: a dataset may be a file on the server, and
  * an error must not carry what it holds back to the client.
  */
@@ -92,10 +123,102 @@ function kindOf(value: unknown): string {
 /** Loaders strip a trailing `:= by sorry` / `:= sorry` (packages/lean reads it): the statement is the theorem without its proof. */
 const withoutSorryProof = statementWithoutProof;
 
-export function theoremFromRecord(record: unknown, fallbackId: string): { theorem?: Theorem; issues: Issue[] } {
-  if (typeof record !== "object" || record === null || Array.isArray(record)) {
-    return { issues: [{ field: "", message: `expected a JSON object, got ${kindOf(record)}` }] };
+/** Where each record field comes from under a layout: the corpus's column name. */
+const CANONICAL: Record<RecordField, string> = {
+  id: "id",
+  name: "name",
+  statement: "statement",
+  header: "header",
+  informal: "informal_statement",
+  context: "context",
+  imports: "imports",
+  problem: "problem",
+  answer: "answer",
+  domain: "domain",
+  difficulty: "difficulty",
+};
+
+/**
+ * The record with the layout's columns renamed to the fields this module reads, and for each
+ * renamed field the column it came from (so that an issue names the column the user has).
+ */
+function mappedRecord(
+  raw: Record<string, unknown>,
+  layout: ResolvedLayout,
+): { record: Record<string, unknown>; columnOf: Map<string, string> } {
+  const columnOf = new Map<string, string>();
+  const entries = Object.entries(layout.fields) as [RecordField, string][];
+  if (entries.length === 0) return { record: raw, columnOf };
+  const record: Record<string, unknown> = { ...raw };
+  for (const [, column] of entries) delete record[column];
+  for (const [field, column] of entries) {
+    if (raw[column] === undefined) continue;
+    let value = raw[column];
+    if (field === "informal" && layout.informalIsDocComment && typeof value === "string") value = docCommentText(value);
+    record[CANONICAL[field]] = value;
+    columnOf.set(CANONICAL[field], column);
   }
+  return { record, columnOf };
+}
+
+const ROLES = "system, user, assistant";
+
+/** A TRL-style conversational record ({"prompt": [{role, content}], ...}) as a math record, or the issue that stops it. */
+function conversationalRecord(raw: Record<string, unknown>): { record?: Record<string, unknown>; issue?: Issue } {
+  const messages = raw.prompt as unknown[];
+  const turns: { role: string; content: string }[] = [];
+  for (const [i, message] of messages.entries()) {
+    const m = message as { role?: unknown; content?: unknown } | null;
+    if (typeof m !== "object" || m === null || typeof m.role !== "string" || typeof m.content !== "string")
+      return { issue: { field: `prompt[${i}]`, message: `expected {"role", "content"} with string values, got ${kindOf(message)}` } };
+    if (!ROLES.split(", ").includes(m.role)) return { issue: { field: `prompt[${i}].role`, message: `expected one of ${ROLES}` } };
+    turns.push({ role: m.role, content: m.content });
+  }
+  const users = turns.filter((t) => t.role === "user");
+  if (users.length !== 1 || turns.length !== 1)
+    return {
+      issue: {
+        field: "prompt",
+        message:
+          `holds ${turns.map((t) => t.role).join(", ") || "no turns"}; a conversational record must be one user turn (the problem): ` +
+          "the run writes the prompt itself (prompt.template); put a system turn in prompt.system",
+      },
+    };
+  const { prompt: _prompt, ...rest } = raw;
+  const rewardModel = raw.reward_model as { ground_truth?: unknown } | undefined;
+  const answer =
+    raw.answer ??
+    raw.solution ??
+    raw.ground_truth ??
+    (typeof rewardModel === "object" && rewardModel ? rewardModel.ground_truth : undefined);
+  return { record: { ...rest, problem: users[0]!.content, answer } };
+}
+
+export function theoremFromRecord(
+  raw: unknown,
+  fallbackId: string,
+  reading: RecordReading = { layout: { name: "plain", how: "", fields: {}, informalIsDocComment: false }, header: "" },
+): { theorem?: Theorem; issues: Issue[] } {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    return { issues: [{ field: "", message: `expected a JSON object, got ${kindOf(raw)}` }] };
+  }
+  let { record, columnOf } = mappedRecord(raw as Record<string, unknown>, reading.layout);
+  if (Array.isArray(record.prompt) && !("problem" in record) && !("statement" in record) && !("formal_statement" in record)) {
+    const conversational = conversationalRecord(record);
+    if (conversational.issue) return { issues: [conversational.issue] };
+    record = conversational.record!;
+    columnOf = new Map([["problem", "prompt"], ...columnOf]);
+  }
+  const named = (issues: Issue[]) => issues.map((issue) => ({ ...issue, field: columnOf.get(issue.field) ?? issue.field }));
+  const result = theoremFromFields(record, fallbackId, reading);
+  return { ...result, issues: named(result.issues) };
+}
+
+function theoremFromFields(
+  record: Record<string, unknown>,
+  fallbackId: string,
+  reading: RecordReading,
+): { theorem?: Theorem; issues: Issue[] } {
   const r = new RecordReader(record as Record<string, unknown>);
   const id = r.string("id", { numberOk: true });
   const name = r.string("name");
@@ -122,7 +245,7 @@ export function theoremFromRecord(record: unknown, fallbackId: string): { theore
       statement,
       context: r.string("context"),
       imports: r.stringList("imports"),
-      header: r.string("header"),
+      header: r.string("header") || reading.header,
       informalStatement: informal,
       kind: TaskKind.LEAN_PROOF,
     });
@@ -131,6 +254,7 @@ export function theoremFromRecord(record: unknown, fallbackId: string): { theore
       if ((PROOF_FORMAT_NAMES as readonly string[]).includes(format)) theorem.proofFormat = proofFormatField(format as ProofFormatName);
       else r.issues.push({ field: "proof_format", message: `expected one of ${PROOF_FORMAT_NAMES.join(", ")}` });
     }
+    needsHeader(theorem, reading, r.issues);
     // The verifier's theorem screen, here so that a dataset the verifier would refuse fails StartRun and Evaluate before any work.
     const screen = screenTheorem(theorem);
     if (!screen.ok)

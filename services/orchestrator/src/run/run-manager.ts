@@ -22,7 +22,10 @@ import { checkSafeName, createLogger } from "@lean-grpo/kit";
 import type { OrchestratorConfig } from "../config.js";
 import { DatasetError } from "../data/dataset-error.js";
 import { loadDataset, validateInlineTheorems, type DatasetFiles } from "../data/load-dataset.js";
-import { withRunProofFormat } from "../data/proof-format.js";
+import { trainingSetWithProofFormat, withRunProofFormat } from "../data/proof-format.js";
+import { AUTO_OPTIONS, datasetOptionsOf } from "../data/dataset-options.js";
+import { rootPlace } from "../data/dataset-place.js";
+import { inMemoryTrainingSet, openTrainingSet, type TrainingSet } from "../data/training-set.js";
 import { datasetFiles } from "../data/dataset-files.js";
 import { repairEvalSummary } from "./outputs/repair-metrics.js";
 import { replayRefusalAlarm } from "./outputs/replay-refusals.js";
@@ -119,7 +122,7 @@ export class RunManager {
       throw new ConnectError(`run ${id} already exists in ${outputs.dir}; resume it with resume_run_id`, Code.AlreadyExists);
 
     let config: RunConfig;
-    let theorems: Theorem[];
+    let theorems: TrainingSet;
     let heldout: Theorem[] = [];
     let dataset: string;
     let previous: RunFile | undefined;
@@ -140,24 +143,24 @@ export class RunManager {
       config = parseRunConfig(saved.run as Record<string, unknown>, request.overrides);
       checkRunLimits(config, this.config.run_limits);
       dataset = String(saved.dataset);
-      theorems = await loadTheorems(this.files, dataset, [], from);
+      theorems = await loadTrainingSet(this.files, dataset, [], from, config);
     } else {
       config = fresh!;
       dataset = request.datasetPath || "inline";
-      theorems = await loadTheorems(this.files, request.datasetPath, request.theorems, outputs, true);
+      theorems = await loadTrainingSet(this.files, request.datasetPath, request.theorems, outputs, config, true);
     }
-    // Every record was validated above; the run trains on the first N.
-    if (config.dataset.max_train_samples !== null) theorems = theorems.slice(0, config.dataset.max_train_samples);
-    theorems = withRunProofFormat(theorems, config.dataset.proof_format);
+    // A record's own proof_format wins; the others take the run's.
+    theorems = trainingSetWithProofFormat(theorems, config.dataset.proof_format);
 
     if (config.eval.data) {
       // Validated whole before the run starts, like the training set.
-      heldout = await loadTheorems(this.files, config.eval.data, [], outputs, true, "eval.data");
+      heldout = await loadHeldout(this.files, config.eval.data, config);
       if (config.eval.max_problems > 0) heldout = heldout.slice(0, config.eval.max_problems);
       heldout = withRunProofFormat(heldout, config.dataset.proof_format);
     }
     // The checks' own clients: each call bounded by start_deadline_ms and the caller's signal.
     const checks = connectMesh(this.config, { deadlineMs: this.config.start_deadline_ms, signal });
+    const closeData = () => theorems.close().catch(() => {});
     let dynamicSampling: boolean;
     let reasoning: ReasoningVocabulary | undefined;
     try {
@@ -167,12 +170,16 @@ export class RunManager {
       ({ algorithmName, dynamicSampling, reasoning } = await runPreflight(checks, {
         config,
         dataset,
-        theorems,
+        // A streamed set: its sample, not every record (load-dataset.ts).
+        theorems: theorems.checked,
         heldout,
         services: this.config.services,
       }));
       // Every TrainStep names the algorithm as the learner does.
       config.algorithm.name = algorithmName;
+    } catch (error) {
+      await closeData();
+      throw error;
     } finally {
       checks.close();
     }
@@ -180,7 +187,7 @@ export class RunManager {
 
     await outputs.create({ run: config, dataset });
     if (dataset === "inline")
-      await outputs.writeFile("dataset.jsonl", `${theorems.map((t) => JSON.stringify(toJson(TheoremSchema, t))).join("\n")}\n`);
+      await outputs.writeFile("dataset.jsonl", `${theorems.checked.map((t) => JSON.stringify(toJson(TheoremSchema, t))).join("\n")}\n`);
     const now = timestampFromDate(new Date());
     const run = create(RunSchema, {
       id,
@@ -208,7 +215,15 @@ export class RunManager {
       config,
     };
     this.runs.set(id, active);
-    active.done = this.execute(active, { config, dynamicSampling, theorems, heldout, outputs, clients, resume: previous !== undefined });
+    active.done = this.execute(active, {
+      config,
+      dynamicSampling,
+      theorems,
+      heldout,
+      outputs,
+      clients,
+      resume: previous !== undefined,
+    }).finally(closeData);
     return run;
   }
 
@@ -217,7 +232,7 @@ export class RunManager {
     job: {
       config: RunConfig;
       dynamicSampling: boolean;
-      theorems: Theorem[];
+      theorems: TrainingSet;
       heldout: Theorem[];
       outputs: RunOutputs;
       clients: MeshClients;
@@ -474,25 +489,41 @@ export class RunManager {
   }
 }
 
-async function loadTheorems(
+/** The run's training set: its inline theorems (kept in the run folder), or its file, read whole or streamed (data/training-set.ts). */
+async function loadTrainingSet(
   files: DatasetFiles,
   datasetPath: string,
   inline: readonly Theorem[],
   outputs: RunOutputs,
+  config: RunConfig,
   fresh = false,
-  field = "dataset_path",
-): Promise<Theorem[]> {
+): Promise<TrainingSet> {
   try {
     if (datasetPath === "inline" || (!datasetPath && !fresh)) {
       const file = path.join(outputs.dir, "dataset.jsonl");
       const text = await outputs.readFile("dataset.jsonl");
       if (text === undefined) throw new ConnectError(`${file} does not exist: the run's inline theorems are gone`, Code.FailedPrecondition);
-      return readJsonObjects(text, file).map(({ record }) => fromJson(TheoremSchema, record as JsonValue));
+      const saved = readJsonObjects(text, file).map(({ record }) => fromJson(TheoremSchema, record as JsonValue));
+      return inMemoryTrainingSet(config.dataset.max_train_samples !== null ? saved.slice(0, config.dataset.max_train_samples) : saved);
     }
     if (datasetPath && inline.length > 0) throw new ConnectError("set exactly one of dataset_path and theorems", Code.InvalidArgument);
-    if (datasetPath) return await loadDataset(files, datasetPath, field);
+    if (datasetPath)
+      return await openTrainingSet(rootPlace(files.root, "dataset_path"), datasetPath, datasetOptionsOf(config.dataset), {
+        maxBytes: files.maxBytes,
+        maxTrainSamples: config.dataset.max_train_samples,
+      });
     validateInlineTheorems(inline);
-    return [...inline];
+    return inMemoryTrainingSet(config.dataset.max_train_samples !== null ? inline.slice(0, config.dataset.max_train_samples) : [...inline]);
+  } catch (error) {
+    if (error instanceof DatasetError) throw new ConnectError(error.message, Code.InvalidArgument);
+    throw error;
+  }
+}
+
+/** The held-out set, read whole; its layout is detected from its own columns, dataset.header serves its records too. */
+async function loadHeldout(files: DatasetFiles, given: string, config: RunConfig): Promise<Theorem[]> {
+  try {
+    return await loadDataset(files, given, "eval.data", { ...AUTO_OPTIONS, header: config.dataset.header });
   } catch (error) {
     if (error instanceof DatasetError) throw new ConnectError(error.message, Code.InvalidArgument);
     throw error;

@@ -1,6 +1,7 @@
 // What one run does: the `training`, `algorithm`, `reward` and `prompt` sections of a
 // train config (StartRunRequest.config), validated with the same loader as service configs.
 import { z } from "zod";
+import { LAYOUTS, type RecordField } from "../../data/dataset-layout.js";
 
 export const RUN_MODES = ["whole", "tactic", "repair"] as const;
 /** The importance-weight cap an async run asks the learner for when algorithm.config does not set one (verl's TIS default). */
@@ -33,7 +34,7 @@ export const RunConfigSchema = z
       .prefault({}),
     dataset: z
       .object({
-        /** Train on the dataset's first N records only (after validating all of it); null: all. */
+        /** Train on the dataset's first N records only (a set read whole is validated whole first; a streamed one by its sample); null: all. */
         max_train_samples: z.number().int().positive().nullable().default(null),
         /**
          * What a Lean proof is, for records without their own `proof_format`: `body` (the text after
@@ -42,6 +43,45 @@ export const RunConfigSchema = z
          * prompts use prompt.whole_file_template), or `auto` (a proof that begins with a declaration is a file).
          */
         proof_format: z.enum(["body", "whole_file", "auto"]).default("body"),
+        /**
+         * The corpus layout (docs/guide/own-data.md): auto picks a preset where the columns name
+         * one unambiguously (informal_prefix: minif2f; src_header or nl_statement: proofnet;
+         * natural_language_statement: lean-workbook; lean4_statement: putnambench; problem_id:
+         * goedel-pset), else reads the record keys as they are (plain).
+         */
+        layout: z.enum(LAYOUTS).default("auto"),
+        /** Which column holds each record field, over the layout's (e.g. fields.statement: lean4_code). */
+        fields: z
+          .object({
+            /** The column of each record's unique id (default: id, else name). */
+            id: z.string().min(1).optional(),
+            /** The column of the theorem's name. */
+            name: z.string().min(1).optional(),
+            /** The column of the Lean statement (a trailing `:= by sorry` is dropped). */
+            statement: z.string().min(1).optional(),
+            /** The column of the Lean header (imports, opens, options) each statement is checked under. */
+            header: z.string().min(1).optional(),
+            /** The column of the informal statement, the prompt's {informal}. */
+            informal: z.string().min(1).optional(),
+            /** The column of Lean declarations the statement needs, placed before it. */
+            context: z.string().min(1).optional(),
+            /** The column of a list of modules to import. */
+            imports: z.string().min(1).optional(),
+            /** The column of a math problem's text. */
+            problem: z.string().min(1).optional(),
+            /** The column of a math problem's expected answer. */
+            answer: z.string().min(1).optional(),
+            /** The column of the record's domain label. */
+            domain: z.string().min(1).optional(),
+            /** The column of a difficulty in [0, 1]. */
+            difficulty: z.string().min(1).optional(),
+          } satisfies Record<RecordField, z.ZodOptional<z.ZodString>>)
+          .strict()
+          .default({}),
+        /** The split of a `datasets` DatasetDict folder (dataset_dict.json); null: train. */
+        split: z.string().min(1).nullable().default(null),
+        /** The Lean header of records that carry none (Lean Workbook): e.g. "import Mathlib"; "" = none. */
+        header: z.string().default(""),
       })
       .strict()
       .prefault({}),

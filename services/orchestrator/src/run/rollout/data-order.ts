@@ -4,7 +4,8 @@
 import { SeededRandom } from "@lean-grpo/random";
 
 export class DataOrder {
-  private readonly epochs = new Map<number, number[]>();
+  // Typed memory: a corpus of millions of records keeps 4 bytes a record per epoch in use.
+  private readonly epochs = new Map<number, Uint32Array>();
 
   constructor(
     private readonly size: number,
@@ -26,15 +27,17 @@ export class DataOrder {
     return this.permutation(epoch)[position % this.size]!;
   }
 
-  private permutation(epoch: number): number[] {
+  private permutation(epoch: number): Uint32Array {
     let order = this.epochs.get(epoch);
     if (!order) {
       const random = new SeededRandom((this.seed * 1_000_003 + epoch) >>> 0);
-      order = Array.from({ length: this.size }, (_, i) => i);
+      order = Uint32Array.from({ length: this.size }, (_, i) => i);
       for (let i = order.length - 1; i > 0; i--) {
         const j = Math.floor(random.next() * (i + 1));
         [order[i], order[j]] = [order[j]!, order[i]!];
       }
+      // Only the epoch in use and the one before it: positions advance through the stream.
+      for (const old of this.epochs.keys()) if (old < epoch - 1) this.epochs.delete(old);
       this.epochs.set(epoch, order);
     }
     return order;

@@ -2,7 +2,7 @@
 // tactic mode), and with DAPO dynamic sampling the zero-variance groups dropped and the
 // batch refilled from a second seeded order, up to max_refill_rounds. A pure function of
 // (seed, step) and the adapter it samples with, so a resumed run redoes it exactly.
-import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import type { TrainingSet } from "../../data/training-set.js";
 import { DataOrder } from "./data-order.js";
 import type { MeshClients } from "../mesh-clients.js";
 import type { RunConfig } from "../config/run-config.js";
@@ -34,7 +34,7 @@ export interface RolloutPlan {
   clients: MeshClients;
   config: RunConfig;
   runId: string;
-  theorems: readonly Theorem[];
+  theorems: TrainingSet;
   chatPrompts: boolean;
   /** Drop groups whose rewards all agree and refill the batch (usesDynamicSampling). */
   dynamicSampling: boolean;
@@ -50,8 +50,8 @@ export class StepRolloutPlanner {
   private readonly refills: DataOrder;
 
   constructor(private readonly plan: RolloutPlan) {
-    this.order = new DataOrder(plan.theorems.length, plan.config.training.seed);
-    this.refills = new DataOrder(plan.theorems.length, plan.config.training.seed + 1);
+    this.order = new DataOrder(plan.theorems.size, plan.config.training.seed);
+    this.refills = new DataOrder(plan.theorems.size, plan.config.training.seed + 1);
   }
 
   async roll(step: number, adapter: AdapterRef, signal?: AbortSignal): Promise<StepRollouts> {
@@ -68,12 +68,15 @@ export class StepRolloutPlanner {
     };
     const rollGroup = { whole: rolloutGroup, tactic: tacticRolloutGroup, repair: repairRolloutGroup }[config.training.mode];
     const batchSize = config.training.batch_size;
-    const roll = (indices: number[], slotBase: number) =>
-      Promise.all(
-        indices.map((index, i) =>
-          rollGroup(ctx, theorems[index]!, `s${step}-g${slotBase + i}`, groupSeed(config.training.seed, step, slotBase + i)),
+    // Only the batch's records are read (a streamed set reads them from disk here).
+    const roll = async (indices: number[], slotBase: number) => {
+      const batch = await theorems.at(indices);
+      return Promise.all(
+        batch.map((theorem, i) =>
+          rollGroup(ctx, theorem, `s${step}-g${slotBase + i}`, groupSeed(config.training.seed, step, slotBase + i)),
         ),
       );
+    };
 
     let groups = await roll(this.order.batch(step, batchSize), 0);
     const rolled: RolloutGroup[] = [...groups];

@@ -11,6 +11,7 @@
 // checkpoint was sampled with (lagged-adapter.ts) and redoes that step's rollouts, so it
 // repeats the uninterrupted run's data, seeds and adapters step for step.
 import type { Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import type { TrainingSet } from "../../data/training-set.js";
 import { context } from "@opentelemetry/api";
 import { adapterCheckThreshold, checkAdapterTookEverywhere } from "./adapter-check.js";
 import { syncAdapter } from "./adapter-sync.js";
@@ -36,7 +37,7 @@ export interface LoopOptions {
   config: RunConfig;
   /** Drop groups whose rewards all agree and refill the batch (decided at StartRun from the learner's algorithm). */
   dynamicSampling: boolean;
-  theorems: readonly Theorem[];
+  theorems: TrainingSet;
   clients: MeshClients;
   outputs: RunOutputs;
   /** Adapter the first step samples with ("" for the base model). */
@@ -81,7 +82,8 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
 
   // The adapter check's probe: the run's first prompt (adapter-check.ts).
   const adapterCheck = await adapterCheckThreshold(clients, config, signal);
-  const probe = options.theorems[0] ? { theorem: options.theorems[0], chatPrompts } : undefined;
+  const first = options.theorems.checked[0];
+  const probe = first ? { theorem: first, chatPrompts } : undefined;
 
   if (step === 0 && options.heldout.length > 0 && evaluatesAt(config, 0)) await evaluate(0, current.name);
   let pending: PrefetchedRollouts | undefined;
