@@ -134,7 +134,7 @@ describe("TRL's common names act, or say what they are here", () => {
     expect(byName.tf32).toMatch(/TF32 has no setting here/);
     expect(byName.logging_dir).toMatch(/runs\/<id>\/tensorboard/);
     expect(byName.max_prompt_length).toMatch(
-      /^max_prompt_length \(override max_prompt_length=4\) is 4, but the longest prompt, dataset "line-\d+", is \d+ tokens .*never cut/,
+      /^max_prompt_length \(override max_prompt_length=4\) is 4, but the longest prompt, dataset "row-\d+", is \d+ tokens .*never cut/,
     );
   }, 60_000);
 });

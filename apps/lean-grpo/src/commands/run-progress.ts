@@ -9,7 +9,7 @@
 // so rather than "0s". A one-second timer redraws the bar so the elapsed time and the current
 // phase move during a long evaluation.
 import { toJson } from "@bufbuild/protobuf";
-import { StepTimingsSchema, type StepEvent, type StepTimings } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import { StepTimingsSchema, type Run, type StepEvent, type StepTimings } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import cliProgress from "cli-progress";
 
 export interface RunProgress {
@@ -126,4 +126,24 @@ export function runProgress(plan: ProgressPlan, tty: boolean): RunProgress {
       bars.stop();
     },
   };
+}
+
+/**
+ * The progress of a run as StartRun answered it: its steps, and an evaluation where the
+ * orchestrator makes one (heldout-eval.ts evaluatesAt) with the eval settings it resolved
+ * (a resumed run: those it was started with).
+ */
+export function startedRunProgress(run: Run, evaluation: { data?: string; every?: number } | undefined, tty: boolean): RunProgress {
+  const evalData = evaluation?.data ?? "";
+  const every = evaluation?.every ?? 1;
+  const total = Number(run.totalSteps);
+  return runProgress(
+    {
+      runId: run.id,
+      totalSteps: total,
+      startStep: Number(run.step),
+      evaluatesAt: (step) => evalData !== "" && (step === 0 || step % every === 0 || step === total),
+    },
+    tty,
+  );
 }

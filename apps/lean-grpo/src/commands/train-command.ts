@@ -18,7 +18,7 @@ import {
 } from "@lean-grpo/kit";
 import { ALGORITHM_NAMES, algorithmNamed } from "@lean-grpo/learner";
 import { RunConfigMessageSchema, RunOutputs, newRunId, type RunConfigMessage } from "@lean-grpo/orchestrator";
-import { runProgress } from "./run-progress.js";
+import { startedRunProgress } from "./run-progress.js";
 import { runSummaryTable } from "./run-summary.js";
 import { runAdvice } from "./run-advice.js";
 import { checkDatasetFile, configDir, loadTrainConfig, modelGroupOf, trainRunConfig } from "./train-config.js";
@@ -32,7 +32,7 @@ import { rootRelative } from "../mesh/local-paths.js";
 import { dashboardCommand } from "./dashboard-command.js";
 import { SEED_NAMES, SeedTranslation, seedNameTarget, sourceLabel } from "../config/seed-names.js";
 import { applySeedDerived } from "../config/seed-derived.js";
-import { preflightTrain, type TrainPreflight } from "./train-preflight.js";
+import { collectIssues, preflightTrain, type TrainPreflight } from "./train-preflight.js";
 import { KEY_FLAGS } from "../config/train-flags.js";
 import { resolveTracking, type TrackingConfig } from "../tracking/tracking-config.js";
 import { TrainFileSchema, type TrainFile } from "./train-file.js";
@@ -228,17 +228,6 @@ function maxPromptLength(seeds: SeedTranslation): Pick<TrainPreflight, "maxPromp
   return given ? { maxPromptLength: { value: given.value as number, name: given.name, source: given.source } } : {};
 }
 
-/** The value of `check`, or undefined with its ConfigError's issues added to `issues` (another error is thrown). */
-function collectIssues<T>(issues: ConfigIssue[], check: () => T): T | undefined {
-  try {
-    return check();
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    issues.push(...error.issues);
-    return undefined;
-  }
-}
-
 /** The embedded mesh a plan starts: the model, the service sections, the orchestrator's section with the run folder. */
 export function meshOptions(file: TrainFile): MeshOptions {
   const { orchestrator, ...services } = file.services;
@@ -340,20 +329,8 @@ async function runTrain(plan: TrainPlan): Promise<void> {
     );
     started = response.run!.id;
     let final = response.run!;
-    // As the orchestrator resolved them (a resumed run: as it was started).
-    const evaluation = response.config?.eval;
-    const evalData = evaluation?.data ?? "";
-    const every = evaluation?.every ?? 1;
-    const progress = runProgress(
-      {
-        runId: started,
-        totalSteps: Number(final.totalSteps),
-        startStep: Number(final.step),
-        // As the orchestrator decides it (heldout-eval.ts evaluatesAt).
-        evaluatesAt: (step) => evalData !== "" && (step === 0 || step % every === 0 || step === Number(final.totalSteps)),
-      },
-      process.stdout.isTTY === true,
-    );
+    const evalData = response.config?.eval?.data ?? "";
+    const progress = startedRunProgress(final, response.config?.eval, process.stdout.isTTY === true);
     // A tracker's trouble is said where the run is watched and kept in the run's logs (logs/tracking.log).
     const trackingLog = createLogger("tracking");
     trackers = startTrackers(plan.tracking, {

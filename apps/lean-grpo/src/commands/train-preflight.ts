@@ -55,22 +55,22 @@ export async function preflightTrain(plan: TrainPreflight): Promise<ConfigIssue[
   const env = plan.env ?? process.env;
   const { file } = plan;
   const issues: ConfigIssue[] = [];
-  const orchestrator = collect(issues, () => meshOrchestratorConfig(plan.mesh));
+  const orchestrator = collectIssues(issues, () => meshOrchestratorConfig(plan.mesh));
   // A service section its schema refuses: reported, and the checks that need the services skipped.
-  const resolved = orchestrator && collect(issues, () => resolveMeshServices(plan.mesh, orchestrator));
+  const resolved = orchestrator && collectIssues(issues, () => resolveMeshServices(plan.mesh, orchestrator));
   const services = new Map((resolved ?? []).map((s) => [s.entry.name, s]));
   const local = (name: string) => {
     const service = services.get(name);
     return service && "config" in service ? service : undefined;
   };
   const usesModel = local("inference") || local("learner");
-  collect(issues, () => local("learner") && !plan.resume && checkRunAlgorithm(file));
+  collectIssues(issues, () => local("learner") && !plan.resume && checkRunAlgorithm(file));
   const modelFound =
-    collect(issues, () => {
+    collectIssues(issues, () => {
       if (usesModel) checkModelDir(file.model.dir, plan.configDir);
       return true;
     }) === true;
-  collect(issues, () => usesModel && checkReasoningSize(file.model));
+  collectIssues(issues, () => usesModel && checkReasoningSize(file.model));
   if (plan.resume || plan.datasetFound === false || !orchestrator) return issues;
 
   let run: OfflineRun;
@@ -90,13 +90,13 @@ export async function preflightTrain(plan: TrainPreflight): Promise<ConfigIssue[
     throw error;
   }
   if (!resolved) return issues;
-  collect(issues, () => checkLeanRepl(run, plan.file, services, env));
+  collectIssues(issues, () => checkLeanRepl(run, plan.file, services, env));
   if (modelFound) issues.push(...(await checkPrompts(run, local("inference"), local("learner"), plan.maxPromptLength)));
   return issues;
 }
 
 /** Runs `check`; a ConfigError's issues are added to `issues` (another error is thrown). Returns what it returned. */
-function collect<T>(issues: ConfigIssue[], check: () => T): T | undefined {
+export function collectIssues<T>(issues: ConfigIssue[], check: () => T): T | undefined {
   try {
     return check();
   } catch (error) {

@@ -12,7 +12,7 @@ import { callerAuth, createServiceClient, envAuthToken, rpcClientTracing } from 
 import { RunOutputs, type EvalRecord, type RunConfigMessage, type StepRecord } from "@lean-grpo/orchestrator";
 import { onStopRequest } from "../process/stop-signals.js";
 import { runAdvice } from "./run-advice.js";
-import { runProgress } from "./run-progress.js";
+import { startedRunProgress } from "./run-progress.js";
 import { runSummaryTable } from "./run-summary.js";
 import type { TrackingConfig } from "../tracking/tracking-config.js";
 import type { TrainFile } from "./train-file.js";
@@ -83,18 +83,8 @@ export async function trainThroughOrchestrator(plan: RemoteTrainPlan, url: strin
     );
     started = response.run!.id;
     let final: Run = response.run!;
-    const evaluation = response.config?.eval;
-    const evalData = evaluation?.data ?? "";
-    const every = evaluation?.every ?? 1;
-    const progress = runProgress(
-      {
-        runId: started,
-        totalSteps: Number(final.totalSteps),
-        startStep: Number(final.step),
-        evaluatesAt: (step) => evalData !== "" && (step === 0 || step % every === 0 || step === Number(final.totalSteps)),
-      },
-      process.stdout.isTTY === true,
-    );
+    const evalData = response.config?.eval?.data ?? "";
+    const progress = startedRunProgress(final, response.config?.eval, process.stdout.isTTY === true);
     const events: StepEvent[] = [];
     try {
       for await (const event of client.watchRun({ runId: started, fromStart: true })) {
