@@ -60,7 +60,7 @@ describe("lean-grpo eval through Evaluate", () => {
     expect(first.evaluated).toBe("base model");
     expect(first.greedy).toBe(true);
     expect(first.problems).toBe(6);
-    expect(first.results.map((r) => r.id)).toEqual(["line-1", "line-2", "line-3", "line-4", "line-5", "line-6"]);
+    expect(first.results.map((r) => r.id)).toEqual(["row-1", "row-2", "row-3", "row-4", "row-5", "row-6"]);
     expect(first.results.every((r) => r.samples === 1 && (r.solved === 0 || r.solved === 1))).toBe(true);
     expect(first.pass_at_1).toBe(first.results.filter((r) => r.solved === 1).length / 6);
     // Math problems: how the completions answered comes with the summary.
@@ -151,7 +151,7 @@ describe("lean-grpo eval through Evaluate", () => {
         .filter((m) => m.problem)
         .map((m) => m.problem.theoremId ?? "")
         .sort(),
-    ).toEqual(["line-1", "line-2", "line-3"]);
+    ).toEqual(["row-1", "row-2", "row-3"]);
     expect(messages.at(-1).summary).toMatchObject({ evaluated: "base model", problems: 3, k: 1, samples: 1, greedy: true });
   }, 60_000);
 

@@ -70,6 +70,6 @@ describe("the run records the exact prompt", () => {
     expect(kept.length).toBeGreaterThan(0);
     for (const sample of kept) expect(sample.prompt).toBe(chatml(problems.get(sample.theorem_id)!));
     const [evaluation] = await outputs.readEvals();
-    expect(evaluation!.prompt).toEqual({ theorem_id: "line-1", text: chatml("What is 48 + 29?") });
+    expect(evaluation!.prompt).toEqual({ theorem_id: "row-1", text: chatml("What is 48 + 29?") });
   }, 300_000);
 });

@@ -444,7 +444,7 @@ describe("planning", () => {
     // A prompt the shipped model's vocabulary cannot encode; with a REPL configured, the seed's Lean theorems
     // (ASCII, which the shipped vocabulary covers) plan.
     await expect(plan("examples/arith.jsonl 'prompt.math_template=∀ {problem}'")).rejects.toThrow(
-      /the tokenizer of models\/arith-tiny \(the embedded sampler's model\) cannot encode 800 prompts \(dataset "line-1": .*"∀"/,
+      /the tokenizer of models\/arith-tiny \(the embedded sampler's model\) cannot encode 800 prompts \(dataset "row-1": .*"∀"/,
     );
     const repl = process.env.LEAN_REPL_CMD;
     process.env.LEAN_REPL_CMD = "lake env repl";

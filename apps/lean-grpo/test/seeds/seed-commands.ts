@@ -278,7 +278,7 @@ export const SEED_COMMANDS: readonly SeedCommand[] = [
     note: "the guide's math data is examples/arith.jsonl here; your SFT checkpoint is the shipped models/arith-tiny, whose context is 256 tokens",
     expect: {
       error:
-        /prompt plus max_tokens is 2067 tokens \(the longest prompt, dataset "line-1", is 19; training\.max_tokens is 2048\); the context of models\/arith-tiny .* is 256: set training\.max_tokens to at most 237/,
+        /prompt plus max_tokens is 2067 tokens \(the longest prompt, dataset "row-1", is 19; training\.max_tokens is 2048\); the context of models\/arith-tiny .* is 256: set training\.max_tokens to at most 237/,
     },
   },
   {
