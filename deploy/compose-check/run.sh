@@ -143,9 +143,11 @@ bring_up() { # label
 train_readme_run() { # url run_id [steps]
   local url="$1" run_id="$2" steps="${3:-$STEPS}"
   if npx --no-install lean-grpo train --help 2>/dev/null | grep -q -- "--url"; then
-    local args=(train --url "$url" examples/arith.jsonl --config configs/train/arith.yaml --run-id "$run_id")
+    # The run's id is exp_name-<time>-<random>; found again in the runs volume by its prefix.
+    local args=(train --url "$url" examples/arith.jsonl --config configs/train/arith.yaml "exp_name=$run_id")
     [ -n "$steps" ] && args+=(--steps "$steps")
     npx --no-install lean-grpo "${args[@]}" >&2
+    TRAINED_RUN_ID="$(in_runs_volume sh -c "ls /runs | grep '^$run_id-' | tail -n 1")"
     return
   fi
   [ -f "$work/leangrpo.binpb" ] || node_modules/.bin/buf build --as-file-descriptor-set -o "$work/leangrpo.binpb"
@@ -221,9 +223,12 @@ emit "{\"left_after_down\": {\"containers\": $1, \"volumes\": $2, \"networks\": 
 [ "$1 $2 $3" = "0 0 0" ] || { say "compose down -v left something behind"; exit 1; }
 
 # --- TLS inside the mesh -----------------------------------------------------------------
+# The certificate compose.tls.yaml's comment makes, also naming 127.0.0.1 so that this host's
+# client can dial the published port by address; the services (uid 65532) read its 0600 files.
 if [ ! -d deploy/tls ]; then
-  sh deploy/k8s/make-tls-secret.sh --dir deploy/tls --files-only >&2
   made_tls=1
+  sh deploy/k8s/make-tls-secret.sh --dir deploy/tls --files-only --name learner-torch --name 127.0.0.1 >&2
+  chown -R 65532:65532 deploy/tls
 fi
 FILES=(-f deploy/compose.yaml -f deploy/compose.tls.yaml -f "$override")
 say "compose up with compose.tls.yaml"
