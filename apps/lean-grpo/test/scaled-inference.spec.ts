@@ -2,8 +2,10 @@
 // loopback, each with its own adapters.dir and log): every replica loads each adapter version
 // before it samples for it, and the run computes what the one-replica run computes. A replica
 // shut down mid-run and started again on its address empty is brought to the current adapter
-// before it samples, and the run completes.
-import { readFile } from "node:fs/promises";
+// before it samples, and the run completes. In tactic mode (Generate turns alternating with the
+// verifier's StartProof/ApplyTactic/EndProof on the Lean REPL stand-in) 2 replicas each serve
+// rollout turns, each after loading the version it samples with, and the run completes.
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunState, type Run } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
@@ -13,6 +15,7 @@ import type { StepRecord } from "@lean-grpo/orchestrator";
 import { startMesh } from "../src/mesh/start-mesh.js";
 import { meshFixture, tinyTraining, type MeshFixture } from "./support/mesh-fixture.js";
 import { watchToEnd, withMesh } from "./support/orchestrator-client.js";
+import { replStandIn, type Rule } from "./support/repl-stand-in.js";
 
 let fixture: MeshFixture;
 beforeAll(async () => {
@@ -81,12 +84,24 @@ class InferenceReplica {
   }
 }
 
-async function trainThrough(replicas: InferenceReplica[], runId: string, steps: number, onStep?: (step: number) => unknown): Promise<Run> {
+interface RunOptions {
+  onStep?: (step: number) => unknown;
+  /** Relative to the fixture's directory; by default its arithmetic problems. */
+  dataset?: string;
+  /** Training keys beyond tinyTraining's, and the run config's other sections. */
+  training?: Record<string, unknown>;
+  config?: Record<string, unknown>;
+  /** The verifier's config section (the REPL stand-in's). */
+  verifier?: Record<string, unknown>;
+}
+
+async function trainThrough(replicas: InferenceReplica[], runId: string, steps: number, options: RunOptions = {}): Promise<Run> {
   const mesh = await startMesh({
     modelDir: fixture.modelDir,
     services: {
       inference: { url: replicas[0]!.url },
       learner: { backend: "cpu", lora: { rank: 2, alpha: 4 }, optimizer: { learning_rate: 1e-2 } },
+      ...(options.verifier ? { verifier: options.verifier } : {}),
     },
     orchestrator: {
       runs_dir: fixture.runsDir,
@@ -97,8 +112,12 @@ async function trainThrough(replicas: InferenceReplica[], runId: string, steps: 
     },
   });
   return withMesh(mesh, async (client) => {
-    await client.startRun({ datasetPath: fixture.dataset, runId, config: { training: tinyTraining(steps) } });
-    return watchToEnd(client, runId, onStep);
+    await client.startRun({
+      datasetPath: options.dataset ?? fixture.dataset,
+      runId,
+      config: { ...options.config, training: tinyTraining(steps, options.training) },
+    });
+    return watchToEnd(client, runId, options.onStep);
   });
 }
 
@@ -162,11 +181,13 @@ describe("training through several inference replicas", () => {
     const replicas = await Promise.all([new InferenceReplica("a").start(), new InferenceReplica("b").start()]);
     let restarted: InferenceReplica | undefined;
     try {
-      const run = await trainThrough(replicas, "scaled-restart", 3, async (step) => {
-        if (step !== 1 || restarted) return;
-        const port = Number(new URL(replicas[1]!.url).port);
-        await replicas[1]!.stop();
-        restarted = await new InferenceReplica("b-again", port).start();
+      const run = await trainThrough(replicas, "scaled-restart", 3, {
+        onStep: async (step) => {
+          if (step !== 1 || restarted) return;
+          const port = Number(new URL(replicas[1]!.url).port);
+          await replicas[1]!.stop();
+          restarted = await new InferenceReplica("b-again", port).start();
+        },
       });
       expect(run.error).toBe("");
       expect(run.state).toBe(RunState.COMPLETED);
@@ -182,4 +203,65 @@ describe("training through several inference replicas", () => {
       await Promise.all([...replicas, ...(restarted ? [restarted] : [])].map((r) => r.stop()));
     }
   }, 180_000);
+});
+
+// The statement of the REPL's proof_branching transcript, whose first answer opens it.
+const STATEMENT = "theorem complex_and (p q r : Prop) (h1 : p ∧ q) (h2 : q → r) : p ∧ r";
+const RULES: Rule[] = [
+  { when: { cmd: { equals: `${STATEMENT} := by sorry` } }, reply: { transcript: "proof_branching", response: 0 } },
+  // The assembled proof's re-check in command mode.
+  { when: { cmd: { includes: "theorem complex_and" } }, declares: { axioms: [] } },
+  // A digit closes the goal, a lowercase letter leaves one open, anything else is unknown to Lean.
+  { when: { tactic: { regex: "^[0-9]" } }, reply: { json: { proofStatus: "Completed", proofState: 0, goals: [] } } },
+  {
+    when: { tactic: { regex: "^[a-z]" } },
+    reply: { json: { proofStatus: "Incomplete: open goals remain", proofState: 0, goals: ["⊢ q"] } },
+  },
+  { when: { tactic: { regex: "" } }, reply: { transcript: "unknown_tactic", response: 1 } },
+];
+
+describe("tactic mode through several inference replicas", () => {
+  it("2 replicas: each serves rollout turns, each after loading the version it samples with, and the run completes", async () => {
+    // One REPL process: a few turns a step, and one process less to start.
+    const repl = replStandIn({ rules: RULES }, 1);
+    const dataset = "lean-tactic.jsonl";
+    await writeFile(
+      path.join(fixture.dir, dataset),
+      ["and-1", "and-2"].map((id) => JSON.stringify({ id, name: "complex_and", statement: STATEMENT, imports: ["Mathlib"] })).join("\n"),
+    );
+    const replicas = await Promise.all([new InferenceReplica("t0").start(), new InferenceReplica("t1").start()]);
+    try {
+      const run = await trainThrough(replicas, "scaled-tactic", 2, {
+        dataset,
+        verifier: repl.verifierSection,
+        // The adapter check's probe would sample each version on every replica by itself; off,
+        // a replica's first Generate with a version is a rollout turn's.
+        training: { mode: "tactic", max_proof_steps: 2, seed: 3, adapter_check: { max_logp_difference: null } },
+        // The tiny model's context is 256 tokens: a short prompt.
+        config: { prompt: { tactic_template: "{statement}\n{proof}{goals}\n" } },
+      });
+      expect(run.error).toBe("");
+      expect(run.state).toBe(RunState.COMPLETED);
+      const steps = await stepsOf(run);
+      expect(steps.map((s) => s.step)).toEqual([1, 2]);
+      // The rollouts went through the verifier's sessions: StartProof and ApplyTactic reached the REPL.
+      const requests = repl.requests();
+      expect(requests.some((r) => r.kind === "command" && r.cmd.endsWith(":= by sorry"))).toBe(true);
+      expect(requests.some((r) => r.kind === "tactic")).toBe(true);
+      const versions = [...new Set(steps.map((s) => s.adapter_version).filter((v) => v > 0))].map((v) => `policy-v${v}`);
+      expect(versions.length).toBeGreaterThan(0);
+      // A step's turns sample with the version the step before trained; the last step's is loaded, then nothing samples.
+      const rolledOutWith = versions.slice(0, -1);
+      expect(rolledOutWith.length).toBeGreaterThan(0);
+      for (const replica of replicas) {
+        // Every version reached every replica, in order, and the balancer gave each replica turns with each version used.
+        expect(replica.order().loaded).toEqual(versions);
+        expect(replica.order().sampled).toEqual(rolledOutWith);
+        replica.expectLoadedBeforeSampled();
+      }
+    } finally {
+      await Promise.all(replicas.map((r) => r.stop()));
+      repl.cleanup();
+    }
+  }, 120_000);
 });
