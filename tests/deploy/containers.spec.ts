@@ -1,6 +1,6 @@
 // The mesh in containers, for real (deploy/compose-check/run.sh): every image built, the
 // compose file up (plain text, then TLS), the README's run trained through it from the host,
-// the volumes, the verifier's routes and the teardown checked. It needs a Docker engine and
+// the volumes, the verifier's network and the teardown checked. It needs a Docker engine and
 // takes about 20 minutes on 2 cores, so `npm test` leaves it out unless
 // LEANGRPO_CONTAINER_CHECK=1 (.ci/run sets it, after the rest of the tests); the script
 // itself skips, saying why, where no engine can run.
@@ -60,7 +60,9 @@ describe.skipIf(!enabled)("the mesh in containers (deploy/compose-check/run.sh)"
         expect(found.files, volume).toBeGreaterThan(0);
         expect(found.not_owned_by_65532, volume).toBe(0);
       }
-      expect(lines.find((l) => "verifier_default_routes" in l)!.verifier_default_routes).toBe(0);
+      // The verifier's only network is the internal one (the engine's own rules keep it in).
+      expect(lines.find((l) => "verifier_networks" in l)).toMatchObject({ no_egress_internal: true });
+      expect(lines.find((l) => "verifier_networks" in l)!.verifier_networks).toMatch(/^lgcheck\d+_no-egress$/);
       // compose.lean.yaml's options: bubblewrap mounts its own /proc; the verifier keeps no capability.
       expect(lines.find((l) => "sandbox" in l)!.sandbox).toEqual({ verifier_capabilities: "0000000000000000", sandbox_init: "bwrap" });
       expect(lines.find((l) => "left_after_down" in l)!.left_after_down).toEqual({ containers: 0, volumes: 0, networks: 0 });
