@@ -64,7 +64,7 @@ describe("the run records the exact prompt", () => {
       readFileSync("examples/arith.jsonl", "utf8")
         .split("\n")
         .filter(Boolean)
-        .map((line, i) => [`line-${i + 1}`, (JSON.parse(line) as { problem: string }).problem]),
+        .map((line, i) => [`row-${i + 1}`, (JSON.parse(line) as { problem: string }).problem]),
     );
     const kept = (await outputs.readSamples()).flatMap((s) => s.samples);
     expect(kept.length).toBeGreaterThan(0);
