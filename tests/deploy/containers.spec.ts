@@ -47,8 +47,9 @@ describe.skipIf(!enabled)("the mesh in containers (deploy/compose-check/run.sh)"
       }
       expect(code, tail).toBe(0);
       const images = lines.filter((l) => "image" in l).map((l) => l.image);
+      // Both sides sorted as whole tags: "learner-torch:dev" sorts before "learner:dev".
       expect(images.sort()).toEqual(
-        ["inference", "learner", "learner-torch", "orchestrator", "reward", "verifier"].map((t) => `lean-grpo/${t}:dev`),
+        ["inference", "learner", "learner-torch", "orchestrator", "reward", "verifier"].map((t) => `lean-grpo/${t}:dev`).sort(),
       );
       // The README's curve: 57.5 % before the first step, about 79 % after 100 (a run on another
       // machine may differ by a few points; below 70 % it did not learn as the README's does).
