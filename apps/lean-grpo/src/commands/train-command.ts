@@ -17,14 +17,14 @@ import {
   type SourceEntry,
 } from "@lean-grpo/kit";
 import { ALGORITHM_NAMES, algorithmNamed } from "@lean-grpo/learner";
-import { RunConfigMessageSchema, RunOutputs, newRunId, type RunConfigMessage } from "@lean-grpo/orchestrator";
+import { RunConfigMessageSchema, newRunId, type RunConfigMessage } from "@lean-grpo/orchestrator";
 import { startedRunProgress } from "./run-progress.js";
 import { runSummaryTable } from "./run-summary.js";
 import { runAdvice } from "./run-advice.js";
 import { checkDatasetFile, configDir, loadTrainConfig, modelGroupOf, trainRunConfig } from "./train-config.js";
 import { applyModelPrompt } from "../config/model-prompt.js";
 import { startRunLogs } from "./run-logs.js";
-import { onStopRequest } from "../process/stop-signals.js";
+import { followRun, runRecords, stopRunOnRequest } from "./followed-run.js";
 import { tracedAction } from "../process/process-tracing.js";
 import { meshOrchestratorConfig, resolveMeshServices, startMesh, type MeshOptions } from "../mesh/start-mesh.js";
 import { reasoningKeys } from "../mesh/mesh-model.js";
@@ -36,7 +36,7 @@ import { collectIssues, preflightTrain, type TrainPreflight } from "./train-pref
 import { KEY_FLAGS } from "../config/train-flags.js";
 import { resolveTracking, type TrackingConfig } from "../tracking/tracking-config.js";
 import { TrainFileSchema, type TrainFile } from "./train-file.js";
-import { startTrackers, type RunTrackers } from "../tracking/run-trackers.js";
+import { startTrackers } from "../tracking/run-trackers.js";
 import { trackedConfig } from "../tracking/tracked-config.js";
 import { trainThroughOrchestrator } from "./train-remote.js";
 
@@ -306,37 +306,26 @@ async function runTrain(plan: TrainPlan): Promise<void> {
       )
     : undefined;
   if (ui) process.stderr.write(`lean-grpo dashboard: ${ui.pageUrl}\n`);
-  let started = "";
-  let finished = () => {};
-  const done = new Promise<void>((resolve) => (finished = resolve));
-  // A stop request (signal, or the npx that started us gone) stops the run at a step
-  // boundary, which checkpoints it; the run then ends as any other: summary, mesh drained.
-  const release = onStopRequest(async () => {
-    if (started) {
-      await client.stopRun({ runId: started }).catch(() => {});
-      await done;
-    } else {
-      transport.close();
-      await mesh.shutdown();
-    }
+  // A stop request before the run exists drains the mesh; after, the run ends as any other: summary, mesh drained.
+  const stopper = stopRunOnRequest(client, async () => {
+    transport.close();
+    await mesh.shutdown();
   });
-  let trackers: RunTrackers | undefined;
   try {
     const response = await logs.whileStarting(() =>
       client.startRun(
         options.resume ? { resumeRunId: options.resume, datasetPath: dataset.path } : { runId, datasetPath: dataset.path, runConfig },
       ),
     );
-    started = response.run!.id;
-    let final = response.run!;
+    stopper.started(response.run!.id);
     const evalData = response.config?.eval?.data ?? "";
-    const progress = startedRunProgress(final, response.config?.eval, process.stdout.isTTY === true);
+    const progress = startedRunProgress(response.run!, response.config?.eval, process.stdout.isTTY === true);
     // A tracker's trouble is said where the run is watched and kept in the run's logs (logs/tracking.log).
     const trackingLog = createLogger("tracking");
-    trackers = startTrackers(plan.tracking, {
-      runId: started,
-      runDir: final.outputDir,
-      name: plan.tracking.name ?? (runConfig.expName || started),
+    const trackers = startTrackers(plan.tracking, {
+      runId: response.run!.id,
+      runDir: response.run!.outputDir,
+      name: plan.tracking.name ?? (runConfig.expName || response.run!.id),
       config: trackedConfig({
         file,
         resolvedRun: response.config ? toJson(RunConfigMessageSchema, response.config, { useProtoFieldName: true }) : {},
@@ -347,24 +336,9 @@ async function runTrain(plan: TrainPlan): Promise<void> {
         trackingLog.warn(message);
       },
     });
-    try {
-      for await (const event of client.watchRun({ runId: started, fromStart: true })) {
-        if (event.event.case === "step") {
-          progress.step(event.event.value);
-          trackers.step(event.event.value);
-        } else if (event.event.case === "stateChange") final = event.event.value;
-        else if (event.event.case === "log") progress.log(event.event.value);
-      }
-      await trackers.finish(final);
-    } finally {
-      progress.stop();
-    }
-    const outputs = new RunOutputs(final.outputDir);
-    const [steps, evals, runFile] = await Promise.all([
-      outputs.readSteps().catch(() => []),
-      outputs.readEvals().catch(() => []),
-      outputs.readRun().catch(() => undefined),
-    ]);
+    const final = await followRun(client, response.run!, progress, (event) => trackers.step(event));
+    await trackers.finish(final);
+    const { steps, evals, runFile } = await runRecords(final.outputDir);
     const summary = runSummaryTable(final, steps, evals, {
       evalConfigured: evalData !== "",
       advice: runAdvice(final, runFile?.checkpointed !== false),
@@ -373,11 +347,10 @@ async function runTrain(plan: TrainPlan): Promise<void> {
     process.stdout.write(`${summary}\nservice logs: ${logs.dir}\n${trackingNotes(plan.tracking, final.outputDir)}`);
     if (final.state === RunState.FAILED) process.exitCode = 1;
   } finally {
-    release();
     transport.close();
     await ui?.close();
     await mesh.shutdown();
-    finished();
+    stopper.finish();
   }
 }
 

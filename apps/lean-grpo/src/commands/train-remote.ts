@@ -4,13 +4,11 @@
 // orchestrator's StartRun then checks what only it can see (the dataset and held-out set on its
 // filesystem, relative to its data_root; its services), refusing with INVALID_ARGUMENT before
 // anything runs. Progress, summary, exit codes and Ctrl-C (StopRun) are the local command's.
-import { existsSync } from "node:fs";
 import path from "node:path";
-import { toJson } from "@bufbuild/protobuf";
-import { OrchestratorService, RunState, StepTimingsSchema, type Run, type StepEvent } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
+import { OrchestratorService, RunState, type StepEvent } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { callerAuth, createServiceClient, envAuthToken, rpcClientTracing } from "@lean-grpo/kit";
-import { RunOutputs, type EvalRecord, type RunConfigMessage, type StepRecord } from "@lean-grpo/orchestrator";
-import { onStopRequest } from "../process/stop-signals.js";
+import type { RunConfigMessage } from "@lean-grpo/orchestrator";
+import { followRun, runRecords, stopRunOnRequest } from "./followed-run.js";
 import { runAdvice } from "./run-advice.js";
 import { startedRunProgress } from "./run-progress.js";
 import { runSummaryTable } from "./run-summary.js";
@@ -64,16 +62,7 @@ export async function trainThroughOrchestrator(plan: RemoteTrainPlan, url: strin
     // A deployed mesh requires its token (LEANGRPO_AUTH_TOKEN), as every client inside it presents.
     interceptors: [rpcClientTracing(), ...callerAuth(envAuthToken())],
   });
-  let started = "";
-  let finished = () => {};
-  const done = new Promise<void>((resolve) => (finished = resolve));
-  // A stop request stops the run at a step boundary (it checkpoints); the watch then ends as for any run.
-  const release = onStopRequest(async () => {
-    if (started) {
-      await client.stopRun({ runId: started }).catch(() => {});
-      await done;
-    } else transport.close();
-  });
+  const stopper = stopRunOnRequest(client, () => transport.close());
   try {
     // Paths are the orchestrator's (relative to its data_root), sent as given.
     const response = await client.startRun(
@@ -81,22 +70,11 @@ export async function trainThroughOrchestrator(plan: RemoteTrainPlan, url: strin
         ? { resumeRunId: options.resume, datasetPath: plan.file.dataset.path ?? "" }
         : { runId, datasetPath: plan.file.dataset.path ?? "", runConfig },
     );
-    started = response.run!.id;
-    let final: Run = response.run!;
+    stopper.started(response.run!.id);
     const evalData = response.config?.eval?.data ?? "";
-    const progress = startedRunProgress(final, response.config?.eval, process.stdout.isTTY === true);
+    const progress = startedRunProgress(response.run!, response.config?.eval, process.stdout.isTTY === true);
     const events: StepEvent[] = [];
-    try {
-      for await (const event of client.watchRun({ runId: started, fromStart: true })) {
-        if (event.event.case === "step") {
-          progress.step(event.event.value);
-          events.push(event.event.value);
-        } else if (event.event.case === "stateChange") final = event.event.value;
-        else if (event.event.case === "log") progress.log(event.event.value);
-      }
-    } finally {
-      progress.stop();
-    }
+    const final = await followRun(client, response.run!, progress, (event) => events.push(event));
     const { steps, evals, runFile, readable } = await runRecords(final.outputDir, events);
     const summary = runSummaryTable(final, steps, evals, {
       evalConfigured: evalData !== "",
@@ -107,32 +85,7 @@ export async function trainThroughOrchestrator(plan: RemoteTrainPlan, url: strin
     process.stdout.write(`${summary}\nservice logs: the orchestrator's side, ${path.join(final.outputDir, "logs")}\n`);
     if (final.state === RunState.FAILED) process.exitCode = 1;
   } finally {
-    release();
     transport.close();
-    finished();
+    stopper.finish();
   }
-}
-
-/**
- * The run's step and held-out records: its files when this machine sees the orchestrator's run
- * folder (`serve all` or a topology here, a shared volume), else the steps as WatchRun sent them.
- */
-async function runRecords(outputDir: string, events: readonly StepEvent[]) {
-  if (outputDir !== "" && existsSync(path.join(outputDir, "metrics.jsonl"))) {
-    const outputs = new RunOutputs(outputDir);
-    const [steps, evals, runFile] = await Promise.all([
-      outputs.readSteps().catch(() => []),
-      outputs.readEvals().catch(() => [] as EvalRecord[]),
-      outputs.readRun().catch(() => undefined),
-    ]);
-    return { steps, evals, runFile, readable: true };
-  }
-  const steps: StepRecord[] = events.map((e) => ({
-    step: Number(e.step),
-    time: "",
-    adapter_version: Number(e.adapterVersion),
-    metrics: { ...e.metrics },
-    timings: e.timings ? (toJson(StepTimingsSchema, e.timings, { useProtoFieldName: true }) as Record<string, number>) : {},
-  }));
-  return { steps, evals: [] as EvalRecord[], runFile: undefined, readable: false };
 }
