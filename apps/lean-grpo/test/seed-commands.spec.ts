@@ -7,9 +7,9 @@
 // answers and trains as the README's configuration does, with W&B keeping every evaluation and
 // the values used; a system prompt reaches the model; a refusal exits 2 with nothing written.
 // docs/guide/seeds.md is rendered from the outcomes.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -17,6 +17,8 @@ import { Command } from "commander";
 import { RunState } from "@lean-grpo/gen/leangrpo/v1/orchestrator_pb";
 import { RunConfigMessageSchema, RunConfigSchema, RunOutputs, runConfigToMessage } from "@lean-grpo/orchestrator";
 import { toJson } from "@bufbuild/protobuf";
+import { Table, Utf8, tableToIPC, vectorFromArray } from "apache-arrow";
+import { Table as ParquetTable, WriterPropertiesBuilder, writeParquet } from "parquet-wasm/node";
 import { registerTrainCommand, type TrainPlan } from "../src/commands/train-command.js";
 import type { trainRunConfig } from "../src/commands/train-config.js";
 import { startMesh } from "../src/mesh/start-mesh.js";
@@ -65,6 +67,21 @@ async function plan(here: string): Promise<TrainPlan> {
  * The settings of a plan as dotted keys (objects flattened, arrays and scalars kept): the CLI's
  * own sections as planned, the run sections as the orchestrator resolves them (defaults filled).
  */
+/** Records as a parquet file (two rows a row group), as a corpus on disk holds them. */
+function parquetOf(rows: readonly Record<string, string>[]): Uint8Array {
+  const columns = Object.fromEntries(
+    Object.keys(rows[0]!).map((name) => [
+      name,
+      vectorFromArray(
+        rows.map((r) => r[name]!),
+        new Utf8(),
+      ),
+    ]),
+  );
+  const table = ParquetTable.fromIPCStream(tableToIPC(new Table(columns), "stream"));
+  return writeParquet(table, new WriterPropertiesBuilder().setMaxRowGroupSize(2).build());
+}
+
 function settings(p: TrainPlan): Record<string, unknown> {
   const { model, runs_dir, services, logging, dataset } = p.file;
   // The run sections as sent (the model's own prompt filled in where the sources set none).
@@ -383,6 +400,24 @@ describe("planning", () => {
     // The run's length: epochs on the command line over the file's steps, and steps over the file's epochs.
     expect(settings(await withFile("configs/train/arith.yaml", "training.num_train_epochs=2"))["training.steps"]).toBe(100);
     expect(settings(await withFile("configs/train/arith.yaml", "num_epochs=0.5"))["training.steps"]).toBe(25);
+    // Epochs count records as the orchestrator reads them: a parquet file's rows, not its lines.
+    const arith = readFileSync(path.join(repoRoot, "examples/arith.jsonl"), "utf8")
+      .split("\n")
+      .slice(0, 5)
+      .map((l) => JSON.parse(l));
+    // Under the working directory, which the services started here read files under.
+    mkdirSync(path.join(repoRoot, "runs"), { recursive: true });
+    const scratch = await mkdtemp(path.join(repoRoot, "runs", "seed-epochs-"));
+    onTestFinished(() => rm(scratch, { recursive: true, force: true }));
+    const parquet = path.relative(repoRoot, path.join(scratch, "arith-5.parquet"));
+    writeFileSync(parquet, parquetOf(arith));
+    const epochSteps = async (data: string, rest = "") =>
+      settings(await plan(`${data} num_epochs=2 training.batch_size=1 ${rest}`))["training.steps"];
+    expect(await epochSteps(parquet)).toBe(10);
+    expect(await epochSteps(parquet, "dataset.max_train_samples=3")).toBe(6);
+    await expect(plan("services/orchestrator/test/fixtures/datasets/proofnet-dict num_epochs=2")).rejects.toThrow(
+      /num_epochs: counts passes over the dataset, and ".*proofnet-dict" cannot be read \(.*has no train split: set dataset\.split.*\); give training\.steps instead/,
+    );
     expect(settings(await withFile("apps/lean-grpo/test/seeds/rl_grpo_config_test.yaml", "training.steps=7"))["training.steps"]).toBe(7);
     // The batch: TRL's per-device batch over the file's batch_size, the file's over a group's.
     expect(

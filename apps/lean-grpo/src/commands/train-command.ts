@@ -32,6 +32,7 @@ import { rootRelative } from "../mesh/local-paths.js";
 import { dashboardCommand } from "./dashboard-command.js";
 import { SEED_NAMES, SeedTranslation, seedNameTarget, sourceLabel } from "../config/seed-names.js";
 import { applySeedDerived } from "../config/seed-derived.js";
+import { datasetSize } from "../config/dataset-size.js";
 import { collectIssues, preflightTrain, type TrainPreflight } from "./train-preflight.js";
 import { KEY_FLAGS } from "../config/train-flags.js";
 import { resolveTracking, type TrackingConfig } from "../tracking/tracking-config.js";
@@ -132,7 +133,7 @@ export async function planTrain(dataArg: string | undefined, words: string[], op
   // Every problem found before the services start, reported at once (exit 2): a refused seed name
   // does not hide a derived setting that cannot apply, nor a prompt that overruns the context.
   const issues: ConfigIssue[] = [];
-  const compose = (words: readonly string[]) => {
+  const compose = async (words: readonly string[]) => {
     const seeds = new SeedTranslation();
     const notes: string[] = [];
     let modelGroup = false;
@@ -156,15 +157,17 @@ export async function planTrain(dataArg: string | undefined, words: string[], op
       throw error;
     }
     const derivedIssues: ConfigIssue[] = [];
-    const derived = applySeedDerived(loaded, seeds, derivedIssues);
+    // Epochs count passes over the data: its records as the orchestrator will read them.
+    const records = seeds.derived.has("epochs") ? await datasetSize(loaded.dataset) : undefined;
+    const derived = applySeedDerived(loaded, seeds, derivedIssues, records);
     return { seeds, notes, modelGroup, issues: [...seeds.issues, ...derivedIssues], derived };
   };
-  let composed = compose(overrides);
+  let composed = await compose(overrides);
   // A model directory with a group (models/arith-tiny: model=arith-tiny) brings the group's settings
   // when no group chose a model: the data-file path trains the shipped model as model=arith-tiny does.
   const implicitModel = composed.modelGroup ? undefined : modelGroupOf(composed.derived.model.dir, root);
   if (implicitModel) {
-    composed = compose([`model=${implicitModel}`, ...overrides]);
+    composed = await compose([`model=${implicitModel}`, ...overrides]);
     // Not typed by the user: a file's value over it is no surprise worth a note.
     composed.notes = composed.notes.filter((note) => !note.includes(` from model=${implicitModel} (`));
   }

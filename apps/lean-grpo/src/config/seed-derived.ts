@@ -5,7 +5,6 @@
 // optimizer's. Each follows the layers every key follows (command line > env > file > group):
 // our key set on a higher layer wins over the derived setting, a lower one gives way to it,
 // and the two on the same layer are refused, naming both.
-import { readFileSync } from "node:fs";
 import { CONFIG_LAYERS, ConfigError, type ConfigIssue } from "@lean-grpo/kit";
 import { DERIVED_SETS, type DerivedValue, type SeedTranslation } from "./seed-names.js";
 
@@ -25,7 +24,13 @@ type Winner = "derived" | "ours";
  * The file with every derived setting applied. One that cannot be applied is an issue: pushed to
  * `issues` when given (the others still apply, so the pre-flight goes on), else thrown.
  */
-export function applySeedDerived<F extends DerivableFile>(file: F, seeds: SeedTranslation, sink?: ConfigIssue[]): F {
+export function applySeedDerived<F extends DerivableFile>(
+  file: F,
+  seeds: SeedTranslation,
+  sink?: ConfigIssue[],
+  /** The dataset's records (dataset-size.ts), for epochs, or why it could not be read. */
+  datasetRecords?: number | Error,
+): F {
   const issues: ConfigIssue[] = [];
   const fail = (d: DerivedValue, message: string) => issues.push({ path: d.name, source: d.source, message: `${d.name}: ${message}` });
   /** Which of a derived setting and our key (which may have been set explicitly) holds, by their layers. */
@@ -68,9 +73,12 @@ export function applySeedDerived<F extends DerivableFile>(file: F, seeds: SeedTr
 
   const epochs = seeds.derived.get("epochs");
   if (epochs && winner(epochs, "training.steps", "the length of the run") === "derived") {
-    const records = datasetRecords(file.dataset.path, file.dataset.max_train_samples);
-    if (records === undefined)
-      fail(epochs, `counts passes over the dataset, and "${file.dataset.path}" cannot be read; give training.steps instead`);
+    const records = datasetRecords ?? new Error("its records were not counted");
+    if (records instanceof Error)
+      fail(
+        epochs,
+        `counts passes over the dataset, and "${file.dataset.path}" cannot be read (${records.message}); give training.steps instead`,
+      );
     else training.steps = Math.max(1, Math.ceil(((epochs.value as number) * records) / get("batch_size")));
   }
 
@@ -131,17 +139,4 @@ export function applySeedDerived<F extends DerivableFile>(file: F, seeds: SeedTr
 
 function byLayer(a: DerivedValue, b: DerivedValue): number {
   return CONFIG_LAYERS.indexOf(a.layer) - CONFIG_LAYERS.indexOf(b.layer);
-}
-
-/** Training records of a JSONL file (non-empty lines), capped by max_train_samples; undefined if unreadable. */
-function datasetRecords(file: string, max: unknown): number | undefined {
-  let lines: number;
-  try {
-    lines = readFileSync(file, "utf8")
-      .split("\n")
-      .filter((line) => line.trim() !== "").length;
-  } catch {
-    return undefined;
-  }
-  return typeof max === "number" ? Math.min(lines, max) : lines;
 }
