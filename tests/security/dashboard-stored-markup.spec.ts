@@ -112,6 +112,25 @@ async function writeRunFolder(runsDir: string, say: (field: string) => string): 
             { completion: tag("turn2.completion"), reward: 0, solved: false, verdict: tag("turn2.verdict"), completion_tokens: 12 },
           ],
         },
+        {
+          ...{ group_id: tag("tactic.group_id"), theorem_id: tag("tactic.theorem_id"), prompt: tag("tactic.prompt") },
+          ...{ completion: tag("tactic.completion"), reward: 1, reward_components: {}, solved: true, verdict: "PROVED" },
+          ...{ messages: [], completion_tokens: 6, finish_reason: "STOP", truncated: false },
+          turns: [
+            {
+              ...{ completion: tag("tactic.turn1.completion"), reward: 1, solved: true, verdict: tag("tactic.turn1.verdict") },
+              ...{ completion_tokens: 3, prompt: tag("tactic.turn1.prompt") },
+            },
+            {
+              completion: tag("tactic.turn2.completion"),
+              reward: 1,
+              solved: true,
+              verdict: "",
+              completion_tokens: 3,
+              prompt: tag("tactic.turn2.prompt"),
+            },
+          ],
+        },
       ],
     });
   }
@@ -143,6 +162,11 @@ const SHOWN_WHOLE = [
   "step2.turn1.completion",
   "step2.turn1.feedback",
   "step2.turn2.verdict",
+  "step2.tactic.turn1.prompt",
+  "step2.tactic.turn1.verdict",
+  "step2.tactic.turn2.prompt",
+  "step2.tactic.turn2.completion",
+  "step2.tactic.completion",
 ];
 
 /** Every element of the page as its tag and attribute names (never values): what markup in data would add to. */
@@ -212,11 +236,11 @@ describe.skipIf(!haveChromium)("a run folder's stored markup, in the dashboard a
     await page.waitForSelector('[data-chart="reward"] canvas');
     // Polled from here: the page's policy refuses the string evaluation that waitForFunction polls with.
     await expect.poll(() => page.locator("body").getAttribute("data-steps")).toBe("2");
-    await expect.poll(() => page.locator(".samples tbody tr").count()).toBe(4);
+    await expect.poll(() => page.locator(".samples tbody tr").count()).toBe(6);
     await page.waitForSelector(".config");
     const shapes = [(await page.evaluate(SHAPE)) as Record<string, number>];
     const texts: string[] = [];
-    for (let row = 0; row < 4; row++) {
+    for (let row = 0; row < 6; row++) {
       await page.locator(".samples tbody tr").nth(row).click();
       await page.waitForSelector(".sample-detail:not([hidden])");
       await page.evaluate("for (const d of document.querySelectorAll('details')) d.open = true");

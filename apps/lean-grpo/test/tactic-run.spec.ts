@@ -37,6 +37,12 @@ const RULES: Rule[] = [
   { when: { tactic: { regex: "" } }, reply: { transcript: "unknown_tactic", response: 1 } },
 ];
 
+/** A kept sample of samples.jsonl, as far as this test reads it. */
+interface KeptTacticSample {
+  prompt: string;
+  turns: { prompt: string; completion: string; verdict: string }[];
+}
+
 let fixture: MeshFixture;
 let repl: ReplStandIn;
 let dataset: string;
@@ -115,6 +121,28 @@ describe("tactic mode", () => {
       // Each re-check the replay refused after the REPL accepted it is counted in its step.
       const refusedByReplay = rechecks.filter((r) => /\n {2}[34][^\n]*$/u.test(r.kind === "command" ? r.cmd : "")).length;
       expect(lines.reduce((n, l) => n + l.metrics.verifier_replay_refusals!, 0)).toBe(refusedByReplay);
+
+      // The kept samples record every turn with the prompt it was sampled from as the sampler
+      // was given it: the statement, the tactics accepted before it and the goals they left.
+      const kept = (await readFile(path.join(done.outputDir, "samples.jsonl"), "utf8"))
+        .trim()
+        .split("\n")
+        .flatMap((l) => (JSON.parse(l) as { samples: KeptTacticSample[] }).samples);
+      expect(kept.some((sample) => sample.turns.length > 1)).toBe(true);
+      for (const sample of kept) {
+        expect(sample.turns.length).toBeGreaterThan(0);
+        expect(sample.prompt).toBe(sample.turns[0]!.prompt);
+        expect(sample.turns[0]!.prompt).toContain("⊢ p ∧ r"); // the goal StartProof opened
+        sample.turns.forEach((turn, i) => {
+          expect(turn.prompt).toContain(STATEMENT);
+          expect(["COMPLETED", "INCOMPLETE", "ERROR", ""]).toContain(turn.verdict);
+          if (i === 0) return;
+          // A next turn exists only after an accepted tactic; its prompt shows that tactic and the goal it left.
+          expect(sample.turns[i - 1]!.verdict).toBe("INCOMPLETE");
+          expect(turn.prompt).toContain(sample.turns[i - 1]!.completion.split("\n")[0]!.trim());
+          expect(turn.prompt).toContain("⊢ q");
+        });
+      }
     }, 120_000);
   }
 

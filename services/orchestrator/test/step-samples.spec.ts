@@ -5,13 +5,7 @@ import { CompletionSchema, FinishReason, PromptSchema, type Prompt } from "@lean
 import { RewardResultSchema } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { Severity, Verdict } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { describe, expect, it } from "vitest";
-import {
-  pickSamples,
-  SAMPLE_TEXT_MAX_CHARS,
-  sampleToProto,
-  withSampledPrompts,
-  type ReadableGroup,
-} from "../src/run/training/step-samples.js";
+import { pickSamples, SAMPLE_TEXT_MAX_CHARS, sampleToProto, keptSamples, type ReadableGroup } from "../src/run/training/step-samples.js";
 
 function group(id: string, rewards: number[], text = (i: number) => `proof ${i}`): ReadableGroup {
   return {
@@ -74,7 +68,7 @@ describe("pickSamples", () => {
   });
 });
 
-describe("withSampledPrompts", () => {
+describe("keptSamples", () => {
   it("records each kept sample's prompt as the sampler rendered it, once per group, cut to the bound, leaving groups without one as they are", async () => {
     const chat = (content: string) =>
       create(PromptSchema, {
@@ -99,7 +93,7 @@ describe("withSampledPrompts", () => {
       rendered.push(messages.at(-1)!.content.slice(0, 10));
       return messages.map((m) => `<${m.role}>${m.content}`).join("") + "<assistant>";
     };
-    const kept = await withSampledPrompts(pickSamples(groups, 5), groups, render);
+    const kept = await keptSamples(groups, 5, render);
     expect(kept.map((s) => [s.group_id, s.prompt.slice(0, 40), s.truncated])).toEqual([
       ["a", "<system>S<user>prove a<assistant>", false],
       ["b", `<system>S<user>${"x".repeat(25)}`, true],
@@ -109,5 +103,46 @@ describe("withSampledPrompts", () => {
     ]);
     expect(kept.find((s) => s.group_id === "b")!.prompt).toHaveLength(SAMPLE_TEXT_MAX_CHARS + 1);
     expect(rendered).toEqual(["prove a", "xxxxxxxxxx"]);
+  });
+
+  it("records a tactic trajectory's turns, each with the prompt it was sampled from as rendered, its tactic's status and the trajectory's reward", async () => {
+    const goals = (state: string) => create(PromptSchema, { kind: { case: "text", value: `goals: ${state}` } });
+    const [first, second] = [goals("⊢ 1 + 1 = 2"), goals("⊢ 2 = 2")];
+    const turn = (text: string, prompt: Prompt, tacticStatus?: string) => ({
+      completion: create(CompletionSchema, { text, tokenIds: [7, 8] }),
+      prompt,
+      ...(tacticStatus ? { tacticStatus } : {}),
+    });
+    const tactic: ReadableGroup = {
+      ...group("t", [1, 0]),
+      sampled: first,
+      turns: [[turn("norm_num\n", first, "INCOMPLETE"), turn("rfl\n", second, "COMPLETED")], [turn("\n", first)]],
+    };
+    const rendered: Prompt[] = [];
+    const kept = await keptSamples([tactic], 2, async (prompt) => {
+      rendered.push(prompt);
+      return `<rendered>${prompt.kind.value}`;
+    });
+    expect(kept[0]!.prompt).toBe("<rendered>goals: ⊢ 1 + 1 = 2");
+    expect(kept[0]!.turns).toEqual([
+      {
+        completion: "norm_num\n",
+        reward: 1,
+        solved: true,
+        verdict: "INCOMPLETE",
+        completion_tokens: 2,
+        prompt: "<rendered>goals: ⊢ 1 + 1 = 2",
+      },
+      { completion: "rfl\n", reward: 1, solved: true, verdict: "COMPLETED", completion_tokens: 2, prompt: "<rendered>goals: ⊢ 2 = 2" },
+    ]);
+    expect(kept[1]!.turns).toEqual([
+      { completion: "\n", reward: 0, solved: false, verdict: "", completion_tokens: 2, prompt: "<rendered>goals: ⊢ 1 + 1 = 2" },
+    ]);
+    // Each distinct prompt is rendered once however many turns and samples share it.
+    expect(rendered).toEqual([first, second]);
+    expect(sampleToProto(kept[0]!).turns.map((t) => [t.prompt, t.verdict])).toEqual([
+      ["<rendered>goals: ⊢ 1 + 1 = 2", "INCOMPLETE"],
+      ["<rendered>goals: ⊢ 2 = 2", "COMPLETED"],
+    ]);
   });
 });

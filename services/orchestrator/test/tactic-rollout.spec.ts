@@ -191,6 +191,20 @@ describe("a tactic-mode group", () => {
       "exact hr",
     ]);
     expect(recorded.ended.sort()).toEqual(Array.from({ length: 6 }, (_, i) => `session-${i}`).sort());
+
+    // To read: every turn with the very prompt Generate was sent and how its tactic fared.
+    const readable = group.readable!;
+    const sent = (id: string) => recorded.generates.find((g) => g.requestId === id)!.prompt;
+    expect(readable.sampled).toBe(sent("run/s4-g0/t0/0"));
+    expect(readable.turns![0]!.map((t) => [t.prompt, t.completion.text, t.tacticStatus])).toEqual([
+      [sent("run/s4-g0/t0/0"), "constructor", "INCOMPLETE"],
+      [sent("run/s4-g0/t0/1"), " exact hp", "INCOMPLETE"],
+      [sent("run/s4-g0/t0/2"), "exact hr", "COMPLETED"],
+    ]);
+    expect(readable.turns![1]!.map((t) => t.tacticStatus)).toEqual(["INCOMPLETE", "ERROR"]);
+    // An empty tactic is not applied; a tactic that hangs Lean has no status either.
+    expect(readable.turns![4]!.map((t) => t.tacticStatus)).toEqual([undefined]);
+    expect(readable.turns![5]!.map((t) => t.tacticStatus)).toEqual(["INCOMPLETE", undefined]);
   });
 
   it("scores empty proofs when the verifier cannot open the theorem", async () => {

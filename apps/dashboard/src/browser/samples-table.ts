@@ -69,7 +69,7 @@ export class SamplesTable {
         if (this.outcome.value === "solved" && !sample.solved) return false;
         if (this.outcome.value === "unsolved" && sample.solved) return false;
         if (!text) return true;
-        const turns = sample.turns.flatMap((t) => [t.completion, t.feedback]);
+        const turns = sample.turns.flatMap((t) => [t.completion, t.feedback, t.prompt]);
         return [sample.prompt, sample.completion, sample.theoremId, sample.verdict, ...sample.messages, ...turns].some((f) =>
           f.toLowerCase().includes(text),
         );
@@ -145,7 +145,16 @@ export class SamplesTable {
     }
     add("h4", "Prompt");
     add("pre", s.prompt, "prompt");
-    if (s.turns.length > 0) {
+    if (s.turns.some((turn) => turn.prompt !== "")) {
+      // Tactic mode: each turn's prompt (the goals so far) and the tactic sampled from it; the completion is the assembled proof.
+      s.turns.forEach((turn, i) => {
+        add("h4", `Turn ${i + 1}${turn.verdict ? ` · ${turn.verdict}` : " · not applied"} · ${turn.completionTokens} tokens`);
+        add("pre", turn.prompt, "prompt");
+        add("pre", turn.completion, "completion");
+      });
+      add("h4", `Assembled proof · ${s.solved ? "solved" : "not solved"}`, s.solved ? "verdict solved" : "verdict unsolved");
+      add("pre", s.completion, "completion");
+    } else if (s.turns.length > 0) {
       // Repair mode: the trajectory as its attempts, each followed by the checker's feedback the model read next.
       s.turns.forEach((turn, i) => {
         add(

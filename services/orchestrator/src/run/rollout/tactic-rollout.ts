@@ -21,7 +21,7 @@
 import { create } from "@bufbuild/protobuf";
 import { reasoningMaskOf } from "../config/reasoning-mask.js";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { CompletionSchema, FinishReason, type Completion, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
+import { CompletionSchema, FinishReason, type Completion, type Prompt, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import { TacticStatus } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
 import { createLogger, isReplicaUnreachable, ReplicaAffinity } from "@lean-grpo/kit";
 import { countReplayRefusals } from "../outputs/replay-refusals.js";
@@ -37,8 +37,12 @@ const log = createLogger("orchestrator");
 export type TrajectoryEnd = "completed" | "tactic_error" | "empty_tactic" | "max_steps" | "not_started";
 
 export interface Turn {
+  /** The prompt as sent to Generate: what the kept samples record for the turn. */
+  prompt: Prompt;
   promptTokenIds: number[];
   completion: Completion;
+  /** ApplyTactic's answer; absent when the tactic was not applied (empty, or it broke the session). */
+  status?: TacticStatus;
 }
 
 export interface Trajectory {
@@ -192,6 +196,7 @@ async function runTrajectory(
       let goals = start.goals;
       for (let turn = 0; turn < training.max_proof_steps; turn++) {
         const turnAttributes = { ...attributes, "leangrpo.turn": turn };
+        const prompt = buildTacticPrompt(theorem, ctx.config.prompt, ctx.chatPrompts, trajectory.tactics, goals);
         const generated = await timed("generateS", () =>
           inSpan("rollout.generate", turnAttributes, () =>
             ctx.clients.withRetry(
@@ -199,7 +204,7 @@ async function runTrajectory(
               () =>
                 ctx.clients.inference.generate(
                   {
-                    prompt: buildTacticPrompt(theorem, ctx.config.prompt, ctx.chatPrompts, trajectory.tactics, goals),
+                    prompt,
                     n: 1,
                     adapter: ctx.adapter,
                     requestId: `${ctx.runId}/${groupId}/t${index}/${turn}`,
@@ -222,7 +227,8 @@ async function runTrajectory(
         );
         const completion = generated.completions[0];
         if (!completion) throw new Error(`Generate returned no completion for ${ctx.runId}/${groupId}/t${index}/${turn}`);
-        trajectory.turns.push({ promptTokenIds: generated.promptTokenIds, completion });
+        const current: Turn = { prompt, promptTokenIds: generated.promptTokenIds, completion };
+        trajectory.turns.push(current);
         const tactic = tacticOf(completion.text);
         if (tactic === "") {
           trajectory.end = "empty_tactic";
@@ -247,6 +253,7 @@ async function runTrajectory(
           if (!failedWith(error, TACTIC_FAILURES, ctx.signal)) throw error;
           applied = undefined;
         }
+        if (applied) current.status = applied.status;
         if (!applied || applied.status === TacticStatus.ERROR || applied.proofState === undefined) {
           trajectory.end = "tactic_error";
           break;
@@ -314,8 +321,22 @@ export function tacticRolloutGroup(ctx: RolloutContext, theorem: Theorem, groupI
       solved,
       replayRefusals: countReplayRefusals(scored.results),
       rewardStd: scored.rewardStd,
-      // To read: the whole-proof prompt of the theorem and the proofs the trajectories assembled.
-      readable: { groupId, theoremId: theorem.id, prompt: promptText(theorem, ctx.config.prompt), completions, results: scored.results },
+      // To read: the proofs the trajectories assembled, and each turn with the prompt it was sampled from.
+      readable: {
+        groupId,
+        theoremId: theorem.id,
+        prompt: promptText(theorem, ctx.config.prompt),
+        ...(trajectories[0]?.turns[0] ? { sampled: trajectories[0].turns[0].prompt } : {}),
+        completions,
+        results: scored.results,
+        turns: trajectories.map((t) =>
+          t.turns.map((turn) => ({
+            completion: turn.completion,
+            prompt: turn.prompt,
+            ...(turn.status !== undefined ? { tacticStatus: TacticStatus[turn.status] ?? "UNSPECIFIED" } : {}),
+          })),
+        ),
+      },
       proofSteps: trajectories.map((t) => t.proofSteps),
       unstarted: trajectories.filter((t) => t.end === "not_started").length,
       sessionRestarts: trajectories.reduce((n, t) => n + t.sessionRestarts, 0),

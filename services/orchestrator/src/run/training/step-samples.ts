@@ -21,7 +21,7 @@ export interface ReadableGroup {
   theoremId: string;
   /** The user turn's text (prompt.*_template filled in). */
   prompt: string;
-  /** The prompt as sent to Generate: what the kept samples record, rendered as the sampler rendered it (withSampledPrompts). */
+  /** The prompt as sent to Generate: what the kept samples record, rendered as the sampler rendered it (keptSamples). */
   sampled?: Prompt;
   completions: readonly Completion[];
   results: readonly RewardResult[];
@@ -31,14 +31,19 @@ export interface ReadableGroup {
   proofFormat?: ProofFormatName;
 }
 
-/** One attempt of a repair trajectory and the feedback that followed it. */
+/** One attempt of a repair trajectory and the feedback that followed it, or one turn of a tactic trajectory. */
 export interface ReadableTurn {
   completion: Completion;
-  result: RewardResult;
+  /** Repair mode: the attempt scored on its own. Tactic mode: absent (every turn trains with the trajectory's reward). */
+  result?: RewardResult;
   /** The checker's message, as {feedback} in prompt.feedback_template. */
   feedback?: string;
   /** The whole environment turn as tokenised (template and chat markers included). */
   feedbackText?: string;
+  /** Tactic mode: the prompt the turn was sampled from, as sent to Generate (rendered for the kept samples). */
+  prompt?: Prompt;
+  /** Tactic mode: ApplyTactic's status name; absent when the tactic was not applied. */
+  tacticStatus?: string;
 }
 
 /** One attempt in samples.jsonl. */
@@ -50,6 +55,8 @@ export interface SampleTurnRecord {
   /** The environment turn the model read next (chat markers included); absent after the last attempt. */
   feedback?: string;
   completion_tokens: number;
+  /** Tactic mode: the prompt the turn was sampled from, as the sampler was given it. */
+  prompt?: string;
 }
 
 /** One line's worth of a sample, as samples.jsonl stores it (snake_case, like the other run files). */
@@ -80,17 +87,20 @@ export interface SampleRecord {
  * policy gets right and what it gets wrong. Deterministic, so a resumed run keeps the same ones.
  */
 export function pickSamples(groups: readonly ReadableGroup[], count: number): SampleRecord[] {
+  return pickCompletions(groups, count).map(({ group, index }) => sampleRecord(group, index));
+}
+
+function pickCompletions(groups: readonly ReadableGroup[], count: number): { group: ReadableGroup; index: number }[] {
   const queues = groups.map((group) => {
     const byReward = group.completions.map((_, i) => i).sort((a, b) => (group.results[b]?.reward ?? 0) - (group.results[a]?.reward ?? 0));
     return { group, byReward };
   });
-  const picked: SampleRecord[] = [];
+  const picked: { group: ReadableGroup; index: number }[] = [];
   for (let round = 0; picked.length < count; round++) {
     let tookAny = false;
     for (const queue of queues) {
       if (picked.length >= count || queue.byReward.length === 0) continue;
-      const index = round % 2 === 0 ? queue.byReward.shift()! : queue.byReward.pop()!;
-      picked.push(sampleRecord(queue.group, index));
+      picked.push({ group: queue.group, index: round % 2 === 0 ? queue.byReward.shift()! : queue.byReward.pop()! });
       tookAny = true;
     }
     if (!tookAny) break;
@@ -99,22 +109,36 @@ export function pickSamples(groups: readonly ReadableGroup[], count: number): Sa
 }
 
 /**
- * The kept samples with the prompt text the sampler was given (system turn and chat template
- * included) in place of the user turn alone: `render` is called once per group kept.
+ * The samples a step keeps (pickSamples), each prompt as the text the sampler was given
+ * (system turn and chat template included) in place of the user turn alone, and in tactic
+ * mode each turn's prompt too: `render` is called once per distinct prompt kept.
  */
-export async function withSampledPrompts(
-  records: readonly SampleRecord[],
+export async function keptSamples(
   groups: readonly ReadableGroup[],
+  count: number,
   render: (prompt: Prompt) => Promise<string>,
 ): Promise<SampleRecord[]> {
-  const texts = new Map<string, Promise<string>>();
+  const texts = new Map<Prompt, Promise<{ text: string; cut: boolean }>>();
+  const rendered = (prompt: Prompt) => {
+    if (!texts.has(prompt))
+      texts.set(
+        prompt,
+        render(prompt).then((text) => cut(text, SAMPLE_TEXT_MAX_CHARS)),
+      );
+    return texts.get(prompt)!;
+  };
   return Promise.all(
-    records.map(async (record) => {
-      const sampled = groups.find((g) => g.groupId === record.group_id)?.sampled;
-      if (!sampled) return record;
-      if (!texts.has(record.group_id)) texts.set(record.group_id, render(sampled));
-      const prompt = cut(await texts.get(record.group_id)!, SAMPLE_TEXT_MAX_CHARS);
-      return { ...record, prompt: prompt.text, truncated: record.truncated || prompt.cut };
+    pickCompletions(groups, count).map(async ({ group, index }) => {
+      const record = sampleRecord(group, index);
+      const prompt = group.sampled ? await rendered(group.sampled) : undefined;
+      const turnPrompts = await Promise.all((group.turns?.[index] ?? []).map((turn) => (turn.prompt ? rendered(turn.prompt) : undefined)));
+      const turns = record.turns?.map((turn, n) => (turnPrompts[n] ? { ...turn, prompt: turnPrompts[n].text } : turn));
+      return {
+        ...record,
+        ...(prompt ? { prompt: prompt.text } : {}),
+        ...(turns ? { turns } : {}),
+        truncated: record.truncated || (prompt?.cut ?? false) || turnPrompts.some((t) => t?.cut),
+      };
     }),
   );
 }
@@ -129,7 +153,7 @@ function sampleRecord(group: ReadableGroup, index: number): SampleRecord {
     ...(result?.components ?? []).filter((c) => c.detail).map((c) => `${c.scorer}: ${c.detail}`),
   ];
   const messages = allMessages.slice(0, SAMPLE_MESSAGES_MAX).map((m) => cut(m, SAMPLE_MESSAGE_MAX_CHARS));
-  const turns = group.turns?.[index]?.map(turnRecord);
+  const turns = group.turns?.[index]?.map((turn) => turnRecord(turn, result));
   return {
     group_id: group.groupId,
     theorem_id: group.theoremId,
@@ -160,16 +184,18 @@ function keptSpans(spans: readonly { start: number; end: number }[], kept: strin
   return spans.filter((s) => s.start < length).map((s) => [s.start, Math.min(s.end, length)]);
 }
 
-function turnRecord(turn: ReadableTurn): { record: SampleTurnRecord; cut: boolean } {
+/** A turn as samples.jsonl keeps it; a tactic turn (no result of its own) carries its trajectory's reward. */
+function turnRecord(turn: ReadableTurn, trajectory: RewardResult | undefined): { record: SampleTurnRecord; cut: boolean } {
   const text = cut(turn.completion.text, SAMPLE_TEXT_MAX_CHARS);
   const feedback = turn.feedbackText === undefined ? undefined : cut(turn.feedbackText, SAMPLE_TEXT_MAX_CHARS);
-  const verification = turn.result.verification;
+  const result = turn.result ?? trajectory;
+  const verification = turn.result?.verification;
   return {
     record: {
       completion: text.text,
-      reward: turn.result.reward,
-      solved: turn.result.solved,
-      verdict: verification && verification.verdict !== Verdict.UNSPECIFIED ? Verdict[verification.verdict] : "",
+      reward: result?.reward ?? 0,
+      solved: result?.solved ?? false,
+      verdict: turn.tacticStatus ?? (verification && verification.verdict !== Verdict.UNSPECIFIED ? Verdict[verification.verdict] : ""),
       ...(feedback ? { feedback: feedback.text } : {}),
       completion_tokens: turn.completion.tokenIds.length,
     },
@@ -214,6 +240,7 @@ export function sampleToProto(record: SampleRecord): CompletionSample {
       verdict: t.verdict,
       feedback: t.feedback ?? "",
       completionTokens: t.completion_tokens,
+      prompt: t.prompt ?? "",
     })),
   });
 }

@@ -25,7 +25,7 @@ import type { RunConfig } from "../config/run-config.js";
 import type { EvalRecord } from "../outputs/eval-record.js";
 import type { RunOutputs, StepRecord } from "../outputs/run-outputs.js";
 import { heldoutMetrics, stepMetrics, stepTimings } from "../outputs/step-record.js";
-import { pickSamples, withSampledPrompts } from "./step-samples.js";
+import { keptSamples } from "./step-samples.js";
 import { sampledPromptText } from "../rollout/sampled-prompt.js";
 import { StepRolloutPlanner, type AdapterRef, type StepRollouts } from "../rollout/step-rollouts.js";
 import { StepSpan } from "../outputs/step-span.js";
@@ -157,9 +157,7 @@ export async function runLoop(options: LoopOptions, startStep: number): Promise<
           step = next;
           // A few completions to read, from every group rolled out (dropped ones too: they show what the policy writes).
           const readable = rollouts.rolled.flatMap((g) => (g.readable ? [g.readable] : []));
-          const kept = await withSampledPrompts(pickSamples(readable, config.report.samples_per_step), readable, (prompt) =>
-            sampledPromptText(clients, prompt, signal),
-          );
+          const kept = await keptSamples(readable, config.report.samples_per_step, (prompt) => sampledPromptText(clients, prompt, signal));
           await options.onStep({ step, time: new Date().toISOString(), adapter_version: current.version, metrics, timings, samples: kept });
           if (step % config.training.checkpoint_every === 0 || step === config.training.steps) await options.onCheckpoint(step);
         });
