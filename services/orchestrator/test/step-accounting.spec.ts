@@ -123,4 +123,14 @@ describe("a step's record", () => {
       stepMetrics({ rollouts: rollouts(0, 1), trained: undefined, trainedFromVersion: 1, samplesSent: 0, tactic: false }),
     ).not.toHaveProperty("proof_steps_mean");
   });
+
+  it("sums the proofs checked against a theorem that does not elaborate, only where something was verified", () => {
+    const verified = (count: number) => ({ ...group("g", [2, 2], [0, 0]), theoremErrors: { count } });
+    const step = (rolled: RolloutGroup[]) =>
+      stepMetrics({ rollouts: { ...rollouts(0, 1), rolled }, trained: undefined, trainedFromVersion: 1, samplesSent: 0, tactic: false });
+    expect(step([verified(2), verified(0), verified(3)]).verifier_theorem_errors).toBe(5);
+    expect(step([verified(0)]).verifier_theorem_errors).toBe(0);
+    // Math groups verify nothing: the metric is absent, as for replay refusals.
+    expect(step([group("m", [2], [1])])).not.toHaveProperty("verifier_theorem_errors");
+  });
 });

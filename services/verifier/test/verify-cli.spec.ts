@@ -18,7 +18,35 @@ beforeAll(() => {
   repl = standIn({
     rules: [
       { when: { cmd: { includes: "by norm_num" } }, declares: { axioms: ["propext"] } },
-      { when: { cmd: { includes: "by linarith" } }, reply: { transcript: "dup_msg", response: 2 } },
+      // Lean's error sits in the proof (the tactic), as a real REPL reports it.
+      {
+        when: { cmd: { includes: "by linarith" } },
+        reply: {
+          json: {
+            env: 0,
+            messages: [
+              {
+                severity: "error",
+                pos: { line: 1, column: 36 },
+                endPos: { line: 1, column: 44 },
+                data: "linarith failed to find a contradiction\ncase a\n⊢ False failed",
+              },
+            ],
+          },
+        },
+      },
+      // A header without Mathlib: `Nat.Prime` in the statement is unknown, whatever the proof.
+      {
+        when: { cmd: { startsWith: "theorem prime_two : Nat.Prime 2 :=" } },
+        reply: {
+          json: {
+            env: 0,
+            messages: [
+              { severity: "error", pos: { line: 1, column: 20 }, endPos: { line: 1, column: 29 }, data: "unknown identifier 'Nat.Prime'" },
+            ],
+          },
+        },
+      },
       { when: { cmd: { includes: "lemma aux_wf" } }, declares: { axioms: ["propext"] } },
     ],
   });
@@ -77,7 +105,7 @@ describe("lean-grpo verify", () => {
     expect(lines[0]).toMatch(/^\s+#\s+name\s+verdict\s+decided by\s+ms\s+reason$/);
     const rows = lines.slice(1, 4).sort();
     expect(rows[0]).toMatch(/^\s+1\s+mathd_1\s+PROVED\s+replay\s+\d+\s+proved \(the kernel replay in a fresh process agrees\)$/);
-    expect(rows[1]).toMatch(/^\s+2\s+x-2\s+ERROR\s+repl\s+\d+\s+Unknown identifier `g` \(at 1:7\)$/);
+    expect(rows[1]).toMatch(/^\s+2\s+x-2\s+ERROR\s+repl\s+\d+\s+linarith failed to find a contradiction \(at 1:36\)$/);
     expect(rows[2]).toMatch(/^\s+3\s+mathd_3\s+REJECTED\s+screen\s+\d+\s+banned `sorry` at proof 1:3/);
     expect(lines.at(-2)).toMatch(/^3 proofs: (PROVED 1|ERROR 1|REJECTED 1)(, (PROVED 1|ERROR 1|REJECTED 1)){2}$/);
     expect(lines.at(-1)).toBe(`results: ${join(dir, "proofs.results.jsonl")}`);
@@ -93,7 +121,32 @@ describe("lean-grpo verify", () => {
     ]);
     expect(results[0]).toMatchObject({ name: "mathd_1", axioms: ["propext"], errors: 0, decided_by: "replay" });
     expect(results[2]).toMatchObject({ decided_by: "screen" });
-    expect(results[1]).toMatchObject({ errors: 1 });
+    expect(results[1]).toMatchObject({ errors: 1, theorem_error: "" });
+  });
+
+  it("says which records state a theorem that does not elaborate under their header", async () => {
+    const input = join(dir, "no-header.jsonl");
+    const records = [
+      { name: "prime_two", statement: "theorem prime_two : Nat.Prime 2", proof: "by decide", imports: ["Init"] },
+      { name: "mathd_1", statement: "theorem mathd_1 : (2 : ℕ) + 2 = 4", proof: "by norm_num", imports: ["Mathlib"] },
+    ];
+    writeFileSync(input, `${records.map((record) => JSON.stringify(record)).join("\n")}\n`);
+    const { code, stdout, stderr } = await run([input, "--repl-cmd", replCmd(), "--repl-cwd", REPO_ROOT, "--replay-cmd", replayCmd()]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expect(stdout).toMatch(
+      /\n\s+1\s+prime_two\s+ERROR\s+repl\s+\d+\s+the theorem does not elaborate under its header: 1:20: unknown identifier 'Nat.Prime'\n/,
+    );
+    expect(stdout).toContain(
+      "\n1 record(s) state a theorem that does not elaborate under its header (first: prime_two: 1:20: unknown identifier 'Nat.Prime'): " +
+        "no proof of them can be PROVED; give them the header or imports their statements need\n",
+    );
+    const results = readFileSync(join(dir, "no-header.results.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(results[0]).toMatchObject({ verdict: "ERROR", theorem_error: "1:20: unknown identifier 'Nat.Prime'" });
+    expect(results[1]).toMatchObject({ verdict: "PROVED", theorem_error: "" });
   });
 
   it("writes where --out says", async () => {
@@ -180,7 +233,7 @@ describe("lean-grpo verify", () => {
     expect(bodyResults[1]).toMatchObject({ verdict: "REJECTED", decided_by: "screen" });
     const bad = await run([input, "--repl-cmd", replCmd(), "--proof-format", "files"]);
     expect(bad.stderr).toContain('--proof-format: "files" is not a format; expected body, whole_file or auto');
-  });
+  }, 90_000);
 
   it("says how to name a REPL when there is none", async () => {
     const input = join(dir, "one.jsonl");

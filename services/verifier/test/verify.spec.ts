@@ -25,6 +25,24 @@ const repl: StandIn = standIn({
     { when: { cmd: { includes: "by induction'" } }, reply: { transcript: "mathlib/H20231115_3", response: 1 } },
     { when: { cmd: { includes: "by sorryish" } }, reply: { transcript: "tactic_sorry", response: 0 }, declares: { axioms: ["sorryAx"] } },
     { when: { cmd: { includes: "by slowly" } }, declares: { axioms: [] }, fault: { kind: "slow", ms: 400 } },
+    // Lean's answer when the header lacks what the statement names (`Nat.Prime` is Mathlib's): the
+    // error sits in the statement, and the proof elaborates against a statement Lean could not read.
+    {
+      when: { cmd: { startsWith: "theorem prime_two : Nat.Prime 2 :=" } },
+      reply: {
+        json: {
+          env: 0,
+          messages: [
+            {
+              severity: "error",
+              pos: { line: 1, column: 20 },
+              endPos: { line: 1, column: 29 },
+              data: "unknown identifier 'Nat.Prime'",
+            },
+          ],
+        },
+      },
+    },
   ],
 });
 
@@ -96,6 +114,28 @@ describe("Verify", () => {
     expect(sorryish.reason).toBe("the proof contains sorry");
     expect(sorryish.sorries).toHaveLength(1);
     expect(sorryish.goals).toEqual(["⊢ Nat"]);
+  });
+
+  it("says when the theorem itself does not elaborate under its header (theorem_error), and not for a proof's error", async () => {
+    const primeTwo = { name: "prime_two", statement: "theorem prime_two : Nat.Prime 2", imports: ["Mathlib"] };
+    const broken = await harness.client.verify({ theorem: primeTwo, proof: "by norm_num" });
+    expect(broken.verdict).toBe(Verdict.ERROR);
+    expect(broken.reason).toBe("unknown identifier 'Nat.Prime' (at 1:20)");
+    expect(broken.theoremError).toBe("1:20: unknown identifier 'Nat.Prime'");
+    // The same in a batch, beside a good proof.
+    const items = [
+      { theorem: primeTwo, proof: "by decide" },
+      { theorem, proof: "by simp" },
+    ];
+    const batch = new Map<number, string>();
+    for await (const item of harness.client.verifyBatch({ items })) batch.set(item.index, item.result!.theoremError);
+    expect(batch).toEqual(
+      new Map([
+        [0, "1:20: unknown identifier 'Nat.Prime'"],
+        [1, ""],
+      ]),
+    );
+    expect((await verify("by cheat")).theoremError).toBe("");
   });
 
   it("rejects banned constructs before Lean runs", async () => {

@@ -111,8 +111,9 @@ export async function verifyCommand(file: string, options: VerifyCommandOptions)
     const report = (at: number, result: ResultLine) => {
       results[at] = result;
       counts.set(result.verdict, (counts.get(result.verdict) ?? 0) + 1);
+      const reason = result.theorem_error ? `the theorem does not elaborate under its header: ${result.theorem_error}` : result.reason;
       process.stdout.write(
-        `${String(at + 1).padStart(5)}  ${labelOf(lines[at]!).padEnd(width)}  ${result.verdict.padEnd(10)}  ${result.decided_by.padEnd(10)}  ${result.total_ms.toFixed(0).padStart(7)}  ${oneLine(result.reason)}\n`,
+        `${String(at + 1).padStart(5)}  ${labelOf(lines[at]!).padEnd(width)}  ${result.verdict.padEnd(10)}  ${result.decided_by.padEnd(10)}  ${result.total_ms.toFixed(0).padStart(7)}  ${oneLine(reason)}\n`,
       );
     };
     lines.forEach((line, at) => {
@@ -133,8 +134,20 @@ export async function verifyCommand(file: string, options: VerifyCommandOptions)
   const out = options.out ?? file.replace(/(\.jsonl)?$/, ".results.jsonl");
   writeFileSync(out, `${results.map((result) => JSON.stringify(result)).join("\n")}\n`);
   const summary = [...counts].map(([verdict, count]) => `${verdict} ${count}`).join(", ");
-  process.stdout.write(`${lines.length} proofs: ${summary}\nresults: ${out}\n`);
+  process.stdout.write(`${lines.length} proofs: ${summary}\n${theoremErrorsSummary(lines, results)}results: ${out}\n`);
   return counts;
+}
+
+/** A line naming the records whose theorem Lean could not read, with the first one's error; "" when there are none. */
+function theoremErrorsSummary(lines: readonly InputLine[], results: readonly ResultLine[]): string {
+  const broken = results.flatMap((result, at) =>
+    result.theorem_error ? [{ label: labelOf(lines[at]!), error: result.theorem_error }] : [],
+  );
+  if (broken.length === 0) return "";
+  return (
+    `${broken.length} record(s) state a theorem that does not elaborate under its header (first: ${broken[0]!.label}: ` +
+    `${broken[0]!.error}): no proof of them can be PROVED; give them the header or imports their statements need\n`
+  );
 }
 
 function proofFormatFlag(value: string | undefined): ProofFormat {
@@ -229,6 +242,7 @@ function refusedLine(line: Extract<InputLine, { problem: string }>): ResultLine 
     verdict: Verdict[Verdict.REJECTED],
     decided_by: "input",
     reason: `invalid record: ${line.problem}`,
+    theorem_error: "",
     axioms: [],
     goals: [],
     errors: 0,
@@ -253,6 +267,8 @@ function toResultLine(record: ProofRecord, result: VerifyResponse) {
     verdict: Verdict[result.verdict],
     decided_by: tierName(result.decidedBy),
     reason: reasonFor(record, result.reason),
+    // Lean refused the theorem's own text (often a header without the imports it needs): no proof can be PROVED.
+    theorem_error: result.theoremError,
     axioms: result.axioms,
     goals: result.goals,
     errors: result.progress?.errorCount ?? 0,

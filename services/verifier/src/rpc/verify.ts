@@ -20,6 +20,7 @@ import type { ReplayChecker } from "../replay/replay-checker.js";
 import { decideWithReplay } from "../replay/replay-verdict.js";
 import { printAxiomsCommand } from "../verdict/axioms.js";
 import { classifyProof, needsAxiomsCheck, type Judgement } from "../verdict/classify-verdict.js";
+import { theoremErrorIn } from "../verdict/theorem-error.js";
 import type { ScreenThreads } from "../screen/screen-threads.js";
 import { prepareProof, type CheckedSource, type Screened } from "../verdict/proof-source.js";
 import { InvalidField, theoremTarget, type TheoremTarget } from "../verdict/theorem-target.js";
@@ -127,7 +128,10 @@ export async function verifyProof(request: ValidVerifyRequest, signal: AbortSign
       proofStart: elaboration.source.proofStart,
     });
     const decision = await decideWithReplay(judgement, request.target, elaboration.source, deps.config.replay, deps.replay, signal);
-    return finish(decision.verdict, decision.decidedBy, decision.reason, judged(judgement, elaboration.source, decision.axioms), {
+    // The reason stays Lean's first error; theorem_error tells the caller that it was the theorem's, not the proof's.
+    const theoremError = decision.verdict === Verdict.ERROR ? theoremErrorIn(judgement.messages, elaboration.source) : undefined;
+    const fields = { ...judged(judgement, elaboration.source, decision.axioms), ...(theoremError ? { theoremError } : {}) };
+    return finish(decision.verdict, decision.decidedBy, decision.reason, fields, {
       ...timings,
       leanMs: elaboration.leanMs,
       replayMs: decision.replayMs,

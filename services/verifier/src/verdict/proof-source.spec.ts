@@ -15,7 +15,11 @@ describe("prepareProof", () => {
     const prepared = prepareProof(target, "by simp");
     expect(prepared).toEqual({
       ok: true,
-      value: { text: "theorem t (n : ℕ) : n + 0 = n := by simp", proofStart: { line: 1, column: 33 } },
+      value: {
+        text: "theorem t (n : ℕ) : n + 0 = n := by simp",
+        proofStart: { line: 1, column: 33 },
+        theorem: { contextEnd: { line: 1, column: 0 }, statementStart: { line: 1, column: 0 }, statementFollowsModelText: false },
+      },
     });
   });
 
@@ -29,6 +33,7 @@ describe("prepareProof", () => {
     expect(prepared.ok && prepared.value).toEqual({
       text: "open Nat\nvariable (m : ℕ)\ntheorem t (n : ℕ) : n + 0 = n := by simp",
       proofStart: { line: 3, column: 33 },
+      theorem: { contextEnd: { line: 3, column: 0 }, statementStart: { line: 3, column: 0 }, statementFollowsModelText: false },
     });
   });
 
@@ -105,6 +110,7 @@ describe("prepareProofStart", () => {
     expect(prepared.ok && prepared.value).toEqual({
       text: "open Nat\ntheorem t (n : ℕ) : n + 0 = n := by sorry",
       proofStart: { line: 2, column: 33 },
+      theorem: { contextEnd: { line: 2, column: 0 }, statementStart: { line: 2, column: 0 }, statementFollowsModelText: false },
       sorryAt: { line: 2, column: 36 },
     });
   });

@@ -79,6 +79,8 @@ function screenTarget(target: TheoremTarget, table: TokenTable): { ok: false; re
 }
 
 function joinToStatement(target: TheoremTarget, body: string): CheckedSource {
-  const head = `${target.context === "" ? "" : `${target.context}\n`}${target.statement} := `;
-  return { text: head + body, proofStart: endPosition(head) };
+  const context = target.context === "" ? "" : `${target.context}\n`;
+  const head = `${context}${target.statement} := `;
+  const theorem = { contextEnd: endPosition(context), statementStart: endPosition(context), statementFollowsModelText: false };
+  return { text: head + body, proofStart: endPosition(head), theorem };
 }

@@ -15,6 +15,12 @@ export function prepareWholeFile(target: TheoremTarget, file: string, table: Tok
   if (!reading.ok) return { ok: false, reason: `whole-file proof refused: ${reading.reason}` };
   const { auxiliaries, body } = reading.value;
   const context = target.context === "" ? "" : `${target.context}\n`;
-  const head = `${context}${auxiliaries === "" ? "" : `${auxiliaries}\n\n`}${target.statement} := `;
-  return { ok: true, value: { text: head + body, proofStart: endPosition(head) } };
+  const beforeStatement = `${context}${auxiliaries === "" ? "" : `${auxiliaries}\n\n`}`;
+  const head = `${beforeStatement}${target.statement} := `;
+  const theorem = {
+    contextEnd: endPosition(context),
+    statementStart: endPosition(beforeStatement),
+    statementFollowsModelText: auxiliaries !== "",
+  };
+  return { ok: true, value: { text: head + body, proofStart: endPosition(head), theorem } };
 }

@@ -10,6 +10,7 @@
 import type { EvalRecord } from "./eval-record.js";
 import { repairHeldoutMetrics, repairStepMetrics } from "./repair-metrics.js";
 import { REPLAY_REFUSALS_METRIC } from "./replay-refusals.js";
+import { THEOREM_ERRORS_METRIC } from "./theorem-errors.js";
 import { reasoningStepMetrics } from "./reasoning-metrics.js";
 import type { StepRollouts } from "../rollout/step-rollouts.js";
 
@@ -89,6 +90,9 @@ export function stepMetrics({ rollouts, trained, trainedFromVersion, samplesSent
   };
   if (rolled.some((g) => g.replayRefusals !== undefined)) {
     metrics[REPLAY_REFUSALS_METRIC] = rolled.reduce((n, g) => n + (g.replayRefusals ?? 0), 0);
+  }
+  if (rolled.some((g) => g.theoremErrors !== undefined)) {
+    metrics[THEOREM_ERRORS_METRIC] = rolled.reduce((n, g) => n + (g.theoremErrors?.count ?? 0), 0);
   }
   Object.assign(metrics, repairStepMetrics(rolled));
   Object.assign(metrics, reasoningStepMetrics(rolled.flatMap((g) => g.samples.map((s) => s.completion))));

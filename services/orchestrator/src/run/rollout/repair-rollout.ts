@@ -10,6 +10,7 @@ import { reasoningMaskOf } from "../config/reasoning-mask.js";
 import { CompletionSchema, type Completion, type Theorem } from "@lean-grpo/gen/leangrpo/v1/common_pb";
 import type { RewardResult } from "@lean-grpo/gen/leangrpo/v1/reward_pb";
 import { countReplayRefusals } from "../outputs/replay-refusals.js";
+import { countTheoremErrors } from "../outputs/theorem-errors.js";
 import { buildPrompt, leanProofFormat, promptText } from "./prompts.js";
 import { rollRepairTrajectories, type RepairTrajectory } from "./repair-trajectories.js";
 import type { RolloutContext, RolloutGroup, RolloutSample } from "./rollout.js";
@@ -132,6 +133,7 @@ export function repairRolloutGroup(ctx: RolloutContext, theorem: Theorem, groupI
       solved,
       rewardStd,
       replayRefusals: countReplayRefusals(allResults),
+      theoremErrors: countTheoremErrors(allResults),
       repair: {
         turns: trajectories.map((t) => t.attempts.length),
         solvedFirst: trajectories.map((t) => t.attempts[0]!.result.solved),

@@ -9,10 +9,13 @@ import type { RunConfig } from "../config/run-config.js";
 import { scoreGroup } from "./score-group.js";
 import type { ReadableGroup } from "../training/step-samples.js";
 import { inSpan, recordedSpan, runAttributes } from "../outputs/tracing.js";
+import { countReplayRefusals } from "../outputs/replay-refusals.js";
+import { countTheoremErrors, theoremErrorWarning, type TheoremErrors } from "../outputs/theorem-errors.js";
+import { createLogger } from "@lean-grpo/kit";
+
+const log = createLogger("orchestrator");
 
 /** One TrainingSample: the exact prompt ids the sampler saw and the completion it produced after them. */
-import { countReplayRefusals } from "../outputs/replay-refusals.js";
-
 export interface RolloutSample {
   sampleId: string;
   promptTokenIds: number[];
@@ -41,6 +44,8 @@ export interface RolloutGroup {
   repair?: { turns: number[]; solvedFirst: boolean[] };
   /** Lean tasks: proofs the REPL accepted and the verifier's kernel replay refused (replay-refusals.ts). */
   replayRefusals?: number;
+  /** Lean tasks: proofs checked against a theorem that does not elaborate under its header (theorem-errors.ts). */
+  theoremErrors?: TheoremErrors;
   generateS: number;
   /** Verification: inside ScoreGroup the longest verification of the group (they run concurrently); tactic mode adds its Lean calls. */
   verifyS: number;
@@ -98,6 +103,9 @@ export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: str
       verifyS,
     } = await scoreGroup(ctx, { theorem, completions: generated.completions, groupId }, attributes);
     const rewards = scored.results.map((r) => r.reward);
+    const theoremErrors = countTheoremErrors(scored.results);
+    const warning = theoremErrorWarning(theorem, theoremErrors);
+    if (warning) log.warn({ run: ctx.runId, step: ctx.step, theorem: theorem.id }, warning);
     const solved = scored.results.map((r) => r.solved);
     generated.completions.forEach((completion, i) => {
       recordedSpan(
@@ -127,6 +135,7 @@ export function rolloutGroup(ctx: RolloutContext, theorem: Theorem, groupId: str
       solved,
       rewardStd: scored.rewardStd,
       replayRefusals: countReplayRefusals(scored.results),
+      theoremErrors,
       readable: {
         groupId,
         theoremId: theorem.id,
