@@ -20,9 +20,11 @@ import { exportCommand } from "../src/commands/export-command.js";
 const REPO = path.resolve(import.meta.dirname, "../../..");
 const FIXTURES = path.join(REPO, "packages/lm/test/fixtures");
 const CHECK_EXPORT = path.join(REPO, "scripts/reference/check_export.py");
-const PYTHON = "/usr/bin/python3";
+// Debian's torch by default; PEFT_PYTHON (as in tests/conformance) names a Python that also has
+// transformers and peft, where check_export.py loads the merged folder as a lab would.
+const PYTHON = process.env.PEFT_PYTHON || "/usr/bin/python3";
 const hasTorch = spawnSync(PYTHON, ["-c", "import torch"]).status === 0;
-if (!hasTorch) console.warn("skipping the independent PyTorch check of `lean-grpo export --merge`: /usr/bin/python3 lacks torch");
+if (!hasTorch) console.warn(`skipping the independent PyTorch check of \`lean-grpo export --merge\`: ${PYTHON} lacks torch`);
 
 const TOLERANCE = 1e-4;
 const MODELS = ["qwen2-tiny", "qwen3-tiny", "llama-tiny"] as const;

@@ -7,7 +7,7 @@ import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { REPO_ROOT, standIn, type StandIn } from "./support/stand-in.js";
+import { leanErrorReply, REPO_ROOT, standIn, type StandIn } from "./support/stand-in.js";
 
 const BIN = join(REPO_ROOT, "apps/lean-grpo/bin/lean-grpo.mjs");
 let dir: string;
@@ -21,31 +21,12 @@ beforeAll(() => {
       // Lean's error sits in the proof (the tactic), as a real REPL reports it.
       {
         when: { cmd: { includes: "by linarith" } },
-        reply: {
-          json: {
-            env: 0,
-            messages: [
-              {
-                severity: "error",
-                pos: { line: 1, column: 36 },
-                endPos: { line: 1, column: 44 },
-                data: "linarith failed to find a contradiction\ncase a\n⊢ False failed",
-              },
-            ],
-          },
-        },
+        reply: leanErrorReply(1, 36, 44, "linarith failed to find a contradiction\ncase a\n⊢ False failed"),
       },
       // A header without Mathlib: `Nat.Prime` in the statement is unknown, whatever the proof.
       {
         when: { cmd: { startsWith: "theorem prime_two : Nat.Prime 2 :=" } },
-        reply: {
-          json: {
-            env: 0,
-            messages: [
-              { severity: "error", pos: { line: 1, column: 20 }, endPos: { line: 1, column: 29 }, data: "unknown identifier 'Nat.Prime'" },
-            ],
-          },
-        },
+        reply: leanErrorReply(1, 20, 29, "unknown identifier 'Nat.Prime'"),
       },
       { when: { cmd: { includes: "lemma aux_wf" } }, declares: { axioms: ["propext"] } },
     ],
@@ -170,7 +151,8 @@ describe("lean-grpo verify", () => {
     expect(JSON.parse(readFileSync(out, "utf8"))).toMatchObject({ verdict: "PROVED", decided_by: "repl" });
     const bad = await run([input, "--repl-cmd", replCmd(), "--replay", "sometimes"]);
     expect(bad.stderr).toContain('--replay: "sometimes" is not a mode; expected proved, always or off');
-  });
+    // Three runs of the bin, each starting a verifier.
+  }, 60_000);
 
   it("answers every record of a file mixing body proofs, whole files and refused records, one line each", async () => {
     const input = join(dir, "mixed.jsonl");

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
 import { Severity, Verdict } from "@lean-grpo/gen/leangrpo/v1/verifier_pb";
-import { standIn, type StandIn } from "./support/stand-in.js";
+import { leanErrorReply, standIn, type StandIn } from "./support/stand-in.js";
 import { rejection, startVerifier, type Harness } from "./support/verifier-harness.js";
 
 const theorem = {
@@ -29,19 +29,7 @@ const repl: StandIn = standIn({
     // error sits in the statement, and the proof elaborates against a statement Lean could not read.
     {
       when: { cmd: { startsWith: "theorem prime_two : Nat.Prime 2 :=" } },
-      reply: {
-        json: {
-          env: 0,
-          messages: [
-            {
-              severity: "error",
-              pos: { line: 1, column: 20 },
-              endPos: { line: 1, column: 29 },
-              data: "unknown identifier 'Nat.Prime'",
-            },
-          ],
-        },
-      },
+      reply: leanErrorReply(1, 20, 29, "unknown identifier 'Nat.Prime'"),
     },
   ],
 });

@@ -6,9 +6,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkerStandInCommand } from "../../../../tests/fakes/lean-checker/command.js";
-import type { RulesFile } from "../../../../tests/fakes/lean-repl/rules.js";
+import type { RuleReply, RulesFile } from "../../../../tests/fakes/lean-repl/rules.js";
 
 export type { Rule, RulesFile } from "../../../../tests/fakes/lean-repl/rules.js";
+
+/** The REPL's answer with one Lean error, positioned in the command sent as Lean positions it (1-based line, 0-based columns). */
+export function leanErrorReply(line: number, column: number, endColumn: number, data: string): RuleReply {
+  return { json: { env: 0, messages: [{ severity: "error", pos: { line, column }, endPos: { line, column: endColumn }, data }] } };
+}
 
 /** The repository root: the stand-in runs there, so that `--import tsx` resolves. */
 export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
