@@ -137,12 +137,18 @@ def main(base_dir, adapter_dir, merged_dir):
         else:
             from peft import PeftModel
             from transformers import AutoModelForCausalLM
+            from transformers.utils import logging as hf_logging
 
+            # The report is the only output: no progress bars or notices on stderr.
+            hf_logging.set_verbosity_error()
+            hf_logging.disable_progress_bar()
             with torch.no_grad():
-                base_model = AutoModelForCausalLM.from_pretrained(base_dir, torch_dtype=torch.float32)
+                # Both folders are float32 here, which every transformers version loads as float32 by
+                # default (`torch_dtype` is deprecated in favour of `dtype` from transformers 5).
+                base_model = AutoModelForCausalLM.from_pretrained(base_dir).float()
                 with_adapter = PeftModel.from_pretrained(base_model, adapter_dir).eval()
                 want_hf = with_adapter(input_ids=ids, attention_mask=mask).logits
-                merged_model = AutoModelForCausalLM.from_pretrained(merged_dir, torch_dtype=torch.float32).eval()
+                merged_model = AutoModelForCausalLM.from_pretrained(merged_dir).float().eval()
                 got_hf = merged_model(input_ids=ids, attention_mask=mask).logits
             hf_difference = (got_hf - want_hf).abs()[real].max().item()
             report["transformers_max_logit_difference"] = hf_difference
