@@ -175,7 +175,9 @@ describe.skipIf(unavailable !== undefined)("the replay checker's sandbox (bubble
     });
     try {
       const target = theoremTarget({ name: "t", statement: "theorem t : True", context: "", imports: [], header: "" }, "");
-      const outcome = await checker.check(target, { text: "theorem t : True := trivial", proofStart: { line: 1, column: 20 } });
+      const start = { line: 1, column: 0 };
+      const theorem = { contextEnd: start, statementStart: start, statementFollowsModelText: false };
+      const outcome = await checker.check(target, { text: "theorem t : True := trivial", proofStart: { line: 1, column: 20 }, theorem });
       expect(outcome.kind).toBe("failed");
       const report = JSON.parse((outcome as { reason: string }).reason) as Pick<Report, "uid" | "pids" | "writes"> & { reads: string[] };
       expect(report.uid).toBe(65534);
