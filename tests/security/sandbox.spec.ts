@@ -176,7 +176,7 @@ describe.skipIf(unavailable !== undefined)("the replay checker's sandbox (bubble
     try {
       const target = theoremTarget({ name: "t", statement: "theorem t : True", context: "", imports: [], header: "" }, "");
       const start = { line: 1, column: 0 };
-      const theorem = { contextEnd: start, statementStart: start, statementFollowsModelText: false };
+      const theorem = { contextEnd: start, signatureStart: { line: 1, column: 9 }, statementFollowsModelText: false };
       const outcome = await checker.check(target, { text: "theorem t : True := trivial", proofStart: { line: 1, column: 20 }, theorem });
       expect(outcome.kind).toBe("failed");
       const report = JSON.parse((outcome as { reason: string }).reason) as Pick<Report, "uid" | "pids" | "writes"> & { reads: string[] };

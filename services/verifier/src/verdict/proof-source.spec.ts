@@ -18,7 +18,7 @@ describe("prepareProof", () => {
       value: {
         text: "theorem t (n : ℕ) : n + 0 = n := by simp",
         proofStart: { line: 1, column: 33 },
-        theorem: { contextEnd: { line: 1, column: 0 }, statementStart: { line: 1, column: 0 }, statementFollowsModelText: false },
+        theorem: { contextEnd: { line: 1, column: 0 }, signatureStart: { line: 1, column: 9 }, statementFollowsModelText: false },
       },
     });
   });
@@ -33,7 +33,7 @@ describe("prepareProof", () => {
     expect(prepared.ok && prepared.value).toEqual({
       text: "open Nat\nvariable (m : ℕ)\ntheorem t (n : ℕ) : n + 0 = n := by simp",
       proofStart: { line: 3, column: 33 },
-      theorem: { contextEnd: { line: 3, column: 0 }, statementStart: { line: 3, column: 0 }, statementFollowsModelText: false },
+      theorem: { contextEnd: { line: 3, column: 0 }, signatureStart: { line: 3, column: 9 }, statementFollowsModelText: false },
     });
   });
 
@@ -110,7 +110,7 @@ describe("prepareProofStart", () => {
     expect(prepared.ok && prepared.value).toEqual({
       text: "open Nat\ntheorem t (n : ℕ) : n + 0 = n := by sorry",
       proofStart: { line: 2, column: 33 },
-      theorem: { contextEnd: { line: 2, column: 0 }, statementStart: { line: 2, column: 0 }, statementFollowsModelText: false },
+      theorem: { contextEnd: { line: 2, column: 0 }, signatureStart: { line: 2, column: 9 }, statementFollowsModelText: false },
       sorryAt: { line: 2, column: 36 },
     });
   });

@@ -14,7 +14,7 @@ import {
   tablesAfterContext,
   type TokenTable,
 } from "@lean-grpo/lean";
-import type { CheckedSource, Screened } from "./checked-source.js";
+import { theoremSpans, type CheckedSource, type Screened } from "./checked-source.js";
 import { endPosition, type SourcePosition } from "./source-position.js";
 import type { TheoremTarget } from "./theorem-target.js";
 import { prepareWholeFile } from "./whole-file-source.js";
@@ -81,6 +81,5 @@ function screenTarget(target: TheoremTarget, table: TokenTable): { ok: false; re
 function joinToStatement(target: TheoremTarget, body: string): CheckedSource {
   const context = target.context === "" ? "" : `${target.context}\n`;
   const head = `${context}${target.statement} := `;
-  const theorem = { contextEnd: endPosition(context), statementStart: endPosition(context), statementFollowsModelText: false };
-  return { text: head + body, proofStart: endPosition(head), theorem };
+  return { text: head + body, proofStart: endPosition(head), theorem: theoremSpans(context, context, target) };
 }

@@ -45,9 +45,11 @@ describe("theoremErrorIn", () => {
           error(3, 8, "unknown identifier 'foo'"),
           error(2, 68, "unsolved goals\n⊢ Even (n * n)"),
           { severity: "warning", pos: { line: 2, column: 40 }, data: "unused variable `h`" },
-          // Reported at the declaration's keyword, whatever the cause.
+          // Reported at the declaration's keyword or name, whatever the cause: the proof's failures among them.
           error(2, 0, "(kernel) declaration has metavariables 'even_sq'"),
           error(2, 0, "some error at the declaration"),
+          error(2, 8, "fail to show termination for\n  even_sq"),
+          error(2, 14, "an error at the name's last letter"),
         ],
         source,
       ),

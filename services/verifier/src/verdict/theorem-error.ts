@@ -11,16 +11,17 @@ import { comparePositions } from "./source-position.js";
 
 /** "line:col: message" (its first line) of the first such error; undefined when the theorem's own text elaborated. */
 export function theoremErrorIn(messages: readonly ReplMessage[], source: CheckedSource): string | undefined {
-  const { contextEnd, statementStart, statementFollowsModelText } = source.theorem;
+  const { contextEnd, signatureStart, statementFollowsModelText } = source.theorem;
   const blamed = messages.filter((message) => {
     // Unsolved goals are the proof's; a kernel error is reported at the declaration, whatever its cause.
     if (message.severity !== "error" || isUnsolvedGoals(message) || message.data.startsWith("(kernel)")) return false;
     if (comparePositions(message.pos, contextEnd) < 0) return true;
-    // After the keyword (an error at the declaration's start can be about the whole declaration), before the proof.
-    // Behind a whole file's auxiliaries the statement reads in the model's environment: its errors may be the model's.
+    // In the signature, after the declared name (an error at the keyword or the name can be about the whole
+    // declaration, its proof included), before the proof. Behind a whole file's auxiliaries the statement reads in
+    // the model's environment: its errors may be the model's.
     return (
       !statementFollowsModelText &&
-      comparePositions(message.pos, statementStart) > 0 &&
+      comparePositions(message.pos, signatureStart) > 0 &&
       comparePositions(message.pos, source.proofStart) < 0
     );
   });

@@ -6,7 +6,7 @@
 // copy, and the kernel replay compares the elaborated type with the challenge's in a
 // fresh environment.
 import { splitWholeFile, type TokenTable } from "@lean-grpo/lean";
-import type { CheckedSource, Screened } from "./checked-source.js";
+import { theoremSpans, type CheckedSource, type Screened } from "./checked-source.js";
 import { endPosition } from "./source-position.js";
 import type { TheoremTarget } from "./theorem-target.js";
 
@@ -17,10 +17,5 @@ export function prepareWholeFile(target: TheoremTarget, file: string, table: Tok
   const context = target.context === "" ? "" : `${target.context}\n`;
   const beforeStatement = `${context}${auxiliaries === "" ? "" : `${auxiliaries}\n\n`}`;
   const head = `${beforeStatement}${target.statement} := `;
-  const theorem = {
-    contextEnd: endPosition(context),
-    statementStart: endPosition(beforeStatement),
-    statementFollowsModelText: auxiliaries !== "",
-  };
-  return { ok: true, value: { text: head + body, proofStart: endPosition(head), theorem } };
+  return { ok: true, value: { text: head + body, proofStart: endPosition(head), theorem: theoremSpans(context, beforeStatement, target) } };
 }
