@@ -256,7 +256,9 @@ export class ReplPool {
       const pin = entry.job.pin;
       if (pin && this.workers[pin.workerId]?.generation !== pin.generation) {
         this.queue.splice(i, 1);
-        this.settle(entry, () => entry.reject(new WorkerLost(pin.workerId, "crash")));
+        // Its generation ended before the call reached the queue (it was screened meanwhile): say how it ended.
+        const kind = this.workers[pin.workerId]?.endOf(pin.generation) ?? "crash";
+        this.settle(entry, () => entry.reject(new WorkerLost(pin.workerId, kind)));
         continue;
       }
       const worker = pin ? this.idleWorker(pin.workerId) : this.bestIdleWorker(entry.job.header);

@@ -70,6 +70,8 @@ export interface WorkerOptions {
 
 /** A REPL that dies before answering this many starts in a row is reported as unable to start. */
 const FAILED_STARTS_BEFORE_UNAVAILABLE = 3;
+/** Generations whose end a worker remembers for calls pinned to them. */
+const REMEMBERED_ENDS = 8;
 
 /** Workers' temporary directories, removed if this process exits without stopping its pools. */
 const liveTmpDirs = new Set<string>();
@@ -88,6 +90,8 @@ export class ReplWorker {
   readonly id: number;
   state: WorkerState = "restarting";
   generation = 0;
+  /** How recent generations ended (endOf). */
+  private readonly ends = new Map<number, EndKind>();
   /** Requests served by this generation (headers not counted). */
   requests = 0;
   lastUsed = 0;
@@ -119,6 +123,11 @@ export class ReplWorker {
     return header !== undefined && this.headers.has(header);
   }
 
+  /** How `generation` ended, for a call pinned to it that comes after (tactic sessions); "crash" when not remembered. */
+  endOf(generation: number): EndKind {
+    return this.ends.get(generation) ?? "crash";
+  }
+
   cachedHeaders(): string[] {
     return this.headers.headers();
   }
@@ -138,7 +147,7 @@ export class ReplWorker {
       const reason = `the worker's temporary directory could not be created: ${(error as Error).message}`;
       this.markUnstartable(reason);
       this.state = "restarting";
-      this.options.onEnded(this, "crash", reason);
+      this.ended("crash", reason);
       this.scheduleStart();
       return;
     }
@@ -255,8 +264,15 @@ export class ReplWorker {
     else this.failedStarts++;
     if (this.failedStarts >= FAILED_STARTS_BEFORE_UNAVAILABLE) this.startError = exit.failure.message;
     this.state = "restarting";
-    this.options.onEnded(this, kind, exit.failure.message);
+    this.ended(kind, exit.failure.message);
     this.scheduleStart();
+  }
+
+  private ended(kind: EndKind, detail: string): void {
+    this.ends.set(this.generation, kind);
+    // Pinned calls come within a tactic's time of the end: a few generations are plenty.
+    if (this.ends.size > REMEMBERED_ENDS) this.ends.delete(this.ends.keys().next().value!);
+    this.options.onEnded(this, kind, detail);
   }
 
   /** A start that cannot succeed as things are; the pool answers UNAVAILABLE while every worker is so. */
